@@ -1,0 +1,26 @@
+# Every external dependency, found once. The CPU build uses Debian's packages; the GPU
+# machine passes the locations of its kit and of PyTorch's CUDA LibTorch (shared/gpu/env.sh).
+find_package(Threads REQUIRED)
+find_package(CapnProto REQUIRED)
+find_package(cppzmq REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(doctest REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(Boost REQUIRED)
+find_package(Torch REQUIRED)
+
+# CUDA is optional: where /usr/local/cuda exists (CI has it, without a GPU) NVRTC, CUPTI and
+# the runtime are linked for real; elsewhere everything else still builds.
+find_package(CUDAToolkit QUIET)
+if(CUDAToolkit_FOUND AND TARGET CUDA::nvrtc AND TARGET CUDA::cupti)
+  set(DRK_HAVE_CUDA ON)
+  message(STATUS "drkernel: CUDA ${CUDAToolkit_VERSION} found: NVRTC and CUPTI enabled")
+else()
+  set(DRK_HAVE_CUDA OFF)
+  message(STATUS "drkernel: no CUDA toolkit: building the CPU path only")
+endif()
+
+# LibTorch adds its own flags through TORCH_CXX_FLAGS (the ABI flag on Debian's build).
+add_library(drk_torch INTERFACE)
+target_link_libraries(drk_torch INTERFACE ${TORCH_LIBRARIES})
+target_compile_options(drk_torch INTERFACE ${TORCH_CXX_FLAGS})

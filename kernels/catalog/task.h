@@ -1,0 +1,81 @@
+// Task and TaskCatalog: KernelBench problems as data (kernels/tasks/*.yaml).
+//
+// A task names its inputs (shape per shape set, dtype, how values are drawn), the reference
+// computation as an expression over those inputs (evaluated with LibTorch by
+// kernels/catalog/reference.h), its outputs, per-dtype tolerances, and the family parameters
+// the embedded generator renders kernels from. docs/tasks.md documents the format.
+//
+// Thread-safety: a loaded catalog is immutable; share it freely between threads.
+// Errors: loading returns parse_error / invalid_argument naming the file, the line and the fix.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/result.h"
+
+namespace drk::kernels {
+
+enum class DeviceKind { cpu, cuda };
+std::string_view device_name(DeviceKind device);
+Result<DeviceKind> parse_device(std::string_view text);  // "cpu" | "cuda"
+
+enum class DType { float32, float16, bfloat16, float64 };
+std::string_view dtype_name(DType dtype);
+
+// How an input's values are drawn for each trial.
+struct Distribution {
+  std::string kind = "normal";  // normal | uniform | positive (uniform in [low, high], low > 0)
+  double low = -1.0, high = 1.0, mean = 0.0, stddev = 1.0;
+};
+
+struct InputSpec {
+  std::string name;
+  DType dtype = DType::float32;
+  Distribution draw;
+};
+
+struct Tolerance {
+  double atol = 1e-4;
+  double rtol = 1e-4;
+};
+
+struct Task {
+  std::string name;          // "relu"
+  std::string title;         // "ReLU activation"
+  std::string origin;        // "KernelBench level 1, problem 19 (19_ReLU.py)"
+  std::string family;        // elementwise | rowwise | gemm
+  std::vector<InputSpec> inputs;
+  std::vector<std::string> outputs;    // output names, in the candidate's output order
+  std::string reference;               // e.g. "leaky_relu(linear(x, w, b) * 2.0, 0.1)"
+  std::map<std::string, std::string> params;  // family parameters for the generator
+  // Input shapes per device: "cpu" shapes are scaled to evaluate in well under a second on
+  // one core; "cuda" shapes are KernelBench's published ones.
+  std::map<std::string, std::vector<int64_t>> cpu_shapes;
+  std::map<std::string, std::vector<int64_t>> gpu_shapes;
+  std::map<DType, Tolerance> tolerances;  // falls back to KernelBench's per-dtype defaults
+
+  const std::map<std::string, std::vector<int64_t>>& shapes(DeviceKind device) const {
+    return device == DeviceKind::cuda ? gpu_shapes : cpu_shapes;
+  }
+  Tolerance tolerance(DType dtype) const;
+};
+
+class TaskCatalog {
+ public:
+  // Loads every *.yaml in `directory`. Fails on the first malformed file, naming it.
+  static Result<TaskCatalog> load(const std::string& directory);
+  // kernels/tasks of the source tree, or $DRK_TASKS_DIR when set.
+  static std::string default_directory();
+
+  const std::vector<Task>& tasks() const { return tasks_; }
+  // not_found lists the known names.
+  Result<const Task*> find(std::string_view name) const;
+
+ private:
+  std::vector<Task> tasks_;  // sorted by name
+};
+
+}  // namespace drk::kernels

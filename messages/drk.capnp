@@ -1,0 +1,272 @@
+# The contract between drkernel's actors. Every message travels inside one Envelope.
+#
+# Evolution rules (so that old and new builds keep talking):
+#   - add fields and union members only with new, higher ordinals (@N); never renumber,
+#     retype, rename the meaning of, or reuse an ordinal;
+#   - a reader must accept a message whose new fields it does not know (Cap'n Proto does);
+#   - a field that is no longer used stays in the schema, marked "obsolete" in its comment;
+#   - defaults are part of the contract: choose them so that "absent" means "old sender".
+# Bytes from another process are untrusted: read them with messages/codec.h, which applies
+# traversal and nesting limits and a size cap.
+@0xcdf59aaaa855f21b;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("drk::msg");
+
+struct Envelope {
+  sender @0 :Text;          # actor name, e.g. "generator.1"
+  recipient @1 :Text;       # actor name
+  correlationId @2 :UInt64; # pairs a reply with its request
+  traceId @3 :UInt64;       # follows one candidate across hops
+  deadlineUnixMs @4 :Int64; # 0: no deadline; past it the message is dead on arrival
+  sentUnixMs @5 :Int64;
+  body :union {
+    rolloutRequest @6 :RolloutRequest;
+    candidate @7 :Candidate;
+    evalRequest @8 :EvalRequest;
+    evalResult @9 :EvalResult;
+    verdict @10 :Verdict;
+    feedback @11 :Feedback;
+    trajectory @12 :Trajectory;
+    advantageRequest @13 :AdvantageRequest;
+    advantages @14 :Advantages;
+    policyWeights @15 :PolicyWeights;
+    stepReport @16 :StepReport;
+    scored @17 :Scored;
+    control @18 :Control;
+    heartbeat @19 :Heartbeat;
+    evaluatorReady @20 :EvaluatorReady;
+  }
+}
+
+enum Device { cpu @0; cuda @1; }
+enum DType { float32 @0; float16 @1; bfloat16 @2; float64 @3; int32 @4; int64 @5; }
+enum Language { cpp @0; cuda @1; }
+
+struct TensorSpec {
+  name @0 :Text;
+  shape @1 :List(Int64);
+  dtype @2 :DType;
+}
+
+# A task as data: what the candidate receives and must produce (the reference stays with the
+# Evaluator's task catalog; a task travels by name plus this description).
+struct Task {
+  name @0 :Text;
+  family @1 :Text;              # elementwise | rowwise | gemm
+  device @2 :Device;
+  inputs @3 :List(TensorSpec);
+  outputs @4 :List(TensorSpec);
+  reference @5 :Text;           # the reference expression, for people and LLM prompts
+  params @6 :List(Param);       # family parameters the embedded generator renders from
+  flops @7 :Float64;
+  minBytes @8 :Float64;
+}
+
+struct Param { key @0 :Text; value @1 :Text; }
+
+# One decision of the embedded policy: a knob of the scheduling space and the option taken.
+struct Decision {
+  knob @0 :Text;
+  option @1 :UInt16;            # index into the knob's options (the last index is "keep")
+  value @2 :Text;               # the option rendered, for people
+  logprob @3 :Float32;          # log-probability of this option under the behaviour policy
+}
+
+struct Schedule {
+  family @0 :Text;
+  decisions @1 :List(Decision);
+}
+
+# Learner -> Generator: run one trajectory (several turns) of a task under a policy version.
+struct RolloutRequest {
+  step @0 :UInt32;
+  policyVersion @1 :UInt32;
+  trajectoryId @2 :Text;        # "s3/relu/2": step, task, sample index
+  sampleIndex @3 :UInt32;
+  turns @4 :UInt32;
+  task @5 :Task;
+}
+
+# Generator -> Oracle: a candidate kernel to screen and evaluate.
+struct Candidate {
+  id @0 :Text;                  # "<trajectoryId>/t<turn>": unique, used for idempotence
+  trajectoryId @1 :Text;
+  turn @2 :UInt32;
+  task @3 :Text;
+  device @4 :Device;
+  language @5 :Language;
+  source @6 :Text;
+  schedule @7 :Schedule;
+  policyVersion @8 :UInt32;
+  generator @9 :Text;           # where the Feedback goes
+  step @10 :UInt32;
+}
+
+# Oracle -> Evaluator.
+struct EvalRequest {
+  candidate @0 :Candidate;
+  attempt @1 :UInt32;           # 1 for the first dispatch; higher after an Evaluator died
+}
+
+struct TimingStats {
+  medianUs @0 :Float64;
+  p10Us @1 :Float64;
+  p90Us @2 :Float64;
+  cv @3 :Float64;               # coefficient of variation of the samples
+  samples @4 :UInt32;
+  callsPerSample @5 :UInt32;
+}
+
+enum SandboxOutcome {
+  ok @0;
+  crashed @1;                   # killed by a signal or exited
+  timedOut @2;                  # missed its deadline and was killed
+  failedToLoad @3;              # the shared object did not load or lacks the entry point
+  returnedError @4;             # the candidate returned a non-zero status
+}
+
+# What the Evaluator saw, as evidence for the Verifier. The Evaluator never judges.
+struct Evidence {
+  outputsLeftPoisoned @0 :Bool; # some output element still held the poison after a call
+  inputsMutated @1 :Bool;       # an input differed from its pristine copy after a call
+  nonFinite @2 :Bool;           # NaN or Inf in an output
+  sandboxSignal @3 :Int32;      # the signal that killed the sandbox, 0 if none
+  sandboxExitCode @4 :Int32;
+  candidateStatus @5 :Int32;    # what the candidate's entry point returned
+  wallCheckRatio @6 :Float64;   # parent-measured batch wall time / sandbox-reported, 0 if n/a
+}
+
+# Evaluator -> Verifier.
+struct EvalResult {
+  candidate @0 :Candidate;
+  evaluator @1 :Text;
+  compiled @2 :Bool;
+  compileLog @3 :Text;          # the compiler's message when it failed
+  compileCached @4 :Bool;
+  compileMs @5 :Float64;
+  sandbox @6 :SandboxOutcome;
+  correct @7 :Bool;
+  trials @8 :UInt32;
+  trialsPassed @9 :UInt32;
+  maxAbsError @10 :Float64;
+  maxRelError @11 :Float64;
+  errorText @12 :Text;          # first mismatch, or what went wrong, for people and the policy
+  candidateTiming @13 :TimingStats;
+  referenceTiming @14 :TimingStats;
+  speedup @15 :Float64;         # reference median / candidate median; 0 when not correct
+  evidence @16 :Evidence;
+  evalMs @17 :Float64;          # wall time of the whole evaluation
+}
+
+struct FailedCheck {
+  code @0 :Text;                # e.g. "outputs_unwritten", "inputs_mutated", "sandbox_crashed"
+  evidence @1 :Text;
+}
+
+# Verifier -> Oracle.
+struct Verdict {
+  result @0 :EvalResult;
+  honest @1 :Bool;              # no check failed
+  failedChecks @2 :List(FailedCheck);
+}
+
+# Oracle -> Generator: the reward and everything the next turn learns from.
+struct Feedback {
+  candidateId @0 :Text;
+  reward @1 :Float64;
+  verdict @2 :Verdict;
+  summary @3 :Text;             # one paragraph for the policy or an LLM
+}
+
+# Oracle -> Archivist: the full record of one scored candidate.
+struct Scored {
+  verdict @0 :Verdict;
+  reward @1 :Float64;
+}
+
+struct Turn {
+  candidateId @0 :Text;
+  family @1 :Text;
+  observation @2 :List(Float32); # the policy's input at this turn
+  actions @3 :List(UInt16);      # one option per knob
+  actionLogprobs @4 :List(Float32);
+  reward @5 :Float64;
+  correct @6 :Bool;
+  honest @7 :Bool;
+  speedup @8 :Float64;
+  coverage @9 :Float64;          # share of GPU time in the candidate's own kernels (1 on CPU)
+}
+
+# Generator -> Learner: a finished trajectory.
+struct Trajectory {
+  id @0 :Text;
+  step @1 :UInt32;
+  task @2 :Text;
+  sampleIndex @3 :UInt32;
+  policyVersion @4 :UInt32;
+  turns @5 :List(Turn);
+}
+
+enum AdvantageEstimator { trloo @0; grpo @1; }
+
+# Learner -> Oracle: compute advantages for the trajectories of one step.
+struct AdvantageRequest {
+  step @0 :UInt32;
+  estimator @1 :AdvantageEstimator;
+  trajectories @2 :List(Trajectory);
+}
+
+struct TurnAdvantage {
+  trajectoryId @0 :Text;
+  turn @1 :UInt32;
+  return @2 :Float64;
+  advantage @3 :Float64;
+}
+
+# Oracle -> Learner.
+struct Advantages {
+  step @0 :UInt32;
+  items @1 :List(TurnAdvantage);
+}
+
+# Learner -> Generators and Archivist: a new policy version.
+struct PolicyWeights {
+  version @0 :UInt32;
+  step @1 :UInt32;
+  parameters @2 :Data;          # LibTorch-serialised state of the policy network
+}
+
+# Learner -> head and Archivist: what one training step did.
+struct StepReport {
+  step @0 :UInt32;
+  policyVersion @1 :UInt32;
+  meanReward @2 :Float64;
+  bestSpeedup @3 :Float64;
+  correctFraction @4 :Float64;
+  trajectories @5 :UInt32;
+  loss @6 :Float64;
+  seconds @7 :Float64;
+  finished @8 :Bool;            # the last step of the experiment
+  clipFraction @9 :Float64;
+  approxKl @10 :Float64;
+}
+
+struct Control {
+  union {
+    peerRestarted @0 :Text;     # supervisor -> all: this actor was restarted; resend what it held
+    shutdown @1 :Void;
+    ping @2 :Void;
+  }
+}
+
+struct Heartbeat {
+  incarnation @0 :UInt64;
+  sequence @1 :UInt64;
+}
+
+# Evaluator -> Oracle: ready for work (on start, after each result, after an Oracle restart).
+struct EvaluatorReady {
+  incarnation @0 :UInt64;       # changes when the Evaluator process restarts
+  slots @1 :UInt32;
+}

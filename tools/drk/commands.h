@@ -1,0 +1,21 @@
+// The subcommands of the `drk` command. Each takes the arguments after its own name and
+// returns the process exit code (0 success, 1 failure the message explains, 2 usage error).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace drk::tools {
+
+using Args = std::vector<std::string>;
+
+int cmd_run(const Args& args);      // drk run TOPOLOGY.yaml [--set key=value ...]
+int cmd_host(const Args& args);     // drk host ... (started by `drk run`, not by people)
+int cmd_eval(const Args& args);     // drk eval --task NAME --candidate FILE [--device] [--json]
+int cmd_tasks(const Args& args);    // drk tasks [show NAME]
+int cmd_archive(const Args& args);  // drk archive summary|best RUN_DIR
+
+// Registers the six actor roles with the runtime (tools/drk/roles.cpp).
+void register_roles();
+
+}  // namespace drk::tools
