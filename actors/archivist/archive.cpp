@@ -1,0 +1,280 @@
+#include "actors/archivist/archive.h"
+
+#include <chrono>
+#include <utility>
+
+namespace drk::archivist {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS candidates (
+  id TEXT PRIMARY KEY, step INTEGER, trajectory_id TEXT, turn INTEGER, task TEXT, device TEXT,
+  language TEXT, policy_version INTEGER, generator TEXT, source TEXT, schedule TEXT,
+  recorded_ms INTEGER);
+CREATE TABLE IF NOT EXISTS results (
+  candidate_id TEXT PRIMARY KEY REFERENCES candidates(id), evaluator TEXT, compiled INTEGER,
+  compile_log TEXT, compile_cached INTEGER, compile_ms REAL, sandbox TEXT, correct INTEGER,
+  trials INTEGER, trials_passed INTEGER, max_abs_error REAL, max_rel_error REAL, error_text TEXT,
+  candidate_median_us REAL, candidate_p10_us REAL, candidate_p90_us REAL, candidate_cv REAL,
+  reference_median_us REAL, reference_p10_us REAL, reference_p90_us REAL, reference_cv REAL,
+  speedup REAL, eval_ms REAL);
+CREATE TABLE IF NOT EXISTS verdicts (
+  candidate_id TEXT PRIMARY KEY REFERENCES candidates(id), honest INTEGER, failed_checks TEXT);
+CREATE TABLE IF NOT EXISTS rewards (
+  candidate_id TEXT PRIMARY KEY REFERENCES candidates(id), reward REAL);
+CREATE TABLE IF NOT EXISTS policy_versions (
+  version INTEGER PRIMARY KEY, step INTEGER, parameters BLOB, recorded_ms INTEGER);
+CREATE TABLE IF NOT EXISTS steps (
+  step INTEGER PRIMARY KEY, policy_version INTEGER, mean_reward REAL, best_speedup REAL,
+  correct_fraction REAL, trajectories INTEGER, loss REAL, seconds REAL, finished INTEGER,
+  clip_fraction REAL, approx_kl REAL);
+)sql";
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A prepared statement that binds by position and finalises itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) {
+    status_ = sqlite3_prepare_v2(db, sql, -1, &statement_, nullptr);
+  }
+  ~Statement() { sqlite3_finalize(statement_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  bool prepared() const { return status_ == SQLITE_OK; }
+  Statement& text(const std::string& value) {
+    sqlite3_bind_text(statement_, ++index_, value.c_str(), static_cast<int>(value.size()),
+                      SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& integer(int64_t value) {
+    sqlite3_bind_int64(statement_, ++index_, value);
+    return *this;
+  }
+  Statement& real(double value) {
+    sqlite3_bind_double(statement_, ++index_, value);
+    return *this;
+  }
+  Statement& blob(const void* data, size_t size) {
+    sqlite3_bind_blob(statement_, ++index_, data, static_cast<int>(size), SQLITE_TRANSIENT);
+    return *this;
+  }
+  // SQLITE_ROW while rows remain, SQLITE_DONE at the end, an error code otherwise.
+  int step() { return sqlite3_step(statement_); }
+  std::string column_text(int column) const {
+    const auto* text = sqlite3_column_text(statement_, column);
+    return text ? reinterpret_cast<const char*>(text) : "";
+  }
+  int64_t column_integer(int column) const { return sqlite3_column_int64(statement_, column); }
+  double column_real(int column) const { return sqlite3_column_double(statement_, column); }
+
+ private:
+  sqlite3_stmt* statement_ = nullptr;
+  int status_;
+  int index_ = 0;
+};
+
+std::string schedule_text(msg::Schedule::Reader schedule) {
+  std::string text = schedule.getFamily().cStr();
+  for (auto decision : schedule.getDecisions()) {
+    text += std::string(" ") + decision.getKnob().cStr() + "=" + decision.getValue().cStr();
+  }
+  return text;
+}
+
+const char* sandbox_name(msg::SandboxOutcome outcome) {
+  switch (outcome) {
+    case msg::SandboxOutcome::OK: return "ok";
+    case msg::SandboxOutcome::CRASHED: return "crashed";
+    case msg::SandboxOutcome::TIMED_OUT: return "timed_out";
+    case msg::SandboxOutcome::FAILED_TO_LOAD: return "failed_to_load";
+    case msg::SandboxOutcome::RETURNED_ERROR: return "returned_error";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+Result<Archive> Archive::open(const std::string& path, bool read_only) {
+  sqlite3* raw = nullptr;
+  const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const int status = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  Archive archive(path, raw);
+  if (status != SQLITE_OK) {
+    return make_error(read_only ? Errc::not_found : Errc::io_error,
+                      "cannot open the archive '" + path + "': " +
+                          (raw ? sqlite3_errmsg(raw) : "out of memory") +
+                          (read_only ? " (is this the run directory of a `drk run`?)" : ""));
+  }
+  sqlite3_busy_timeout(raw, 5000);
+  if (!read_only) {
+    if (auto status = archive.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !status)
+      return status.error();
+    if (auto status = archive.exec(kSchema); !status) return status.error();
+  }
+  return archive;
+}
+
+Error Archive::sqlite_error(const std::string& what) const {
+  return make_error(Errc::io_error, "archive '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_.get()));
+}
+
+Status Archive::exec(const char* sql) const {
+  char* message = nullptr;
+  if (sqlite3_exec(db_.get(), sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    std::string text = message ? message : "unknown error";
+    sqlite3_free(message);
+    return make_error(Errc::io_error, "archive '" + path_ + "': " + text);
+  }
+  return {};
+}
+
+Status Archive::record_scored(msg::Scored::Reader scored) {
+  const auto verdict = scored.getVerdict();
+  const auto result = verdict.getResult();
+  const auto candidate = result.getCandidate();
+  const std::string id = candidate.getId().cStr();
+  if (auto status = exec("BEGIN"); !status) return status;
+  bool ok = true;
+  {
+    Statement insert(db_.get(),
+                     "INSERT OR REPLACE INTO candidates VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+    insert.text(id).integer(candidate.getStep()).text(candidate.getTrajectoryId().cStr())
+        .integer(candidate.getTurn()).text(candidate.getTask().cStr())
+        .text(candidate.getDevice() == msg::Device::CUDA ? "cuda" : "cpu")
+        .text(candidate.getLanguage() == msg::Language::CUDA ? "cuda" : "cpp")
+        .integer(candidate.getPolicyVersion()).text(candidate.getGenerator().cStr())
+        .text(candidate.getSource().cStr()).text(schedule_text(candidate.getSchedule()))
+        .integer(now_ms());
+    ok = ok && insert.step() == SQLITE_DONE;
+  }
+  if (ok) {
+    Statement insert(db_.get(),
+                     "INSERT OR REPLACE INTO results VALUES "
+                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    const auto cand = result.getCandidateTiming();
+    const auto ref = result.getReferenceTiming();
+    insert.text(id).text(result.getEvaluator().cStr()).integer(result.getCompiled())
+        .text(result.getCompileLog().cStr()).integer(result.getCompileCached())
+        .real(result.getCompileMs()).text(sandbox_name(result.getSandbox()))
+        .integer(result.getCorrect()).integer(result.getTrials()).integer(result.getTrialsPassed())
+        .real(result.getMaxAbsError()).real(result.getMaxRelError())
+        .text(result.getErrorText().cStr()).real(cand.getMedianUs()).real(cand.getP10Us())
+        .real(cand.getP90Us()).real(cand.getCv()).real(ref.getMedianUs()).real(ref.getP10Us())
+        .real(ref.getP90Us()).real(ref.getCv()).real(result.getSpeedup()).real(result.getEvalMs());
+    ok = insert.step() == SQLITE_DONE;
+  }
+  if (ok) {
+    std::string checks;
+    for (auto check : verdict.getFailedChecks()) {
+      checks += (checks.empty() ? "" : ",") + std::string(check.getCode().cStr());
+    }
+    Statement insert(db_.get(), "INSERT OR REPLACE INTO verdicts VALUES (?,?,?)");
+    insert.text(id).integer(verdict.getHonest()).text(checks);
+    ok = insert.step() == SQLITE_DONE;
+  }
+  if (ok) {
+    Statement insert(db_.get(), "INSERT OR REPLACE INTO rewards VALUES (?,?)");
+    insert.text(id).real(scored.getReward());
+    ok = insert.step() == SQLITE_DONE;
+  }
+  if (!ok) {
+    Error error = sqlite_error("cannot record candidate '" + id + "'");
+    (void)exec("ROLLBACK");
+    return error;
+  }
+  return exec("COMMIT");
+}
+
+Status Archive::record_policy(msg::PolicyWeights::Reader weights) {
+  Statement insert(db_.get(), "INSERT OR REPLACE INTO policy_versions VALUES (?,?,?,?)");
+  const auto parameters = weights.getParameters();
+  insert.integer(weights.getVersion()).integer(weights.getStep())
+      .blob(parameters.begin(), parameters.size()).integer(now_ms());
+  if (insert.step() != SQLITE_DONE) {
+    return sqlite_error("cannot record policy version " + std::to_string(weights.getVersion()));
+  }
+  return {};
+}
+
+Status Archive::record_step(msg::StepReport::Reader report) {
+  Statement insert(db_.get(), "INSERT OR REPLACE INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+  insert.integer(report.getStep()).integer(report.getPolicyVersion()).real(report.getMeanReward())
+      .real(report.getBestSpeedup()).real(report.getCorrectFraction())
+      .integer(report.getTrajectories()).real(report.getLoss()).real(report.getSeconds())
+      .integer(report.getFinished()).real(report.getClipFraction()).real(report.getApproxKl());
+  if (insert.step() != SQLITE_DONE) {
+    return sqlite_error("cannot record step " + std::to_string(report.getStep()));
+  }
+  return {};
+}
+
+Result<std::vector<BestKernel>> Archive::best_per_task() const {
+  Statement query(db_.get(), R"sql(
+    SELECT c.task, c.id, r.speedup, r.candidate_median_us, r.reference_median_us, c.policy_version
+    FROM candidates c JOIN results r ON r.candidate_id = c.id
+    JOIN verdicts v ON v.candidate_id = c.id
+    WHERE r.correct = 1 AND v.honest = 1
+      AND r.speedup = (SELECT MAX(r2.speedup) FROM candidates c2
+                       JOIN results r2 ON r2.candidate_id = c2.id
+                       JOIN verdicts v2 ON v2.candidate_id = c2.id
+                       WHERE c2.task = c.task AND r2.correct = 1 AND v2.honest = 1)
+    GROUP BY c.task ORDER BY c.task)sql");
+  if (!query.prepared()) return sqlite_error("cannot query the best kernels");
+  std::vector<BestKernel> rows;
+  while (query.step() == SQLITE_ROW) {
+    rows.push_back({query.column_text(0), query.column_text(1), query.column_real(2),
+                    query.column_real(3), query.column_real(4),
+                    static_cast<uint32_t>(query.column_integer(5))});
+  }
+  return rows;
+}
+
+Result<std::vector<StepRow>> Archive::steps() const {
+  Statement query(db_.get(),
+                  "SELECT step, policy_version, mean_reward, best_speedup, correct_fraction, "
+                  "trajectories, seconds, finished FROM steps ORDER BY step");
+  if (!query.prepared()) return sqlite_error("cannot query the steps");
+  std::vector<StepRow> rows;
+  while (query.step() == SQLITE_ROW) {
+    rows.push_back({static_cast<uint32_t>(query.column_integer(0)),
+                    static_cast<uint32_t>(query.column_integer(1)), query.column_real(2),
+                    query.column_real(3), query.column_real(4),
+                    static_cast<uint32_t>(query.column_integer(5)), query.column_real(6),
+                    query.column_integer(7) != 0});
+  }
+  return rows;
+}
+
+Result<std::vector<TaskTally>> Archive::tallies() const {
+  Statement query(db_.get(), R"sql(
+    SELECT c.task, COUNT(*), SUM(r.compiled), SUM(r.correct AND v.honest), SUM(NOT v.honest)
+    FROM candidates c JOIN results r ON r.candidate_id = c.id
+    JOIN verdicts v ON v.candidate_id = c.id GROUP BY c.task ORDER BY c.task)sql");
+  if (!query.prepared()) return sqlite_error("cannot count the candidates");
+  std::vector<TaskTally> rows;
+  while (query.step() == SQLITE_ROW) {
+    rows.push_back({query.column_text(0), static_cast<uint32_t>(query.column_integer(1)),
+                    static_cast<uint32_t>(query.column_integer(2)),
+                    static_cast<uint32_t>(query.column_integer(3)),
+                    static_cast<uint32_t>(query.column_integer(4))});
+  }
+  return rows;
+}
+
+Result<std::string> Archive::source_of(const std::string& candidate_id) const {
+  Statement query(db_.get(), "SELECT source FROM candidates WHERE id = ?");
+  query.text(candidate_id);
+  if (query.step() != SQLITE_ROW) {
+    return make_error(Errc::not_found, "candidate '" + candidate_id + "' is not in the archive '" +
+                                           path_ + "'");
+  }
+  return query.column_text(0);
+}
+
+}  // namespace drk::archivist

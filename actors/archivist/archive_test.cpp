@@ -1,0 +1,113 @@
+#include "actors/archivist/archive.h"
+
+#include <capnp/message.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "tests/doctest_drk.h"
+
+using drk::archivist::Archive;
+
+namespace {
+
+// A temporary directory removed with everything in it.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char pattern[] = "/tmp/drk-archive-test-XXXXXX";
+    path = mkdtemp(pattern);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+void record(Archive& archive, const std::string& id, const std::string& task, bool correct,
+            bool honest, double speedup) {
+  capnp::MallocMessageBuilder message;
+  auto scored = message.initRoot<drk::msg::Scored>();
+  scored.setReward(correct && honest ? 0.5 + 0.5 * speedup : 0.0);
+  auto verdict = scored.initVerdict();
+  verdict.setHonest(honest);
+  if (!honest) {
+    auto checks = verdict.initFailedChecks(1);
+    checks[0].setCode("outputs_unwritten");
+  }
+  auto result = verdict.initResult();
+  result.setCompiled(true);
+  result.setCorrect(correct);
+  result.setSpeedup(speedup);
+  result.getCandidateTiming().setMedianUs(100.0 / (speedup > 0 ? speedup : 1));
+  result.getReferenceTiming().setMedianUs(100.0);
+  auto candidate = result.initCandidate();
+  candidate.setId(id);
+  candidate.setTask(task);
+  candidate.setSource("// source of " + id);
+  DRK_REQUIRE(archive.record_scored(scored.asReader()).ok());
+}
+
+}  // namespace
+
+DRK_TEST_CASE("the best kernel per task is the fastest correct and honest one") {
+  TempDir dir;
+  auto archive = Archive::open((dir.path / "a.sqlite").string());
+  DRK_REQUIRE(archive.ok());
+  record(*archive, "s0/relu/0/t1", "relu", true, true, 1.2);
+  record(*archive, "s0/relu/1/t1", "relu", true, true, 1.7);
+  record(*archive, "s0/relu/2/t1", "relu", true, false, 9.0);   // dishonest: not counted
+  record(*archive, "s0/relu/3/t1", "relu", false, true, 0.0);   // incorrect
+  record(*archive, "s0/softmax/0/t1", "softmax", true, true, 0.8);
+  record(*archive, "s0/relu/1/t1", "relu", true, true, 1.7);    // delivered twice
+  auto best = archive->best_per_task();
+  DRK_REQUIRE(best.ok());
+  DRK_REQUIRE(best->size() == 2);
+  DRK_CHECK((*best)[0].task == "relu");
+  DRK_CHECK((*best)[0].candidate_id == "s0/relu/1/t1");
+  DRK_CHECK((*best)[0].speedup == doctest::Approx(1.7));
+  DRK_CHECK((*best)[1].task == "softmax");
+  auto tallies = archive->tallies();
+  DRK_REQUIRE(tallies.ok());
+  DRK_CHECK((*tallies)[0].candidates == 4);
+  DRK_CHECK((*tallies)[0].verified == 2);
+  DRK_CHECK((*tallies)[0].rejected == 1);
+  auto source = archive->source_of("s0/softmax/0/t1");
+  DRK_REQUIRE(source.ok());
+  DRK_CHECK(*source == "// source of s0/softmax/0/t1");
+  DRK_CHECK(archive->source_of("nope").error().code == drk::Errc::not_found);
+}
+
+DRK_TEST_CASE("steps and policy versions are kept in order and survive reopening") {
+  TempDir dir;
+  const auto path = (dir.path / "a.sqlite").string();
+  {
+    auto archive = Archive::open(path);
+    DRK_REQUIRE(archive.ok());
+    for (uint32_t step : {1u, 0u}) {
+      capnp::MallocMessageBuilder message;
+      auto report = message.initRoot<drk::msg::StepReport>();
+      report.setStep(step);
+      report.setMeanReward(step == 0 ? 0.4 : 0.9);
+      report.setFinished(step == 1);
+      DRK_REQUIRE(archive->record_step(report.asReader()).ok());
+    }
+    capnp::MallocMessageBuilder message;
+    auto weights = message.initRoot<drk::msg::PolicyWeights>();
+    weights.setVersion(3);
+    const unsigned char bytes[] = {1, 2, 3};
+    weights.setParameters(kj::arrayPtr(bytes, 3));
+    DRK_REQUIRE(archive->record_policy(weights.asReader()).ok());
+  }
+  auto reopened = Archive::open(path, /*read_only=*/true);
+  DRK_REQUIRE(reopened.ok());
+  auto steps = reopened->steps();
+  DRK_REQUIRE(steps.ok());
+  DRK_REQUIRE(steps->size() == 2);
+  DRK_CHECK((*steps)[0].mean_reward == doctest::Approx(0.4));
+  DRK_CHECK((*steps)[1].finished);
+}
+
+DRK_TEST_CASE("a missing archive opened for reading names the file") {
+  auto archive = Archive::open("/nonexistent/dir/archive.sqlite", true);
+  DRK_REQUIRE_FALSE(archive.ok());
+  DRK_CHECK(archive.error().message.find("/nonexistent/dir/archive.sqlite") != std::string::npos);
+}

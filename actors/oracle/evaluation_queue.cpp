@@ -1,0 +1,134 @@
+#include "actors/oracle/evaluation_queue.h"
+
+#include <algorithm>
+
+namespace drk::oracle {
+
+EvaluationQueue::Submitted EvaluationQueue::submit(msg::Candidate::Reader candidate) {
+  const std::string id = candidate.getId().cStr();
+  if (completed_.count(id)) return Submitted::completed;
+  if (in_flight_.count(id)) return Submitted::duplicate;
+  for (const auto& [queued_id, entry] : queue_) {
+    if (queued_id == id) return Submitted::duplicate;
+  }
+  Entry entry;
+  entry.message = std::make_unique<capnp::MallocMessageBuilder>();
+  entry.message->setRoot(candidate);
+  queue_.emplace_back(id, std::move(entry));
+  return Submitted::queued;
+}
+
+void EvaluationQueue::evaluator_ready(const std::string& evaluator, uint64_t incarnation,
+                                      uint32_t slots) {
+  auto [it, inserted] = evaluators_.try_emplace(evaluator);
+  auto& state = it->second;
+  if (inserted || state.incarnation != incarnation) {
+    if (!inserted) evaluator_lost(evaluator);
+    state.incarnation = incarnation;
+    state.slots = slots;
+    state.credits = slots;
+    return;
+  }
+  state.slots = slots;
+  state.credits = std::min(state.credits + 1, slots);
+}
+
+void EvaluationQueue::requeue_front(InFlight&& flight) {
+  const std::string id = flight.entry.reader().getId().cStr();
+  queue_.emplace_front(id, std::move(flight.entry));
+}
+
+void EvaluationQueue::evaluator_lost(const std::string& evaluator) {
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    if (it->second.evaluator == evaluator) {
+      requeue_front(std::move(it->second));
+      it = in_flight_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (auto it = evaluators_.find(evaluator); it != evaluators_.end()) it->second.credits = 0;
+}
+
+void EvaluationQueue::requeue_all_in_flight() {
+  for (auto& [id, flight] : in_flight_) requeue_front(std::move(flight));
+  in_flight_.clear();
+}
+
+size_t EvaluationQueue::requeue_expired(int64_t now_ms, int64_t timeout_ms) {
+  size_t count = 0;
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    if (now_ms - it->second.dispatched_ms > timeout_ms) {
+      requeue_front(std::move(it->second));
+      it = in_flight_.erase(it);
+      ++count;
+    } else {
+      ++it;
+    }
+  }
+  return count;
+}
+
+std::vector<EvaluationQueue::Dispatch> EvaluationQueue::take_dispatches(int64_t now_ms) {
+  std::vector<Dispatch> dispatches;
+  std::vector<std::string> names;
+  for (const auto& [name, state] : evaluators_) names.push_back(name);
+  while (!queue_.empty() && !names.empty()) {
+    // Next evaluator with credit, round robin so that work spreads over the pool.
+    std::string chosen;
+    for (size_t probe = 0; probe < names.size(); ++probe) {
+      const auto& name = names[(next_evaluator_ + probe) % names.size()];
+      if (evaluators_[name].credits > 0) {
+        chosen = name;
+        next_evaluator_ = (next_evaluator_ + probe + 1) % names.size();
+        break;
+      }
+    }
+    if (chosen.empty()) break;
+    evaluators_[chosen].credits -= 1;
+    auto [id, entry] = std::move(queue_.front());
+    queue_.pop_front();
+    entry.attempts += 1;
+    const uint32_t attempt = entry.attempts;
+    auto& flight = in_flight_[id];
+    flight = InFlight{std::move(entry), chosen, now_ms};
+    dispatches.push_back({chosen, id, attempt, flight.entry.reader()});
+  }
+  return dispatches;
+}
+
+void EvaluationQueue::undo_dispatch(const Dispatch& dispatch) {
+  auto it = in_flight_.find(dispatch.candidate_id);
+  if (it == in_flight_.end()) return;
+  it->second.entry.attempts -= 1;
+  requeue_front(std::move(it->second));
+  in_flight_.erase(it);
+  if (auto state = evaluators_.find(dispatch.evaluator); state != evaluators_.end()) {
+    state->second.credits = std::min(state->second.credits + 1, state->second.slots);
+  }
+}
+
+bool EvaluationQueue::complete(const std::string& candidate_id, msg::Feedback::Reader answer) {
+  in_flight_.erase(candidate_id);
+  queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
+                              [&](const auto& item) { return item.first == candidate_id; }),
+               queue_.end());
+  if (completed_.count(candidate_id)) return false;
+  auto& kept = completed_[candidate_id];
+  kept = std::make_unique<capnp::MallocMessageBuilder>();
+  kept->setRoot(answer);
+  completed_order_.push_back(candidate_id);
+  if (completed_order_.size() > completed_memory_) {
+    completed_.erase(completed_order_.front());
+    completed_order_.pop_front();
+  }
+  return true;
+}
+
+std::optional<msg::Feedback::Reader> EvaluationQueue::answer(const std::string& candidate_id) const {
+  auto it = completed_.find(candidate_id);
+  if (it == completed_.end()) return std::nullopt;
+  return it->second->getRoot<msg::Feedback>().asReader();
+}
+
+}  // namespace drk::oracle

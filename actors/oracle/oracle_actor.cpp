@@ -1,0 +1,165 @@
+#include "actors/oracle/oracle_actor.h"
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "actors/oracle/advantage.h"
+#include "actors/oracle/evaluation_queue.h"
+#include "actors/oracle/reward.h"
+
+namespace drk::oracle {
+namespace {
+
+constexpr uint64_t kExpiryTimer = 1;
+constexpr std::chrono::milliseconds kExpiryPeriod{1000};
+
+class OracleActor final : public runtime::Actor {
+ public:
+  explicit OracleActor(const runtime::ActorSpec& spec) {
+    auto weights = reward_weights_from(spec.experiment);
+    if (!weights) throw std::invalid_argument(weights.error().message);
+    weights_ = *weights;
+    if (spec.experiment && spec.experiment["dispatch_timeout_s"]) {
+      dispatch_timeout_ms_ = static_cast<int64_t>(
+          1000 * spec.experiment["dispatch_timeout_s"].as<double>());
+    }
+  }
+
+  void on_start(runtime::ActorContext& context) override {
+    context.start_timer(kExpiryPeriod, kExpiryTimer);
+  }
+
+  void on_timer(runtime::ActorContext& context, uint64_t token) override {
+    if (token != kExpiryTimer) return;
+    if (const size_t expired = queue_.requeue_expired(context.now_unix_ms(), dispatch_timeout_ms_)) {
+      std::fprintf(stderr, "oracle: %zu evaluation(s) got no result in %lld ms; dispatching again\n",
+                   expired, static_cast<long long>(dispatch_timeout_ms_));
+    }
+    dispatch(context);
+    context.start_timer(kExpiryPeriod, kExpiryTimer);
+  }
+
+  void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
+    const auto body = envelope.getBody();
+    switch (body.which()) {
+      case msg::Envelope::Body::CANDIDATE:
+        on_candidate(context, body.getCandidate());
+        break;
+      case msg::Envelope::Body::EVALUATOR_READY:
+        queue_.evaluator_ready(envelope.getSender().cStr(), body.getEvaluatorReady().getIncarnation(),
+                               body.getEvaluatorReady().getSlots());
+        break;
+      case msg::Envelope::Body::VERDICT:
+        on_verdict(context, body.getVerdict());
+        break;
+      case msg::Envelope::Body::ADVANTAGE_REQUEST:
+        on_advantage_request(context, envelope.getSender().cStr(), body.getAdvantageRequest());
+        break;
+      case msg::Envelope::Body::CONTROL:
+        if (body.getControl().isPeerRestarted()) {
+          const std::string peer = body.getControl().getPeerRestarted().cStr();
+          if (peer.rfind("evaluator", 0) == 0) queue_.evaluator_lost(peer);
+          if (peer.rfind("verifier", 0) == 0) queue_.requeue_all_in_flight();
+        }
+        break;
+      default:
+        break;
+    }
+    dispatch(context);
+  }
+
+ private:
+  void on_candidate(runtime::ActorContext& context, msg::Candidate::Reader candidate) {
+    if (queue_.submit(candidate) != EvaluationQueue::Submitted::completed) return;
+    if (auto answer = queue_.answer(candidate.getId().cStr())) {
+      send_feedback(context, candidate.getGenerator().cStr(), *answer);
+    }
+  }
+
+  void dispatch(runtime::ActorContext& context) {
+    for (const auto& dispatch : queue_.take_dispatches(context.now_unix_ms())) {
+      const auto status = context.send(dispatch.evaluator, [&](msg::Envelope::Builder out) {
+        auto request = out.getBody().initEvalRequest();
+        request.setCandidate(dispatch.candidate);
+        request.setAttempt(dispatch.attempt);
+      }, runtime::SendOptions{.wait_for_room = std::chrono::milliseconds(0)});
+      if (!status) queue_.undo_dispatch(dispatch);
+    }
+  }
+
+  void on_verdict(runtime::ActorContext& context, msg::Verdict::Reader verdict) {
+    const auto candidate = verdict.getResult().getCandidate();
+    const std::string id = candidate.getId().cStr();
+    if (queue_.answer(id)) return;  // a duplicate result after a re-dispatch
+    const double coverage = 1.0;    // CPU candidates: all time is their own
+    const double value = reward(weights_, verdict, coverage);
+
+    capnp::MallocMessageBuilder feedback_message;
+    auto feedback = feedback_message.initRoot<msg::Feedback>();
+    feedback.setCandidateId(id);
+    feedback.setReward(value);
+    feedback.setVerdict(verdict);
+    feedback.setSummary(feedback_summary(verdict, value));
+    queue_.complete(id, feedback.asReader());
+
+    send_feedback(context, candidate.getGenerator().cStr(), feedback.asReader());
+    report(context, "archivist", [&](msg::Envelope::Builder out) {
+      auto scored = out.getBody().initScored();
+      scored.setVerdict(verdict);
+      scored.setReward(value);
+    });
+  }
+
+  void send_feedback(runtime::ActorContext& context, const std::string& generator,
+                     msg::Feedback::Reader feedback) {
+    report(context, generator, [&](msg::Envelope::Builder out) { out.getBody().setFeedback(feedback); });
+  }
+
+  void on_advantage_request(runtime::ActorContext& context, const std::string& learner,
+                            msg::AdvantageRequest::Reader request) {
+    std::vector<TrajectoryRewards> trajectories;
+    for (auto trajectory : request.getTrajectories()) {
+      TrajectoryRewards rewards{trajectory.getId().cStr(), trajectory.getTask().cStr(), {}};
+      for (auto turn : trajectory.getTurns()) rewards.rewards.push_back(turn.getReward());
+      trajectories.push_back(std::move(rewards));
+    }
+    const auto estimator =
+        request.getEstimator() == msg::AdvantageEstimator::GRPO ? Estimator::grpo : Estimator::trloo;
+    const auto items = compute_advantages(trajectories, estimator);
+    report(context, learner, [&](msg::Envelope::Builder out) {
+      auto advantages = out.getBody().initAdvantages();
+      advantages.setStep(request.getStep());
+      auto list = advantages.initItems(static_cast<unsigned>(items.size()));
+      for (unsigned i = 0; i < items.size(); ++i) {
+        list[i].setTrajectoryId(items[i].trajectory_id);
+        list[i].setTurn(items[i].turn);
+        list[i].setReturn(items[i].return_value);
+        list[i].setAdvantage(items[i].advantage);
+      }
+    });
+  }
+
+  // A lost report is recovered by the requester's re-send; say so, and go on.
+  void report(runtime::ActorContext& context, const std::string& recipient,
+              const std::function<void(msg::Envelope::Builder)>& fill) {
+    const auto status = context.send(recipient, fill);
+    if (!status) {
+      std::fprintf(stderr, "oracle: message to '%s' not delivered: %s\n", recipient.c_str(),
+                   status.error().describe().c_str());
+    }
+  }
+
+  RewardWeights weights_;
+  int64_t dispatch_timeout_ms_ = 45000;
+  EvaluationQueue queue_;
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Actor> make_oracle_actor(const runtime::ActorSpec& spec) {
+  return std::make_unique<OracleActor>(spec);
+}
+
+}  // namespace drk::oracle

@@ -1,0 +1,23 @@
+// OracleActor: the hub between generation and evaluation.
+//  - Candidate (from a Generator): queued for an Evaluator (EvaluationQueue: credit-based,
+//    idempotent by candidate id; a repeated candidate that already completed gets its cached
+//    Feedback again).
+//  - EvaluatorReady: credits; a new incarnation re-queues what the old one held.
+//  - Verdict (from the Verifier): reward (reward.h), Feedback to the candidate's Generator,
+//    Scored to "archivist".
+//  - AdvantageRequest (from the Learner): TRLOO or GRPO advantages (advantage.h), answered to
+//    the sender.
+//  - Control.peerRestarted: an Evaluator's in-flight work is re-queued; after a Verifier
+//    restart all in-flight work is (its results may be lost).
+// Parameters (experiment): reward {...}, dispatch_timeout_s (default 45).
+#pragma once
+
+#include <memory>
+
+#include "runtime/actor.h"
+
+namespace drk::oracle {
+
+std::unique_ptr<runtime::Actor> make_oracle_actor(const runtime::ActorSpec& spec);
+
+}  // namespace drk::oracle

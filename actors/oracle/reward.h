@@ -1,0 +1,33 @@
+// Reward: turns a verdict into a scalar, in KernelGYM's form (field-notes.md §1):
+//   R = w_correct * correct + w_speedup * min(speedup, cap) + w_coverage * coverage * correct
+// and 0 for a candidate that did not compile or was judged dishonest. Speedup is already 0 for
+// an incorrect candidate (the Evaluator reports it so).
+//
+// Thread-safety: pure functions over values.
+#pragma once
+
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "messages/drk.capnp.h"
+#include "runtime/result.h"
+
+namespace drk::oracle {
+
+struct RewardWeights {
+  double correct = 0.5;
+  double speedup = 0.5;
+  double speedup_cap = 3.0;
+  double coverage = 0.0;  // the profiling reward (PR); coverage is 1 on CPU, so off there
+};
+
+// Reads experiment.reward {correct, speedup, speedup_cap, coverage}; absent keys keep defaults.
+Result<RewardWeights> reward_weights_from(const YAML::Node& experiment);
+
+double reward(const RewardWeights& weights, msg::Verdict::Reader verdict, double coverage);
+
+// One paragraph for the policy or an LLM: what happened and why the reward is what it is.
+std::string feedback_summary(msg::Verdict::Reader verdict, double reward);
+
+}  // namespace drk::oracle
