@@ -1,0 +1,266 @@
+#include "runtime/actor_host.h"
+
+#include <kj/exception.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <queue>
+#include <thread>
+
+#include "runtime/death_cause.h"
+
+namespace drk::runtime {
+namespace {
+
+constexpr int kFaultExitCode = 70;      // EX_SOFTWARE
+constexpr int kMessagesPerWakeup = 64;  // then timers get their turn
+
+void block_process_signals() {
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGINT);
+  sigaddset(&blocked, SIGTERM);
+  sigaddset(&blocked, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
+}
+
+}  // namespace
+
+// One actor, its thread, its sockets and its timers.
+class ActorCell final : public ActorContext {
+ public:
+  ActorCell(Transport& transport, const HostOptions& options, ActorSpec spec, std::unique_ptr<Actor> actor)
+      : transport_(transport), options_(options), spec_(std::move(spec)), actor_(std::move(actor)) {}
+
+  const std::string& name() const { return spec_.name; }
+
+  Status bind() {
+    auto mailbox = transport_.bind_mailbox(spec_.name);
+    if (!mailbox) return mailbox.error();
+    mailbox_ = std::move(*mailbox);
+    const std::string stop_endpoint = "inproc://drk-stop/" + spec_.name;
+    stop_receiver_ = zmq::socket_t(transport_.context(), zmq::socket_type::pair);
+    stop_receiver_.set(zmq::sockopt::linger, 0);
+    stop_receiver_.bind(stop_endpoint);
+    stop_sender_ = zmq::socket_t(transport_.context(), zmq::socket_type::pair);
+    stop_sender_.set(zmq::sockopt::linger, 0);
+    stop_sender_.connect(stop_endpoint);
+    return {};
+  }
+
+  void start() {
+    thread_ = std::thread([this] { run(); });
+  }
+
+  void stop() {
+    if (!thread_.joinable()) return;
+    stop_sender_.send(zmq::str_buffer("stop"), zmq::send_flags::none);
+    thread_.join();
+    stop_sender_.close();
+  }
+
+  DeadLetters dead_letters() const {
+    std::lock_guard lock(dead_letters_mutex_);
+    return dead_letters_;
+  }
+
+  // ActorContext
+  const ActorSpec& spec() const override { return spec_; }
+
+  Status send(std::string_view recipient, const std::function<void(msg::Envelope::Builder)>& fill,
+              const SendOptions& options) override {
+    return outbox_->send(recipient, fill, options);
+  }
+
+  std::vector<std::string> members(std::string_view role) const override {
+    return transport_.topology().members(role);
+  }
+
+  void start_timer(std::chrono::milliseconds delay, uint64_t token) override {
+    timers_.push(Timer{std::chrono::steady_clock::now() + delay, next_timer_sequence_++, token});
+  }
+
+  int64_t now_unix_ms() const override { return options_.clock(); }
+
+ private:
+  struct Timer {
+    std::chrono::steady_clock::time_point due;
+    uint64_t sequence;  // timers due at the same time fire in the order started
+    uint64_t token;
+    bool operator>(const Timer& other) const {
+      return due != other.due ? due > other.due : sequence > other.sequence;
+    }
+  };
+
+  void run() {
+    block_process_signals();
+    outbox_.emplace(transport_, spec_.name, options_.clock);
+    guarded("on_start", [&] { actor_->on_start(*this); });
+    zmq::pollitem_t items[] = {{mailbox_.handle(), 0, ZMQ_POLLIN, 0},
+                               {stop_receiver_.handle(), 0, ZMQ_POLLIN, 0}};
+    while (true) {
+      std::chrono::milliseconds timeout{-1};
+      if (!timers_.empty()) {
+        timeout =
+            std::max(std::chrono::milliseconds{0}, std::chrono::ceil<std::chrono::milliseconds>(
+                                                       timers_.top().due - std::chrono::steady_clock::now()));
+      }
+      poll_sockets(items, 2, timeout);
+      if (items[1].revents & ZMQ_POLLIN) break;
+      if (items[0].revents & ZMQ_POLLIN) receive_some();
+      fire_due_timers();
+    }
+    guarded("on_stop", [&] { actor_->on_stop(*this); });
+    outbox_.reset();
+    mailbox_.close();
+    stop_receiver_.close();
+  }
+
+  void receive_some() {
+    for (int received = 0; received < kMessagesPerWakeup; ++received) {
+      auto frame = std::make_shared<zmq::message_t>();
+      if (!mailbox_.recv(*frame, zmq::recv_flags::dontwait)) return;
+      const std::span<const std::byte> bytes(static_cast<const std::byte*>(frame->data()), frame->size());
+      auto decoded = decode(bytes, frame, options_.limits);
+      if (!decoded) {
+        dead_letter("a message that does not decode (" + decoded.error().message + ")");
+        continue;
+      }
+      const auto envelope = decoded->root<msg::Envelope>();
+      std::string kind;
+      std::string sender;
+      try {
+        kind = body_kind(envelope);
+        sender = envelope.getSender();
+      } catch (const kj::Exception& fault) {
+        dead_letter(std::string("a malformed envelope (") + fault.getDescription().cStr() + ")");
+        continue;
+      }
+      const int64_t deadline = envelope.getDeadlineUnixMs();
+      if (deadline != 0) {
+        const int64_t late_ms = options_.clock() - deadline;
+        if (late_ms > 0) {
+          dead_letter("a " + kind + " from '" + sender + "' " + std::to_string(late_ms) +
+                      " ms past its deadline");
+          continue;
+        }
+      }
+      guarded(kind, [&] { actor_->on_message(*this, envelope); });
+    }
+  }
+
+  void fire_due_timers() {
+    const auto now = std::chrono::steady_clock::now();
+    while (!timers_.empty() && timers_.top().due <= now) {
+      const uint64_t token = timers_.top().token;
+      timers_.pop();
+      guarded("on_timer", [&] { actor_->on_timer(*this, token); });
+    }
+  }
+
+  void dead_letter(const std::string& reason) {
+    uint64_t count;
+    {
+      std::lock_guard lock(dead_letters_mutex_);
+      count = ++dead_letters_.count;
+      dead_letters_.recent.push_back(reason);
+      if (dead_letters_.recent.size() > kRecentDeadLetters) {
+        dead_letters_.recent.erase(dead_letters_.recent.begin());
+      }
+    }
+    std::cerr << "actor " << spec_.name << ": dropped " << reason << " (" << count
+              << " dead letters so far)\n";
+  }
+
+  template <typename Handler>
+  void guarded(const std::string& kind, Handler&& handler) {
+    try {
+      handler();
+    } catch (const kj::Exception& fault) {
+      die(kind, fault.getDescription().cStr());
+    } catch (const std::exception& fault) {
+      die(kind, fault.what());
+    } catch (...) {
+      die(kind, "an exception that is not a std::exception");
+    }
+  }
+
+  [[noreturn]] void die(const std::string& kind, const std::string& what) {
+    const std::string cause = "actor " + spec_.name + ": handler for " + kind + " threw: " + what;
+    write_death_cause(options_.run_dir, transport_.local_process(), cause);
+    std::cerr << cause << std::endl;
+    std::fflush(stdout);
+    // Other actors' threads are mid-handler: no destructor may run under them.
+    _exit(kFaultExitCode);
+  }
+
+  Transport& transport_;
+  const HostOptions& options_;
+  ActorSpec spec_;
+  std::unique_ptr<Actor> actor_;
+  zmq::socket_t mailbox_;
+  zmq::socket_t stop_receiver_;
+  zmq::socket_t stop_sender_;
+  std::optional<Outbox> outbox_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  uint64_t next_timer_sequence_ = 0;
+  mutable std::mutex dead_letters_mutex_;
+  DeadLetters dead_letters_;
+  std::thread thread_;
+};
+
+ActorHost::ActorHost(Transport& transport, HostOptions options)
+    : transport_(transport), options_(std::move(options)) {}
+
+ActorHost::~ActorHost() { stop(); }
+
+Status ActorHost::add_topology_actors() {
+  const Topology& topology = transport_.topology();
+  for (const ActorEntry* entry : topology.actors_of(transport_.local_process())) {
+    ActorSpec spec;
+    spec.name = entry->name;
+    spec.role = entry->role;
+    spec.index = entry->index;
+    // Each actor reads its own copy: YAML nodes are not safe to share between threads.
+    spec.params = YAML::Clone(entry->params);
+    spec.experiment = YAML::Clone(topology.experiment);
+    spec.run_dir = options_.run_dir;
+    spec.incarnation = options_.incarnation;
+    auto actor = create_actor(spec);
+    if (!actor) return actor.error();
+    add(std::move(spec), std::move(*actor));
+  }
+  return {};
+}
+
+void ActorHost::add(ActorSpec spec, std::unique_ptr<Actor> actor) {
+  cells_.push_back(std::make_unique<ActorCell>(transport_, options_, std::move(spec), std::move(actor)));
+}
+
+Status ActorHost::start() {
+  for (auto& cell : cells_) {
+    if (auto bound = cell->bind(); !bound) return bound;
+  }
+  for (auto& cell : cells_) cell->start();
+  started_ = true;
+  return {};
+}
+
+void ActorHost::stop() {
+  if (!started_) return;
+  started_ = false;
+  for (auto cell = cells_.rbegin(); cell != cells_.rend(); ++cell) (*cell)->stop();
+}
+
+DeadLetters ActorHost::dead_letters(std::string_view actor) const {
+  for (const auto& cell : cells_) {
+    if (cell->name() == actor) return cell->dead_letters();
+  }
+  return {};
+}
+
+}  // namespace drk::runtime

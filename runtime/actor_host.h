@@ -1,0 +1,74 @@
+// ActorHost: runs the actors of one process, each on its own thread with its own mailbox.
+//
+// start() binds every actor's mailbox (see transport.h), then starts one thread per actor that
+// calls on_start, then on_message / on_timer one at a time, and on_stop when stop() is called.
+// Timers run on the actor's thread. An envelope past its deadline, or bytes that do not decode,
+// become dead letters: counted, the last few reasons kept, one line logged to stderr.
+//
+// Faults: a handler that throws ends the whole process with exit code 70 after writing
+// "actor NAME: handler for KIND threw: WHAT" to stderr and to RUN_DIR/causes/PROCESS.txt, so
+// that the supervisor restarts the process and reports the cause.
+//
+// Signals: actor threads run with SIGINT, SIGTERM and SIGCHLD blocked, so that the process's
+// main thread (which waits for them) receives them. A process an actor starts inherits this
+// mask: unblock the signals in the child after fork, before exec.
+//
+// Thread-safety: construct, add, start and stop from one thread; dead_letters() from any.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/actor.h"
+#include "runtime/codec.h"
+#include "runtime/transport.h"
+
+namespace drk::runtime {
+
+struct HostOptions {
+  std::string run_dir;  // absolute
+  uint64_t incarnation = 0;
+  std::function<int64_t()> clock = system_unix_ms;
+  DecodeLimits limits;
+};
+
+struct DeadLetters {
+  uint64_t count = 0;
+  std::vector<std::string> recent;  // the last kRecentDeadLetters reasons, oldest first
+};
+inline constexpr std::size_t kRecentDeadLetters = 8;
+
+class ActorCell;
+
+class ActorHost {
+ public:
+  // `transport` (which names this process) must outlive the host.
+  ActorHost(Transport& transport, HostOptions options);
+  ~ActorHost();
+  ActorHost(const ActorHost&) = delete;
+  ActorHost& operator=(const ActorHost&) = delete;
+
+  // Creates, through the role registry, every actor the topology places in this process.
+  Status add_topology_actors();
+  // Adds an actor the runtime builds itself (the head's); its name must be routable.
+  void add(ActorSpec spec, std::unique_ptr<Actor> actor);
+
+  // Binds every mailbox, then starts the threads. Errors: io_error when a mailbox cannot bind.
+  Status start();
+  // Calls on_stop on every actor, closes the sockets and joins the threads. Idempotent.
+  void stop();
+
+  DeadLetters dead_letters(std::string_view actor) const;
+
+ private:
+  Transport& transport_;
+  HostOptions options_;
+  std::vector<std::unique_ptr<ActorCell>> cells_;
+  bool started_ = false;
+};
+
+}  // namespace drk::runtime

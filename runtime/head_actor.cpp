@@ -1,0 +1,32 @@
+#include "runtime/head_actor.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace drk::runtime {
+
+std::string format_progress(msg::StepReport::Reader report, uint32_t total_steps) {
+  std::string step = "step " + std::to_string(report.getStep());
+  if (total_steps != 0) step += "/" + std::to_string(total_steps);
+  char text[256];
+  std::snprintf(
+      text, sizeof text, "%s  policy v%u  mean reward %.3f  correct %.0f%%  best speedup %.2fx  (%.1f s)",
+      step.c_str(), report.getPolicyVersion(), report.getMeanReward(),
+      std::round(report.getCorrectFraction() * 100.0), report.getBestSpeedup(), report.getSeconds());
+  return text;
+}
+
+HeadActor::HeadActor(std::ostream& out, uint32_t total_steps, std::function<void()> on_finished)
+    : out_(out), total_steps_(total_steps), on_finished_(std::move(on_finished)) {}
+
+void HeadActor::on_message(ActorContext&, msg::Envelope::Reader envelope) {
+  if (!envelope.getBody().isStepReport()) return;
+  const auto report = envelope.getBody().getStepReport();
+  out_ << format_progress(report, total_steps_) << std::endl;
+  if (report.getFinished() && !finished_) {
+    finished_ = true;
+    if (on_finished_) on_finished_();
+  }
+}
+
+}  // namespace drk::runtime

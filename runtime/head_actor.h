@@ -1,0 +1,34 @@
+// HeadActor: the built-in actor of `drk run` (named "head"), which shows the run's progress.
+//
+// For every StepReport it prints one line to `out`:
+//   "step 3/8  policy v3  mean reward 0.812  correct 75%  best speedup 1.43x  (12.1 s)"
+// and when a report says finished, it calls on_finished (once) so the head stops the run.
+// Other messages are ignored. Thread-safety: an Actor (its host's thread); on_finished is
+// called on that thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+
+#include "runtime/actor.h"
+
+namespace drk::runtime {
+
+// `total_steps` 0: unknown ("step 3").
+std::string format_progress(msg::StepReport::Reader report, uint32_t total_steps);
+
+class HeadActor final : public Actor {
+ public:
+  HeadActor(std::ostream& out, uint32_t total_steps, std::function<void()> on_finished);
+  void on_message(ActorContext& context, msg::Envelope::Reader envelope) override;
+
+ private:
+  std::ostream& out_;
+  uint32_t total_steps_;
+  std::function<void()> on_finished_;
+  bool finished_ = false;
+};
+
+}  // namespace drk::runtime

@@ -1,0 +1,339 @@
+#include "runtime/process_main.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <charconv>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include "runtime/actor_host.h"
+#include "runtime/death_cause.h"
+#include "runtime/head_actor.h"
+#include "runtime/role_registry.h"
+#include "runtime/supervisor.h"
+#include "runtime/topology.h"
+#include "runtime/transport.h"
+
+namespace drk::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::chrono::milliseconds kControlWaitForRoom{200};
+
+// RUN_DIR/run.lock, held for the life of the head: two runs must not share sockets and files.
+class RunDirLock {
+ public:
+  static Result<RunDirLock> acquire(const std::string& run_dir) {
+    const std::string path = run_dir + "/run.lock";
+    const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      return make_error(Errc::io_error,
+                        "cannot create '" + path + "': check that the run directory is writable");
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      return make_error(Errc::busy,
+                        "another `drk run` is using '" + run_dir +
+                            "': wait for it to end or choose another run_dir (--set run_dir=...)");
+    }
+    return RunDirLock(fd);
+  }
+  RunDirLock(RunDirLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  RunDirLock& operator=(RunDirLock&&) = delete;
+  ~RunDirLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  explicit RunDirLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+// The socket directory goes with the run.
+class SocketDirCleanup {
+ public:
+  explicit SocketDirCleanup(std::string dir) : dir_(std::move(dir)) {}
+  ~SocketDirCleanup() {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+
+ private:
+  std::string dir_;
+};
+
+std::string this_executable() {
+  std::error_code error;
+  const fs::path path = fs::read_symlink("/proc/self/exe", error);
+  return error ? std::string() : path.string();
+}
+
+Status check_roles(const Topology& topology) {
+  std::string problems;
+  for (const auto& actor : topology.actors) {
+    if (is_role_registered(actor.role)) continue;
+    std::string known;
+    for (const auto& role : registered_roles()) known += (known.empty() ? "" : ", ") + role;
+    problems += (problems.empty() ? "" : "\n") + actor.where + ": role '" + actor.role +
+                "' is unknown; known roles: " + (known.empty() ? "none" : known);
+  }
+  if (problems.empty()) return {};
+  return make_error(Errc::invalid_argument, problems);
+}
+
+Status prepare_run_dir(const Topology& topology, const std::string& run_dir) {
+  std::error_code error;
+  fs::create_directories(run_dir, error);
+  if (error) {
+    return make_error(Errc::io_error,
+                      "cannot create the run directory '" + run_dir + "': " + error.message());
+  }
+  // Causes left by an earlier run in this directory would be misattributed.
+  fs::remove_all(run_dir + "/causes", error);
+  fs::create_directories(run_dir + "/causes", error);
+  return write_resolved_topology(topology, run_dir, run_dir + "/topology.yaml");
+}
+
+// Everything but the lock that this run holds.
+Status clear_run_dir(const std::string& run_dir) {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(run_dir, error)) {
+    if (entry.path().filename() == "run.lock") continue;
+    fs::remove_all(entry.path(), error);
+    if (error) {
+      return make_error(Errc::io_error, "cannot clear '" + entry.path().string() +
+                                            "' for --fresh: " + error.message());
+    }
+  }
+  return {};
+}
+
+int fail(const std::string& command, const Error& error) {
+  std::cerr << command << ": " << error.message << std::endl;
+  return 1;
+}
+
+}  // namespace
+
+std::string run_usage() {
+  return "usage: drk run TOPOLOGY.yaml [--set KEY=VALUE ...]\n"
+         "\n"
+         "Runs an experiment: starts the actors TOPOLOGY.yaml names, each in the process it\n"
+         "names, restarts processes that die (supervision), and prints one line per training\n"
+         "step. Everything the run writes goes to its run_dir (topology.yaml, causes/, ...).\n"
+         "\n"
+         "options:\n"
+         "  --set KEY=VALUE   override a value of the topology; KEY is a dotted path, e.g.\n"
+         "                    --set experiment.steps=3, --set actors.evaluator.count=2\n"
+         "                    (an actors entry is named by its role or name); VALUE is YAML\n"
+         "  --fresh           start over: remove what an earlier run left in run_dir\n"
+         "                    (checkpoints, archive); without it the run resumes from them\n"
+         "  --help            show this text\n"
+         "\n"
+         "Ctrl-C stops the run in order (exit code 130).\n";
+}
+
+Result<RunArgs> parse_run_args(const std::vector<std::string>& args) {
+  RunArgs parsed;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      parsed.help = true;
+    } else if (arg == "--fresh") {
+      parsed.fresh = true;
+    } else if (arg == "--set") {
+      if (i + 1 == args.size()) {
+        return make_error(Errc::invalid_argument, "--set needs KEY=VALUE, e.g. --set experiment.steps=3");
+      }
+      parsed.overrides.push_back(args[++i]);
+    } else if (arg.rfind("--set=", 0) == 0) {
+      parsed.overrides.push_back(arg.substr(6));
+    } else if (arg.rfind("-", 0) == 0) {
+      return make_error(Errc::invalid_argument, "unknown option '" + arg + "'");
+    } else if (parsed.topology_path.empty()) {
+      parsed.topology_path = arg;
+    } else {
+      return make_error(Errc::invalid_argument, "one topology at a time: '" + parsed.topology_path +
+                                                    "' and '" + arg + "' were given");
+    }
+  }
+  if (parsed.topology_path.empty() && !parsed.help) {
+    return make_error(Errc::invalid_argument, "which topology? e.g. drk run configs/quickstart.yaml");
+  }
+  return parsed;
+}
+
+int run_head(const RunOptions& options) {
+  auto loaded = load_topology(options.topology_path, options.overrides);
+  if (!loaded) return fail("drk run", loaded.error());
+  const Topology& topology = *loaded;
+  if (auto roles = check_roles(topology); !roles) return fail("drk run", roles.error());
+
+  const std::string run_dir = fs::absolute(topology.run_dir).lexically_normal().string();
+  if (std::error_code error; !fs::create_directories(run_dir, error) && error) {
+    return fail("drk run", make_error(Errc::io_error, "cannot create the run directory '" + run_dir +
+                                                          "': " + error.message()));
+  }
+  auto lock = RunDirLock::acquire(run_dir);
+  if (!lock) return fail("drk run", lock.error());
+  if (options.fresh) {
+    if (auto cleared = clear_run_dir(run_dir); !cleared) return fail("drk run", cleared.error());
+  } else if (fs::exists(run_dir + "/topology.yaml")) {
+    std::cout << "drk run: resuming the run in " << run_dir << " (--fresh starts over)" << std::endl;
+  }
+  if (auto prepared = prepare_run_dir(topology, run_dir); !prepared) return fail("drk run", prepared.error());
+  const std::string executable = options.executable.empty() ? this_executable() : options.executable;
+
+  boost::asio::io_context io;
+  // Installed before any child exists, so that no death goes unseen.
+  boost::asio::signal_set signals(io, SIGCHLD, SIGINT, SIGTERM);
+
+  const uint64_t incarnation = static_cast<uint64_t>(system_unix_ms()) << 16;
+  SocketDirCleanup socket_dir_cleanup(socket_dir_for(run_dir));
+  Transport transport(topology, std::string(kHeadProcess), run_dir);
+  Outbox control(transport, "supervisor");
+  ForkExecLauncher launcher;
+
+  SupervisorOptions supervisor_options;
+  supervisor_options.executable = executable;
+  supervisor_options.run_dir = run_dir;
+  supervisor_options.on_restarted = [&](const std::vector<std::string>& restarted) {
+    for (const std::string& actor : restarted) {
+      for (const auto& recipient : topology.actors) {
+        SendOptions send_options;
+        send_options.wait_for_room = kControlWaitForRoom;
+        const auto sent = control.send(
+            recipient.name,
+            [&](msg::Envelope::Builder envelope) {
+              envelope.getBody().initControl().setPeerRestarted(actor);
+            },
+            send_options);
+        if (!sent)
+          std::cerr << "supervisor: cannot tell '" << recipient.name << "' that '" << actor
+                    << "' restarted: " << sent.error().message << std::endl;
+      }
+    }
+  };
+  Supervisor supervisor(io, topology, launcher, supervisor_options);
+
+  HostOptions host_options;
+  host_options.run_dir = run_dir;
+  host_options.incarnation = incarnation;
+  ActorHost host(transport, host_options);
+  if (auto added = host.add_topology_actors(); !added) return fail("drk run", added.error());
+  ActorSpec head_spec;
+  head_spec.name = std::string(kHeadActor);
+  head_spec.role = std::string(kHeadActor);
+  head_spec.experiment = YAML::Clone(topology.experiment);
+  head_spec.run_dir = run_dir;
+  head_spec.incarnation = incarnation;
+  host.add(std::move(head_spec), std::make_unique<HeadActor>(std::cout, topology.experiment_steps(), [&] {
+             boost::asio::post(io, [&] { supervisor.stop(); });
+           }));
+  if (auto started = host.start(); !started) return fail("drk run", started.error());
+
+  int signal_exit_code = 0;
+  std::optional<Status> outcome;
+  std::function<void(const boost::system::error_code&, int)> on_signal =
+      [&](const boost::system::error_code& error, int signal_number) {
+        if (error) return;
+        if (signal_number == SIGCHLD) {
+          supervisor.children_exited();
+        } else if (signal_exit_code == 0) {
+          signal_exit_code = 128 + signal_number;
+          std::cerr << "drk run: stopping (" << (signal_number == SIGINT ? "SIGINT" : "SIGTERM") << ")"
+                    << std::endl;
+          supervisor.stop();
+        }
+        signals.async_wait(on_signal);
+      };
+  signals.async_wait(on_signal);
+  supervisor.start([&](Status result) {
+    outcome = std::move(result);
+    io.stop();
+  });
+  io.run();
+  host.stop();
+
+  if (outcome && !outcome->ok()) return fail("drk run", outcome->error());
+  if (signal_exit_code != 0) return signal_exit_code;
+  return options.summary ? options.summary(run_dir) : 0;
+}
+
+std::string host_usage() {
+  return "usage: drk host --run-dir DIR --process NAME --incarnation N\n"
+         "\n"
+         "Hosts the actors of one process of a running experiment (DIR/topology.yaml).\n"
+         "`drk run` starts these; people do not.\n";
+}
+
+Result<HostArgs> parse_host_args(const std::vector<std::string>& args) {
+  HostArgs parsed;
+  bool have_incarnation = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (i + 1 == args.size()) {
+      return make_error(Errc::invalid_argument, "'" + arg + "' needs a value");
+    }
+    const std::string& value = args[++i];
+    if (arg == "--run-dir") {
+      parsed.run_dir = value;
+    } else if (arg == "--process") {
+      parsed.process = value;
+    } else if (arg == "--incarnation") {
+      const auto [end, error] =
+          std::from_chars(value.data(), value.data() + value.size(), parsed.incarnation);
+      if (error != std::errc() || end != value.data() + value.size()) {
+        return make_error(Errc::invalid_argument, "--incarnation must be a number, not '" + value + "'");
+      }
+      have_incarnation = true;
+    } else {
+      return make_error(Errc::invalid_argument, "unknown option '" + arg + "'");
+    }
+  }
+  if (parsed.run_dir.empty() || parsed.process.empty() || !have_incarnation) {
+    return make_error(Errc::invalid_argument, "--run-dir, --process and --incarnation are all required");
+  }
+  return parsed;
+}
+
+int run_host(const HostArgs& args) {
+  const std::string command = "drk host " + args.process;
+  const std::string run_dir = fs::absolute(args.run_dir).lexically_normal().string();
+  auto loaded = load_topology(run_dir + "/topology.yaml");
+  if (!loaded) return fail(command, loaded.error());
+  const Topology& topology = *loaded;
+  if (topology.actors_of(args.process).empty()) {
+    return fail(command, make_error(Errc::not_found, "the topology in '" + run_dir +
+                                                         "' has no process named '" + args.process + "'"));
+  }
+
+  boost::asio::io_context io;
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code&, int) { io.stop(); });
+
+  Transport transport(topology, args.process, run_dir);
+  HostOptions host_options;
+  host_options.run_dir = run_dir;
+  host_options.incarnation = args.incarnation;
+  ActorHost host(transport, host_options);
+  Status started = host.add_topology_actors();
+  if (started) started = host.start();
+  if (!started) {
+    write_death_cause(run_dir, args.process, "process " + args.process + ": " + started.error().message);
+    return fail(command, started.error());
+  }
+  io.run();
+  host.stop();
+  return 0;
+}
+
+}  // namespace drk::runtime

@@ -1,0 +1,60 @@
+// The two kinds of drkernel process, as functions that return an exit code.
+//
+// run_head() is `drk run`: it loads and validates the topology (with --set overrides), checks
+// that every role is registered, takes RUN_DIR (one run per directory: RUN_DIR/run.lock),
+// (--fresh: removes what an earlier run left there; otherwise the actors resume from it),
+// writes RUN_DIR/topology.yaml, starts the supervisor (one `host` child per process), hosts the
+// actors placed in process "head" and the built-in "head" actor, and prints one progress line
+// per StepReport. A StepReport with finished=true stops the run in order: children first
+// (SIGTERM, then SIGKILL after 3 s), then the head's own actors; then `summary(run_dir)` runs
+// and its value is the exit code. Exit codes: 0 (or the summary's), 1 when the run could not
+// start or stopped with an error (the restart limit), 130 after SIGINT, 143 after SIGTERM.
+//
+// run_host() is `drk host`: it hosts the actors of one process (from RUN_DIR/topology.yaml)
+// until SIGTERM or SIGINT, then stops them and exits 0. A handler that throws ends it with 70.
+//
+// Both need the roles registered first (runtime::register_role). Call from the main thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/result.h"
+
+namespace drk::runtime {
+
+struct RunArgs {
+  std::string topology_path;
+  std::vector<std::string> overrides;  // "key=value"
+  bool fresh = false;                  // start over: remove what an earlier run left in RUN_DIR
+  bool help = false;
+};
+
+// `args` exclude the subcommand. Errors: invalid_argument with what is wrong.
+Result<RunArgs> parse_run_args(const std::vector<std::string>& args);
+std::string run_usage();
+
+struct RunOptions {
+  std::string topology_path;
+  std::vector<std::string> overrides;
+  bool fresh = false;
+  std::string executable;  // the program children run as `EXECUTABLE host ...`; empty: this one
+  std::function<int(const std::string& run_dir)> summary;  // may be empty
+};
+
+int run_head(const RunOptions& options);
+
+struct HostArgs {
+  std::string run_dir;
+  std::string process;
+  uint64_t incarnation = 0;
+};
+
+Result<HostArgs> parse_host_args(const std::vector<std::string>& args);
+std::string host_usage();
+
+int run_host(const HostArgs& args);
+
+}  // namespace drk::runtime

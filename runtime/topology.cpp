@@ -1,0 +1,540 @@
+#include "runtime/topology.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+namespace drk::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kMaxExtendsDepth = 8;
+constexpr std::size_t kMaxNameLength = 64;  // ipc socket paths are limited to ~107 bytes
+
+// Finds the file and line a node came from, across the extends chain and the overrides.
+class Locator {
+ public:
+  void add_override(std::string label, YAML::Node root) {
+    overrides_.push_back({std::move(label), std::move(root)});
+  }
+  void add_file(std::string path, YAML::Node root) {
+    if (files_.empty()) top_file_ = path;
+    files_.push_back({std::move(path), std::move(root)});
+  }
+
+  std::string where(const YAML::Node& node) const {
+    if (node.IsDefined()) {
+      // Overrides first: an override's value is also linked into the file tree it replaced.
+      for (const auto& source : overrides_) {
+        if (contains(source.root, node)) return source.label;
+      }
+      for (const auto& source : files_) {
+        if (contains(source.root, node)) {
+          return source.label + ":" + std::to_string(node.Mark().line + 1);
+        }
+      }
+    }
+    return top_file_;
+  }
+
+ private:
+  struct Source {
+    std::string label;
+    YAML::Node root;
+  };
+
+  static bool contains(const YAML::Node& root, const YAML::Node& target) {
+    if (!root.IsDefined()) return false;
+    if (root.is(target)) return true;
+    if (root.IsMap()) {
+      for (const auto& pair : root) {
+        if (contains(pair.first, target) || contains(pair.second, target)) return true;
+      }
+    } else if (root.IsSequence()) {
+      for (const auto& element : root) {
+        if (contains(element, target)) return true;
+      }
+    }
+    return false;
+  }
+
+  std::vector<Source> overrides_;
+  std::vector<Source> files_;
+  std::string top_file_;
+};
+
+// Maps merge key by key (the override's keys win); anything else is replaced.
+YAML::Node deep_merge(const YAML::Node& base, const YAML::Node& over) {
+  if (!base.IsMap() || !over.IsMap()) return over;
+  YAML::Node merged(YAML::NodeType::Map);
+  for (const auto& pair : base) {
+    if (!over[pair.first.Scalar()].IsDefined()) merged.force_insert(pair.first, pair.second);
+  }
+  for (const auto& pair : over) {
+    const YAML::Node base_value = base[pair.first.Scalar()];
+    if (base_value.IsDefined()) {
+      merged.force_insert(pair.first, deep_merge(base_value, pair.second));
+    } else {
+      merged.force_insert(pair.first, pair.second);
+    }
+  }
+  return merged;
+}
+
+Result<YAML::Node> load_with_extends(const fs::path& path, Locator& locator, int depth) {
+  if (depth > kMaxExtendsDepth) {
+    return make_error(Errc::invalid_argument, path.string() + ": `extends` nests deeper than " +
+                                                  std::to_string(kMaxExtendsDepth) +
+                                                  " files: is there a cycle?");
+  }
+  YAML::Node document;
+  try {
+    document = YAML::LoadFile(path.string());
+  } catch (const YAML::BadFile&) {
+    return make_error(Errc::not_found, "topology '" + path.string() +
+                                           "' cannot be read: check the path (relative to the "
+                                           "current directory, or to the file that extends it)");
+  } catch (const YAML::Exception& error) {
+    return make_error(Errc::parse_error,
+                      path.string() + ":" + std::to_string(error.mark.line + 1) + ": " + error.msg);
+  }
+  if (!document.IsMap()) {
+    return make_error(Errc::invalid_argument,
+                      path.string() +
+                          ": a topology is a map with `name`, `run_dir` and `actors`, "
+                          "e.g. `name: quickstart`");
+  }
+  locator.add_file(path.string(), document);
+  const YAML::Node extends = document["extends"];
+  if (!extends.IsDefined()) return document;
+  if (!extends.IsScalar()) {
+    return make_error(
+        Errc::invalid_argument,
+        locator.where(extends) + ": extends must be the path of another topology, e.g. `extends: base.yaml`");
+  }
+  auto base = load_with_extends(path.parent_path() / extends.Scalar(), locator, depth + 1);
+  if (!base) return base.error();
+  YAML::Node own(YAML::NodeType::Map);
+  for (const auto& pair : document) {
+    if (pair.first.Scalar() != "extends") own.force_insert(pair.first, pair.second);
+  }
+  return deep_merge(*base, own);
+}
+
+Status apply_override(YAML::Node document, const std::string& text, Locator& locator) {
+  const std::string usage = "--set " + text + ": ";
+  const auto equals = text.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    return make_error(Errc::invalid_argument, usage + "expected KEY=VALUE, e.g. `--set experiment.steps=3`");
+  }
+  const std::string key = text.substr(0, equals);
+  YAML::Node value;
+  try {
+    value = YAML::Load(text.substr(equals + 1));
+  } catch (const YAML::Exception& error) {
+    return make_error(Errc::parse_error, usage + "the value is not YAML: " + error.msg);
+  }
+  locator.add_override("--set " + text, value);
+
+  std::vector<std::string> segments;
+  for (std::size_t start = 0;;) {
+    const auto dot = key.find('.', start);
+    segments.push_back(key.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  YAML::Node cursor = document;
+  std::string walked;
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const std::string& segment = segments[i];
+    const bool last = i + 1 == segments.size();
+    if (segment.empty()) {
+      return make_error(Errc::invalid_argument,
+                        usage + "the key has an empty part, e.g. `--set experiment.steps=3`");
+    }
+    if (cursor.IsSequence()) {
+      // Entries of a list are named by their `name` or `role`, or by position.
+      YAML::Node chosen;
+      int matches = 0;
+      for (std::size_t position = 0; position < cursor.size(); ++position) {
+        YAML::Node entry = cursor[position];
+        const bool by_position = segment == std::to_string(position);
+        const bool by_name = entry.IsMap() && entry["name"].IsScalar() && entry["name"].Scalar() == segment;
+        const bool by_role = entry.IsMap() && entry["role"].IsScalar() && entry["role"].Scalar() == segment &&
+                             !entry["name"].IsDefined();
+        if (by_position || by_name || by_role) {
+          chosen.reset(entry);
+          ++matches;
+        }
+      }
+      if (matches == 0) {
+        return make_error(Errc::invalid_argument,
+                          usage + "no entry of `" + walked + "` has the name or role '" + segment + "'");
+      }
+      if (matches > 1) {
+        return make_error(Errc::invalid_argument, usage + "several entries of `" + walked + "` match '" +
+                                                      segment + "': give them distinct `name`s and use one");
+      }
+      if (last) {
+        return make_error(Errc::invalid_argument, usage + "replace a field of the entry, e.g. `--set " +
+                                                      walked + "." + segment + ".count=2`");
+      }
+      cursor.reset(chosen);
+    } else if (cursor.IsMap() || cursor.IsNull()) {
+      if (last) {
+        cursor[segment] = value;
+        return {};
+      }
+      if (!cursor[segment].IsDefined() || cursor[segment].IsNull()) {
+        cursor[segment] = YAML::Node(YAML::NodeType::Map);
+      }
+      YAML::Node next = cursor[segment];
+      cursor.reset(next);
+    } else {
+      return make_error(Errc::invalid_argument,
+                        usage + "`" + walked + "` is a single value, not a map: it has no `" + segment + "`");
+    }
+    walked += (walked.empty() ? "" : ".") + segment;
+  }
+  return {};
+}
+
+bool is_safe_name(const std::string& name) {
+  if (name.empty() || name.size() > kMaxNameLength) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::optional<long long> parse_integer(const YAML::Node& node) {
+  if (!node.IsDefined() || !node.IsScalar()) return std::nullopt;
+  const std::string& text = node.Scalar();
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_number(const YAML::Node& node) {
+  if (!node.IsDefined() || !node.IsScalar() || node.Scalar().empty()) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(node.Scalar().c_str(), &end);
+  if (*end != '\0') return std::nullopt;
+  return value;
+}
+
+// Collects every schema error of a document, each with its place and expected form.
+class Validator {
+ public:
+  explicit Validator(const Locator& locator) : locator_(locator) {}
+
+  std::string where(const YAML::Node& node) const { return locator_.where(node); }
+
+  void fail(const YAML::Node& at, const std::string& message) {
+    errors_.push_back(locator_.where(at) + ": " + message);
+  }
+
+  void check_keys(const YAML::Node& map, const std::string& path, const std::set<std::string>& allowed) {
+    for (const auto& pair : map) {
+      const std::string key = pair.first.Scalar();
+      if (allowed.count(key)) continue;
+      std::string expected;
+      for (const auto& name : allowed) expected += (expected.empty() ? "" : ", ") + name;
+      fail(pair.second, "unknown key `" + key + "`" + (path.empty() ? "" : " in " + path) +
+                            "; expected one of " + expected);
+    }
+  }
+
+  std::optional<std::string> name_field(const YAML::Node& node, const std::string& path,
+                                        const std::string& example) {
+    if (!node.IsScalar() || !is_safe_name(node.Scalar())) {
+      fail(node, path + " must be a name of letters, digits, `_`, `-` or `.` (at most " +
+                     std::to_string(kMaxNameLength) + "), e.g. `" + example + "`");
+      return std::nullopt;
+    }
+    return node.Scalar();
+  }
+
+  std::optional<long long> integer_field(const YAML::Node& node, const std::string& path, long long minimum,
+                                         const std::string& example) {
+    const auto value = parse_integer(node);
+    if (!value || *value < minimum || *value > 1'000'000'000) {
+      fail(node, path + " must be a " + (minimum > 0 ? "positive" : "non-negative") + " integer, e.g. `" +
+                     example + "`");
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  bool map_field(const YAML::Node& node, const std::string& path, const std::string& example) {
+    if (node.IsMap() || node.IsNull()) return true;
+    fail(node, path + " must be a map, e.g. `" + example + "`");
+    return false;
+  }
+
+  Result<Topology> finish(Topology topology) {
+    if (errors_.empty()) return topology;
+    std::string message;
+    for (const auto& error : errors_) message += (message.empty() ? "" : "\n") + error;
+    return make_error(Errc::invalid_argument, message);
+  }
+
+ private:
+  const Locator& locator_;
+  std::vector<std::string> errors_;
+};
+
+void read_supervision(const YAML::Node& node, Validator& validator, SupervisionPolicy& policy) {
+  if (!validator.map_field(node, "supervision", "supervision: {strategy: one_for_one}")) return;
+  if (node.IsNull()) return;
+  validator.check_keys(node, "supervision",
+                       {"strategy", "max_restarts", "within_s", "backoff_initial_ms", "backoff_max_ms"});
+  if (const YAML::Node strategy = node["strategy"]; strategy.IsDefined()) {
+    const std::string text = strategy.IsScalar() ? strategy.Scalar() : "";
+    if (text == "one_for_one")
+      policy.strategy = RestartStrategy::one_for_one;
+    else if (text == "one_for_all")
+      policy.strategy = RestartStrategy::one_for_all;
+    else if (text == "rest_for_one")
+      policy.strategy = RestartStrategy::rest_for_one;
+    else
+      validator.fail(strategy,
+                     "supervision.strategy must be one_for_one, one_for_all or "
+                     "rest_for_one, e.g. `strategy: one_for_one`");
+  }
+  if (const YAML::Node value = node["max_restarts"]; value.IsDefined()) {
+    if (auto n = validator.integer_field(value, "supervision.max_restarts", 0, "max_restarts: 10")) {
+      policy.max_restarts = static_cast<int>(*n);
+    }
+  }
+  if (const YAML::Node value = node["within_s"]; value.IsDefined()) {
+    const auto seconds = parse_number(value);
+    if (!seconds || *seconds <= 0) {
+      validator.fail(value, "supervision.within_s must be a positive number of seconds, e.g. `within_s: 60`");
+    } else {
+      policy.within_s = *seconds;
+    }
+  }
+  if (const YAML::Node value = node["backoff_initial_ms"]; value.IsDefined()) {
+    if (auto n =
+            validator.integer_field(value, "supervision.backoff_initial_ms", 0, "backoff_initial_ms: 0")) {
+      policy.backoff_initial_ms = static_cast<int>(*n);
+    }
+  }
+  if (const YAML::Node value = node["backoff_max_ms"]; value.IsDefined()) {
+    if (auto n = validator.integer_field(value, "supervision.backoff_max_ms", 0, "backoff_max_ms: 2000")) {
+      policy.backoff_max_ms = static_cast<int>(*n);
+    }
+  }
+}
+
+void read_actors(const YAML::Node& list, Validator& validator, Topology& topology) {
+  if (!list.IsDefined() || !list.IsSequence() || list.size() == 0) {
+    validator.fail(list, "`actors` must be a non-empty list, e.g. `actors: [{role: learner, process: own}]`");
+    return;
+  }
+  std::map<std::string, uint32_t> next_index;
+  std::set<std::string> names;
+  for (std::size_t position = 0; position < list.size(); ++position) {
+    const YAML::Node entry = list[position];
+    const std::string path = "actors[" + std::to_string(position) + "]";
+    if (!entry.IsMap()) {
+      validator.fail(entry, path + " must be a map, e.g. `- {role: evaluator, count: 2, process: own}`");
+      continue;
+    }
+    validator.check_keys(entry, path, {"role", "name", "count", "process", "mailbox", "params"});
+    const YAML::Node role_node = entry["role"];
+    if (!role_node.IsDefined()) {
+      validator.fail(entry, path + " needs a `role`, e.g. `role: evaluator`");
+      continue;
+    }
+    const auto role = validator.name_field(role_node, path + ".role", "role: evaluator");
+    std::optional<std::string> name;
+    if (entry["name"].IsDefined())
+      name = validator.name_field(entry["name"], path + ".name", "name: evaluator.gpu");
+    std::optional<long long> count;
+    if (entry["count"].IsDefined())
+      count = validator.integer_field(entry["count"], path + ".count", 1, "count: 2");
+    if (count && entry["name"].IsDefined()) {
+      validator.fail(entry["name"], path +
+                                        " has both `name` and `count`: instances of a count are "
+                                        "named role.0, role.1, ...; drop one of them");
+    }
+    std::string process = "own";
+    if (entry["process"].IsDefined()) {
+      if (auto given = validator.name_field(entry["process"], path + ".process", "process: own"))
+        process = *given;
+    }
+    std::size_t capacity = 1000;
+    if (entry["mailbox"].IsDefined()) {
+      if (auto n = validator.integer_field(entry["mailbox"], path + ".mailbox", 1, "mailbox: 1000")) {
+        capacity = static_cast<std::size_t>(*n);
+      }
+    }
+    YAML::Node params = entry["params"];
+    if (params.IsDefined() && !validator.map_field(params, path + ".params", "params: {trials: 3}")) continue;
+    if (!role) continue;
+
+    const long long instances = count.value_or(1);
+    for (long long k = 0; k < instances; ++k) {
+      ActorEntry actor;
+      actor.role = *role;
+      actor.index = next_index[*role]++;
+      actor.name = count ? *role + "." + std::to_string(actor.index) : name.value_or(*role);
+      actor.process = process == "own" ? actor.name : process;
+      actor.mailbox_capacity = capacity;
+      actor.params = params.IsDefined() ? params : YAML::Node();
+      actor.where = validator.where(entry);
+      if (actor.name == kHeadActor) {
+        validator.fail(entry, path + ": the name 'head' is the built-in progress actor's; choose another");
+        break;
+      }
+      if (!names.insert(actor.name).second) {
+        validator.fail(entry, path + ": an actor named '" + actor.name +
+                                  "' already exists; give this one "
+                                  "a distinct `name`");
+        break;
+      }
+      topology.actors.push_back(std::move(actor));
+    }
+  }
+}
+
+Result<Topology> validate_document(const YAML::Node& document, const Locator& locator) {
+  Validator validator(locator);
+  Topology topology;
+  topology.resolved = document;
+  if (!document.IsMap()) {
+    validator.fail(document,
+                   "a topology is a map with `name`, `run_dir` and `actors`, e.g. `name: quickstart`");
+    return validator.finish(std::move(topology));
+  }
+  validator.check_keys(document, "", {"name", "run_dir", "supervision", "actors", "experiment"});
+  if (!document["name"].IsDefined()) {
+    validator.fail(document, "the topology needs a `name`, e.g. `name: quickstart`");
+  } else if (auto name = validator.name_field(document["name"], "name", "name: quickstart")) {
+    topology.name = *name;
+  }
+  if (const YAML::Node run_dir = document["run_dir"]; run_dir.IsDefined()) {
+    if (!run_dir.IsScalar() || run_dir.Scalar().empty()) {
+      validator.fail(run_dir, "run_dir must be a directory path, e.g. `run_dir: runs/quickstart`");
+    } else {
+      topology.run_dir = run_dir.Scalar();
+    }
+  } else {
+    topology.run_dir = "runs/" + topology.name;
+  }
+  if (document["supervision"].IsDefined())
+    read_supervision(document["supervision"], validator, topology.supervision);
+  read_actors(document["actors"], validator, topology);
+  topology.experiment = YAML::Node(YAML::NodeType::Map);
+  if (const YAML::Node experiment = document["experiment"]; experiment.IsDefined()) {
+    if (validator.map_field(experiment, "experiment", "experiment: {steps: 8}") && experiment.IsMap()) {
+      topology.experiment = experiment;
+    }
+    if (experiment.IsMap() && experiment["steps"].IsDefined()) {
+      validator.integer_field(experiment["steps"], "experiment.steps", 0, "steps: 8");
+    }
+  }
+  return validator.finish(std::move(topology));
+}
+
+Result<Topology> validate(const YAML::Node& document, const Locator& locator) {
+  try {
+    return validate_document(document, locator);
+  } catch (const YAML::Exception& error) {
+    // A shape the checks above did not foresee: still an input error, not a crash.
+    return make_error(Errc::invalid_argument,
+                      locator.where(document) + ": the topology has an unexpected shape: " + error.msg);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> Topology::child_processes() const {
+  std::vector<std::string> processes;
+  for (const auto& actor : actors) {
+    if (actor.process == kHeadProcess) continue;
+    if (std::find(processes.begin(), processes.end(), actor.process) == processes.end()) {
+      processes.push_back(actor.process);
+    }
+  }
+  return processes;
+}
+
+std::vector<const ActorEntry*> Topology::actors_of(std::string_view process) const {
+  std::vector<const ActorEntry*> found;
+  for (const auto& actor : actors) {
+    if (actor.process == process) found.push_back(&actor);
+  }
+  return found;
+}
+
+const ActorEntry* Topology::find(std::string_view actor_name) const {
+  for (const auto& actor : actors) {
+    if (actor.name == actor_name) return &actor;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> Topology::process_of(std::string_view actor_name) const {
+  if (actor_name == kHeadActor) return std::string(kHeadProcess);
+  if (const ActorEntry* actor = find(actor_name)) return actor->process;
+  return std::nullopt;
+}
+
+std::vector<std::string> Topology::members(std::string_view role) const {
+  std::vector<std::string> names;
+  for (const auto& actor : actors) {
+    if (actor.role == role) names.push_back(actor.name);
+  }
+  return names;
+}
+
+uint32_t Topology::experiment_steps() const {
+  const auto steps = parse_integer(experiment["steps"]);
+  return steps && *steps > 0 ? static_cast<uint32_t>(*steps) : 0;
+}
+
+Result<Topology> load_topology(const std::string& path, const std::vector<std::string>& overrides) {
+  Locator locator;
+  auto document = load_with_extends(path, locator, 0);
+  if (!document) return document.error();
+  for (const auto& text : overrides) {
+    if (auto applied = apply_override(*document, text, locator); !applied) return applied.error();
+  }
+  return validate(*document, locator);
+}
+
+Result<Topology> parse_topology(const YAML::Node& document, const std::string& source) {
+  Locator locator;
+  locator.add_file(source, document);
+  return validate(document, locator);
+}
+
+Status write_resolved_topology(const Topology& topology, const std::string& absolute_run_dir,
+                               const std::string& path) {
+  YAML::Node resolved = YAML::Clone(topology.resolved);
+  resolved["run_dir"] = absolute_run_dir;
+  YAML::Emitter emitter;
+  emitter << resolved;
+  std::ofstream out(path, std::ios::trunc);
+  out << "# The topology of this run after `extends` and `--set` (written by drk run).\n"
+      << emitter.c_str() << "\n";
+  out.close();
+  if (!out) {
+    return make_error(Errc::io_error, "cannot write the resolved topology to '" + path +
+                                          "': check that the run directory is writable");
+  }
+  return {};
+}
+
+}  // namespace drk::runtime

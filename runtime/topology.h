@@ -1,0 +1,90 @@
+// Topology: which actors run, in which processes, under which supervision, with which
+// experiment, as read from YAML.
+//
+// load_topology() reads a file, follows `extends: base.yaml` (relative to the file; the base is
+// deep-merged under the file: maps merge key by key, anything else is replaced), applies
+// `--set key=value` overrides and validates the result before anything starts. An override's
+// key is a dotted path over maps (`experiment.eval.trials`); inside `actors` a segment names an
+// entry by its `name` or `role` (`actors.evaluator.count`). The value is parsed as YAML, so
+// numbers, lists and maps work.
+//
+// Errors are Errc::parse_error (YAML syntax) or Errc::invalid_argument (schema), each naming the
+// place and the expected form:
+//   "configs/q.yaml:12: actors[2].count must be a positive integer, e.g. `count: 2`"
+//
+// Processes: an actor's `process` is "head" (inside `drk run`), "own" (the actor gets a process
+// of its own, named after the actor) or any other name (actors sharing it share a process).
+// Thread-safety: a Topology is an immutable value after loading; its YAML nodes must not be
+// read from several threads at once (hand each thread a YAML::Clone).
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/result.h"
+
+namespace drk::runtime {
+
+// The process that `drk run` itself is, and the name of the built-in actor it hosts.
+inline constexpr std::string_view kHeadProcess = "head";
+inline constexpr std::string_view kHeadActor = "head";
+
+enum class RestartStrategy { one_for_one, one_for_all, rest_for_one };
+
+struct SupervisionPolicy {
+  RestartStrategy strategy = RestartStrategy::one_for_one;
+  int max_restarts = 10;  // at most this many restarts ...
+  double within_s = 60;   // ... in this many seconds, else the run stops
+  int backoff_initial_ms = 0;
+  int backoff_max_ms = 2000;
+};
+
+// One actor instance (an entry with `count: N` gives N instances).
+struct ActorEntry {
+  std::string name;  // unique: "evaluator.1", "learner"
+  std::string role;
+  uint32_t index = 0;   // position within the role's pool
+  std::string process;  // resolved: "head", the actor's name for "own", or the group name
+  std::size_t mailbox_capacity = 1000;
+  YAML::Node params;  // may be null
+  std::string where;  // "configs/q.yaml:12", for messages about this entry
+};
+
+struct Topology {
+  std::string name;
+  std::string run_dir;  // as written (relative to the current directory) or absolute
+  SupervisionPolicy supervision;
+  std::vector<ActorEntry> actors;
+  YAML::Node experiment;  // a map (empty when absent)
+  YAML::Node resolved;    // the whole document after extends and overrides
+
+  // The processes `drk run` starts, in topology order ("head" excluded).
+  std::vector<std::string> child_processes() const;
+  // The actors of one process, in topology order.
+  std::vector<const ActorEntry*> actors_of(std::string_view process) const;
+  // The actor called `name`; nullptr when there is none.
+  const ActorEntry* find(std::string_view name) const;
+  // The process an actor lives in, including the built-in head actor; empty when unknown.
+  std::optional<std::string> process_of(std::string_view actor) const;
+  // The names of every actor of a role, in index order.
+  std::vector<std::string> members(std::string_view role) const;
+  // experiment.steps, 0 when absent.
+  uint32_t experiment_steps() const;
+};
+
+// Reads, merges, overrides and validates. `overrides` are "key=value" strings.
+Result<Topology> load_topology(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Validates an already merged document (the resolved form a child reads).
+Result<Topology> parse_topology(const YAML::Node& document, const std::string& source);
+
+// Writes the resolved document with `run_dir` replaced by `absolute_run_dir`.
+Status write_resolved_topology(const Topology& topology, const std::string& absolute_run_dir,
+                               const std::string& path);
+
+}  // namespace drk::runtime

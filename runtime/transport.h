@@ -1,0 +1,93 @@
+// Transport: how actors reach each other over ZeroMQ.
+//
+// Every actor owns one PULL socket (its mailbox) bound at inproc://NAME and
+// ipc://SOCKET_DIR/NAME. A sender keeps one PUSH socket per destination (Outbox), connected to
+// the inproc endpoint when the recipient lives in the same process and to the ipc endpoint
+// otherwise, so the messages of one sender to one recipient arrive in the order sent. Both ends
+// have a high-water mark of the recipient's mailbox capacity: a full mailbox makes send() wait
+// up to SendOptions::wait_for_room and then fail with Errc::busy.
+//
+// SOCKET_DIR is a short directory derived from the run directory (/tmp/drk-<hash>), because ipc
+// paths are limited to about 107 bytes. A Transport creates it, removes the socket files of the
+// mailboxes it bound when it is destroyed, and the directory too once it is empty.
+//
+// Thread-safety: a Transport (one per process: it owns the ZeroMQ context) may be shared by
+// threads; mailboxes and Outboxes are used by one thread each, as ZeroMQ sockets must be.
+// Every socket must be closed (its owner destroyed) before the Transport is.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <zmq.hpp>
+
+#include "runtime/actor.h"
+#include "runtime/codec.h"
+#include "runtime/result.h"
+#include "runtime/topology.h"
+
+namespace drk::runtime {
+
+// Milliseconds since the Unix epoch.
+int64_t system_unix_ms();
+
+// The directory of a run's ipc sockets: /tmp/drk-<16 hex digits of a hash of run_dir>.
+std::string socket_dir_for(const std::string& absolute_run_dir);
+
+// The name of a message's body ("stepReport", "control", ...), for logs.
+std::string body_kind(msg::Envelope::Reader envelope);
+
+// zmq_poll that resumes after signals. Returns the number of ready items.
+int poll_sockets(zmq::pollitem_t* items, std::size_t count, std::chrono::milliseconds timeout);
+
+class Transport {
+ public:
+  // `topology` must outlive the Transport; `local_process` is the process this one is.
+  Transport(const Topology& topology, std::string local_process, const std::string& absolute_run_dir);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  const Topology& topology() const { return topology_; }
+  const std::string& local_process() const { return local_process_; }
+  const std::string& socket_dir() const { return socket_dir_; }
+  zmq::context_t& context() { return context_; }
+
+  // inproc://NAME for a colocated actor, else ipc://SOCKET_DIR/NAME. not_found for a name the
+  // topology does not have.
+  Result<std::string> endpoint_of(std::string_view actor) const;
+  std::size_t capacity_of(std::string_view actor) const;
+
+  // The PULL socket of a local actor, bound at both of its endpoints.
+  Result<zmq::socket_t> bind_mailbox(const std::string& actor);
+
+ private:
+  const Topology& topology_;
+  std::string local_process_;
+  std::string socket_dir_;
+  std::vector<std::string> bound_ipc_paths_;
+  zmq::context_t context_;
+};
+
+// The sending side of one thread: PUSH sockets per destination, created on first use.
+class Outbox {
+ public:
+  Outbox(Transport& transport, std::string sender, std::function<int64_t()> clock = system_unix_ms);
+
+  // Builds an Envelope from `sender` to `recipient` with `fill` and sends it (see ActorContext).
+  Status send(std::string_view recipient, const std::function<void(msg::Envelope::Builder)>& fill,
+              const SendOptions& options = {});
+
+ private:
+  Result<zmq::socket_t*> socket_for(std::string_view recipient);
+
+  Transport& transport_;
+  std::string sender_;
+  std::function<int64_t()> clock_;
+  std::map<std::string, zmq::socket_t, std::less<>> sockets_;
+};
+
+}  // namespace drk::runtime

@@ -1,0 +1,174 @@
+#include "runtime/actor_host.h"
+
+#include <capnp/message.h>
+
+#include <condition_variable>
+#include <future>
+#include <mutex>
+
+#include "runtime/head_actor.h"
+#include "runtime/topology.h"
+#include "runtime/transport.h"
+#include "tests/doctest_drk.h"
+#include "tests/runtime/run_dir.h"
+
+namespace drk::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::RunDir;
+
+// What a collector saw, shared with the test thread.
+struct Inbox {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<uint64_t> sequences;
+  std::vector<uint64_t> timer_tokens;
+
+  bool wait_for(std::size_t messages, std::size_t timers = 0) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, 10s,
+                            [&] { return sequences.size() >= messages && timer_tokens.size() >= timers; });
+  }
+};
+
+class Collector final : public Actor {
+ public:
+  Collector(Inbox& inbox, std::shared_future<void> released)
+      : inbox_(inbox), released_(std::move(released)) {}
+
+  void on_start(ActorContext& context) override {
+    context.start_timer(20ms, 2);
+    context.start_timer(0ms, 1);
+  }
+  void on_message(ActorContext&, msg::Envelope::Reader envelope) override {
+    released_.wait();
+    std::lock_guard lock(inbox_.mutex);
+    inbox_.sequences.push_back(envelope.getBody().getHeartbeat().getSequence());
+    inbox_.changed.notify_all();
+  }
+  void on_timer(ActorContext&, uint64_t token) override {
+    std::lock_guard lock(inbox_.mutex);
+    inbox_.timer_tokens.push_back(token);
+    inbox_.changed.notify_all();
+  }
+
+ private:
+  Inbox& inbox_;
+  std::shared_future<void> released_;
+};
+
+Topology one_collector(std::size_t mailbox) {
+  Topology topology;
+  topology.name = "local";
+  ActorEntry collector;
+  collector.name = "collector";
+  collector.role = "collector";
+  collector.process = "p";
+  collector.mailbox_capacity = mailbox;
+  topology.actors.push_back(collector);
+  return topology;
+}
+
+struct Fixture {
+  explicit Fixture(std::size_t mailbox = 1000)
+      : topology(one_collector(mailbox)), transport(topology, "p", dir.path().string()) {
+    HostOptions options;
+    options.run_dir = dir.path().string();
+    host.emplace(transport, options);
+    ActorSpec spec;
+    spec.name = "collector";
+    spec.role = "collector";
+    host->add(spec, std::make_unique<Collector>(inbox, released.get_future().share()));
+    DRK_REQUIRE(host->start().ok());
+  }
+  ~Fixture() {
+    try {
+      released.set_value();  // a collector still waiting must finish before its host stops
+    } catch (const std::future_error&) {
+    }
+    outbox.reset();
+    host.reset();
+  }
+
+  Status send(uint64_t sequence, SendOptions options = {}) {
+    return outbox->send(
+        "collector",
+        [&](msg::Envelope::Builder envelope) { envelope.getBody().initHeartbeat().setSequence(sequence); },
+        options);
+  }
+
+  RunDir dir;
+  Topology topology;
+  Transport transport;
+  Inbox inbox;
+  std::promise<void> released;
+  std::optional<ActorHost> host;
+  std::optional<Outbox> outbox{std::in_place, transport, "test"};
+};
+
+DRK_TEST_CASE("messages from one sender arrive in the order sent, and timers fire in order") {
+  Fixture f;
+  f.released.set_value();
+  for (uint64_t sequence = 0; sequence < 500; ++sequence) DRK_REQUIRE(f.send(sequence).ok());
+  DRK_REQUIRE(f.inbox.wait_for(500, 2));
+  std::vector<uint64_t> expected(500);
+  for (uint64_t sequence = 0; sequence < 500; ++sequence) expected[sequence] = sequence;
+  DRK_CHECK(f.inbox.sequences == expected);
+  DRK_CHECK(f.inbox.timer_tokens == std::vector<uint64_t>{1, 2});
+}
+
+DRK_TEST_CASE("a message past its deadline is a dead letter") {
+  Fixture f;
+  f.released.set_value();
+  SendOptions late;
+  late.deadline_unix_ms = 1;
+  DRK_REQUIRE(f.send(7, late).ok());
+  DRK_REQUIRE(f.send(8).ok());
+  DRK_REQUIRE(f.inbox.wait_for(1));
+  DRK_CHECK(f.inbox.sequences == std::vector<uint64_t>{8});
+  const DeadLetters dead = f.host->dead_letters("collector");
+  DRK_CHECK(dead.count == 1);
+  DRK_REQUIRE(dead.recent.size() == 1);
+  DRK_CHECK(dead.recent[0].find("a heartbeat from 'test'") != std::string::npos);
+}
+
+DRK_TEST_CASE("a full mailbox makes send busy, and the messages flow once it drains") {
+  Fixture f(2);
+  SendOptions quick;
+  quick.wait_for_room = 20ms;
+  uint64_t accepted = 0;
+  Status last;
+  while (accepted < 100 && (last = f.send(accepted, quick)).ok()) ++accepted;
+  DRK_REQUIRE_FALSE(last.ok());
+  DRK_CHECK(last.error().code == Errc::busy);
+  DRK_CHECK(last.error().message.find("mailbox of 'collector' stayed full") != std::string::npos);
+  f.released.set_value();
+  DRK_REQUIRE(f.inbox.wait_for(accepted));
+  DRK_CHECK(f.inbox.sequences.size() == accepted);
+}
+
+DRK_TEST_CASE("an unknown recipient is not_found") {
+  Fixture f;
+  f.released.set_value();
+  auto sent = f.outbox->send("nobody", [](msg::Envelope::Builder) {});
+  DRK_REQUIRE_FALSE(sent.ok());
+  DRK_CHECK(sent.error().code == Errc::not_found);
+}
+
+DRK_TEST_CASE("the head prints one progress line per step report") {
+  capnp::MallocMessageBuilder builder;
+  auto report = builder.initRoot<msg::StepReport>();
+  report.setStep(3);
+  report.setPolicyVersion(3);
+  report.setMeanReward(0.8123);
+  report.setCorrectFraction(0.75);
+  report.setBestSpeedup(1.428);
+  report.setSeconds(12.06);
+  DRK_CHECK(format_progress(report.asReader(), 8) ==
+            "step 3/8  policy v3  mean reward 0.812  correct 75%  best speedup 1.43x  (12.1 s)");
+  DRK_CHECK(format_progress(report.asReader(), 0).rfind("step 3  policy", 0) == 0);
+}
+
+}  // namespace
+}  // namespace drk::runtime

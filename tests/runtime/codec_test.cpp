@@ -1,0 +1,84 @@
+#include "runtime/codec.h"
+
+#include <capnp/message.h>
+
+#include <cstring>
+#include <vector>
+
+#include "messages/drk.capnp.h"
+#include "tests/doctest_drk.h"
+
+namespace drk::runtime {
+namespace {
+
+std::vector<std::byte> encoded_envelope(const std::string& sender) {
+  capnp::MallocMessageBuilder builder;
+  auto envelope = builder.initRoot<msg::Envelope>();
+  envelope.setSender(sender);
+  envelope.setRecipient("ponger");
+  envelope.getBody().initHeartbeat().setSequence(42);
+  const auto words = encode(builder);
+  const auto bytes = words.asBytes();
+  std::vector<std::byte> copy(bytes.size());
+  std::memcpy(copy.data(), bytes.begin(), bytes.size());
+  return copy;
+}
+
+DRK_TEST_CASE("an encoded envelope decodes to the same fields") {
+  auto bytes = std::make_shared<std::vector<std::byte>>(encoded_envelope("pinger"));
+  auto decoded = decode(*bytes, bytes);
+  DRK_REQUIRE(decoded.ok());
+  auto envelope = decoded->root<msg::Envelope>();
+  DRK_CHECK(std::string(envelope.getSender().cStr()) == "pinger");
+  DRK_CHECK(envelope.getBody().getHeartbeat().getSequence() == 42);
+}
+
+DRK_TEST_CASE("a frame that is not 8-byte aligned decodes (it is copied)") {
+  const auto bytes = encoded_envelope("misaligned");
+  auto buffer = std::make_shared<std::vector<std::byte>>(bytes.size() + 1);
+  std::memcpy(buffer->data() + 1, bytes.data(), bytes.size());
+  const std::span<const std::byte> shifted(buffer->data() + 1, bytes.size());
+  DRK_REQUIRE(reinterpret_cast<std::uintptr_t>(shifted.data()) % 8 != 0);
+  auto decoded = decode(shifted, buffer);
+  DRK_REQUIRE(decoded.ok());
+  DRK_CHECK(std::string(decoded->root<msg::Envelope>().getSender().cStr()) == "misaligned");
+}
+
+DRK_TEST_CASE("a frame over the size limit is a protocol error") {
+  const auto bytes = encoded_envelope(std::string(200, 'x'));
+  DecodeLimits limits;
+  limits.max_frame_bytes = 64;
+  auto decoded = decode(bytes, nullptr, limits);
+  DRK_REQUIRE_FALSE(decoded.ok());
+  DRK_CHECK(decoded.error().code == Errc::protocol_error);
+  DRK_CHECK(decoded.error().message.find("exceeds the limit of 64 bytes") != std::string::npos);
+}
+
+DRK_TEST_CASE("garbage frames are protocol errors, not crashes") {
+  DRK_SUBCASE("a length that is not whole words") {
+    std::vector<std::byte> bytes(13, std::byte{0});
+    auto decoded = decode(bytes, nullptr);
+    DRK_REQUIRE_FALSE(decoded.ok());
+    DRK_CHECK(decoded.error().code == Errc::protocol_error);
+  }
+  DRK_SUBCASE("a segment table that claims more than there is") {
+    std::vector<std::byte> bytes(16, std::byte{0xff});
+    auto decoded = decode(bytes, nullptr);
+    DRK_REQUIRE_FALSE(decoded.ok());
+    DRK_CHECK(decoded.error().code == Errc::protocol_error);
+  }
+  DRK_SUBCASE("a root pointer that points outside its segment") {
+    // One segment of one word, whose root struct pointer claims data 1000 words away.
+    const uint32_t table[2] = {0, 1};
+    const uint64_t pointer = (uint64_t{1} << 32) | (uint64_t{1000} << 2);
+    std::vector<std::byte> bytes(16);
+    std::memcpy(bytes.data(), table, 8);
+    std::memcpy(bytes.data() + 8, &pointer, 8);
+    auto decoded = decode(bytes, nullptr);
+    DRK_REQUIRE_FALSE(decoded.ok());
+    DRK_CHECK(decoded.error().code == Errc::protocol_error);
+  }
+}
+
+}  // namespace
+}  // namespace drk::runtime

@@ -1,0 +1,150 @@
+// A drk-like program for the runtime's integration tests: `run` and `host` as in drk, with two
+// test roles instead of the six real ones.
+//   pinger: sends params.requests numbered Heartbeats to "ponger", re-sends those not yet
+//           answered when the ponger restarts (Control.peerRestarted) and on a timer; when all
+//           are answered it writes RUN_DIR/pinger-result.txt and sends a finished StepReport.
+//   ponger: answers each Heartbeat with the same sequence number. params.fault "kill" or
+//           "throw" makes it SIGKILL itself or throw at its params.at-th request, once per run;
+//           "always_throw" throws there on every incarnation.
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "runtime/actor.h"
+#include "runtime/process_main.h"
+
+namespace {
+
+using namespace drk;
+using namespace std::chrono_literals;
+
+class Pinger final : public runtime::Actor {
+ public:
+  explicit Pinger(const runtime::ActorSpec& spec) : requests_(spec.params["requests"].as<uint64_t>()) {}
+
+  void on_start(runtime::ActorContext& context) override {
+    resend(context);
+    context.start_timer(kResendEvery, 0);
+  }
+
+  void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
+    const auto body = envelope.getBody();
+    if (body.isControl() && body.getControl().isPeerRestarted() &&
+        body.getControl().getPeerRestarted() == "ponger") {
+      resend(context);
+    } else if (body.isHeartbeat()) {
+      answered_.insert(body.getHeartbeat().getSequence());
+      if (answered_.size() == requests_ && !reported_) report(context);
+    }
+  }
+
+  void on_timer(runtime::ActorContext& context, uint64_t) override {
+    if (reported_) return;
+    resend(context);
+    context.start_timer(kResendEvery, 0);
+  }
+
+ private:
+  static constexpr auto kResendEvery = 300ms;
+
+  void resend(runtime::ActorContext& context) {
+    for (uint64_t sequence = 1; sequence <= requests_; ++sequence) {
+      if (answered_.count(sequence)) continue;
+      // A busy or unreachable ponger is retried on the next timer.
+      (void)context.send("ponger", [&](msg::Envelope::Builder envelope) {
+        envelope.getBody().initHeartbeat().setSequence(sequence);
+      });
+    }
+  }
+
+  void report(runtime::ActorContext& context) {
+    reported_ = true;
+    std::ofstream(context.spec().run_dir + "/pinger-result.txt")
+        << "answered " << answered_.size() << " of " << requests_ << "\n";
+    (void)context.send("head", [&](msg::Envelope::Builder envelope) {
+      auto report = envelope.getBody().initStepReport();
+      report.setStep(1);
+      report.setPolicyVersion(1);
+      report.setCorrectFraction(1.0);
+      report.setFinished(true);
+    });
+  }
+
+  uint64_t requests_;
+  std::set<uint64_t> answered_;
+  bool reported_ = false;
+};
+
+class Ponger final : public runtime::Actor {
+ public:
+  explicit Ponger(const runtime::ActorSpec& spec)
+      : fault_(spec.params["fault"].as<std::string>("none")),
+        fault_at_(spec.params["at"].as<uint64_t>(0)),
+        marker_(spec.run_dir + "/ponger-fault-injected") {}
+
+  void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
+    if (!envelope.getBody().isHeartbeat()) return;
+    if (++seen_ == fault_at_) inject_fault();
+    const uint64_t sequence = envelope.getBody().getHeartbeat().getSequence();
+    (void)context.send(envelope.getSender().cStr(), [&](msg::Envelope::Builder reply) {
+      reply.getBody().initHeartbeat().setSequence(sequence);
+    });
+  }
+
+ private:
+  void inject_fault() {
+    if (fault_ == "always_throw") throw std::runtime_error("injected fault");
+    if (fault_ == "none" || std::filesystem::exists(marker_)) return;
+    std::ofstream(marker_) << fault_ << "\n";
+    if (fault_ == "kill") ::raise(SIGKILL);
+    if (fault_ == "throw") throw std::runtime_error("injected fault");
+  }
+
+  std::string fault_;
+  uint64_t fault_at_;
+  std::string marker_;
+  uint64_t seen_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  runtime::register_role("pinger",
+                         [](const runtime::ActorSpec& spec) { return std::make_unique<Pinger>(spec); });
+  runtime::register_role("ponger",
+                         [](const runtime::ActorSpec& spec) { return std::make_unique<Ponger>(spec); });
+  const std::vector<std::string> args(argv + std::min(argc, 2), argv + argc);
+  const std::string command = argc > 1 ? argv[1] : "";
+  if (command == "run") {
+    auto parsed = runtime::parse_run_args(args);
+    if (!parsed) {
+      std::cerr << parsed.error().message << "\n";
+      return 2;
+    }
+    runtime::RunOptions options;
+    options.topology_path = parsed->topology_path;
+    options.overrides = parsed->overrides;
+    options.summary = [](const std::string& run_dir) {
+      std::ifstream in(run_dir + "/pinger-result.txt");
+      std::stringstream result;
+      result << in.rdbuf();
+      std::cout << "summary: " << result.str() << std::flush;
+      return 0;
+    };
+    return runtime::run_head(options);
+  }
+  if (command == "host") {
+    auto parsed = runtime::parse_host_args(args);
+    if (!parsed) {
+      std::cerr << parsed.error().message << "\n";
+      return 2;
+    }
+    return runtime::run_host(*parsed);
+  }
+  std::cerr << "usage: drk_test_host run TOPOLOGY.yaml [--set K=V ...] | host ...\n";
+  return 2;
+}

@@ -1,0 +1,173 @@
+#include "runtime/topology.h"
+
+#include <string>
+
+#include "tests/doctest_drk.h"
+#include "tests/runtime/run_dir.h"
+
+namespace drk::runtime {
+namespace {
+
+using testing::RunDir;
+
+const char* const kQuickstart =
+    "name: quickstart\n"          // 1
+    "run_dir: runs/quickstart\n"  // 2
+    "supervision:\n"              // 3
+    "  strategy: rest_for_one\n"  // 4
+    "actors:\n"                   // 5
+    "  - role: learner\n"         // 6
+    "    process: head\n"         // 7
+    "  - role: evaluator\n"       // 8
+    "    count: 2\n"              // 9
+    "    process: own\n"          // 10
+    "    mailbox: 16\n"           // 11
+    "    params: {trials: 5}\n"   // 12
+    "  - role: verifier\n"        // 13
+    "    process: checkers\n"     // 14
+    "  - role: oracle\n"          // 15
+    "    process: checkers\n"     // 16
+    "experiment:\n"               // 17
+    "  steps: 8\n";               // 18
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+DRK_TEST_CASE("a topology expands counts and places actors in processes") {
+  RunDir dir;
+  auto topology = load_topology(dir.write("q.yaml", kQuickstart));
+  DRK_REQUIRE_MESSAGE(topology.ok(), topology.error().message);
+  DRK_CHECK(topology->name == "quickstart");
+  DRK_CHECK(topology->supervision.strategy == RestartStrategy::rest_for_one);
+  DRK_CHECK(topology->members("evaluator") == std::vector<std::string>{"evaluator.0", "evaluator.1"});
+  DRK_CHECK(topology->find("evaluator.1")->index == 1);
+  DRK_CHECK(topology->find("evaluator.1")->mailbox_capacity == 16);
+  DRK_CHECK(topology->find("evaluator.1")->params["trials"].as<int>() == 5);
+  DRK_CHECK(topology->child_processes() ==
+            std::vector<std::string>{"evaluator.0", "evaluator.1", "checkers"});
+  DRK_CHECK(topology->actors_of("checkers").size() == 2);
+  DRK_CHECK(topology->process_of("learner") == std::optional<std::string>("head"));
+  DRK_CHECK(topology->process_of("head") == std::optional<std::string>("head"));
+  DRK_CHECK_FALSE(topology->process_of("nobody").has_value());
+  DRK_CHECK(topology->experiment_steps() == 8);
+}
+
+DRK_TEST_CASE("a minimal topology gets the defaults") {
+  RunDir dir;
+  auto topology = load_topology(dir.write("m.yaml", "name: tiny\nactors: [{role: learner}]\n"));
+  DRK_REQUIRE_MESSAGE(topology.ok(), topology.error().message);
+  DRK_CHECK(topology->run_dir == "runs/tiny");
+  DRK_CHECK(topology->experiment_steps() == 0);
+  DRK_CHECK(topology->supervision.max_restarts == 10);
+  DRK_CHECK(topology->child_processes() == std::vector<std::string>{"learner"});
+  auto scalar_experiment =
+      load_topology(dir.write("s.yaml", "name: tiny\nactors: [{role: a}]\nexperiment: 3\n"));
+  DRK_REQUIRE_FALSE(scalar_experiment.ok());
+  DRK_CHECK(contains(scalar_experiment.error().message, "s.yaml:3: experiment must be a map"));
+}
+
+DRK_TEST_CASE("schema errors name the file, the line and the expected form") {
+  RunDir dir;
+  std::string text = kQuickstart;
+  DRK_SUBCASE("a count that is not a positive integer") {
+    text.replace(text.find("count: 2"), 8, "count: -1");
+    auto topology = load_topology(dir.write("q.yaml", text));
+    DRK_REQUIRE_FALSE(topology.ok());
+    DRK_CHECK(topology.error().code == Errc::invalid_argument);
+    DRK_CHECK_MESSAGE(
+        contains(topology.error().message,
+                 dir.file("q.yaml") + ":9: actors[1].count must be a positive integer, e.g. `count: 2`"),
+        topology.error().message);
+  }
+  DRK_SUBCASE("an unknown key") {
+    text.replace(text.find("mailbox: 16"), 11, "mailbx: 16");
+    auto topology = load_topology(dir.write("q.yaml", text));
+    DRK_REQUIRE_FALSE(topology.ok());
+    DRK_CHECK_MESSAGE(contains(topology.error().message, ":11: unknown key `mailbx` in actors[1]"),
+                      topology.error().message);
+  }
+  DRK_SUBCASE("a missing role") {
+    text.replace(text.find("role: oracle"), 12, "name: oracle");
+    auto topology = load_topology(dir.write("q.yaml", text));
+    DRK_REQUIRE_FALSE(topology.ok());
+    DRK_CHECK_MESSAGE(
+        contains(topology.error().message, ":15: actors[3] needs a `role`, e.g. `role: evaluator`"),
+        topology.error().message);
+  }
+  DRK_SUBCASE("a strategy that does not exist") {
+    text.replace(text.find("rest_for_one"), 12, "one_for_some");
+    auto topology = load_topology(dir.write("q.yaml", text));
+    DRK_REQUIRE_FALSE(topology.ok());
+    DRK_CHECK_MESSAGE(contains(topology.error().message, ":4: supervision.strategy must be one_for_one"),
+                      topology.error().message);
+  }
+  DRK_SUBCASE("YAML that does not parse") {
+    auto topology = load_topology(dir.write("q.yaml", text + "  steps: [1, 2\n"));
+    DRK_REQUIRE_FALSE(topology.ok());
+    DRK_CHECK(topology.error().code == Errc::parse_error);
+    DRK_CHECK(contains(topology.error().message, dir.file("q.yaml") + ":"));
+  }
+}
+
+DRK_TEST_CASE("--set overrides values, creates maps and addresses actors by role") {
+  RunDir dir;
+  const std::string path = dir.write("q.yaml", kQuickstart);
+  auto topology = load_topology(path, {"experiment.steps=3", "experiment.eval.trials=3",
+                                       "actors.evaluator.count=3", "actors.verifier.params={strict: true}"});
+  DRK_REQUIRE_MESSAGE(topology.ok(), topology.error().message);
+  DRK_CHECK(topology->experiment_steps() == 3);
+  DRK_CHECK(topology->experiment["eval"]["trials"].as<int>() == 3);
+  DRK_CHECK(topology->members("evaluator").size() == 3);
+  DRK_CHECK(topology->find("verifier")->params["strict"].as<bool>());
+
+  auto bad = load_topology(path, {"actors.evaluator.count=zero"});
+  DRK_REQUIRE_FALSE(bad.ok());
+  DRK_CHECK_MESSAGE(
+      contains(bad.error().message, "--set actors.evaluator.count=zero: actors[1].count must be"),
+      bad.error().message);
+  auto unknown = load_topology(path, {"actors.generator.count=2"});
+  DRK_REQUIRE_FALSE(unknown.ok());
+  DRK_CHECK(contains(unknown.error().message, "no entry of `actors` has the name or role 'generator'"));
+  auto malformed = load_topology(path, {"experiment.steps"});
+  DRK_REQUIRE_FALSE(malformed.ok());
+  DRK_CHECK(contains(malformed.error().message, "expected KEY=VALUE"));
+}
+
+DRK_TEST_CASE("extends merges the base under the file, and errors point into the right file") {
+  RunDir dir;
+  dir.write("configs/base.yaml", kQuickstart);
+  auto topology = load_topology(dir.write("configs/small.yaml",
+                                          "extends: base.yaml\n"
+                                          "name: small\n"
+                                          "experiment: {eval: {trials: 1}}\n"));
+  DRK_REQUIRE_MESSAGE(topology.ok(), topology.error().message);
+  DRK_CHECK(topology->name == "small");
+  DRK_CHECK(topology->experiment_steps() == 8);
+  DRK_CHECK(topology->experiment["eval"]["trials"].as<int>() == 1);
+  DRK_CHECK(topology->members("evaluator").size() == 2);
+
+  std::string broken = kQuickstart;
+  broken.replace(broken.find("mailbox: 16"), 11, "mailbox: lots");
+  dir.write("configs/base.yaml", broken);
+  auto failed = load_topology(dir.file("configs/small.yaml"));
+  DRK_REQUIRE_FALSE(failed.ok());
+  DRK_CHECK_MESSAGE(
+      contains(failed.error().message, dir.file("configs/base.yaml") + ":11: actors[1].mailbox"),
+      failed.error().message);
+}
+
+DRK_TEST_CASE("the resolved topology reads back the same") {
+  RunDir dir;
+  auto topology = load_topology(dir.write("q.yaml", kQuickstart), {"experiment.steps=2"});
+  DRK_REQUIRE(topology.ok());
+  DRK_REQUIRE(write_resolved_topology(*topology, dir.file("run"), dir.file("topology.yaml")).ok());
+  auto again = load_topology(dir.file("topology.yaml"));
+  DRK_REQUIRE_MESSAGE(again.ok(), again.error().message);
+  DRK_CHECK(again->run_dir == dir.file("run"));
+  DRK_CHECK(again->experiment_steps() == 2);
+  DRK_CHECK(again->child_processes() == topology->child_processes());
+}
+
+}  // namespace
+}  // namespace drk::runtime
