@@ -1,17 +1,68 @@
-# The protocol between an Evaluator and its sandbox processes: length-prefixed Cap'n Proto
-# messages over a pipe pair. It is language-neutral on purpose: a Python sandbox worker
-# (KernelBench-format problems, Triton candidates) will speak the same protocol.
+# The protocol between an Evaluator and its sandbox processes. It is language-neutral on purpose:
+# a Python sandbox worker (KernelBench-format problems, Triton candidates) will speak it too.
 # Evolution rules: as in drk.capnp (new fields with new ordinals only).
+#
+# Transport: a pipe pair. Every message is a 4-byte little-endian length (in bytes, a multiple
+# of 8, at most 1 MiB) followed by that many bytes: a Cap'n Proto message in flat (unpacked)
+# form, segment table first. The Evaluator sends a SandboxRequest and waits for exactly one
+# SandboxReply with the same id; the sandbox never speaks first.
+#
+# Buffers: tensors never travel in messages. They live in one shared memory region (a memfd the
+# Evaluator creates and the sandbox inherits as file descriptor 5; request and reply pipes are
+# descriptors 3 and 4). A request carries the region's current size; the sandbox maps it again
+# when the size changed. A TensorView names a tensor by byte offset into the region.
 @0xcad552739e058fee;
 
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("drk::msg");
 
-# Filled in by the Evaluator's implementation (actors/evaluator/sandbox_protocol.md).
+struct TensorView {
+  offset @0 :UInt64;            # byte offset into the shared region (a multiple of 64)
+  shape @1 :List(Int64);        # contiguous, row-major
+  dtype @2 :Int32;              # enum drk_dtype of kernels/abi/drk_kernel.h
+}
+
+# The tensors of one call of the candidate.
+struct BufferSet {
+  inputs @0 :List(TensorView);
+  outputs @1 :List(TensorView);
+}
+
+# Load a compiled candidate (replacing the one loaded before).
+struct LoadRequest {
+  library @0 :Text;             # absolute path of the shared object
+  maxThreads @1 :Int32;         # drk_context.max_threads, and the library table's threads
+}
+
+# Call the loaded candidate `calls` times in a row; call i uses sets[i mod len(sets)].
+# calls = 0 is an empty round trip (the Evaluator measures its own overhead with it).
+struct RunRequest {
+  sets @0 :List(BufferSet);
+  calls @1 :UInt32;
+}
+
 struct SandboxRequest {
   id @0 :UInt64;
+  regionBytes @1 :UInt64;       # size of the shared region now
+  union {
+    load @2 :LoadRequest;
+    run @3 :RunRequest;
+  }
+}
+
+enum SandboxStatus {
+  ok @0;
+  loadFailed @1;                # dlopen failed or drk_kernel is missing; message says which
+  returnedError @2;             # a call returned non-zero; candidateStatus holds it
+  badRequest @3;                # the request does not fit the region or no candidate is loaded
 }
 
 struct SandboxReply {
   id @0 :UInt64;
+  status @1 :SandboxStatus;
+  message @2 :Text;
+  candidateStatus @3 :Int32;    # the last call's return value
+  callsCompleted @4 :UInt32;    # calls that returned DRK_OK
+  libraryCalls @5 :UInt64;      # library-table calls made during this request
+  sandboxNs @6 :UInt64;         # the sandbox's own clock over the calls (evidence, never the timing)
 }

@@ -52,8 +52,10 @@ DRK_TEST_CASE("each kind of evidence names its check") {
             std::vector<std::string>{"sandbox_timeout"});
   DRK_CHECK(failed_codes([](auto r) { r.setSandbox(SandboxOutcome::RETURNED_ERROR); }) ==
             std::vector<std::string>{"candidate_error"});
-  DRK_CHECK(failed_codes([](auto r) { r.getEvidence().setWallCheckRatio(3.0); }) ==
+  DRK_CHECK(failed_codes([](auto r) { r.getEvidence().setWallCheckRatio(5.0); }) ==
             std::vector<std::string>{"timer_mismatch"});
+  // A loaded machine stretches the harness's clock a little: that is noise, not a lie.
+  DRK_CHECK(failed_codes([](auto r) { r.getEvidence().setWallCheckRatio(1.8); }).empty());
 }
 
 DRK_TEST_CASE("several failures are all listed") {

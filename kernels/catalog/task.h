@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "messages/drk.capnp.h"
 #include "runtime/result.h"
 
 namespace drk::kernels {
@@ -24,6 +25,8 @@ Result<DeviceKind> parse_device(std::string_view text);  // "cpu" | "cuda"
 
 enum class DType { float32, float16, bfloat16, float64 };
 std::string_view dtype_name(DType dtype);
+Result<DType> parse_dtype(std::string_view text);  // "float32" | ...
+size_t dtype_size(DType dtype);                    // bytes per element
 
 // How an input's values are drawn for each trial.
 struct Distribution {
@@ -51,8 +54,9 @@ struct Task {
   std::vector<std::string> outputs;    // output names, in the candidate's output order
   std::string reference;               // e.g. "leaky_relu(linear(x, w, b) * 2.0, 0.1)"
   std::map<std::string, std::string> params;  // family parameters for the generator
-  // Input shapes per device: "cpu" shapes are scaled to evaluate in well under a second on
-  // one core; "cuda" shapes are KernelBench's published ones.
+  // Input and output shapes per device, by tensor name: "cpu" shapes are scaled to evaluate in
+  // well under a second on one core; "cuda" shapes are KernelBench's published ones. Output
+  // shapes are data too (the catalog checks them against the reference).
   std::map<std::string, std::vector<int64_t>> cpu_shapes;
   std::map<std::string, std::vector<int64_t>> gpu_shapes;
   std::map<DType, Tolerance> tolerances;  // falls back to KernelBench's per-dtype defaults
@@ -77,5 +81,15 @@ class TaskCatalog {
  private:
   std::vector<Task> tasks_;  // sorted by name
 };
+
+// Describes `task` on `device` as a message (shapes of that device), for actors that do not
+// hold the catalog (Generators, LLM prompts).
+void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder out);
+
+// Floating-point operations of one reference evaluation at `device`'s shapes (one flop per
+// element per elementwise operation, 2*M*N*K per matrix product).
+double estimate_flops(const Task& task, DeviceKind device);
+// Bytes every implementation must move at least: each input read once, each output written once.
+double estimate_min_bytes(const Task& task, DeviceKind device);
 
 }  // namespace drk::kernels

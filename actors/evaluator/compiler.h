@@ -1,0 +1,68 @@
+// Compiler: turns a C++ candidate source into a shared object with the host compiler, cached by
+// content.
+//
+//   c++ -O3 -march=native -std=c++17 -shared -fPIC -I<kernels/abi> candidate.cpp -o <key>.so
+//
+// The cache key is the SHA-256 of the source, the command (compiler and flags), the compiler's
+// identity (its `--version` text) and the ABI header, so a change of any of them recompiles. A
+// cache directory holds <key>.so (and <key>.cpp, for people); a source that failed to compile
+// leaves <key>.log so that the same failure is answered from the cache. Objects are written to
+// a temporary name and renamed, so several Evaluators may share one cache directory.
+//
+// Thread-safety: compile() may run on several threads (distinct temporary names per call).
+// Errors: compile_error carries the compiler's message (paths shown as candidate.cpp) and
+// "timed out" for a compile past its deadline; io_error when the compiler cannot run or the
+// cache directory cannot be written.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/evaluator/process_launcher.h"
+#include "runtime/result.h"
+
+namespace drk::evaluator {
+
+// kernels/abi of the source tree ($DRK_SOURCE_DIR/kernels/abi when that is set).
+std::string default_abi_include_dir();
+
+struct CompilerOptions {
+  std::string cache_dir;                  // created when missing
+  std::string abi_include_dir = default_abi_include_dir();
+  std::string compiler = "c++";
+  std::vector<std::string> flags = {"-O3", "-march=native", "-std=c++17", "-shared", "-fPIC"};
+  std::chrono::milliseconds timeout{60000};
+  size_t max_log_bytes = 16 * 1024;
+};
+
+struct CompiledCandidate {
+  std::string library_path;  // absolute path of the shared object
+  std::string key;           // the content hash
+  bool cached = false;       // answered from the cache
+  double compile_ms = 0.0;   // wall time of this compile() call
+};
+
+class Compiler {
+ public:
+  // io_error when the cache directory cannot be made or the compiler does not run.
+  static Result<std::unique_ptr<Compiler>> create(CompilerOptions options,
+                                                   std::shared_ptr<ProcessLauncher> launcher = system_process_launcher());
+
+  Result<CompiledCandidate> compile(const std::string& source);
+
+  const CompilerOptions& options() const { return options_; }
+
+ private:
+  Compiler(CompilerOptions options, std::shared_ptr<ProcessLauncher> launcher, std::string identity)
+      : options_(std::move(options)), launcher_(std::move(launcher)), identity_(std::move(identity)) {}
+
+  CompilerOptions options_;
+  std::shared_ptr<ProcessLauncher> launcher_;
+  std::string identity_;  // compiler --version text and the ABI header
+  std::atomic<uint64_t> sequence_{0};
+};
+
+}  // namespace drk::evaluator

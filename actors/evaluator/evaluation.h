@@ -1,0 +1,95 @@
+// EvaluationEngine: compiles a candidate, checks it against the task's reference and times both.
+//
+// evaluate() ALWAYS fills a complete msg::EvalResult for a candidate it can evaluate: a compile
+// failure, a crash, a hang, a wrong answer are fields of the result, never errors. Steps:
+//   1. compile (actors/evaluator/compiler.h; cached by content);
+//   2. load it into the warm sandbox (actors/evaluator/sandbox_process.h);
+//   3. correctness over `trials` fresh input draws (seeds derived from a secret drawn per engine
+//      from /dev/urandom): outputs are poisoned with a NaN before every call, the candidate runs
+//      one call in the sandbox, the reference runs here (never in the sandbox) on a pristine
+//      copy, outputs must satisfy |out - ref| <= atol + rtol * |ref| (NaN and Inf never pass),
+//      and inputs must equal their pristine copy;
+//   4. timing, when every trial passed: the clock is this process's, outside the candidate's
+//      reach: the wall time of a "run M calls" round trip to the sandbox minus a measured empty
+//      round trip, M chosen so a batch lasts ~1 ms; the reference is timed here with
+//      at::set_num_threads(max_threads); batches of both are interleaved in random order,
+//      rotating over several input sets in shared memory, until the standard error of both
+//      medians is under 1 % or the timing budget is spent;
+//   5. a last batch on freshly drawn inputs (same addresses, outputs poisoned again) whose
+//      outputs must still be correct: catches results cached across timed calls.
+// speedup = reference median / candidate median when correct, else 0. The engine never judges
+// honesty: it records evidence (poisoned outputs, mutated inputs, non-finite values, the
+// sandbox's signal, the candidate's status) for the Verifier.
+//
+// Errors (only for a request that cannot be evaluated): not_found for an unknown task,
+// unsupported for a device or language this build cannot run (CUDA candidates need the CUDA
+// evaluator), io_error when the compiler or the sandbox cannot be started at all.
+//
+// Thread-safety: one engine serves one thread at a time (it owns one sandbox and one shared
+// region). It sets LibTorch's intra-op thread count of the process to max_threads.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "actors/evaluator/process_launcher.h"
+#include "actors/evaluator/sandbox_process.h"
+#include "kernels/catalog/task.h"
+#include "messages/drk.capnp.h"
+#include "runtime/result.h"
+
+namespace drk::evaluator {
+
+struct EngineOptions {
+  kernels::DeviceKind device = kernels::DeviceKind::cpu;
+  uint32_t trials = 5;
+  std::optional<uint64_t> seed;           // fixed seed for tests; otherwise secret, per engine
+  int max_threads = 1;                    // for the candidate (drk_context) and the reference
+  double timing_budget_ms = 2000;         // wall time the timing phase may use
+  std::string cache_dir;                  // compile cache (required)
+  std::string evaluator_name = "evaluator";
+  std::chrono::milliseconds call_timeout{10000};  // one sandbox call: a trial or a timed batch
+  std::chrono::milliseconds load_timeout{30000};  // sandbox start-up and loading a candidate
+  std::chrono::milliseconds compile_timeout{60000};
+  SandboxOptions sandbox;                 // executable and limits (max_threads is set from above)
+  std::shared_ptr<ProcessLauncher> launcher;  // runs the compiler; null: real processes
+  double target_batch_ms = 1.0;           // a timed batch lasts at least this long
+  uint32_t min_samples = 5;               // per side, before the precision test may stop
+  uint32_t max_samples = 200;
+  double target_relative_error = 0.01;    // standard error of the median / median
+  uint32_t timing_sets = 3;               // input sets rotated between calls
+};
+
+// A candidate as people hand it over (`drk eval`); actors pass msg::Candidate.
+struct CandidateInput {
+  std::string id;
+  std::string task;
+  kernels::DeviceKind device = kernels::DeviceKind::cpu;
+  std::string source;
+};
+
+class EvaluationEngine {
+ public:
+  static Result<std::unique_ptr<EvaluationEngine>> create(kernels::TaskCatalog catalog, EngineOptions options);
+  ~EvaluationEngine();
+
+  Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out);
+  Status evaluate(const CandidateInput& input, msg::EvalResult::Builder out);
+
+  const kernels::TaskCatalog& catalog() const;
+  const EngineOptions& options() const;
+  // The warm sandbox's process id, 0 when none is running (tests watch replacements with it).
+  pid_t sandbox_pid() const;
+
+ private:
+  struct Impl;
+  explicit EvaluationEngine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace drk::evaluator

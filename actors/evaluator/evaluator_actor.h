@@ -1,0 +1,33 @@
+// EvaluatorActor: the Evaluator role (docs/architecture.md). It owns one EvaluationEngine and
+// serves one EvalRequest at a time:
+//   on start:              create the engine, send EvaluatorReady{incarnation, slots = 1} to the oracle;
+//   on EvalRequest:        evaluate, send EvalResult to the verifier, then EvaluatorReady to the oracle;
+//   on peerRestarted(oracle): send EvaluatorReady again (the credit the Oracle lost).
+// A request for a candidate id it answered recently gets the cached result again (idempotence).
+// A request it cannot evaluate (unknown task, wrong device) still gets an EvalResult whose
+// errorText says why, so the Oracle never waits on it.
+//
+// Configuration, from the topology's experiment section:
+//   device: cpu | cuda                (default cpu)
+//   eval: {trials: 5, timing_budget_ms: 2000, max_threads: 1}
+//   tasks_dir: DIR                    (default: TaskCatalog::default_directory())
+// and the compile cache in RUN_DIR/compile-cache.
+//
+// Errors: an engine that cannot be created (no compiler, no sandbox, a bad task folder) is a
+// fault: on_start throws, the runtime records the cause and the supervisor restarts the process.
+// Thread-safety: as every actor, handlers run on the actor's own thread.
+#pragma once
+
+#include <memory>
+
+#include "actors/evaluator/evaluation.h"
+#include "runtime/actor.h"
+
+namespace drk::evaluator {
+
+// The engine options an ActorSpec asks for (invalid_argument for malformed values).
+Result<EngineOptions> engine_options_for(const runtime::ActorSpec& spec);
+
+std::unique_ptr<runtime::Actor> make_evaluator_actor(const runtime::ActorSpec& spec);
+
+}  // namespace drk::evaluator

@@ -1,0 +1,51 @@
+#include "actors/evaluator/sandbox_library.h"
+
+#include <atomic>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+namespace drk::evaluator {
+namespace {
+
+std::atomic<uint64_t> calls{0};
+
+int gemm_f32(const drk_context*, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+             const float* b, int64_t ldb, int b_transposed, float beta, float* c, int64_t ldc) {
+  calls.fetch_add(1, std::memory_order_relaxed);
+  if (m < 0 || n < 0 || k < 0 || !a || !b || !c || lda < k || ldc < n || ldb < (b_transposed ? k : n))
+    return DRK_E_BAD_ARGUMENT;
+  if (m == 0 || n == 0) return DRK_OK;
+  try {
+    auto options = at::TensorOptions().dtype(at::kFloat);
+    at::Tensor c_view = at::from_blob(c, {m, n}, {ldc, 1}, options);
+    if (k == 0) {
+      if (beta == 0.0f) c_view.zero_();
+      else c_view.mul_(beta);
+      return DRK_OK;
+    }
+    at::Tensor a_view = at::from_blob(const_cast<float*>(a), {m, k}, {lda, 1}, options);
+    at::Tensor b_view = b_transposed ? at::from_blob(const_cast<float*>(b), {n, k}, {ldb, 1}, options).t()
+                                     : at::from_blob(const_cast<float*>(b), {k, n}, {ldb, 1}, options);
+    if (beta == 0.0f) {
+      // C may hold anything (NaN poison included): it is not read.
+      at::mm_out(c_view, a_view, b_view);
+      if (alpha != 1.0f) c_view.mul_(alpha);
+    } else {
+      c_view.addmm_(a_view, b_view, beta, alpha);
+    }
+    return DRK_OK;
+  } catch (const c10::Error&) {
+    return DRK_E_LIBRARY;
+  }
+}
+
+const drk_library table{DRK_ABI_VERSION, &gemm_f32};
+
+}  // namespace
+
+const drk_library* sandbox_library() { return &table; }
+uint64_t library_calls() { return calls.load(std::memory_order_relaxed); }
+void set_library_threads(int threads) { at::set_num_threads(threads > 0 ? threads : 1); }
+
+}  // namespace drk::evaluator

@@ -1,0 +1,247 @@
+// drk-sandbox: the process in which candidates run. Started (and exec'ed) by the Evaluator's
+// SandboxProcess; speaks messages/sandbox.capnp on descriptors 3 (requests) and 4 (replies);
+// tensors live in the shared region on descriptor 5. It loads one candidate at a time with
+// dlopen() and calls its drk_kernel as told. Anything the candidate does wrong (a crash, a hang)
+// ends or stalls this process only; the Evaluator replaces it.
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <capnp/serialize.h>
+
+#include "actors/evaluator/sandbox_channel.h"
+#include "actors/evaluator/sandbox_library.h"
+#include "drk_kernel.h"
+#include "messages/sandbox.capnp.h"
+
+namespace drk::evaluator {
+namespace {
+
+constexpr int kRequestFd = 3;
+constexpr int kReplyFd = 4;
+constexpr int kRegionFd = 5;
+constexpr size_t kMaxWorkspaceBytes = size_t{8} << 30;
+
+// Scratch memory for one call: a bump allocator over one block that grows to what the last call
+// needed; what does not fit this call comes from extra blocks freed when the call returns.
+class Workspace {
+ public:
+  ~Workspace() {
+    release_extra();
+    std::free(block_);
+  }
+  void begin_call() { used_ = 0; }
+  void* allocate(size_t bytes) {
+    size_t rounded = (bytes + 255) / 256 * 256;
+    if (rounded > kMaxWorkspaceBytes || used_ + rounded > kMaxWorkspaceBytes) return nullptr;
+    if (used_ + rounded <= capacity_) {
+      void* p = block_ + used_;
+      used_ += rounded;
+      return p;
+    }
+    void* extra = std::aligned_alloc(256, rounded);
+    if (!extra) return nullptr;
+    extra_.push_back(extra);
+    used_ += rounded;
+    return extra;
+  }
+  void end_call() {
+    if (extra_.empty()) return;
+    release_extra();
+    std::free(block_);
+    capacity_ = used_;
+    block_ = static_cast<char*>(std::aligned_alloc(256, capacity_));
+    if (!block_) capacity_ = 0;
+  }
+
+ private:
+  void release_extra() {
+    for (void* p : extra_) std::free(p);
+    extra_.clear();
+  }
+  char* block_ = nullptr;
+  size_t capacity_ = 0;
+  size_t used_ = 0;
+  std::vector<void*> extra_;
+};
+
+struct Harness {
+  uint8_t* region = nullptr;
+  size_t region_bytes = 0;
+  drk_kernel_fn kernel = nullptr;
+  int max_threads = 1;
+  Workspace workspace;
+};
+
+Harness harness;
+
+void* workspace_for(const drk_context*, size_t bytes) { return harness.workspace.allocate(bytes); }
+
+bool map_region(size_t bytes, std::string& error) {
+  if (bytes == harness.region_bytes) return true;
+  if (harness.region) munmap(harness.region, harness.region_bytes);
+  harness.region = nullptr;
+  harness.region_bytes = 0;
+  if (bytes == 0) return true;
+  void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, kRegionFd, 0);
+  if (mapped == MAP_FAILED) {
+    error = std::string("cannot map the shared region: ") + std::strerror(errno);
+    return false;
+  }
+  harness.region = static_cast<uint8_t*>(mapped);
+  harness.region_bytes = bytes;
+  return true;
+}
+
+bool make_tensor(msg::TensorView::Reader view, drk_tensor& out, std::string& error) {
+  auto shape = view.getShape();
+  if (shape.size() == 0 || shape.size() > DRK_MAX_DIMS || view.getDtype() != DRK_F32) {
+    error = "a tensor view has an unsupported rank or dtype";
+    return false;
+  }
+  std::memset(&out, 0, sizeof out);
+  out.dtype = DRK_F32;
+  out.ndim = static_cast<int32_t>(shape.size());
+  uint64_t elements = 1;
+  for (unsigned i = 0; i < shape.size(); ++i) {
+    if (shape[i] <= 0 || shape[i] > (int64_t{1} << 40)) {
+      error = "a tensor view has a bad dim";
+      return false;
+    }
+    out.shape[i] = shape[i];
+    elements *= static_cast<uint64_t>(shape[i]);
+  }
+  int64_t stride = 1;
+  for (int i = out.ndim - 1; i >= 0; --i) {
+    out.strides[i] = stride;
+    stride *= out.shape[i];
+  }
+  uint64_t bytes = elements * sizeof(float);
+  if (view.getOffset() % 64 != 0 || view.getOffset() > harness.region_bytes ||
+      bytes > harness.region_bytes - view.getOffset()) {
+    error = "a tensor view lies outside the shared region";
+    return false;
+  }
+  out.data = harness.region + view.getOffset();
+  return true;
+}
+
+void handle_load(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply) {
+  harness.kernel = nullptr;
+  harness.max_threads = load.getMaxThreads() > 0 ? load.getMaxThreads() : 1;
+  set_library_threads(harness.max_threads);
+  // Earlier candidates stay mapped: a thread one of them left behind must not crash this one.
+  void* handle = dlopen(load.getLibrary().cStr(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    reply.setStatus(msg::SandboxStatus::LOAD_FAILED);
+    reply.setMessage(std::string("dlopen failed: ") + dlerror());
+    return;
+  }
+  auto kernel = reinterpret_cast<drk_kernel_fn>(dlsym(handle, DRK_KERNEL_SYMBOL));
+  if (!kernel) {
+    reply.setStatus(msg::SandboxStatus::LOAD_FAILED);
+    reply.setMessage("the candidate does not export drk_kernel (declare it with DRK_EXPORT, extern \"C\")");
+    return;
+  }
+  harness.kernel = kernel;
+}
+
+void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
+  uint32_t calls = run.getCalls();
+  auto sets = run.getSets();
+  if (calls > 0 && (!harness.kernel || sets.size() == 0)) {
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage(harness.kernel ? "a run needs at least one buffer set" : "no candidate is loaded");
+    return;
+  }
+  std::vector<std::vector<drk_tensor>> inputs(sets.size()), outputs(sets.size());
+  std::string error;
+  for (unsigned s = 0; s < sets.size(); ++s) {
+    for (auto view : sets[s].getInputs()) {
+      inputs[s].emplace_back();
+      if (!make_tensor(view, inputs[s].back(), error)) break;
+    }
+    for (auto view : sets[s].getOutputs()) {
+      outputs[s].emplace_back();
+      if (!make_tensor(view, outputs[s].back(), error)) break;
+    }
+    if (!error.empty()) {
+      reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+      reply.setMessage(error);
+      return;
+    }
+  }
+  drk_context context{};
+  context.abi_version = DRK_ABI_VERSION;
+  context.device = DRK_CPU;
+  context.max_threads = harness.max_threads;
+  context.workspace = &workspace_for;
+  context.lib = sandbox_library();
+  context.harness = &harness;
+  // Descriptors are copied per call so that a candidate that edits them cannot steer later calls.
+  std::vector<drk_tensor> call_inputs, call_outputs;
+  uint64_t library_before = library_calls();
+  uint32_t completed = 0;
+  int status = DRK_OK;
+  auto started = std::chrono::steady_clock::now();
+  for (uint32_t i = 0; i < calls; ++i) {
+    size_t s = i % sets.size();
+    call_inputs = inputs[s];
+    call_outputs = outputs[s];
+    harness.workspace.begin_call();
+    status = harness.kernel(&context, call_inputs.data(), static_cast<int32_t>(call_inputs.size()),
+                            call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
+    harness.workspace.end_call();
+    if (status != DRK_OK) break;
+    ++completed;
+  }
+  auto elapsed = std::chrono::steady_clock::now() - started;
+  reply.setSandboxNs(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()));
+  reply.setCallsCompleted(completed);
+  reply.setCandidateStatus(status);
+  reply.setLibraryCalls(library_calls() - library_before);
+  if (status != DRK_OK) {
+    reply.setStatus(msg::SandboxStatus::RETURNED_ERROR);
+    reply.setMessage("drk_kernel returned " + std::to_string(status) + " on call " + std::to_string(completed + 1));
+  }
+}
+
+int serve() {
+  for (;;) {
+    auto frame = read_frame(kRequestFd, -1);
+    if (!frame) return frame.error().code == Errc::peer_unavailable ? 0 : 3;
+    capnp::FlatArrayMessageReader reader(*frame, frame_reader_options());
+    auto request = reader.getRoot<msg::SandboxRequest>();
+    capnp::MallocMessageBuilder message;
+    auto reply = message.initRoot<msg::SandboxReply>();
+    reply.setId(request.getId());
+    reply.setStatus(msg::SandboxStatus::OK);
+    std::string error;
+    if (!map_region(request.getRegionBytes(), error)) {
+      reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+      reply.setMessage(error);
+    } else if (request.isLoad()) {
+      handle_load(request.getLoad(), reply);
+    } else {
+      handle_run(request.getRun(), reply);
+    }
+    if (!write_frame(kReplyFd, message)) return 4;
+  }
+}
+
+}  // namespace
+}  // namespace drk::evaluator
+
+int main(int argc, char** argv) {
+  int max_threads = 1;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--max-threads") == 0) max_threads = std::atoi(argv[i + 1]);
+  drk::evaluator::set_library_threads(max_threads);
+  return drk::evaluator::serve();
+}

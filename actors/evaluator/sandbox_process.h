@@ -1,0 +1,81 @@
+// SandboxProcess: one running `drk-sandbox` (RAII), the process in which candidates run.
+//
+// start() forks and immediately execs drk-sandbox (never fork-only: pitfalls.md #5). Between
+// fork and exec the child (async-signal-safe calls only) joins its own process group, asks for
+// SIGKILL when the Evaluator dies (PR_SET_PDEATHSIG), moves its pipes to descriptors 3 and 4 and
+// the shared region to 5, closes every other descriptor, enters a private temporary working
+// directory, leaves the network (unshare(CLONE_NEWNET), or with a user namespace; silently
+// skipped where neither is permitted) and sets its limits: RLIMIT_CPU, RLIMIT_AS (when not 0),
+// RLIMIT_FSIZE = 0 (no file can grow), RLIMIT_NOFILE, RLIMIT_CORE = 0.
+//
+// call() sends one request and waits for its reply. When the deadline passes the whole process
+// group is killed (SIGKILL) and the result is Errc::timeout; when the sandbox dies the result is
+// Errc::sandbox_crashed and exit() tells how (signal or exit code). Either way the object is
+// then dead for good: the owner makes a new one.
+//
+// Thread-safety: one owner thread. The destructor kills the process group, reaps it and removes
+// the working directory. SIGPIPE is ignored process-wide on first start (writes to a dead
+// sandbox must fail with EPIPE, not end the Evaluator).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <capnp/message.h>
+#include <kj/array.h>
+
+#include "runtime/result.h"
+
+namespace drk::evaluator {
+
+// The drk-sandbox next to the build's tools, or $DRK_SANDBOX when set.
+std::string default_sandbox_executable();
+
+struct SandboxOptions {
+  std::string executable = default_sandbox_executable();
+  int max_threads = 1;
+  uint64_t address_space_bytes = 32ull << 30;  // 0: no limit (CUDA needs none)
+  uint64_t cpu_seconds = 3600;                 // the warm sandbox is replaced when it runs out
+  uint64_t max_open_files = 64;
+};
+
+struct SandboxExit {
+  int signal = 0;         // the signal that ended it
+  int exit_code = 0;      // its exit status when no signal ended it
+  bool timed_out = false; // killed by us at a deadline
+};
+
+class SandboxProcess {
+ public:
+  // region_fd: the shared region's descriptor, inherited as descriptor 5.
+  static Result<std::unique_ptr<SandboxProcess>> start(const SandboxOptions& options, int region_fd);
+  ~SandboxProcess();
+  SandboxProcess(const SandboxProcess&) = delete;
+  SandboxProcess& operator=(const SandboxProcess&) = delete;
+
+  Result<kj::Array<capnp::word>> call(capnp::MessageBuilder& request, std::chrono::milliseconds timeout);
+
+  bool alive() const { return pid_ > 0; }
+  const SandboxExit& exit() const { return exit_; }
+  pid_t pid() const { return pid_; }
+  const std::string& working_directory() const { return work_dir_; }
+
+ private:
+  SandboxProcess() = default;
+  void kill_and_reap(bool timed_out);
+  void reap_after_eof();
+
+  pid_t pid_ = -1;
+  int request_fd_ = -1;
+  int reply_fd_ = -1;
+  std::string work_dir_;
+  SandboxExit exit_;
+};
+
+std::string describe_exit(const SandboxExit& exit);  // "was killed by signal 11 (Segmentation fault)"
+
+}  // namespace drk::evaluator

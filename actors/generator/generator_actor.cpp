@@ -1,0 +1,322 @@
+#include "actors/generator/generator_actor.h"
+
+#include <capnp/message.h>
+
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/schedule/observation.h"
+#include "kernels/schedule/policy.h"
+#include "kernels/schedule/policy_checkpoint.h"
+#include "kernels/schedule/problem.h"
+#include "kernels/schedule/render.h"
+
+namespace drk::generator {
+namespace {
+
+using schedule::Choice;
+using schedule::PreviousTurn;
+using schedule::Problem;
+using schedule::Sampled;
+
+// One decided turn, as it goes into the Trajectory.
+struct RecordedTurn {
+  std::string candidate_id;
+  std::vector<float> observation;
+  Sampled sampled;
+  double reward = 0.0;
+  bool correct = false;
+  bool honest = false;
+  double speedup = 0.0;
+};
+
+// A trajectory in progress: its request, its RNG, the turns done and the candidate in flight.
+struct Rollout {
+  std::string id;
+  uint32_t step = 0;
+  uint32_t sample_index = 0;
+  uint32_t turns = 1;
+  uint32_t policy_version = 0;
+  std::unique_ptr<capnp::MallocMessageBuilder> task;  // the request's msg::Task, owned
+  std::optional<Problem> problem;
+  std::mt19937_64 rng;
+  std::optional<PreviousTurn> previous;
+  std::vector<RecordedTurn> done;
+  // The candidate in flight (turn done.size() + 1).
+  RecordedTurn pending;
+  std::string source;
+  uint64_t timer_token = 0;
+
+  msg::Task::Reader task_reader() { return task->getRoot<msg::Task>().asReader(); }
+  uint32_t turn() const { return static_cast<uint32_t>(done.size()) + 1; }
+};
+
+struct Finished {
+  uint32_t step = 0;
+  std::unique_ptr<capnp::MallocMessageBuilder> trajectory;  // msg::Trajectory
+};
+
+uint64_t fnv1a(std::string_view text) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char character : text) {
+    hash ^= character;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+class GeneratorActor final : public runtime::Actor {
+ public:
+  explicit GeneratorActor(const runtime::ActorSpec& spec)
+      : seed_(spec.experiment["seed"] ? spec.experiment["seed"].as<uint64_t>() : 1),
+        index_(spec.index),
+        eval_timeout_ms_(static_cast<int64_t>(
+            1000.0 * (spec.experiment["eval_timeout_s"] ? spec.experiment["eval_timeout_s"].as<double>()
+                                                        : 60.0))),
+        policy_(seed_) {}
+
+  void on_start(runtime::ActorContext& context) override { load_checkpoint(context.spec().run_dir); }
+
+  void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
+    auto body = envelope.getBody();
+    switch (body.which()) {
+      case msg::Envelope::Body::POLICY_WEIGHTS: on_weights(body.getPolicyWeights()); break;
+      case msg::Envelope::Body::ROLLOUT_REQUEST: on_request(context, body.getRolloutRequest()); break;
+      case msg::Envelope::Body::FEEDBACK: on_feedback(context, body.getFeedback()); break;
+      case msg::Envelope::Body::CONTROL: {
+        auto control = body.getControl();
+        if (control.isPeerRestarted() && control.getPeerRestarted() != context.self()) {
+          for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
+        }
+        break;
+      }
+      default: break;
+    }
+  }
+
+  void on_timer(runtime::ActorContext& context, uint64_t token) override {
+    const auto found = timers_.find(token);
+    if (found == timers_.end()) return;
+    const std::string trajectory_id = found->second;
+    timers_.erase(found);
+    auto rollout = rollouts_.find(trajectory_id);
+    if (rollout == rollouts_.end() || rollout->second.timer_token != token) return;
+    send_candidate(context, rollout->second);
+  }
+
+ private:
+  void load_checkpoint(const std::string& run_dir) {
+    if (run_dir.empty()) return;
+    auto state = schedule::read_checkpoint_state(run_dir);
+    if (!state || !state->has_value()) return;
+    auto bytes = schedule::read_policy_version(run_dir, (*state)->version);
+    if (!bytes) return;
+    if (policy_.load(*bytes).ok()) policy_version_ = (*state)->version;
+  }
+
+  void on_weights(msg::PolicyWeights::Reader weights) {
+    if (weights.getVersion() < policy_version_) return;
+    const auto parameters = weights.getParameters();
+    const std::string_view bytes(reinterpret_cast<const char*>(parameters.begin()), parameters.size());
+    // Weights that do not load leave the current policy in place: a stale policy only costs
+    // sample efficiency, and the Learner's next broadcast replaces it.
+    if (policy_.load(bytes).ok()) policy_version_ = weights.getVersion();
+  }
+
+  void on_request(runtime::ActorContext& context, msg::RolloutRequest::Reader request) {
+    const std::string id = request.getTrajectoryId().cStr();
+    if (auto finished = finished_.find(id); finished != finished_.end()) {
+      send_trajectory(context, *finished->second.trajectory);
+      return;
+    }
+    if (rollouts_.count(id)) return;
+    forget_old_steps(request.getStep());
+
+    Rollout& rollout = rollouts_[id];
+    rollout.id = id;
+    rollout.step = request.getStep();
+    rollout.sample_index = request.getSampleIndex();
+    rollout.turns = std::max<uint32_t>(request.getTurns(), 1);
+    rollout.policy_version = policy_version_;
+    rollout.task = std::make_unique<capnp::MallocMessageBuilder>();
+    rollout.task->setRoot(request.getTask());
+    std::seed_seq seed{static_cast<uint32_t>(seed_), static_cast<uint32_t>(seed_ >> 32), index_,
+                       static_cast<uint32_t>(fnv1a(id)), static_cast<uint32_t>(fnv1a(id) >> 32)};
+    rollout.rng.seed(seed);
+    auto problem = schedule::problem_from_task(rollout.task_reader());
+    if (!problem) {
+      // A task this policy cannot describe ends at once, empty: the Learner's step goes on.
+      finish(context, rollout);
+      return;
+    }
+    rollout.problem = std::move(*problem);
+    start_turn(context, rollout);
+  }
+
+  void start_turn(runtime::ActorContext& context, Rollout& rollout) {
+    // A turn whose schedule does not render (malformed task parameters) is recorded with no
+    // reward and the trajectory moves on.
+    while (rollout.done.size() < rollout.turns) {
+      RecordedTurn& turn = rollout.pending;
+      turn = RecordedTurn{};
+      turn.candidate_id = rollout.id + "/t" + std::to_string(rollout.turn());
+      turn.observation = schedule::observe(*rollout.problem, static_cast<int>(rollout.turn()),
+                                           static_cast<int>(rollout.turns), rollout.previous);
+      std::optional<Choice> previous_choice;
+      if (rollout.previous) previous_choice = rollout.previous->choice;
+      turn.sampled = policy_.sample(rollout.problem->family, turn.observation, previous_choice, rollout.rng);
+      auto source = schedule::render(*rollout.problem, turn.sampled.choice);
+      if (source) {
+        rollout.source = std::move(*source);
+        send_candidate(context, rollout);
+        return;
+      }
+      record(rollout, PreviousTurn{turn.sampled.choice, false, false, false, 0.0, 0.0});
+    }
+    finish(context, rollout);
+  }
+
+  void send_candidate(runtime::ActorContext& context, Rollout& rollout) {
+    if (!rollout.problem || rollout.done.size() >= rollout.turns) return;
+    const auto task = rollout.task_reader();
+    const RecordedTurn& turn = rollout.pending;
+    const auto family_knobs = schedule::knobs(turn.sampled.choice.family);
+    // A failed send (busy, unknown recipient) is retried by the deadline below.
+    (void)context.send(destination(context, "oracle"), [&](msg::Envelope::Builder envelope) {
+      auto candidate = envelope.getBody().initCandidate();
+      candidate.setId(turn.candidate_id);
+      candidate.setTrajectoryId(rollout.id);
+      candidate.setTurn(rollout.turn());
+      candidate.setTask(task.getName());
+      candidate.setDevice(task.getDevice());
+      candidate.setLanguage(msg::Language::CPP);
+      candidate.setSource(rollout.source);
+      candidate.setPolicyVersion(rollout.policy_version);
+      candidate.setGenerator(context.self());
+      candidate.setStep(rollout.step);
+      auto schedule = candidate.initSchedule();
+      schedule.setFamily(std::string(schedule::family_name(turn.sampled.choice.family)));
+      auto decisions = schedule.initDecisions(static_cast<unsigned>(family_knobs.size()));
+      for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
+        auto decision = decisions[static_cast<unsigned>(knob)];
+        decision.setKnob(family_knobs[knob].name);
+        decision.setOption(turn.sampled.decisions[knob]);
+        const bool keep = turn.sampled.decisions[knob] ==
+                          schedule::keep_decision(turn.sampled.choice.family, static_cast<int>(knob));
+        decision.setValue((keep ? "keep=" : "") + turn.sampled.choice.value(static_cast<int>(knob)));
+        decision.setLogprob(turn.sampled.logprobs[knob]);
+      }
+    });
+    rollout.timer_token = next_token_++;
+    timers_[rollout.timer_token] = rollout.id;
+    context.start_timer(std::chrono::milliseconds(eval_timeout_ms_), rollout.timer_token);
+  }
+
+  void on_feedback(runtime::ActorContext& context, msg::Feedback::Reader feedback) {
+    const std::string candidate_id = feedback.getCandidateId().cStr();
+    const auto slash = candidate_id.rfind("/t");
+    if (slash == std::string::npos) return;
+    auto found = rollouts_.find(candidate_id.substr(0, slash));
+    if (found == rollouts_.end()) return;
+    Rollout& rollout = found->second;
+    if (!rollout.problem || rollout.pending.candidate_id != candidate_id) return;
+    const auto verdict = feedback.getVerdict();
+    const auto result = verdict.getResult();
+    rollout.timer_token = 0;
+    record(rollout, PreviousTurn{rollout.pending.sampled.choice, result.getCompiled(),
+                                 result.getCorrect(), verdict.getHonest(), result.getSpeedup(),
+                                 feedback.getReward()});
+    start_turn(context, rollout);
+  }
+
+  void record(Rollout& rollout, const PreviousTurn& outcome) {
+    RecordedTurn turn = std::move(rollout.pending);
+    turn.reward = outcome.reward;
+    turn.correct = outcome.correct;
+    turn.honest = outcome.honest;
+    turn.speedup = outcome.speedup;
+    rollout.done.push_back(std::move(turn));
+    rollout.previous = outcome;
+    rollout.pending = RecordedTurn{};
+  }
+
+  void finish(runtime::ActorContext& context, Rollout& rollout) {
+    Finished finished;
+    finished.step = rollout.step;
+    finished.trajectory = std::make_unique<capnp::MallocMessageBuilder>();
+    auto trajectory = finished.trajectory->initRoot<msg::Trajectory>();
+    trajectory.setId(rollout.id);
+    trajectory.setStep(rollout.step);
+    trajectory.setTask(rollout.task_reader().getName());
+    trajectory.setSampleIndex(rollout.sample_index);
+    trajectory.setPolicyVersion(rollout.policy_version);
+    auto turns = trajectory.initTurns(static_cast<unsigned>(rollout.done.size()));
+    for (size_t index = 0; index < rollout.done.size(); ++index) {
+      const RecordedTurn& done = rollout.done[index];
+      auto turn = turns[static_cast<unsigned>(index)];
+      turn.setCandidateId(done.candidate_id);
+      turn.setFamily(std::string(schedule::family_name(done.sampled.choice.family)));
+      auto observation = turn.initObservation(static_cast<unsigned>(done.observation.size()));
+      for (size_t at = 0; at < done.observation.size(); ++at) {
+        observation.set(static_cast<unsigned>(at), done.observation[at]);
+      }
+      auto actions = turn.initActions(static_cast<unsigned>(done.sampled.decisions.size()));
+      auto logprobs = turn.initActionLogprobs(static_cast<unsigned>(done.sampled.logprobs.size()));
+      for (size_t knob = 0; knob < done.sampled.decisions.size(); ++knob) {
+        actions.set(static_cast<unsigned>(knob), done.sampled.decisions[knob]);
+        logprobs.set(static_cast<unsigned>(knob), done.sampled.logprobs[knob]);
+      }
+      turn.setReward(done.reward);
+      turn.setCorrect(done.correct);
+      turn.setHonest(done.honest);
+      turn.setSpeedup(done.speedup);
+      // CPU candidates have no profiler: all measured time is their own.
+      turn.setCoverage(1.0);
+    }
+    send_trajectory(context, *finished.trajectory);
+    const std::string id = rollout.id;
+    finished_[id] = std::move(finished);
+    rollouts_.erase(id);
+  }
+
+  void send_trajectory(runtime::ActorContext& context, capnp::MallocMessageBuilder& trajectory) {
+    // A lost Trajectory is asked for again: the Learner re-sends its request on a deadline.
+    (void)context.send(destination(context, "learner"), [&](msg::Envelope::Builder envelope) {
+      envelope.getBody().setTrajectory(trajectory.getRoot<msg::Trajectory>().asReader());
+    });
+  }
+
+  // Finished trajectories are kept for the step in progress and the one before it (a
+  // restarted Learner re-issues its current step); older ones are never asked for again.
+  void forget_old_steps(uint32_t step) {
+    for (auto it = finished_.begin(); it != finished_.end();) {
+      it = it->second.step + 2 <= step ? finished_.erase(it) : std::next(it);
+    }
+  }
+
+  static std::string destination(runtime::ActorContext& context, const std::string& role) {
+    const auto members = context.members(role);
+    return members.empty() ? role : members.front();
+  }
+
+  const uint64_t seed_;
+  const uint32_t index_;
+  const int64_t eval_timeout_ms_;
+  schedule::Policy policy_;
+  uint32_t policy_version_ = 0;
+  std::map<std::string, Rollout> rollouts_;
+  std::map<std::string, Finished> finished_;
+  std::map<uint64_t, std::string> timers_;  // timer token -> trajectory id
+  uint64_t next_token_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Actor> make_generator_actor(const runtime::ActorSpec& spec) {
+  return std::make_unique<GeneratorActor>(spec);
+}
+
+}  // namespace drk::generator

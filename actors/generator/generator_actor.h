@@ -1,0 +1,28 @@
+// GeneratorActor: runs trajectories of the embedded policy. For each RolloutRequest it plays
+// `turns` turns: observe -> sample a schedule (editing the previous turn's from turn 2) ->
+// render a C++ candidate -> Candidate to the Oracle -> wait for its Feedback. After the last
+// turn the Trajectory (observations, decisions, behaviour log-probabilities, rewards) goes to
+// the Learner.
+//
+// Protocol duties (docs/architecture.md): requests are deduplicated by trajectory id and a
+// repeated request for a finished trajectory gets the cached Trajectory again; a candidate
+// without Feedback is sent again after experiment.eval_timeout_s (default 60) and whenever
+// another actor restarts; Feedback for unknown or already answered candidates is ignored.
+// Many trajectories run at once. The latest PolicyWeights are used for new turns; on start the
+// newest checkpoint in RUN_DIR/policy/ is loaded (kernels/schedule/policy_checkpoint.h), else
+// version 0, which the seed experiment.seed defines for the Learner too.
+// Sampling is seeded from experiment.seed, the actor's index and the trajectory id, so a
+// trajectory's decisions depend only on its feedback, not on how requests interleave.
+//
+// Thread-safety: an actor; the runtime calls it on one thread.
+#pragma once
+
+#include <memory>
+
+#include "runtime/actor.h"
+
+namespace drk::generator {
+
+std::unique_ptr<runtime::Actor> make_generator_actor(const runtime::ActorSpec& spec);
+
+}  // namespace drk::generator

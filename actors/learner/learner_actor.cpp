@@ -1,0 +1,462 @@
+#include "actors/learner/learner_actor.h"
+
+#include <capnp/message.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <torch/optim/adam.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+#include <torch/torch.h>
+
+#include "actors/learner/ppo_loss.h"
+#include "kernels/catalog/task.h"
+#include "kernels/schedule/observation.h"
+#include "kernels/schedule/policy.h"
+#include "kernels/schedule/policy_checkpoint.h"
+#include "kernels/schedule/policy_network.h"
+#include "runtime/topology.h"
+
+namespace drk::learner {
+namespace {
+
+using schedule::Family;
+
+struct Settings {
+  uint64_t seed = 1;
+  uint32_t steps = 1;
+  uint32_t group_size = 4;
+  uint32_t turns = 1;
+  kernels::DeviceKind device = kernels::DeviceKind::cpu;
+  msg::AdvantageEstimator estimator = msg::AdvantageEstimator::TRLOO;
+  double learning_rate = 1e-3;
+  uint32_t ppo_epochs = 4;
+  int64_t rollout_timeout_ms = 180'000;
+  int64_t advantage_timeout_ms = 60'000;
+  std::string tasks_dir;
+  std::vector<std::string> tasks;  // empty: all
+};
+
+template <typename T>
+T setting(const YAML::Node& experiment, const char* key, T fallback) {
+  return experiment[key] ? experiment[key].as<T>() : fallback;
+}
+
+Settings read_settings(const YAML::Node& experiment) {
+  Settings settings;
+  settings.seed = setting<uint64_t>(experiment, "seed", 1);
+  settings.steps = setting<uint32_t>(experiment, "steps", 1);
+  settings.group_size = std::max<uint32_t>(setting<uint32_t>(experiment, "group_size", 4), 1);
+  settings.turns = std::max<uint32_t>(setting<uint32_t>(experiment, "turns", 1), 1);
+  auto device = kernels::parse_device(setting<std::string>(experiment, "device", "cpu"));
+  if (!device) throw std::runtime_error("experiment.device: " + device.error().message);
+  settings.device = *device;
+  const auto estimator = setting<std::string>(experiment, "estimator", "trloo");
+  if (estimator != "trloo" && estimator != "grpo") {
+    throw std::runtime_error("experiment.estimator '" + estimator + "' is unknown: use trloo or grpo");
+  }
+  settings.estimator = estimator == "grpo" ? msg::AdvantageEstimator::GRPO : msg::AdvantageEstimator::TRLOO;
+  settings.learning_rate = setting<double>(experiment, "learning_rate", 1e-3);
+  settings.ppo_epochs = std::max<uint32_t>(setting<uint32_t>(experiment, "ppo_epochs", 4), 1);
+  settings.rollout_timeout_ms =
+      static_cast<int64_t>(1000.0 * setting<double>(experiment, "rollout_timeout_s", 180.0));
+  settings.advantage_timeout_ms =
+      static_cast<int64_t>(1000.0 * setting<double>(experiment, "advantage_timeout_s", 60.0));
+  settings.tasks_dir = setting<std::string>(experiment, "tasks_dir", kernels::TaskCatalog::default_directory());
+  const YAML::Node tasks = experiment["tasks"];
+  if (tasks && tasks.IsSequence()) {
+    settings.tasks = tasks.as<std::vector<std::string>>();
+  } else if (tasks && tasks.as<std::string>() != "all") {
+    settings.tasks = {tasks.as<std::string>()};
+  }
+  return settings;
+}
+
+// One rollout of the step: where it went and what came back.
+struct Rollout {
+  std::string id;
+  const kernels::Task* task = nullptr;
+  uint32_t sample_index = 0;
+  size_t generator = 0;  // index into generators_
+  uint64_t timer_token = 0;
+  std::unique_ptr<capnp::MallocMessageBuilder> trajectory;  // msg::Trajectory once received
+};
+
+// The turns of one family, as tensors for the update.
+struct FamilyBatch {
+  std::vector<float> observations;
+  std::vector<int64_t> actions;
+  std::vector<float> old_logprobs;
+  std::vector<float> advantages;
+  std::vector<uint8_t> later_turn;
+  int64_t rows = 0;
+};
+
+struct UpdateStats {
+  double loss = 0.0;
+  double clip_fraction = 0.0;
+  double approx_kl = 0.0;
+};
+
+class LearnerActor final : public runtime::Actor {
+ public:
+  explicit LearnerActor(const runtime::ActorSpec& spec)
+      : settings_(read_settings(spec.experiment)), policy_(settings_.seed) {}
+
+  void on_start(runtime::ActorContext& context) override {
+    load_tasks();
+    optimizer_ = std::make_unique<torch::optim::Adam>(
+        policy_.network().parameters(), torch::optim::AdamOptions(settings_.learning_rate));
+    restore_or_initialise(context.spec().run_dir);
+    generators_ = context.members("generator");
+    if (generators_.empty()) throw std::runtime_error("the topology has no generator: add one");
+    broadcast_weights(context);
+    if (step_ < settings_.steps) start_step(context);
+  }
+
+  void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
+    auto body = envelope.getBody();
+    switch (body.which()) {
+      case msg::Envelope::Body::TRAJECTORY: on_trajectory(context, body.getTrajectory()); break;
+      case msg::Envelope::Body::ADVANTAGES: on_advantages(context, body.getAdvantages()); break;
+      case msg::Envelope::Body::CONTROL: {
+        auto control = body.getControl();
+        if (control.isPeerRestarted()) on_peer_restarted(context, control.getPeerRestarted().cStr());
+        break;
+      }
+      default: break;
+    }
+  }
+
+  void on_timer(runtime::ActorContext& context, uint64_t token) override {
+    if (token == advantage_token_ && awaiting_advantages_) {
+      send_advantage_request(context);
+      return;
+    }
+    for (auto& rollout : rollouts_) {
+      if (rollout.timer_token == token && !rollout.trajectory) {
+        rollout.generator = (rollout.generator + 1) % generators_.size();
+        send_rollout(context, rollout);
+        return;
+      }
+    }
+  }
+
+ private:
+  void load_tasks() {
+    auto catalog = kernels::TaskCatalog::load(settings_.tasks_dir);
+    if (!catalog) throw std::runtime_error("task catalog: " + catalog.error().describe());
+    catalog_ = std::move(*catalog);
+    if (settings_.tasks.empty()) {
+      for (const auto& task : catalog_.tasks()) tasks_.push_back(&task);
+    } else {
+      for (const auto& name : settings_.tasks) {
+        auto task = catalog_.find(name);
+        if (!task) throw std::runtime_error("experiment.tasks: " + task.error().describe());
+        tasks_.push_back(*task);
+      }
+    }
+    if (tasks_.empty()) throw std::runtime_error("experiment.tasks names no task: the catalog is empty");
+  }
+
+  void restore_or_initialise(const std::string& run_dir) {
+    run_dir_ = run_dir;
+    auto state = schedule::read_checkpoint_state(run_dir);
+    if (!state) throw std::runtime_error(state.error().describe());
+    if (!state->has_value()) {
+      checkpoint();
+      return;
+    }
+    const auto& saved = **state;
+    auto bytes = schedule::read_policy_version(run_dir, saved.version);
+    if (!bytes) throw std::runtime_error(bytes.error().describe());
+    if (auto loaded = policy_.load(*bytes); !loaded) throw std::runtime_error(loaded.error().describe());
+    auto optimizer_bytes = schedule::read_optimizer_state(run_dir, saved.version);
+    if (optimizer_bytes && optimizer_bytes->has_value()) {
+      std::istringstream stream(**optimizer_bytes);
+      torch::serialize::InputArchive archive;
+      archive.load_from(stream);
+      optimizer_->load(archive);
+    }
+    version_ = saved.version;
+    step_ = saved.step;
+    mean_rewards_ = saved.mean_rewards;
+  }
+
+  void checkpoint() {
+    if (run_dir_.empty()) return;
+    torch::serialize::OutputArchive archive;
+    optimizer_->save(archive);
+    std::ostringstream optimizer_bytes;
+    archive.save_to(optimizer_bytes);
+    const schedule::CheckpointState state{version_, step_, mean_rewards_};
+    auto written = schedule::write_checkpoint(run_dir_, state, policy_.serialize(), optimizer_bytes.str());
+    if (!written) throw std::runtime_error("checkpoint: " + written.error().describe());
+  }
+
+  void broadcast_weights(runtime::ActorContext& context) {
+    const std::string bytes = policy_.serialize();
+    for (const auto& generator : generators_) send_weights(context, generator, bytes);
+    send_weights(context, destination(context, "archivist"), bytes);
+  }
+
+  void send_weights(runtime::ActorContext& context, const std::string& recipient, const std::string& bytes) {
+    // A Generator that misses a broadcast reads the checkpoint when it (re)starts, and the
+    // Archivist's record of versions is not on the training path.
+    (void)context.send(recipient, [&](msg::Envelope::Builder envelope) {
+      auto weights = envelope.getBody().initPolicyWeights();
+      weights.setVersion(version_);
+      weights.setStep(step_);
+      weights.setParameters(kj::arrayPtr(reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size()));
+    });
+  }
+
+  void start_step(runtime::ActorContext& context) {
+    step_started_ms_ = context.now_unix_ms();
+    rollouts_.clear();
+    awaiting_advantages_ = false;
+    received_ = 0;
+    size_t next_generator = 0;
+    for (const kernels::Task* task : tasks_) {
+      for (uint32_t sample = 0; sample < settings_.group_size; ++sample) {
+        Rollout rollout;
+        rollout.id = "s" + std::to_string(step_) + "/" + task->name + "/" + std::to_string(sample);
+        rollout.task = task;
+        rollout.sample_index = sample;
+        rollout.generator = next_generator++ % generators_.size();
+        rollouts_.push_back(std::move(rollout));
+      }
+    }
+    for (auto& rollout : rollouts_) send_rollout(context, rollout);
+  }
+
+  void send_rollout(runtime::ActorContext& context, Rollout& rollout) {
+    // A failed send is retried by the deadline.
+    (void)context.send(generators_[rollout.generator], [&](msg::Envelope::Builder envelope) {
+      auto request = envelope.getBody().initRolloutRequest();
+      request.setStep(step_);
+      request.setPolicyVersion(version_);
+      request.setTrajectoryId(rollout.id);
+      request.setSampleIndex(rollout.sample_index);
+      request.setTurns(settings_.turns);
+      kernels::fill_task_message(*rollout.task, settings_.device, request.initTask());
+    });
+    rollout.timer_token = next_token_++;
+    context.start_timer(std::chrono::milliseconds(settings_.rollout_timeout_ms), rollout.timer_token);
+  }
+
+  void on_trajectory(runtime::ActorContext& context, msg::Trajectory::Reader trajectory) {
+    if (trajectory.getStep() != step_ || step_ >= settings_.steps) return;
+    const std::string id = trajectory.getId().cStr();
+    for (auto& rollout : rollouts_) {
+      if (rollout.id != id || rollout.trajectory) continue;
+      rollout.trajectory = std::make_unique<capnp::MallocMessageBuilder>();
+      rollout.trajectory->setRoot(trajectory);
+      if (++received_ == rollouts_.size()) {
+        awaiting_advantages_ = true;
+        send_advantage_request(context);
+      }
+      return;
+    }
+  }
+
+  void send_advantage_request(runtime::ActorContext& context) {
+    (void)context.send(destination(context, "oracle"), [&](msg::Envelope::Builder envelope) {
+      auto request = envelope.getBody().initAdvantageRequest();
+      request.setStep(step_);
+      request.setEstimator(settings_.estimator);
+      auto trajectories = request.initTrajectories(static_cast<unsigned>(rollouts_.size()));
+      for (size_t index = 0; index < rollouts_.size(); ++index) {
+        trajectories.setWithCaveats(static_cast<unsigned>(index),
+                                    rollouts_[index].trajectory->getRoot<msg::Trajectory>().asReader());
+      }
+    });
+    advantage_token_ = next_token_++;
+    context.start_timer(std::chrono::milliseconds(settings_.advantage_timeout_ms), advantage_token_);
+  }
+
+  void on_peer_restarted(runtime::ActorContext& context, const std::string& name) {
+    const auto generator = std::find(generators_.begin(), generators_.end(), name);
+    if (generator != generators_.end()) {
+      const size_t restarted = static_cast<size_t>(generator - generators_.begin());
+      send_weights(context, name, policy_.serialize());
+      for (auto& rollout : rollouts_) {
+        if (rollout.trajectory || rollout.generator != restarted) continue;
+        rollout.generator = (rollout.generator + 1) % generators_.size();
+        send_rollout(context, rollout);
+      }
+    }
+    if (name == destination(context, "oracle") && awaiting_advantages_) send_advantage_request(context);
+  }
+
+  void on_advantages(runtime::ActorContext& context, msg::Advantages::Reader advantages) {
+    if (!awaiting_advantages_ || advantages.getStep() != step_) return;
+    awaiting_advantages_ = false;
+    std::map<std::pair<std::string, uint32_t>, double> by_turn;
+    for (auto item : advantages.getItems()) {
+      by_turn[{item.getTrajectoryId().cStr(), item.getTurn()}] = item.getAdvantage();
+    }
+    const UpdateStats stats = update(by_turn);
+    ++version_;
+    report_and_record(context, stats);
+    ++step_;
+    checkpoint();
+    broadcast_weights(context);
+    if (step_ < settings_.steps) start_step(context);
+  }
+
+  UpdateStats update(const std::map<std::pair<std::string, uint32_t>, double>& advantages) {
+    std::map<Family, FamilyBatch> batches;
+    const int observation_size = schedule::observation_size();
+    for (const auto& rollout : rollouts_) {
+      const auto trajectory = rollout.trajectory->getRoot<msg::Trajectory>().asReader();
+      uint32_t turn_number = 0;
+      for (auto turn : trajectory.getTurns()) {
+        ++turn_number;
+        const auto advantage = advantages.find({rollout.id, turn_number});
+        auto family = schedule::parse_family(turn.getFamily().cStr());
+        // Turns without an advantage (filtered by the Oracle) or with a malformed shape carry
+        // no gradient.
+        if (advantage == advantages.end() || !family) continue;
+        const size_t knob_count = schedule::knobs(*family).size();
+        if (turn.getObservation().size() != static_cast<unsigned>(observation_size) ||
+            turn.getActions().size() != knob_count || turn.getActionLogprobs().size() != knob_count) {
+          continue;
+        }
+        FamilyBatch& batch = batches[*family];
+        for (float value : turn.getObservation()) batch.observations.push_back(value);
+        for (size_t knob = 0; knob < knob_count; ++knob) {
+          const uint16_t action = turn.getActions()[static_cast<unsigned>(knob)];
+          if (action > schedule::keep_decision(*family, static_cast<int>(knob))) continue;
+          batch.actions.push_back(action);
+          batch.old_logprobs.push_back(turn.getActionLogprobs()[static_cast<unsigned>(knob)]);
+        }
+        if (batch.actions.size() != static_cast<size_t>(batch.rows + 1) * knob_count) {
+          batch.observations.resize(static_cast<size_t>(batch.rows) * observation_size);
+          batch.actions.resize(static_cast<size_t>(batch.rows) * knob_count);
+          batch.old_logprobs.resize(static_cast<size_t>(batch.rows) * knob_count);
+          continue;
+        }
+        batch.advantages.push_back(static_cast<float>(advantage->second));
+        batch.later_turn.push_back(turn_number > 1 ? 1 : 0);
+        ++batch.rows;
+      }
+    }
+    return run_epochs(batches);
+  }
+
+  UpdateStats run_epochs(std::map<Family, FamilyBatch>& batches) {
+    UpdateStats stats;
+    struct Tensors {
+      Family family;
+      torch::Tensor observations, actions, old_logprobs, advantages, later_turn;
+    };
+    std::vector<Tensors> tensors;
+    const int64_t observation_size = schedule::observation_size();
+    for (auto& [family, batch] : batches) {
+      if (batch.rows == 0) continue;
+      const auto knob_count = static_cast<int64_t>(schedule::knobs(family).size());
+      tensors.push_back(Tensors{
+          family,
+          torch::from_blob(batch.observations.data(), {batch.rows, observation_size}, torch::kFloat32).clone(),
+          torch::from_blob(batch.actions.data(), {batch.rows, knob_count}, torch::kInt64).clone(),
+          torch::from_blob(batch.old_logprobs.data(), {batch.rows, knob_count}, torch::kFloat32).clone(),
+          torch::from_blob(batch.advantages.data(), {batch.rows}, torch::kFloat32).clone(),
+          torch::from_blob(batch.later_turn.data(), {batch.rows}, torch::kUInt8).to(torch::kBool)});
+    }
+    if (tensors.empty()) return stats;
+    auto& network = policy_.network();
+    for (uint32_t epoch = 0; epoch < settings_.ppo_epochs; ++epoch) {
+      optimizer_->zero_grad();
+      torch::Tensor loss_sum = torch::zeros({});
+      double clipped = 0.0, kl_sum = 0.0;
+      int64_t count = 0;
+      for (const auto& batch : tensors) {
+        const auto new_logp =
+            network.log_probs(batch.family, batch.observations, batch.actions, batch.later_turn);
+        const auto terms = learner::ppo_terms(new_logp, batch.old_logprobs, batch.advantages, ppo_);
+        loss_sum = loss_sum + terms.loss_sum;
+        clipped += terms.clipped;
+        kl_sum += terms.approx_kl_sum;
+        count += terms.count;
+      }
+      const auto loss = loss_sum / static_cast<double>(count);
+      loss.backward();
+      optimizer_->step();
+      stats.loss += loss.item<double>() / settings_.ppo_epochs;
+      stats.clip_fraction += clipped / static_cast<double>(count) / settings_.ppo_epochs;
+      stats.approx_kl += kl_sum / static_cast<double>(count) / settings_.ppo_epochs;
+    }
+    return stats;
+  }
+
+  // Sends the StepReport of the step just trained and records its mean reward.
+  void report_and_record(runtime::ActorContext& context, const UpdateStats& stats) {
+    double reward_sum = 0.0, best_speedup = 0.0;
+    uint32_t turns = 0, correct = 0;
+    for (const auto& rollout : rollouts_) {
+      for (auto turn : rollout.trajectory->getRoot<msg::Trajectory>().getTurns()) {
+        ++turns;
+        reward_sum += turn.getReward();
+        if (turn.getCorrect()) ++correct;
+        if (turn.getCorrect() && turn.getHonest()) best_speedup = std::max(best_speedup, turn.getSpeedup());
+      }
+    }
+    const double mean_reward = turns == 0 ? 0.0 : reward_sum / turns;
+    mean_rewards_.push_back(mean_reward);
+    const double seconds = static_cast<double>(context.now_unix_ms() - step_started_ms_) / 1000.0;
+    auto fill = [&](msg::Envelope::Builder envelope) {
+      auto report = envelope.getBody().initStepReport();
+      report.setStep(step_);
+      report.setPolicyVersion(version_);
+      report.setMeanReward(mean_reward);
+      report.setBestSpeedup(best_speedup);
+      report.setCorrectFraction(turns == 0 ? 0.0 : static_cast<double>(correct) / turns);
+      report.setTrajectories(static_cast<uint32_t>(rollouts_.size()));
+      report.setLoss(stats.loss);
+      report.setSeconds(seconds);
+      report.setFinished(step_ + 1 >= settings_.steps);
+      report.setClipFraction(stats.clip_fraction);
+      report.setApproxKl(stats.approx_kl);
+    };
+    // Reports are for people and the record; training does not wait on them.
+    (void)context.send(runtime::kHeadActor, fill);
+    (void)context.send(destination(context, "archivist"), fill);
+  }
+
+  static std::string destination(runtime::ActorContext& context, const std::string& role) {
+    const auto members = context.members(role);
+    return members.empty() ? role : members.front();
+  }
+
+  const Settings settings_;
+  const learner::PpoSettings ppo_{};
+  schedule::Policy policy_;
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  kernels::TaskCatalog catalog_;
+  std::vector<const kernels::Task*> tasks_;
+  std::vector<std::string> generators_;
+  std::string run_dir_;
+  uint32_t version_ = 0;
+  uint32_t step_ = 0;
+  std::vector<double> mean_rewards_;
+  std::vector<Rollout> rollouts_;
+  size_t received_ = 0;
+  bool awaiting_advantages_ = false;
+  uint64_t advantage_token_ = 0;
+  uint64_t next_token_ = 1;
+  int64_t step_started_ms_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Actor> make_learner_actor(const runtime::ActorSpec& spec) {
+  return std::make_unique<LearnerActor>(spec);
+}
+
+}  // namespace drk::learner

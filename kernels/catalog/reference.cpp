@@ -1,0 +1,175 @@
+#include "kernels/catalog/reference.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+namespace drk::kernels {
+namespace {
+
+uint64_t mix_seed(uint64_t seed, uint64_t index) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// A value of the expression: a number or a tensor.
+struct Value {
+  bool is_number = false;
+  double number = 0.0;
+  at::Tensor tensor;
+};
+
+class Evaluator {
+ public:
+  Evaluator(const std::vector<std::string>& names, const std::vector<at::Tensor>& inputs)
+      : names_(names), inputs_(inputs) {}
+
+  Value eval(const Expression& e) const {
+    using K = Expression::Kind;
+    switch (e.kind) {
+      case K::number: return number(e.number);
+      case K::input: {
+        for (size_t i = 0; i < names_.size(); ++i)
+          if (names_[i] == e.name) return tensor(inputs_[i]);
+        throw std::logic_error("reference input '" + e.name + "' is not bound");
+      }
+      case K::negate: {
+        Value v = eval(e.args[0]);
+        return v.is_number ? number(-v.number) : tensor(-v.tensor);
+      }
+      case K::add:
+      case K::subtract:
+      case K::multiply:
+      case K::divide: return binary(e.kind, eval(e.args[0]), eval(e.args[1]));
+      case K::call: return call(e);
+    }
+    throw std::logic_error("unknown expression kind");
+  }
+
+ private:
+  static Value number(double n) { return Value{true, n, {}}; }
+  static Value tensor(at::Tensor t) { return Value{false, 0.0, std::move(t)}; }
+
+  static Value binary(Expression::Kind kind, const Value& a, const Value& b) {
+    using K = Expression::Kind;
+    if (a.is_number && b.is_number) {
+      switch (kind) {
+        case K::add: return number(a.number + b.number);
+        case K::subtract: return number(a.number - b.number);
+        case K::multiply: return number(a.number * b.number);
+        default: return number(a.number / b.number);
+      }
+    }
+    if (a.is_number) {
+      at::Scalar s(a.number);
+      switch (kind) {
+        case K::add: return tensor(s + b.tensor);
+        case K::subtract: return tensor(s - b.tensor);
+        case K::multiply: return tensor(s * b.tensor);
+        default: return tensor(s / b.tensor);
+      }
+    }
+    if (b.is_number) {
+      at::Scalar s(b.number);
+      switch (kind) {
+        case K::add: return tensor(a.tensor + s);
+        case K::subtract: return tensor(a.tensor - s);
+        case K::multiply: return tensor(a.tensor * s);
+        default: return tensor(a.tensor / s);
+      }
+    }
+    switch (kind) {
+      case K::add: return tensor(a.tensor + b.tensor);
+      case K::subtract: return tensor(a.tensor - b.tensor);
+      case K::multiply: return tensor(a.tensor * b.tensor);
+      default: return tensor(a.tensor / b.tensor);
+    }
+  }
+
+  Value call(const Expression& e) const {
+    std::vector<Value> args;
+    for (const auto& arg : e.args) args.push_back(eval(arg));
+    const std::string& f = e.name;
+    const at::Tensor& x = args[0].tensor;
+    auto num = [&](size_t i) { return args[i].number; };
+    auto dim = [&](size_t i) { return static_cast<int64_t>(args[i].number); };
+    if (f == "relu") return tensor(at::relu(x));
+    if (f == "gelu") return tensor(at::gelu(x));
+    if (f == "sigmoid") return tensor(at::sigmoid(x));
+    if (f == "tanh") return tensor(at::tanh(x));
+    if (f == "exp") return tensor(at::exp(x));
+    if (f == "log") return tensor(at::log(x));
+    if (f == "sqrt") return tensor(at::sqrt(x));
+    if (f == "abs") return tensor(at::abs(x));
+    if (f == "leaky_relu") return tensor(at::leaky_relu(x, at::Scalar(num(1))));
+    if (f == "softmax") return tensor(at::softmax(x, dim(1)));
+    if (f == "log_softmax") return tensor(at::log_softmax(x, dim(1)));
+    if (f == "rms_norm") {
+      std::vector<int64_t> dims{dim(1)};
+      at::Tensor mean_square = (x * x).mean(at::IntArrayRef(dims), /*keepdim=*/true);
+      return tensor(x / at::sqrt(mean_square + num(2)));
+    }
+    if (f == "layer_norm") {
+      int64_t ndims = dim(3);
+      std::vector<int64_t> normalized(x.sizes().end() - ndims, x.sizes().end());
+      return tensor(at::layer_norm(x, normalized, args[1].tensor, args[2].tensor, num(4)));
+    }
+    if (f == "matmul") return tensor(at::matmul(x, args[1].tensor));
+    if (f == "linear") {
+      if (args.size() > 2) return tensor(at::linear(x, args[1].tensor, args[2].tensor));
+      return tensor(at::linear(x, args[1].tensor));
+    }
+    if (f == "sum" || f == "mean") {
+      std::vector<int64_t> dims{dim(1)};
+      bool keepdim = args.size() > 2 && num(2) != 0.0;
+      return tensor(f == "sum" ? x.sum(at::IntArrayRef(dims), keepdim) : x.mean(at::IntArrayRef(dims), keepdim));
+    }
+    if (f == "clamp") return tensor(at::clamp(x, at::Scalar(num(1)), at::Scalar(num(2))));
+    throw std::logic_error("reference function '" + f + "' has no LibTorch evaluation");
+  }
+
+  const std::vector<std::string>& names_;
+  const std::vector<at::Tensor>& inputs_;
+};
+
+}  // namespace
+
+Result<Reference> Reference::create(const Task& task) {
+  Reference reference;
+  for (const auto& input : task.inputs) reference.input_names_.push_back(input.name);
+  auto expression = parse_expression(task.reference, reference.input_names_);
+  if (!expression)
+    return make_error(Errc::parse_error, "task '" + task.name + "': the reference " + expression.error().message);
+  reference.expression_ = std::move(*expression);
+  return reference;
+}
+
+Result<at::Tensor> Reference::run(const std::vector<at::Tensor>& inputs) const {
+  if (inputs.size() != input_names_.size())
+    return make_error(Errc::invalid_argument, "the reference takes " + std::to_string(input_names_.size()) +
+                                                  " inputs, got " + std::to_string(inputs.size()));
+  try {
+    Value value = Evaluator(input_names_, inputs).eval(expression_);
+    if (value.is_number) return make_error(Errc::invalid_argument, "the reference is a constant");
+    return value.tensor.contiguous();
+  } catch (const c10::Error& e) {
+    return make_error(Errc::invalid_argument, std::string("LibTorch refused the reference: ") + e.what_without_backtrace());
+  }
+}
+
+std::vector<at::Tensor> draw_inputs(const Task& task, DeviceKind device, uint64_t seed) {
+  std::vector<at::Tensor> tensors;
+  const auto& shapes = task.shapes(device);
+  for (size_t i = 0; i < task.inputs.size(); ++i) {
+    const InputSpec& input = task.inputs[i];
+    at::Generator generator = at::detail::createCPUGenerator(mix_seed(seed, i));
+    at::Tensor t = at::empty(shapes.at(input.name), at::TensorOptions().dtype(at::kFloat));
+    if (input.draw.kind == "normal") t.normal_(input.draw.mean, input.draw.stddev, generator);
+    else t.uniform_(input.draw.low, input.draw.high, generator);
+    tensors.push_back(std::move(t));
+  }
+  return tensors;
+}
+
+}  // namespace drk::kernels

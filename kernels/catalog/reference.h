@@ -1,0 +1,41 @@
+// Reference: a task's reference expression evaluated with LibTorch, and the drawing of its inputs.
+//
+// The expression is parsed once (kernels/catalog/expression.h) when the Reference is made; run()
+// evaluates it on CPU tensors in the task's input order and returns the single output. Drawing is
+// deterministic in the seed: the same (task, device, seed) gives the same values everywhere.
+//
+// This header is the only catalog header that pulls LibTorch (at::Tensor); task.h stays
+// torch-free.
+// Thread-safety: a Reference is immutable; run() may be called from several threads at once
+// (LibTorch's own intra-op threads are set by the caller with at::set_num_threads).
+// Errors: invalid_argument for inputs that do not match the task (count, shape, dtype).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "kernels/catalog/expression.h"
+#include "kernels/catalog/task.h"
+
+namespace drk::kernels {
+
+class Reference {
+ public:
+  // parse_error when the task's reference does not parse (a loaded catalog's always does).
+  static Result<Reference> create(const Task& task);
+
+  // inputs: one tensor per task input, in the task's order.
+  Result<at::Tensor> run(const std::vector<at::Tensor>& inputs) const;
+
+ private:
+  Expression expression_;
+  std::vector<std::string> input_names_;
+};
+
+// Fresh float32 CPU tensors, one per task input, at `device`'s shapes, drawn from each input's
+// distribution with a generator seeded from (seed, input index).
+std::vector<at::Tensor> draw_inputs(const Task& task, DeviceKind device, uint64_t seed);
+
+}  // namespace drk::kernels

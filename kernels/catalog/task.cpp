@@ -1,0 +1,384 @@
+#include "kernels/catalog/task.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include <yaml-cpp/yaml.h>
+
+#include "kernels/catalog/expression.h"
+
+#ifndef DRK_SOURCE_DIR
+#error "DRK_SOURCE_DIR must be defined by the build (kernels/catalog/CMakeLists.txt)"
+#endif
+
+namespace drk::kernels {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Reads one task file; every error names the file and the line of the offending node.
+class TaskReader {
+ public:
+  explicit TaskReader(std::string path) : path_(std::move(path)) {}
+
+  Result<Task> read() {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(path_);
+    } catch (const YAML::Exception& e) {
+      return make_error(Errc::parse_error, path_ + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+    if (!root.IsMap()) return fail(root, "a task file is a YAML map (name, family, inputs, ...)");
+    try {
+      return read_task(root);
+    } catch (const YAML::Exception& e) {
+      return make_error(Errc::parse_error, path_ + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+  }
+
+ private:
+  Error fail(const YAML::Node& node, const std::string& what) const {
+    int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 1;
+    return make_error(Errc::invalid_argument, path_ + ":" + std::to_string(line) + ": " + what);
+  }
+
+  Result<YAML::Node> required(const YAML::Node& map, const std::string& key) const {
+    YAML::Node node = map[key];
+    if (!node) return fail(map, "missing key '" + key + "' (docs/tasks.md lists the keys)");
+    return node;
+  }
+
+  Result<std::string> required_text(const YAML::Node& map, const std::string& key) const {
+    auto node = required(map, key);
+    if (!node) return node.error();
+    if (!node->IsScalar()) return fail(*node, "'" + key + "' must be a text value");
+    return node->as<std::string>();
+  }
+
+  Result<Task> read_task(const YAML::Node& root) {
+    Task task;
+    for (auto [key, target] : {std::pair{"name", &task.name}, {"title", &task.title},
+                               {"origin", &task.origin}, {"family", &task.family},
+                               {"reference", &task.reference}}) {
+      auto text = required_text(root, key);
+      if (!text) return text.error();
+      *target = *text;
+    }
+    std::string stem = fs::path(path_).stem().string();
+    if (task.name != stem)
+      return fail(root["name"], "the task is named '" + task.name + "' but its file is '" + stem +
+                                    ".yaml': name the file after the task");
+
+    auto inputs = required(root, "inputs");
+    if (!inputs) return inputs.error();
+    if (!inputs->IsSequence() || inputs->size() == 0)
+      return fail(*inputs, "'inputs' must be a non-empty list of {name, dtype, draw}");
+    for (const auto& node : *inputs) {
+      auto input = read_input(node);
+      if (!input) return input.error();
+      task.inputs.push_back(std::move(*input));
+    }
+
+    auto outputs = required(root, "outputs");
+    if (!outputs) return outputs.error();
+    if (!outputs->IsSequence() || outputs->size() != 1)
+      return fail(*outputs, "'outputs' must list exactly one output name (a reference yields one tensor)");
+    for (const auto& node : *outputs) task.outputs.push_back(node.as<std::string>());
+
+    std::set<std::string> names;
+    for (const auto& input : task.inputs) names.insert(input.name);
+    for (const auto& output : task.outputs) {
+      if (!names.insert(output).second)
+        return fail(*outputs, "tensor name '" + output + "' is used twice");
+    }
+    if (names.size() != task.inputs.size() + task.outputs.size())
+      return fail(*inputs, "input names must be distinct");
+
+    auto params = required(root, "params");
+    if (!params) return params.error();
+    if (!params->IsMap()) return fail(*params, "'params' must be a map");
+    for (const auto& item : *params) task.params[item.first.as<std::string>()] = item.second.as<std::string>();
+
+    auto shapes = required(root, "shapes");
+    if (!shapes) return shapes.error();
+    for (auto [key, target] : {std::pair{"cpu", &task.cpu_shapes}, {"cuda", &task.gpu_shapes}}) {
+      auto device_shapes = required(*shapes, key);
+      if (!device_shapes) return device_shapes.error();
+      auto read = read_shapes(*device_shapes, names, key);
+      if (!read) return read.error();
+      *target = std::move(*read);
+    }
+
+    if (YAML::Node tolerances = root["tolerances"]) {
+      if (!tolerances.IsMap()) return fail(tolerances, "'tolerances' maps a dtype to {atol, rtol}");
+      for (const auto& item : tolerances) {
+        auto dtype = parse_dtype(item.first.as<std::string>());
+        if (!dtype) return fail(item.first, dtype.error().message);
+        Tolerance tolerance;
+        tolerance.atol = item.second["atol"].as<double>(tolerance.atol);
+        tolerance.rtol = item.second["rtol"].as<double>(tolerance.rtol);
+        if (tolerance.atol < 0 || tolerance.rtol < 0) return fail(item.second, "tolerances must be >= 0");
+        task.tolerances[*dtype] = tolerance;
+      }
+    }
+
+    std::vector<std::string> input_names;
+    for (const auto& input : task.inputs) input_names.push_back(input.name);
+    auto expression = parse_expression(task.reference, input_names);
+    if (!expression) return make_error(Errc::parse_error, path_ + ":" + std::to_string(root["reference"].Mark().line + 1) +
+                                                              ": the reference " + expression.error().message);
+    for (auto device : {DeviceKind::cpu, DeviceKind::cuda}) {
+      const auto& shapes_of_device = task.shapes(device);
+      auto shape = infer_shape(*expression, shapes_of_device);
+      if (!shape)
+        return fail(root["reference"], "the reference does not fit the " + std::string(device_name(device)) +
+                                           " shapes: " + shape.error().message);
+      const Shape& declared = shapes_of_device.at(task.outputs[0]);
+      if (*shape != declared)
+        return fail((*shapes)[std::string(device_name(device))],
+                    "the reference yields " + format_shape(*shape) + " for the " +
+                        std::string(device_name(device)) + " shapes but output '" + task.outputs[0] +
+                        "' is declared " + format_shape(declared));
+    }
+    auto family = check_family(task, *params);
+    if (!family) return family.error();
+    return task;
+  }
+
+  Result<InputSpec> read_input(const YAML::Node& node) {
+    if (!node.IsMap()) return fail(node, "an input is a map {name, dtype, draw}");
+    InputSpec input;
+    auto name = required_text(node, "name");
+    if (!name) return name.error();
+    input.name = *name;
+    auto dtype_text = required_text(node, "dtype");
+    if (!dtype_text) return dtype_text.error();
+    auto dtype = parse_dtype(*dtype_text);
+    if (!dtype) return fail(node["dtype"], dtype.error().message);
+    if (*dtype != DType::float32)
+      return fail(node["dtype"], "input '" + input.name + "': only float32 inputs are supported for now");
+    input.dtype = *dtype;
+    if (YAML::Node draw = node["draw"]) {
+      input.draw.kind = draw["kind"].as<std::string>("normal");
+      input.draw.low = draw["low"].as<double>(input.draw.low);
+      input.draw.high = draw["high"].as<double>(input.draw.high);
+      input.draw.mean = draw["mean"].as<double>(input.draw.mean);
+      input.draw.stddev = draw["stddev"].as<double>(input.draw.stddev);
+      const auto& kind = input.draw.kind;
+      if (kind != "normal" && kind != "uniform" && kind != "positive")
+        return fail(draw, "input '" + input.name + "': draw kind '" + kind + "' is unknown (normal | uniform | positive)");
+      if (kind != "normal" && !(input.draw.low < input.draw.high))
+        return fail(draw, "input '" + input.name + "': draw needs low < high");
+      if (kind == "positive" && input.draw.low <= 0)
+        return fail(draw, "input '" + input.name + "': a positive draw needs low > 0");
+      if (kind == "normal" && input.draw.stddev <= 0)
+        return fail(draw, "input '" + input.name + "': a normal draw needs stddev > 0");
+    }
+    return input;
+  }
+
+  Result<std::map<std::string, std::vector<int64_t>>> read_shapes(const YAML::Node& node,
+                                                                   const std::set<std::string>& names,
+                                                                   const std::string& device) {
+    if (!node.IsMap()) return fail(node, "shapes." + device + " maps every tensor name to its dims");
+    std::map<std::string, std::vector<int64_t>> shapes;
+    for (const auto& item : node) {
+      std::string name = item.first.as<std::string>();
+      if (!names.count(name)) return fail(item.first, "shapes." + device + " names '" + name + "', which is no input or output");
+      if (!item.second.IsSequence() || item.second.size() == 0 || item.second.size() > 8)
+        return fail(item.second, "shape of '" + name + "' must be a list of 1 to 8 dims");
+      std::vector<int64_t> dims;
+      for (const auto& dim : item.second) {
+        int64_t value = dim.as<int64_t>();
+        if (value <= 0) return fail(dim, "shape of '" + name + "' has a dim <= 0");
+        dims.push_back(value);
+      }
+      shapes[name] = dims;
+    }
+    for (const auto& name : names)
+      if (!shapes.count(name)) return fail(node, "shapes." + device + " lacks '" + name + "'");
+    return shapes;
+  }
+
+  Status check_family(const Task& task, const YAML::Node& params) {
+    auto need = [&](const std::string& key) -> Status {
+      if (!task.params.count(key))
+        return fail(params, "family '" + task.family + "' needs params." + key + " (docs/tasks.md)");
+      return {};
+    };
+    auto need_one_of = [&](const std::string& key, std::initializer_list<std::string> options) -> Status {
+      if (auto s = need(key); !s) return s;
+      const std::string& value = task.params.at(key);
+      if (std::find(options.begin(), options.end(), value) == options.end())
+        return fail(params[key], "params." + key + " '" + value + "' is not one of the allowed values");
+      return {};
+    };
+    if (task.family == "elementwise") {
+      if (task.inputs.size() != 1) return fail(params, "an elementwise task has exactly one input");
+      return need("stages");
+    }
+    if (task.family == "rowwise") {
+      if (auto s = need_one_of("op", {"softmax", "log_softmax", "rms_norm", "layer_norm"}); !s) return s;
+      if (auto s = need("reduce_begin"); !s) return s;
+      if (auto s = need("reduce_end"); !s) return s;
+      const std::string& op = task.params.at("op");
+      if (op == "rms_norm" || op == "layer_norm")
+        if (auto s = need("eps"); !s) return s;
+      int64_t rank = static_cast<int64_t>(task.cpu_shapes.at(task.inputs[0].name).size());
+      int64_t begin = std::atoll(task.params.at("reduce_begin").c_str());
+      int64_t end = std::atoll(task.params.at("reduce_end").c_str());
+      if (begin < 0 || end < begin || end >= rank)
+        return fail(params, "params.reduce_begin/reduce_end must satisfy 0 <= begin <= end < rank of the input");
+      return {};
+    }
+    if (task.family == "gemm") {
+      if (auto s = need_one_of("b_layout", {"kn", "nk"}); !s) return s;
+      if (auto s = need_one_of("bias", {"true", "false"}); !s) return s;
+      return need("epilogue");
+    }
+    return fail(params, "family '" + task.family + "' is unknown (elementwise | rowwise | gemm)");
+  }
+
+  std::string path_;
+};
+
+double numel(const std::vector<int64_t>& shape) {
+  double n = 1;
+  for (int64_t d : shape) n *= static_cast<double>(d);
+  return n;
+}
+
+}  // namespace
+
+std::string_view device_name(DeviceKind device) { return device == DeviceKind::cuda ? "cuda" : "cpu"; }
+
+Result<DeviceKind> parse_device(std::string_view text) {
+  if (text == "cpu") return DeviceKind::cpu;
+  if (text == "cuda") return DeviceKind::cuda;
+  return make_error(Errc::invalid_argument, "device '" + std::string(text) + "' is unknown: use cpu or cuda");
+}
+
+std::string_view dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return "float32";
+    case DType::float16: return "float16";
+    case DType::bfloat16: return "bfloat16";
+    case DType::float64: return "float64";
+  }
+  return "unknown";
+}
+
+Result<DType> parse_dtype(std::string_view text) {
+  for (DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::float64})
+    if (dtype_name(dtype) == text) return dtype;
+  return make_error(Errc::invalid_argument,
+                    "dtype '" + std::string(text) + "' is unknown: use float32, float16, bfloat16 or float64");
+}
+
+size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return 4;
+    case DType::float16: return 2;
+    case DType::bfloat16: return 2;
+    case DType::float64: return 8;
+  }
+  return 4;
+}
+
+Tolerance Task::tolerance(DType dtype) const {
+  if (auto it = tolerances.find(dtype); it != tolerances.end()) return it->second;
+  // KernelBench's defaults per dtype.
+  switch (dtype) {
+    case DType::float16:
+    case DType::bfloat16: return Tolerance{1e-2, 1e-2};
+    case DType::float64: return Tolerance{1e-7, 1e-7};
+    case DType::float32: break;
+  }
+  return Tolerance{1e-4, 1e-4};
+}
+
+Result<TaskCatalog> TaskCatalog::load(const std::string& directory) {
+  std::error_code ec;
+  if (!fs::is_directory(directory, ec))
+    return make_error(Errc::not_found, "task directory '" + directory +
+                                           "' does not exist: set DRK_TASKS_DIR to the folder of the *.yaml tasks");
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(directory, ec))
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) return make_error(Errc::not_found, "task directory '" + directory + "' holds no *.yaml task");
+  TaskCatalog catalog;
+  for (const auto& file : files) {
+    auto task = TaskReader(file).read();
+    if (!task) return task.error();
+    catalog.tasks_.push_back(std::move(*task));
+  }
+  std::sort(catalog.tasks_.begin(), catalog.tasks_.end(),
+            [](const Task& a, const Task& b) { return a.name < b.name; });
+  return catalog;
+}
+
+std::string TaskCatalog::default_directory() {
+  if (const char* dir = std::getenv("DRK_TASKS_DIR"); dir && *dir) return dir;
+  return std::string(DRK_SOURCE_DIR) + "/kernels/tasks";
+}
+
+Result<const Task*> TaskCatalog::find(std::string_view name) const {
+  for (const auto& task : tasks_)
+    if (task.name == name) return &task;
+  std::string known;
+  for (const auto& task : tasks_) known += (known.empty() ? "" : ", ") + task.name;
+  return make_error(Errc::not_found, "task '" + std::string(name) + "' is unknown: the " +
+                                         std::to_string(tasks_.size()) + " tasks are " + known);
+}
+
+void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder out) {
+  const auto& shapes = task.shapes(device);
+  out.setName(task.name);
+  out.setFamily(task.family);
+  out.setDevice(device == DeviceKind::cuda ? msg::Device::CUDA : msg::Device::CPU);
+  auto fill_spec = [&](msg::TensorSpec::Builder spec, const std::string& name, DType dtype) {
+    spec.setName(name);
+    spec.setDtype(static_cast<msg::DType>(static_cast<uint16_t>(dtype)));
+    const auto& dims = shapes.at(name);
+    auto shape = spec.initShape(static_cast<unsigned>(dims.size()));
+    for (size_t i = 0; i < dims.size(); ++i) shape.set(static_cast<unsigned>(i), dims[i]);
+  };
+  auto inputs = out.initInputs(static_cast<unsigned>(task.inputs.size()));
+  for (size_t i = 0; i < task.inputs.size(); ++i)
+    fill_spec(inputs[static_cast<unsigned>(i)], task.inputs[i].name, task.inputs[i].dtype);
+  auto outputs = out.initOutputs(static_cast<unsigned>(task.outputs.size()));
+  for (size_t i = 0; i < task.outputs.size(); ++i)
+    fill_spec(outputs[static_cast<unsigned>(i)], task.outputs[i], DType::float32);
+  out.setReference(task.reference);
+  auto params = out.initParams(static_cast<unsigned>(task.params.size()));
+  unsigned index = 0;
+  for (const auto& [key, value] : task.params) {
+    params[index].setKey(key);
+    params[index].setValue(value);
+    ++index;
+  }
+  out.setFlops(estimate_flops(task, device));
+  out.setMinBytes(estimate_min_bytes(task, device));
+}
+
+double estimate_flops(const Task& task, DeviceKind device) {
+  std::vector<std::string> names;
+  for (const auto& input : task.inputs) names.push_back(input.name);
+  auto expression = parse_expression(task.reference, names);
+  if (!expression) return 0.0;
+  auto flops = kernels::estimate_flops(*expression, task.shapes(device));
+  return flops ? *flops : 0.0;
+}
+
+double estimate_min_bytes(const Task& task, DeviceKind device) {
+  const auto& shapes = task.shapes(device);
+  double bytes = 0;
+  for (const auto& input : task.inputs) bytes += numel(shapes.at(input.name)) * static_cast<double>(dtype_size(input.dtype));
+  for (const auto& output : task.outputs) bytes += numel(shapes.at(output)) * static_cast<double>(dtype_size(DType::float32));
+  return bytes;
+}
+
+}  // namespace drk::kernels

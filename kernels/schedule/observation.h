@@ -1,0 +1,42 @@
+// Observation: the fixed-size float vector the policy network reads at each turn.
+//
+// Layout (kObservationSize floats):
+//   [0, 3)    family one-hot (elementwise, rowwise, gemm)
+//   [3, 7)    log2(1 + size) / 32 of the family's sizes: elementwise (elements, -, -, -),
+//             rowwise (outer, reduce, inner, -), gemm (M, N, K, -)
+//   [7, 11)   the family's operation: elementwise (stages / 8), rowwise (op one-hot of 4),
+//             gemm (b_layout nk, bias, epilogue stages / 8)
+//   [11, 13)  turn / max_turns, and 1 when a previous turn exists
+//   [13, 13 + max_option_slots())  the previous turn's options, one-hot per knob, knobs in order
+//   then 5    the previous turn's feedback: compiled, correct, honest,
+//             clip(log(speedup), -3, 3) / 3 (0 when not correct), reward / 3
+// Every entry is zero where it does not apply, so the first turn has no previous-turn signal.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "kernels/schedule/problem.h"
+#include "kernels/schedule/space.h"
+
+namespace drk::schedule {
+
+// What the previous turn chose and how it fared.
+struct PreviousTurn {
+  Choice choice;
+  bool compiled = false;
+  bool correct = false;
+  bool honest = false;
+  double speedup = 0.0;
+  double reward = 0.0;
+};
+
+int observation_size();
+
+// `turn` counts from 1; `max_turns` >= 1.
+std::vector<float> observe(const Problem& problem, int turn, int max_turns,
+                           const std::optional<PreviousTurn>& previous);
+
+}  // namespace drk::schedule

@@ -1,0 +1,83 @@
+#include "kernels/schedule/policy.h"
+
+#include <sstream>
+
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+#include <torch/torch.h>
+
+#include "kernels/schedule/observation.h"
+#include "kernels/schedule/policy_network.h"
+
+namespace drk::schedule {
+
+uint16_t keep_decision(Family family, int knob) {
+  return static_cast<uint16_t>(knobs(family)[static_cast<size_t>(knob)].options.size());
+}
+
+Policy::Policy(uint64_t seed) : network_(std::make_shared<PolicyNetworkImpl>(seed)) {}
+Policy::~Policy() = default;
+Policy::Policy(Policy&&) noexcept = default;
+Policy& Policy::operator=(Policy&&) noexcept = default;
+
+Sampled Policy::sample(Family family, const std::vector<float>& observation,
+                       const std::optional<Choice>& previous, std::mt19937_64& rng) {
+  torch::NoGradGuard no_grad;
+  const bool later_turn = previous.has_value() && previous->family == family;
+  const auto input = torch::tensor(observation, torch::kFloat32).unsqueeze(0);
+  const auto later = torch::full({1}, later_turn, torch::kBool);
+  const auto hidden = network_->trunk(input);
+  Sampled sampled;
+  sampled.choice.family = family;
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  const int knob_count = static_cast<int>(knobs(family).size());
+  for (int knob = 0; knob < knob_count; ++knob) {
+    const auto log_softmax =
+        torch::log_softmax(network_->knob_logits(family, knob, hidden, later), 1).squeeze(0);
+    const auto values = log_softmax.accessor<float, 1>();
+    const int64_t options = values.size(0);
+    const int64_t drawable = later_turn ? options : options - 1;
+    // Inverse CDF; the last drawable option takes what rounding leaves over.
+    const double target = uniform(rng);
+    double cumulative = 0.0;
+    int64_t decision = drawable - 1;
+    for (int64_t option = 0; option < drawable; ++option) {
+      cumulative += std::exp(static_cast<double>(values[option]));
+      if (target < cumulative) {
+        decision = option;
+        break;
+      }
+    }
+    const uint16_t keep = keep_decision(family, knob);
+    sampled.decisions.push_back(static_cast<uint16_t>(decision));
+    sampled.logprobs.push_back(values[decision]);
+    sampled.choice.options.push_back(decision == keep ? previous->at(knob)
+                                                      : static_cast<uint16_t>(decision));
+  }
+  return sampled;
+}
+
+std::string Policy::serialize() const {
+  torch::serialize::OutputArchive archive;
+  network_->save(archive);
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  return bytes.str();
+}
+
+Status Policy::load(std::string_view bytes) {
+  try {
+    std::istringstream stream{std::string(bytes)};
+    torch::serialize::InputArchive archive;
+    archive.load_from(stream);
+    network_->load(archive);
+  } catch (const c10::Error& error) {
+    return make_error(Errc::parse_error,
+                      "policy parameters (" + std::to_string(bytes.size()) +
+                          " bytes) do not load into this network: " + error.what_without_backtrace() +
+                          " (a checkpoint from another scheduling space? start a new run directory)");
+  }
+  return {};
+}
+
+}  // namespace drk::schedule

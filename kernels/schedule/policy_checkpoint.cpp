@@ -1,0 +1,115 @@
+#include "kernels/schedule/policy_checkpoint.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace drk::schedule {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string policy_file(const std::string& run_dir, uint32_t version) {
+  return policy_directory(run_dir) + "/v" + std::to_string(version) + ".pt";
+}
+
+std::string optimizer_file(const std::string& run_dir, uint32_t version) {
+  return policy_directory(run_dir) + "/adam-v" + std::to_string(version) + ".pt";
+}
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error(Errc::io_error, "cannot open '" + path + "' for reading");
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  if (file.bad()) return make_error(Errc::io_error, "reading '" + path + "' failed");
+  return bytes.str();
+}
+
+}  // namespace
+
+std::string policy_directory(const std::string& run_dir) { return run_dir + "/policy"; }
+
+Status write_file_atomically(const std::string& path, const std::string& bytes) {
+  std::error_code error;
+  fs::create_directories(fs::path(path).parent_path(), error);
+  if (error) {
+    return make_error(Errc::io_error, "cannot create the directory of '" + path + "': " + error.message());
+  }
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    file.flush();
+    if (!file) return make_error(Errc::io_error, "cannot write '" + temporary + "' (disk full?)");
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    return make_error(Errc::io_error, "cannot rename '" + temporary + "' to '" + path + "'");
+  }
+  return {};
+}
+
+Result<std::optional<CheckpointState>> read_checkpoint_state(const std::string& run_dir) {
+  const std::string path = policy_directory(run_dir) + "/state.yaml";
+  if (!fs::exists(path)) return std::optional<CheckpointState>{};
+  try {
+    const YAML::Node node = YAML::LoadFile(path);
+    CheckpointState state;
+    state.version = node["version"].as<uint32_t>();
+    state.step = node["step"].as<uint32_t>();
+    if (node["mean_rewards"]) state.mean_rewards = node["mean_rewards"].as<std::vector<double>>();
+    return std::optional<CheckpointState>{state};
+  } catch (const YAML::Exception& error) {
+    return make_error(Errc::parse_error, "'" + path + "' is malformed: " + error.what() +
+                                             " (remove the run directory's policy/ to start over)");
+  }
+}
+
+Result<std::string> read_policy_version(const std::string& run_dir, uint32_t version) {
+  return read_file(policy_file(run_dir, version));
+}
+
+Result<std::optional<std::string>> read_optimizer_state(const std::string& run_dir, uint32_t version) {
+  const std::string path = optimizer_file(run_dir, version);
+  if (!fs::exists(path)) return std::optional<std::string>{};
+  auto bytes = read_file(path);
+  if (!bytes) return bytes.error();
+  return std::optional<std::string>{std::move(*bytes)};
+}
+
+Status write_checkpoint(const std::string& run_dir, const CheckpointState& state,
+                        const std::string& policy_bytes, const std::string& optimizer_bytes) {
+  if (auto status = write_file_atomically(policy_file(run_dir, state.version), policy_bytes); !status) {
+    return status;
+  }
+  if (auto status = write_file_atomically(optimizer_file(run_dir, state.version), optimizer_bytes);
+      !status) {
+    return status;
+  }
+  if (auto status = write_file_atomically(policy_directory(run_dir) + "/latest.pt", policy_bytes);
+      !status) {
+    return status;
+  }
+  YAML::Emitter yaml;
+  yaml << YAML::BeginMap << YAML::Key << "version" << YAML::Value << state.version << YAML::Key
+       << "step" << YAML::Value << state.step << YAML::Key << "mean_rewards" << YAML::Value
+       << YAML::Flow << state.mean_rewards << YAML::EndMap;
+  if (auto status = write_file_atomically(policy_directory(run_dir) + "/state.yaml",
+                                          std::string(yaml.c_str()) + "\n");
+      !status) {
+    return status;
+  }
+  if (state.version >= 2) {
+    std::error_code ignored;
+    fs::remove(optimizer_file(run_dir, state.version - 2), ignored);
+  }
+  return {};
+}
+
+}  // namespace drk::schedule

@@ -1,0 +1,48 @@
+// The policy's checkpoints in a run directory, written by the Learner and read by Generators:
+//
+//   RUN_DIR/policy/v<N>.pt        parameters of policy version N (Policy::serialize bytes,
+//                                 the same bytes PolicyWeights.parameters carries)
+//   RUN_DIR/policy/adam-v<N>.pt   the Learner's optimizer state after producing version N
+//   RUN_DIR/policy/latest.pt      a copy of the newest v<N>.pt, for people and tools
+//   RUN_DIR/policy/state.yaml     written last: version, step (the next step to run: the one in
+//                                 progress after a restart), mean_rewards (one per finished step)
+//
+// Every file is written to a temporary name and renamed into place, so a reader sees either the
+// old or the new file, and state.yaml never names a version whose files are missing.
+//
+// Thread-safety: functions touch only the files named; one writer per run directory.
+// Errors: io_error naming the file for the operating system's refusals; parse_error for a
+// malformed state.yaml.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/result.h"
+
+namespace drk::schedule {
+
+struct CheckpointState {
+  uint32_t version = 0;
+  uint32_t step = 0;  // the next step to run
+  std::vector<double> mean_rewards;
+};
+
+std::string policy_directory(const std::string& run_dir);
+
+// none when the run directory holds no checkpoint yet.
+Result<std::optional<CheckpointState>> read_checkpoint_state(const std::string& run_dir);
+Result<std::string> read_policy_version(const std::string& run_dir, uint32_t version);
+// The optimizer state of `version`, or none when the file is absent.
+Result<std::optional<std::string>> read_optimizer_state(const std::string& run_dir, uint32_t version);
+
+// Writes v<N>.pt, adam-v<N>.pt, latest.pt, then state.yaml; removes optimizer states older than
+// the previous version.
+Status write_checkpoint(const std::string& run_dir, const CheckpointState& state,
+                        const std::string& policy_bytes, const std::string& optimizer_bytes);
+
+Status write_file_atomically(const std::string& path, const std::string& bytes);
+
+}  // namespace drk::schedule

@@ -1,0 +1,47 @@
+// PolicyNetwork: the embedded policy as a LibTorch module. An MLP trunk over the observation
+// (kernels/schedule/observation.h) feeds one categorical head per knob per family. A head has
+// one logit per option plus a last "keep" logit (= the previous turn's option); on a first turn
+// "keep" is masked out, so turn 1 samples among the options and later turns edit the previous
+// schedule.
+//
+// Parameters are initialised from a seed with our own generator (not torch's global one), so
+// two processes given the same seed build identical networks.
+//
+// Thread-safety: a module is not safe for concurrent use; one owner (the Policy, the Learner).
+// Include this header only where LibTorch is needed; the Generator uses kernels/schedule/policy.h.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+
+#include "kernels/schedule/space.h"
+
+namespace drk::schedule {
+
+class PolicyNetworkImpl : public torch::nn::Module {
+ public:
+  PolicyNetworkImpl(uint64_t seed, int64_t hidden_size = 64);
+
+  // [B, observation_size()] -> [B, hidden].
+  torch::Tensor trunk(const torch::Tensor& observations);
+  // [B, options + 1] logits of one knob; "keep" masked where later_turn ([B] bool) is false.
+  torch::Tensor knob_logits(Family family, int knob, const torch::Tensor& hidden,
+                            const torch::Tensor& later_turn);
+  // Log-probabilities of `actions` ([B, K] int64, K = knobs(family).size(), option index with
+  // options count meaning keep) -> [B, K].
+  torch::Tensor log_probs(Family family, const torch::Tensor& observations,
+                          const torch::Tensor& actions, const torch::Tensor& later_turn);
+  // Entropy of each knob's distribution -> [B, K].
+  torch::Tensor entropy(Family family, const torch::Tensor& observations,
+                        const torch::Tensor& later_turn);
+
+ private:
+  torch::nn::Linear input_{nullptr};
+  torch::nn::Linear hidden_{nullptr};
+  std::vector<std::vector<torch::nn::Linear>> heads_;  // [family][knob]
+};
+
+}  // namespace drk::schedule

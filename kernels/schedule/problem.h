@@ -1,0 +1,45 @@
+// Problem: what a renderer and the observation need to know about a task, read from the
+// msg::Task a RolloutRequest carries (family, family parameters, tensor shapes). Shapes here
+// describe the task as sent; rendered kernels still read every shape at run time from the
+// tensor descriptors, so one rendered source serves every shape set of the task.
+//
+// Thread-safety: a plain value.
+// Errors: problem_from_task returns invalid_argument for an unknown family or a non-float32
+// tensor, naming the task and the fix.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/schedule/space.h"
+#include "messages/drk.capnp.h"
+#include "runtime/result.h"
+
+namespace drk::schedule {
+
+struct TensorShape {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+struct Problem {
+  std::string task;  // the task's name, for messages
+  Family family = Family::elementwise;
+  std::map<std::string, std::string> params;
+  std::vector<TensorShape> inputs;
+  std::vector<TensorShape> outputs;
+
+  // The parameter, or not_found naming the task and the key.
+  Result<std::string> param(const std::string& key) const;
+  // The parameter, or `fallback` when the task does not set it.
+  std::string param_or(const std::string& key, const std::string& fallback) const;
+};
+
+Result<Problem> problem_from_task(msg::Task::Reader task);
+
+// Product of the dimensions (1 for a scalar).
+int64_t element_count(const std::vector<int64_t>& shape);
+
+}  // namespace drk::schedule

@@ -1,0 +1,130 @@
+// Elementwise kernels: y[i] = stages(x[i]), fused in one pass or one pass per stage through a
+// workspace buffer (as eager execution does), over chunks fanned out to threads.
+#include "kernels/schedule/render_parts.h"
+#include "kernels/schedule/stages.h"
+
+namespace drk::schedule::detail {
+namespace {
+
+// A map over [begin, end) in groups of `width` lanes the compiler can keep in vector registers.
+std::string map_helpers(int width) {
+  if (width == 1) {
+    return R"(
+template <float (*Op)(float)>
+void drk_map(const float* __restrict src, float* __restrict dst, int64_t begin, int64_t end) {
+  for (int64_t index = begin; index < end; ++index) dst[index] = Op(src[index]);
+}
+
+template <float (*Op)(float)>
+void drk_map_in_place(float* data, int64_t begin, int64_t end) {
+  for (int64_t index = begin; index < end; ++index) data[index] = Op(data[index]);
+}
+)";
+  }
+  return substitute(R"(
+template <float (*Op)(float)>
+void drk_map(const float* __restrict src, float* __restrict dst, int64_t begin, int64_t end) {
+  constexpr int kWidth = @W@;
+  int64_t index = begin;
+  for (; index + kWidth <= end; index += kWidth) {
+#pragma GCC ivdep
+    for (int lane = 0; lane < kWidth; ++lane) dst[index + lane] = Op(src[index + lane]);
+  }
+  for (; index < end; ++index) dst[index] = Op(src[index]);
+}
+
+template <float (*Op)(float)>
+void drk_map_in_place(float* data, int64_t begin, int64_t end) {
+  constexpr int kWidth = @W@;
+  int64_t index = begin;
+  for (; index + kWidth <= end; index += kWidth) {
+#pragma GCC ivdep
+    for (int lane = 0; lane < kWidth; ++lane) data[index + lane] = Op(data[index + lane]);
+  }
+  for (; index < end; ++index) data[index] = Op(data[index]);
+}
+)",
+                    {{"W", std::to_string(width)}});
+}
+
+// One parallel pass over every chunk: `call` is a map over [begin, end).
+std::string pass(const std::string& call) {
+  return substitute(R"(
+  drk_parallel(workers, [&](int worker, int worker_count) {
+    for (int64_t chunk = worker; chunk < chunks; chunk += worker_count) {
+      const int64_t begin = chunk * kChunk;
+      const int64_t end = begin + kChunk < count ? begin + kChunk : count;
+      @CALL@;
+    }
+  });
+)",
+                    {{"CALL", call}});
+}
+
+}  // namespace
+
+Result<std::string> render_elementwise(const Problem& problem, const Choice& choice) {
+  auto stages_text = problem.param("stages");
+  if (!stages_text) return stages_text.error();
+  auto stages = parse_stages(*stages_text);
+  if (!stages) {
+    return make_error(Errc::parse_error, "task '" + problem.task + "': " + stages.error().message);
+  }
+  const bool fused = choice.value(elementwise_knob::fusion) == "fused" || stages->size() <= 1;
+
+  std::string source = kernel_preamble(problem, choice);
+  source += "\nnamespace {\n\n";
+  for (size_t index = 0; index < stages->size(); ++index) {
+    source += stage_function("drk_stage_" + std::to_string(index), {(*stages)[index]});
+  }
+  source += stage_function("drk_all_stages", *stages);
+  source += map_helpers(numeric_value(choice, elementwise_knob::vector_width));
+  source += "\n}  // namespace\n";
+
+  source += substitute(R"(
+DRK_EXPORT int drk_kernel(const drk_context* ctx, const drk_tensor* inputs, int32_t num_inputs,
+                          drk_tensor* outputs, int32_t num_outputs) {
+  if (inputs == nullptr || outputs == nullptr || num_inputs != 1 || num_outputs != 1) {
+    return DRK_E_BAD_ARGUMENT;
+  }
+  const drk_tensor& x = inputs[0];
+  drk_tensor& y = outputs[0];
+  if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;
+  if (!drk_same_shape(x, y)) return DRK_E_UNSUPPORTED_SHAPE;
+  const int64_t count = drk_element_count(x);
+  if (count == 0) return DRK_OK;
+  const float* src = static_cast<const float*>(x.data);
+  float* dst = static_cast<float*>(y.data);
+  constexpr int64_t kChunk = @CHUNK@;
+  const int64_t chunks = (count + kChunk - 1) / kChunk;
+  const int workers = drk_thread_count(ctx, @THREADS@, chunks);
+)",
+                       {{"CHUNK", choice.value(elementwise_knob::chunk)},
+                        {"THREADS", choice.value(elementwise_knob::threads)}});
+
+  if (fused) {
+    source += pass("drk_map<drk_all_stages>(src, dst, begin, end)");
+  } else {
+    source += R"(  float* scratch = nullptr;
+  if (ctx != nullptr && ctx->workspace != nullptr) {
+    scratch = static_cast<float*>(ctx->workspace(ctx, static_cast<size_t>(count) * sizeof(float)));
+  }
+  if (scratch == nullptr) return DRK_E_WORKSPACE;
+)";
+    const size_t last = stages->size() - 1;
+    for (size_t index = 0; index <= last; ++index) {
+      const std::string stage = "drk_stage_" + std::to_string(index);
+      if (index == 0) {
+        source += pass("drk_map<" + stage + ">(src, scratch, begin, end)");
+      } else if (index == last) {
+        source += pass("drk_map<" + stage + ">(scratch, dst, begin, end)");
+      } else {
+        source += pass("drk_map_in_place<" + stage + ">(scratch, begin, end)");
+      }
+    }
+  }
+  source += "  return DRK_OK;\n}\n";
+  return source;
+}
+
+}  // namespace drk::schedule::detail

@@ -1,0 +1,429 @@
+// Rowwise kernels: softmax, log_softmax, rms_norm, layer_norm over an inclusive range of dims.
+// The tensor is viewed as [outer, reduce, inner]. When inner == 1 a row is contiguous and is
+// reduced with `vector_width` independent partial accumulators; otherwise a tile of
+// `inner_tile` neighbouring inner positions is reduced together, its lanes contiguous in memory.
+// `passes`: three_pass reads the row once per statistic; two_pass computes the statistics in
+// one read (online max+sum for the softmax family, Welford for layer_norm), then writes.
+// rms_norm needs one statistic, so both options read the row twice.
+#include <cstdlib>
+
+#include "kernels/schedule/render_parts.h"
+
+namespace drk::schedule::detail {
+namespace {
+
+struct Op {
+  std::string name;  // softmax | log_softmax | rms_norm | layer_norm
+  bool two_pass = false;
+};
+
+// Reduction of a contiguous row of n elements: in[0..n) -> out[0..n).
+std::string row_function(const Op& op) {
+  const std::string head = R"(
+void drk_row(const float* __restrict in, float* __restrict out, int64_t n,
+             const float* __restrict weight, const float* __restrict bias) {
+  (void)weight;
+  (void)bias;
+  constexpr int kLanes = @W@;
+  int64_t i = 0;
+)";
+  std::string body;
+  if (op.name == "softmax" || op.name == "log_softmax") {
+    const bool log = op.name == "log_softmax";
+    if (op.two_pass) {
+      body = R"(  float lane_max[kLanes];
+  float lane_sum[kLanes];
+  for (int lane = 0; lane < kLanes; ++lane) {
+    lane_max[lane] = -INFINITY;
+    lane_sum[lane] = 0.0f;
+  }
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const float v = in[i + lane];
+      if (v > lane_max[lane]) {
+        lane_sum[lane] = lane_sum[lane] * expf(lane_max[lane] - v) + 1.0f;
+        lane_max[lane] = v;
+      } else {
+        lane_sum[lane] += expf(v - lane_max[lane]);
+      }
+    }
+  }
+  for (; i < n; ++i) {
+    const float v = in[i];
+    if (v > lane_max[0]) {
+      lane_sum[0] = lane_sum[0] * expf(lane_max[0] - v) + 1.0f;
+      lane_max[0] = v;
+    } else {
+      lane_sum[0] += expf(v - lane_max[0]);
+    }
+  }
+  float row_max = lane_max[0];
+  for (int lane = 1; lane < kLanes; ++lane) row_max = lane_max[lane] > row_max ? lane_max[lane] : row_max;
+  float row_sum = 0.0f;
+  for (int lane = 0; lane < kLanes; ++lane) {
+    if (lane_sum[lane] > 0.0f) row_sum += lane_sum[lane] * expf(lane_max[lane] - row_max);
+  }
+)";
+      body += log ? R"(  const float shift = row_max + logf(row_sum);
+  for (int64_t j = 0; j < n; ++j) out[j] = in[j] - shift;
+}
+)"
+                  : R"(  for (int64_t j = 0; j < n; ++j) out[j] = expf(in[j] - row_max) / row_sum;
+}
+)";
+    } else {
+      body = R"(  float lane_max[kLanes];
+  for (int lane = 0; lane < kLanes; ++lane) lane_max[lane] = -INFINITY;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) {
+      lane_max[lane] = in[i + lane] > lane_max[lane] ? in[i + lane] : lane_max[lane];
+    }
+  }
+  for (; i < n; ++i) lane_max[0] = in[i] > lane_max[0] ? in[i] : lane_max[0];
+  float row_max = lane_max[0];
+  for (int lane = 1; lane < kLanes; ++lane) row_max = lane_max[lane] > row_max ? lane_max[lane] : row_max;
+  float lane_sum[kLanes] = {};
+  i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const float e = expf(in[i + lane] - row_max);
+      @STORE_LANE@
+      lane_sum[lane] += e;
+    }
+  }
+  for (; i < n; ++i) {
+    const float e = expf(in[i] - row_max);
+    @STORE_TAIL@
+    lane_sum[0] += e;
+  }
+  float row_sum = 0.0f;
+  for (int lane = 0; lane < kLanes; ++lane) row_sum += lane_sum[lane];
+)";
+      body = substitute(body, {{"STORE_LANE", log ? "" : "out[i + lane] = e;"},
+                               {"STORE_TAIL", log ? "" : "out[i] = e;"}});
+      body += log ? R"(  const float shift = row_max + logf(row_sum);
+  for (int64_t j = 0; j < n; ++j) out[j] = in[j] - shift;
+}
+)"
+                  : R"(  for (int64_t j = 0; j < n; ++j) out[j] = out[j] / row_sum;
+}
+)";
+    }
+  } else if (op.name == "rms_norm") {
+    body = R"(  float lane_squares[kLanes] = {};
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) lane_squares[lane] += in[i + lane] * in[i + lane];
+  }
+  for (; i < n; ++i) lane_squares[0] += in[i] * in[i];
+  float squares = 0.0f;
+  for (int lane = 0; lane < kLanes; ++lane) squares += lane_squares[lane];
+  const float denominator = sqrtf(squares / static_cast<float>(n) + kEps);
+  for (int64_t j = 0; j < n; ++j) out[j] = in[j] / denominator;
+}
+)";
+  } else if (op.two_pass) {  // layer_norm, Welford per lane, lanes merged with Chan's formula
+    body = R"(  float lane_count[kLanes] = {};
+  float lane_mean[kLanes] = {};
+  float lane_m2[kLanes] = {};
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const float v = in[i + lane];
+      lane_count[lane] += 1.0f;
+      const float delta = v - lane_mean[lane];
+      lane_mean[lane] += delta / lane_count[lane];
+      lane_m2[lane] += delta * (v - lane_mean[lane]);
+    }
+  }
+  for (; i < n; ++i) {
+    const float v = in[i];
+    lane_count[0] += 1.0f;
+    const float delta = v - lane_mean[0];
+    lane_mean[0] += delta / lane_count[0];
+    lane_m2[0] += delta * (v - lane_mean[0]);
+  }
+  float count = 0.0f, mean = 0.0f, m2 = 0.0f;
+  for (int lane = 0; lane < kLanes; ++lane) {
+    if (lane_count[lane] == 0.0f) continue;
+    const float merged = count + lane_count[lane];
+    const float delta = lane_mean[lane] - mean;
+    mean += delta * lane_count[lane] / merged;
+    m2 += lane_m2[lane] + delta * delta * count * lane_count[lane] / merged;
+    count = merged;
+  }
+  const float rstd = 1.0f / sqrtf(m2 / static_cast<float>(n) + kEps);
+  for (int64_t j = 0; j < n; ++j) out[j] = (in[j] - mean) * rstd * weight[j] + bias[j];
+}
+)";
+  } else {  // layer_norm, three passes: mean, variance, write
+    body = R"(  float lane_sum[kLanes] = {};
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) lane_sum[lane] += in[i + lane];
+  }
+  for (; i < n; ++i) lane_sum[0] += in[i];
+  float sum = 0.0f;
+  for (int lane = 0; lane < kLanes; ++lane) sum += lane_sum[lane];
+  const float mean = sum / static_cast<float>(n);
+  float lane_squares[kLanes] = {};
+  i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const float d = in[i + lane] - mean;
+      lane_squares[lane] += d * d;
+    }
+  }
+  for (; i < n; ++i) lane_squares[0] += (in[i] - mean) * (in[i] - mean);
+  float squares = 0.0f;
+  for (int lane = 0; lane < kLanes; ++lane) squares += lane_squares[lane];
+  const float rstd = 1.0f / sqrtf(squares / static_cast<float>(n) + kEps);
+  for (int64_t j = 0; j < n; ++j) out[j] = (in[j] - mean) * rstd * weight[j] + bias[j];
+}
+)";
+  }
+  return head + body;
+}
+
+// Reduction of `lanes` (<= kTile) neighbouring inner positions over `n` reduce steps of stride
+// `stride`: lane j of step r is in[r * stride + j].
+std::string tile_function(const Op& op) {
+  std::string source = R"(
+void drk_tile(const float* __restrict in, float* __restrict out, int64_t n, int64_t stride,
+              int64_t lanes, const float* __restrict weight, const float* __restrict bias) {
+  (void)weight;
+  (void)bias;
+  float first[kTile];
+  float second[kTile];
+)";
+  if (op.name == "softmax" || op.name == "log_softmax") {
+    const bool log = op.name == "log_softmax";
+    if (op.two_pass) {
+      source += R"(  for (int64_t j = 0; j < lanes; ++j) {
+    first[j] = -INFINITY;
+    second[j] = 0.0f;
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = in + r * stride;
+    for (int64_t j = 0; j < lanes; ++j) {
+      const float v = row[j];
+      if (v > first[j]) {
+        second[j] = second[j] * expf(first[j] - v) + 1.0f;
+        first[j] = v;
+      } else {
+        second[j] += expf(v - first[j]);
+      }
+    }
+  }
+)";
+    } else {
+      source += R"(  for (int64_t j = 0; j < lanes; ++j) {
+    first[j] = -INFINITY;
+    second[j] = 0.0f;
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = in + r * stride;
+#pragma GCC ivdep
+    for (int64_t j = 0; j < lanes; ++j) first[j] = row[j] > first[j] ? row[j] : first[j];
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = in + r * stride;
+    for (int64_t j = 0; j < lanes; ++j) second[j] += expf(row[j] - first[j]);
+  }
+)";
+    }
+    source += log ? R"(  for (int64_t j = 0; j < lanes; ++j) first[j] = first[j] + logf(second[j]);
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = in + r * stride;
+    float* row_out = out + r * stride;
+    for (int64_t j = 0; j < lanes; ++j) row_out[j] = row[j] - first[j];
+  }
+}
+)"
+                  : R"(  for (int64_t r = 0; r < n; ++r) {
+    const float* row = in + r * stride;
+    float* row_out = out + r * stride;
+    for (int64_t j = 0; j < lanes; ++j) row_out[j] = expf(row[j] - first[j]) / second[j];
+  }
+}
+)";
+  } else if (op.name == "rms_norm") {
+    source += R"(  for (int64_t j = 0; j < lanes; ++j) first[j] = 0.0f;
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = in + r * stride;
+#pragma GCC ivdep
+    for (int64_t j = 0; j < lanes; ++j) first[j] += row[j] * row[j];
+  }
+  for (int64_t j = 0; j < lanes; ++j) second[j] = sqrtf(first[j] / static_cast<float>(n) + kEps);
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = in + r * stride;
+    float* row_out = out + r * stride;
+#pragma GCC ivdep
+    for (int64_t j = 0; j < lanes; ++j) row_out[j] = row[j] / second[j];
+  }
+}
+)";
+  } else {
+    if (op.two_pass) {  // Welford: first = mean, second = m2
+      source += R"(  for (int64_t j = 0; j < lanes; ++j) {
+    first[j] = 0.0f;
+    second[j] = 0.0f;
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = in + r * stride;
+    const float count = static_cast<float>(r + 1);
+    for (int64_t j = 0; j < lanes; ++j) {
+      const float delta = row[j] - first[j];
+      first[j] += delta / count;
+      second[j] += delta * (row[j] - first[j]);
+    }
+  }
+)";
+    } else {
+      source += R"(  for (int64_t j = 0; j < lanes; ++j) {
+    first[j] = 0.0f;
+    second[j] = 0.0f;
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = in + r * stride;
+#pragma GCC ivdep
+    for (int64_t j = 0; j < lanes; ++j) first[j] += row[j];
+  }
+  for (int64_t j = 0; j < lanes; ++j) first[j] /= static_cast<float>(n);
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = in + r * stride;
+    for (int64_t j = 0; j < lanes; ++j) {
+      const float d = row[j] - first[j];
+      second[j] += d * d;
+    }
+  }
+)";
+    }
+    source += R"(  for (int64_t j = 0; j < lanes; ++j) second[j] = 1.0f / sqrtf(second[j] / static_cast<float>(n) + kEps);
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = in + r * stride;
+    float* row_out = out + r * stride;
+    const float w = weight[r];
+    const float b = bias[r];
+    for (int64_t j = 0; j < lanes; ++j) row_out[j] = (row[j] - first[j]) * second[j] * w + b;
+  }
+}
+)";
+  }
+  return source;
+}
+
+Result<int> parse_dim(const Problem& problem, const std::string& key) {
+  auto text = problem.param(key);
+  if (!text) return text.error();
+  char* end = nullptr;
+  const long value = std::strtol(text->c_str(), &end, 10);
+  if (text->empty() || *end != '\0' || value < -8 || value > 7) {
+    return make_error(Errc::parse_error, "task '" + problem.task + "': " + key + " '" + *text +
+                                             "' is not a dimension index in [-8, 7]");
+  }
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
+Result<std::string> render_rowwise(const Problem& problem, const Choice& choice) {
+  auto op_name = problem.param("op");
+  if (!op_name) return op_name.error();
+  if (*op_name != "softmax" && *op_name != "log_softmax" && *op_name != "rms_norm" &&
+      *op_name != "layer_norm") {
+    return make_error(Errc::invalid_argument,
+                      "task '" + problem.task + "': rowwise op '" + *op_name +
+                          "' is unknown: use softmax, log_softmax, rms_norm or layer_norm");
+  }
+  auto reduce_begin = parse_dim(problem, "reduce_begin");
+  if (!reduce_begin) return reduce_begin.error();
+  auto reduce_end = parse_dim(problem, "reduce_end");
+  if (!reduce_end) return reduce_end.error();
+  std::string eps = "0.0";
+  if (*op_name == "rms_norm" || *op_name == "layer_norm") {
+    eps = problem.param_or("eps", "1e-5");
+    char* end = nullptr;
+    std::strtod(eps.c_str(), &end);
+    if (eps.empty() || *end != '\0') {
+      return make_error(Errc::parse_error,
+                        "task '" + problem.task + "': eps '" + eps + "' is not a number");
+    }
+  }
+  const Op op{*op_name, choice.value(rowwise_knob::passes) == "two_pass"};
+  const bool affine = op.name == "layer_norm";
+
+  std::string source = kernel_preamble(problem, choice);
+  source += substitute(R"(
+namespace {
+
+constexpr float kEps = static_cast<float>(@EPS@);
+constexpr int64_t kTile = @TILE@;
+)",
+                       {{"EPS", eps}, {"TILE", choice.value(rowwise_knob::inner_tile)}});
+  source += substitute(row_function(op), {{"W", choice.value(rowwise_knob::vector_width)}});
+  source += tile_function(op);
+  source += "\n}  // namespace\n";
+  source += substitute(R"(
+DRK_EXPORT int drk_kernel(const drk_context* ctx, const drk_tensor* inputs, int32_t num_inputs,
+                          drk_tensor* outputs, int32_t num_outputs) {
+  if (inputs == nullptr || outputs == nullptr || num_inputs != @INPUTS@ || num_outputs != 1) {
+    return DRK_E_BAD_ARGUMENT;
+  }
+  const drk_tensor& x = inputs[0];
+  drk_tensor& y = outputs[0];
+  if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;
+  if (!drk_same_shape(x, y)) return DRK_E_UNSUPPORTED_SHAPE;
+  const int first_dim = @BEGIN@ < 0 ? @BEGIN@ + x.ndim : @BEGIN@;
+  const int last_dim = @END@ < 0 ? @END@ + x.ndim : @END@;
+  if (first_dim < 0 || last_dim >= x.ndim || first_dim > last_dim) return DRK_E_UNSUPPORTED_SHAPE;
+  int64_t outer = 1, reduce = 1, inner = 1;
+  for (int dim = 0; dim < x.ndim; ++dim) {
+    if (dim < first_dim) {
+      outer *= x.shape[dim];
+    } else if (dim <= last_dim) {
+      reduce *= x.shape[dim];
+    } else {
+      inner *= x.shape[dim];
+    }
+  }
+  const float* weight = nullptr;
+  const float* bias = nullptr;
+  if (@AFFINE@) {
+    if (!drk_is_dense_f32(inputs[1]) || !drk_is_dense_f32(inputs[2])) return DRK_E_BAD_ARGUMENT;
+    if (drk_element_count(inputs[1]) != reduce || drk_element_count(inputs[2]) != reduce) {
+      return DRK_E_UNSUPPORTED_SHAPE;
+    }
+    weight = static_cast<const float*>(inputs[1].data);
+    bias = static_cast<const float*>(inputs[2].data);
+  }
+  if (outer * reduce * inner == 0) return DRK_OK;
+  const float* src = static_cast<const float*>(x.data);
+  float* dst = static_cast<float*>(y.data);
+  const int64_t tiles = (inner + kTile - 1) / kTile;
+  const int64_t items = inner == 1 ? outer : outer * tiles;
+  const int workers = drk_thread_count(ctx, @THREADS@, items);
+  drk_parallel(workers, [&](int worker, int worker_count) {
+    int64_t begin = 0, end = 0;
+    drk_share(items, worker, worker_count, &begin, &end);
+    for (int64_t item = begin; item < end; ++item) {
+      if (inner == 1) {
+        drk_row(src + item * reduce, dst + item * reduce, reduce, weight, bias);
+      } else {
+        const int64_t o = item / tiles;
+        const int64_t first_lane = (item % tiles) * kTile;
+        const int64_t lanes = inner - first_lane < kTile ? inner - first_lane : kTile;
+        const int64_t offset = o * reduce * inner + first_lane;
+        drk_tile(src + offset, dst + offset, reduce, inner, lanes, weight, bias);
+      }
+    }
+  });
+  return DRK_OK;
+}
+)",
+                       {{"INPUTS", affine ? "3" : "1"},
+                        {"AFFINE", affine ? "true" : "false"},
+                        {"BEGIN", std::to_string(*reduce_begin)},
+                        {"END", std::to_string(*reduce_end)},
+                        {"THREADS", choice.value(rowwise_knob::threads)}});
+  return source;
+}
+
+}  // namespace drk::schedule::detail

@@ -1,0 +1,115 @@
+#include "kernels/schedule/space.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <stdexcept>
+
+namespace drk::schedule {
+namespace {
+
+const std::array<std::vector<Knob>, kFamilyCount>& tables() {
+  static const std::array<std::vector<Knob>, kFamilyCount> kTables{{
+      {
+          {"fusion", {"fused", "unfused"}},
+          {"vector_width", {"1", "4", "8", "16"}},
+          {"chunk", {"1024", "4096", "16384", "65536"}},
+          {"threads", {"1", "2", "4"}},
+      },
+      {
+          {"passes", {"three_pass", "two_pass"}},
+          {"vector_width", {"1", "4", "8"}},
+          {"inner_tile", {"16", "64", "256"}},
+          {"threads", {"1", "2", "4"}},
+      },
+      {
+          {"loop_order", {"ijk", "ikj"}},
+          {"tile", {"none", "16", "32", "64"}},
+          {"unroll", {"1", "4"}},
+          {"use_library", {"own", "library"}},
+          {"epilogue", {"fused", "separate"}},
+          {"threads", {"1", "2", "4"}},
+      },
+  }};
+  return kTables;
+}
+
+}  // namespace
+
+std::string_view family_name(Family family) {
+  switch (family) {
+    case Family::elementwise: return "elementwise";
+    case Family::rowwise: return "rowwise";
+    case Family::gemm: return "gemm";
+  }
+  return "unknown";
+}
+
+Result<Family> parse_family(std::string_view name) {
+  for (int index = 0; index < kFamilyCount; ++index) {
+    const auto family = static_cast<Family>(index);
+    if (family_name(family) == name) return family;
+  }
+  return make_error(Errc::invalid_argument,
+                    "task family '" + std::string(name) +
+                        "' is unknown: the embedded policy renders elementwise, rowwise and gemm");
+}
+
+std::span<const Knob> knobs(Family family) {
+  return tables().at(static_cast<size_t>(family));
+}
+
+int max_option_slots() {
+  int widest = 0;
+  for (const auto& table : tables()) {
+    int slots = 0;
+    for (const auto& knob : table) slots += static_cast<int>(knob.options.size());
+    widest = std::max(widest, slots);
+  }
+  return widest;
+}
+
+const std::string& Choice::value(int knob) const {
+  return knobs(family)[static_cast<size_t>(knob)].options.at(at(knob));
+}
+
+std::string Choice::describe() const {
+  std::string text;
+  const auto family_knobs = knobs(family);
+  for (size_t index = 0; index < options.size() && index < family_knobs.size(); ++index) {
+    if (!text.empty()) text += ' ';
+    text += family_knobs[index].name + "=" + value(static_cast<int>(index));
+  }
+  return text;
+}
+
+Status validate(const Choice& choice) {
+  const auto family_knobs = knobs(choice.family);
+  if (choice.options.size() != family_knobs.size()) {
+    return make_error(Errc::invalid_argument,
+                      "a " + std::string(family_name(choice.family)) + " schedule needs " +
+                          std::to_string(family_knobs.size()) + " options, got " +
+                          std::to_string(choice.options.size()));
+  }
+  for (size_t index = 0; index < family_knobs.size(); ++index) {
+    if (choice.options[index] >= family_knobs[index].options.size()) {
+      return make_error(Errc::invalid_argument,
+                        "option " + std::to_string(choice.options[index]) + " of knob '" +
+                            family_knobs[index].name + "' is out of range: it has " +
+                            std::to_string(family_knobs[index].options.size()) + " options");
+    }
+  }
+  return {};
+}
+
+int numeric_value(const Choice& choice, int knob) {
+  const std::string& text = choice.value(knob);
+  int parsed = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    throw std::logic_error("knob option '" + text + "' is not numeric");
+  }
+  return parsed;
+}
+
+}  // namespace drk::schedule

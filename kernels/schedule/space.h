@@ -1,0 +1,73 @@
+// The scheduling space of the embedded policy: per task family, a fixed list of knobs, each a
+// list of options. A point of the space (a Choice) picks one option per knob; every point of
+// every family renders a correct kernel (kernels/schedule/render.h), so the policy only ever
+// decides how fast, never whether the kernel is right.
+//
+// The lists are part of the policy's contract: the network has one head per knob with one
+// output per option (plus "keep" from the second turn), and observations one-hot the previous
+// turn's options. Appending options or knobs changes the network's shape: old checkpoints no
+// longer load.
+//
+// Thread-safety: immutable tables; free to read from any thread.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/result.h"
+
+namespace drk::schedule {
+
+enum class Family : uint8_t { elementwise = 0, rowwise = 1, gemm = 2 };
+inline constexpr int kFamilyCount = 3;
+
+std::string_view family_name(Family family);
+// invalid_argument naming the three families when `name` is none of them.
+Result<Family> parse_family(std::string_view name);
+
+struct Knob {
+  std::string name;                  // "vector_width"
+  std::vector<std::string> options;  // "1", "4", ... as written in Decision.value
+};
+
+// The knobs of a family, in a fixed order (the order of Choice::options and of the heads).
+std::span<const Knob> knobs(Family family);
+
+// Knob positions, so that renderers read a Choice by name without string lookups.
+namespace elementwise_knob {
+enum : int { fusion = 0, vector_width, chunk, threads };
+}
+namespace rowwise_knob {
+enum : int { passes = 0, vector_width, inner_tile, threads };
+}
+namespace gemm_knob {
+enum : int { loop_order = 0, tile, unroll, use_library, epilogue, threads };
+}
+
+// The widest one-hot encoding of any family's options: sum over its knobs of their option
+// counts (the observation reserves this many slots for the previous turn's decisions).
+int max_option_slots();
+
+// One point of a family's space: an option index per knob, in knobs(family) order. Never
+// holds "keep": the policy resolves "keep" to the previous turn's option before rendering.
+struct Choice {
+  Family family = Family::elementwise;
+  std::vector<uint16_t> options;
+
+  uint16_t at(int knob) const { return options.at(static_cast<size_t>(knob)); }
+  // The option's text, e.g. value(elementwise_knob::vector_width) == "8".
+  const std::string& value(int knob) const;
+  // "fusion=fused vector_width=8 chunk=4096 threads=2", for people and logs.
+  std::string describe() const;
+};
+
+// invalid_argument when the option count or an index does not fit the family's knobs.
+Status validate(const Choice& choice);
+
+// The option text parsed as an integer ("16" -> 16), for numeric knobs.
+int numeric_value(const Choice& choice, int knob);
+
+}  // namespace drk::schedule

@@ -1,0 +1,11 @@
+// Bad candidate for `relu`: writes only the first half of the output (the rest keeps the poison).
+#include "drk_kernel.h"
+
+DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor* inputs, int32_t, drk_tensor* outputs, int32_t) {
+  int64_t n = 1;
+  for (int d = 0; d < inputs[0].ndim; ++d) n *= inputs[0].shape[d];
+  const float* x = static_cast<const float*>(inputs[0].data);
+  float* y = static_cast<float*>(outputs[0].data);
+  for (int64_t i = 0; i < n / 2; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  return DRK_OK;
+}

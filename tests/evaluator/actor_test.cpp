@@ -1,0 +1,121 @@
+// The Evaluator actor's protocol with a recording context: readiness on start, a result to the
+// verifier and a new credit to the oracle per request, readiness again when the oracle restarts.
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include "actors/evaluator/evaluator_actor.h"
+#include "tests/doctest_drk.h"
+
+namespace fs = std::filesystem;
+using namespace drk;
+
+namespace {
+
+struct Sent {
+  std::string recipient;
+  kj::Array<capnp::word> words;
+  msg::Envelope::Reader envelope() {
+    reader = std::make_unique<capnp::FlatArrayMessageReader>(words);
+    return reader->getRoot<msg::Envelope>();
+  }
+  std::unique_ptr<capnp::FlatArrayMessageReader> reader;
+};
+
+class RecordingContext final : public runtime::ActorContext {
+ public:
+  explicit RecordingContext(runtime::ActorSpec spec) : spec_(std::move(spec)) {}
+  const runtime::ActorSpec& spec() const override { return spec_; }
+  Status send(std::string_view recipient, const std::function<void(msg::Envelope::Builder)>& fill,
+              const runtime::SendOptions&) override {
+    capnp::MallocMessageBuilder message;
+    auto envelope = message.initRoot<msg::Envelope>();
+    envelope.setSender(spec_.name);
+    envelope.setRecipient(std::string(recipient));
+    fill(envelope);
+    sent.push_back(Sent{std::string(recipient), capnp::messageToFlatArray(message), nullptr});
+    return {};
+  }
+  std::vector<std::string> members(std::string_view role) const override { return {std::string(role)}; }
+  void start_timer(std::chrono::milliseconds, uint64_t) override {}
+  int64_t now_unix_ms() const override { return 0; }
+
+  std::vector<Sent> sent;
+
+ private:
+  runtime::ActorSpec spec_;
+};
+
+runtime::ActorSpec evaluator_spec(const std::string& run_dir) {
+  runtime::ActorSpec spec;
+  spec.name = "evaluator.0";
+  spec.role = "evaluator";
+  spec.run_dir = run_dir;
+  spec.incarnation = 77;
+  spec.experiment = YAML::Load("{device: cpu, eval: {trials: 1, timing_budget_ms: 5, max_threads: 1}}");
+  return spec;
+}
+
+}  // namespace
+
+DRK_TEST_CASE("engine options come from the experiment section") {
+  auto options = evaluator::engine_options_for(evaluator_spec("/tmp/run"));
+  DRK_REQUIRE(options.ok());
+  DRK_CHECK(options->trials == 1);
+  DRK_CHECK(options->timing_budget_ms == 5);
+  DRK_CHECK(options->cache_dir == "/tmp/run/compile-cache");
+  DRK_CHECK(options->evaluator_name == "evaluator.0");
+  auto spec = evaluator_spec("/tmp/run");
+  spec.experiment = YAML::Load("{device: tpu}");
+  DRK_CHECK_FALSE(evaluator::engine_options_for(spec).ok());
+}
+
+DRK_TEST_CASE("the evaluator announces itself, answers a request to the verifier and returns its credit") {
+  fs::path run_dir = fs::temp_directory_path() / ("drk-actor-test-" + std::to_string(getpid()));
+  auto spec = evaluator_spec(run_dir.string());
+  RecordingContext context(spec);
+  auto actor = evaluator::make_evaluator_actor(spec);
+  actor->on_start(context);
+  DRK_REQUIRE(context.sent.size() == 1);
+  DRK_CHECK(context.sent[0].recipient == "oracle");
+  DRK_CHECK(context.sent[0].envelope().getBody().getEvaluatorReady().getIncarnation() == 77);
+  DRK_CHECK(context.sent[0].envelope().getBody().getEvaluatorReady().getSlots() == 1);
+
+  capnp::MallocMessageBuilder message;
+  auto envelope = message.initRoot<msg::Envelope>();
+  envelope.setSender("oracle");
+  auto candidate = envelope.getBody().initEvalRequest().initCandidate();
+  candidate.setId("s0/relu/0/t0");
+  candidate.setTask("relu");
+  candidate.setGenerator("generator.0");
+  candidate.setSource("#include \"drk_kernel.h\"\nDRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor*, "
+                      "int32_t, drk_tensor*, int32_t) { return DRK_E_UNSUPPORTED_SHAPE; }\n");
+  actor->on_message(context, envelope.asReader());
+  DRK_REQUIRE(context.sent.size() == 3);
+  DRK_CHECK(context.sent[1].recipient == "verifier");
+  auto result = context.sent[1].envelope().getBody().getEvalResult();
+  DRK_CHECK(result.getCompiled());
+  DRK_CHECK(result.getSandbox() == msg::SandboxOutcome::RETURNED_ERROR);
+  DRK_CHECK(result.getEvidence().getCandidateStatus() == 1);
+  DRK_CHECK(result.getCandidate().getGenerator() == "generator.0");
+  DRK_CHECK(context.sent[2].recipient == "oracle");
+  DRK_CHECK(context.sent[2].envelope().getBody().isEvaluatorReady());
+
+  // The same candidate again: the cached answer, without evaluating it twice.
+  actor->on_message(context, envelope.asReader());
+  DRK_REQUIRE(context.sent.size() == 5);
+  DRK_CHECK(context.sent[3].envelope().getBody().getEvalResult().getEvalMs() == result.getEvalMs());
+
+  capnp::MallocMessageBuilder control_message;
+  auto control = control_message.initRoot<msg::Envelope>();
+  control.getBody().initControl().setPeerRestarted("oracle");
+  actor->on_message(context, control.asReader());
+  DRK_REQUIRE(context.sent.size() == 6);
+  DRK_CHECK(context.sent[5].envelope().getBody().isEvaluatorReady());
+  actor->on_stop(context);
+  actor.reset();
+  fs::remove_all(run_dir);
+}

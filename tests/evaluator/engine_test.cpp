@@ -1,0 +1,177 @@
+// The evaluation engine with real processes: honest candidates are correct and timed; crashes,
+// hangs and aborts kill only the sandbox and the next evaluation on the same engine succeeds;
+// unwritten outputs and mutated inputs show in the evidence.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <capnp/message.h>
+
+#include "actors/evaluator/evaluation.h"
+#include "tests/doctest_drk.h"
+
+namespace fs = std::filesystem;
+using namespace drk::evaluator;
+using drk::msg::SandboxOutcome;
+
+namespace {
+
+std::string source_dir() {
+  const char* dir = std::getenv("DRK_SOURCE_DIR");
+  return dir ? dir : ".";
+}
+
+std::string candidate(const std::string& name) {
+  std::ifstream in(source_dir() + "/tests/candidates/" + name);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// One engine for the whole file: a sandbox start loads LibTorch, which is the slow part. Its
+// compile cache is removed at exit.
+struct SharedEngine {
+  fs::path cache = fs::temp_directory_path() / ("drk-engine-test-" + std::to_string(getpid()));
+  std::unique_ptr<EvaluationEngine> engine;
+  SharedEngine() {
+    auto catalog = drk::kernels::TaskCatalog::load(drk::kernels::TaskCatalog::default_directory());
+    if (!catalog) throw std::runtime_error(catalog.error().message);
+    EngineOptions options;
+    options.trials = 2;
+    options.seed = 1234;
+    options.timing_budget_ms = 20;
+    options.min_samples = 3;
+    options.call_timeout = std::chrono::milliseconds(1500);
+    options.cache_dir = cache.string();
+    auto created = EvaluationEngine::create(std::move(*catalog), options);
+    if (!created) throw std::runtime_error(created.error().message);
+    engine = std::move(*created);
+  }
+  ~SharedEngine() {
+    engine.reset();
+    fs::remove_all(cache);
+  }
+};
+
+EvaluationEngine& engine() {
+  static SharedEngine shared;
+  return *shared.engine;
+}
+
+struct Evaluated {
+  capnp::MallocMessageBuilder message;
+  drk::msg::EvalResult::Reader result;
+};
+
+std::unique_ptr<Evaluated> evaluate(const std::string& task, const std::string& file) {
+  auto evaluated = std::make_unique<Evaluated>();
+  auto out = evaluated->message.initRoot<drk::msg::EvalResult>();
+  CandidateInput input{"test/" + file, task, drk::kernels::DeviceKind::cpu, candidate(file)};
+  auto status = engine().evaluate(input, out);
+  DRK_REQUIRE_MESSAGE(status.ok(), (status.ok() ? "" : status.error().message));
+  evaluated->result = out.asReader();
+  DRK_INFO(file << ": " << evaluated->result.getErrorText().cStr());
+  return evaluated;
+}
+
+void check_honest_and_timed(const std::string& task, const std::string& file) {
+  auto e = evaluate(task, file);
+  auto r = e->result;
+  DRK_CHECK(r.getCompiled());
+  DRK_CHECK(r.getSandbox() == SandboxOutcome::OK);
+  DRK_CHECK(r.getCorrect());
+  DRK_CHECK(r.getTrialsPassed() == 2);
+  DRK_CHECK(r.getCandidateTiming().getSamples() >= 3);
+  DRK_CHECK(r.getCandidateTiming().getMedianUs() > 0);
+  DRK_CHECK(std::isfinite(r.getCandidateTiming().getMedianUs()));
+  DRK_CHECK(r.getReferenceTiming().getMedianUs() > 0);
+  DRK_CHECK(r.getSpeedup() > 0);
+  DRK_CHECK(std::isfinite(r.getSpeedup()));
+  DRK_CHECK_FALSE(r.getEvidence().getOutputsLeftPoisoned());
+  DRK_CHECK_FALSE(r.getEvidence().getInputsMutated());
+  DRK_CHECK(r.getEvalMs() > 0);
+  DRK_CHECK(r.getCandidate().getTask() == task);
+}
+
+void check_next_evaluation_succeeds() {
+  auto next = evaluate("relu", "relu.cpp");
+  DRK_CHECK_MESSAGE(next->result.getCorrect(), next->result.getErrorText().cStr());
+  DRK_CHECK(next->result.getSandbox() == SandboxOutcome::OK);
+}
+
+}  // namespace
+
+DRK_TEST_CASE("honest candidates are correct and timed") {
+  check_honest_and_timed("relu", "relu.cpp");
+  check_honest_and_timed("softmax", "softmax.cpp");
+  check_honest_and_timed("gemm_multiply_leakyrelu", "gemm_multiply_leakyrelu.cpp");
+}
+
+DRK_TEST_CASE("a candidate that does not compile is a result with the compiler's message") {
+  auto e = evaluate("relu", "does_not_compile.cpp");
+  DRK_CHECK_FALSE(e->result.getCompiled());
+  DRK_CHECK_FALSE(e->result.getCorrect());
+  DRK_CHECK(std::string(e->result.getCompileLog().cStr()).find("data_not_a_member") != std::string::npos);
+}
+
+DRK_TEST_CASE("a segfault kills only the sandbox, and the next evaluation succeeds") {
+  pid_t before = engine().sandbox_pid();
+  auto e = evaluate("relu", "segfault.cpp");
+  DRK_CHECK(e->result.getSandbox() == SandboxOutcome::CRASHED);
+  DRK_CHECK(e->result.getEvidence().getSandboxSignal() == SIGSEGV);
+  DRK_CHECK_FALSE(e->result.getCorrect());
+  DRK_CHECK(engine().sandbox_pid() != before);
+  check_next_evaluation_succeeds();
+}
+
+DRK_TEST_CASE("an abort kills only the sandbox, and the next evaluation succeeds") {
+  auto e = evaluate("relu", "abort.cpp");
+  DRK_CHECK(e->result.getSandbox() == SandboxOutcome::CRASHED);
+  DRK_CHECK(e->result.getEvidence().getSandboxSignal() == SIGABRT);
+  check_next_evaluation_succeeds();
+}
+
+DRK_TEST_CASE("a hang is killed at its deadline, and the next evaluation succeeds") {
+  auto e = evaluate("relu", "hang.cpp");
+  DRK_CHECK(e->result.getSandbox() == SandboxOutcome::TIMED_OUT);
+  DRK_CHECK(e->result.getEvidence().getSandboxSignal() == SIGKILL);
+  DRK_CHECK_FALSE(e->result.getCorrect());
+  check_next_evaluation_succeeds();
+}
+
+DRK_TEST_CASE("an output left unwritten shows as poisoned evidence") {
+  auto e = evaluate("relu", "leaves_output_unwritten.cpp");
+  DRK_CHECK_FALSE(e->result.getCorrect());
+  DRK_CHECK(e->result.getEvidence().getOutputsLeftPoisoned());
+  DRK_CHECK(e->result.getSpeedup() == 0.0);
+  DRK_CHECK(std::string(e->result.getErrorText().cStr()).find("poison") != std::string::npos);
+}
+
+DRK_TEST_CASE("a mutated input shows in the evidence") {
+  auto e = evaluate("relu", "mutates_input.cpp");
+  DRK_CHECK(e->result.getEvidence().getInputsMutated());
+}
+
+DRK_TEST_CASE("a wrong result reports the first failing index and the errors") {
+  auto e = evaluate("relu", "wrong_result.cpp");
+  DRK_CHECK_FALSE(e->result.getCorrect());
+  DRK_CHECK(e->result.getTrialsPassed() == 0);
+  DRK_CHECK(e->result.getMaxAbsError() > 0.1);
+  DRK_CHECK(std::string(e->result.getErrorText().cStr()).find("output y[") != std::string::npos);
+}
+
+DRK_TEST_CASE("requests that cannot be evaluated are errors that say why") {
+  capnp::MallocMessageBuilder message;
+  auto out = message.initRoot<drk::msg::EvalResult>();
+  auto unknown = engine().evaluate(CandidateInput{"x", "relux", drk::kernels::DeviceKind::cpu, "int x;"}, out);
+  DRK_REQUIRE_FALSE(unknown.ok());
+  DRK_CHECK(unknown.error().code == drk::Errc::not_found);
+  auto gpu = engine().evaluate(CandidateInput{"x", "relu", drk::kernels::DeviceKind::cuda, "int x;"}, out);
+  DRK_REQUIRE_FALSE(gpu.ok());
+  DRK_CHECK(gpu.error().code == drk::Errc::unsupported);
+}

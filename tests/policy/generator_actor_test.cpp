@@ -1,0 +1,165 @@
+// The Generator's handlers, driven through a fake context: turns, feedback, deduplication,
+// re-sends and determinism.
+#include <string>
+
+#include "actors/generator/generator_actor.h"
+#include "kernels/schedule/observation.h"
+#include "tests/doctest_drk.h"
+#include "tests/policy/fake_actor_context.h"
+
+namespace drk::generator {
+namespace {
+
+using testing::FakeActorContext;
+using Body = msg::Envelope::Body;
+
+runtime::ActorSpec generator_spec() {
+  runtime::ActorSpec spec;
+  spec.name = "generator.0";
+  spec.role = "generator";
+  spec.experiment = YAML::Load("{seed: 5, eval_timeout_s: 30}");
+  return spec;
+}
+
+FakeActorContext make_context() {
+  FakeActorContext context(generator_spec());
+  context.roles = {{"oracle", {"oracle"}}, {"learner", {"learner"}}, {"generator", {"generator.0"}}};
+  return context;
+}
+
+void request(runtime::Actor& actor, FakeActorContext& context, const std::string& id, uint32_t turns) {
+  testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
+    auto rollout = envelope.getBody().initRolloutRequest();
+    rollout.setStep(0);
+    rollout.setTrajectoryId(id);
+    rollout.setTurns(turns);
+    auto task = rollout.initTask();
+    task.setName("relu");
+    task.setFamily("elementwise");
+    auto input = task.initInputs(1)[0];
+    input.setName("x");
+    input.initShape(2).set(0, 16);
+    input.getShape().set(1, 32);
+    auto output = task.initOutputs(1)[0];
+    output.setName("y");
+    output.initShape(2).set(0, 16);
+    output.getShape().set(1, 32);
+    auto param = task.initParams(1)[0];
+    param.setKey("stages");
+    param.setValue("v > 0.0f ? v : 0.0f");
+  });
+}
+
+void feedback(runtime::Actor& actor, FakeActorContext& context, const std::string& candidate, double reward) {
+  testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
+    auto body = envelope.getBody().initFeedback();
+    body.setCandidateId(candidate);
+    body.setReward(reward);
+    auto verdict = body.initVerdict();
+    verdict.setHonest(true);
+    verdict.getResult().setCompiled(true);
+    verdict.getResult().setCorrect(true);
+    verdict.getResult().setSpeedup(1.5);
+  });
+}
+
+void peer_restarted(runtime::Actor& actor, FakeActorContext& context, const std::string& name) {
+  testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
+    envelope.getBody().initControl().setPeerRestarted(name);
+  });
+}
+
+DRK_TEST_CASE("a trajectory plays its turns through the oracle and ends at the learner") {
+  auto context = make_context();
+  auto actor = make_generator_actor(context.spec());
+  actor->on_start(context);
+  request(*actor, context, "s0/relu/0", 2);
+
+  auto candidates = context.sent_of(Body::CANDIDATE);
+  DRK_REQUIRE(candidates.size() == 1);
+  auto first = candidates[0]->envelope().getBody().getCandidate();
+  DRK_CHECK(candidates[0]->recipient == "oracle");
+  DRK_CHECK(std::string(first.getId().cStr()) == "s0/relu/0/t1");
+  DRK_CHECK(std::string(first.getGenerator().cStr()) == "generator.0");
+  DRK_CHECK(std::string(first.getSource().cStr()).find("drk_kernel") != std::string::npos);
+  DRK_CHECK(first.getSchedule().getDecisions().size() == 4);
+  DRK_REQUIRE(context.timers.size() == 1);
+  DRK_CHECK(context.timers[0].delay == std::chrono::milliseconds(30000));
+
+  feedback(*actor, context, "s0/relu/0/t1", 1.25);
+  candidates = context.sent_of(Body::CANDIDATE);
+  DRK_REQUIRE(candidates.size() == 2);
+  DRK_CHECK(std::string(candidates[1]->envelope().getBody().getCandidate().getId().cStr()) == "s0/relu/0/t2");
+
+  feedback(*actor, context, "s0/relu/0/t1", 9.0);  // a duplicate: ignored
+  DRK_CHECK(context.sent_of(Body::CANDIDATE).size() == 2);
+
+  feedback(*actor, context, "s0/relu/0/t2", 0.5);
+  auto trajectories = context.sent_of(Body::TRAJECTORY);
+  DRK_REQUIRE(trajectories.size() == 1);
+  DRK_CHECK(trajectories[0]->recipient == "learner");
+  auto trajectory = trajectories[0]->envelope().getBody().getTrajectory();
+  DRK_CHECK(std::string(trajectory.getId().cStr()) == "s0/relu/0");
+  DRK_REQUIRE(trajectory.getTurns().size() == 2);
+  DRK_CHECK(trajectory.getTurns()[0].getReward() == 1.25);
+  DRK_CHECK(trajectory.getTurns()[1].getReward() == 0.5);
+  DRK_CHECK(trajectory.getTurns()[1].getObservation().size() ==
+            static_cast<unsigned>(schedule::observation_size()));
+  DRK_CHECK(trajectory.getTurns()[1].getActions().size() == 4);
+  DRK_CHECK(trajectory.getTurns()[0].getCoverage() == 1.0);
+
+  request(*actor, context, "s0/relu/0", 2);  // a repeated request gets the cached trajectory
+  DRK_CHECK(context.sent_of(Body::TRAJECTORY).size() == 2);
+  DRK_CHECK(context.sent_of(Body::CANDIDATE).size() == 2);
+}
+
+DRK_TEST_CASE("an unanswered candidate is sent again on its deadline and on a peer restart") {
+  auto context = make_context();
+  auto actor = make_generator_actor(context.spec());
+  actor->on_start(context);
+  request(*actor, context, "s0/relu/1", 1);
+  request(*actor, context, "s0/relu/1", 1);  // in progress: not started twice
+  DRK_REQUIRE(context.sent_of(Body::CANDIDATE).size() == 1);
+  const std::string source = context.sent_of(Body::CANDIDATE)[0]->envelope().getBody().getCandidate().getSource().cStr();
+
+  actor->on_timer(context, context.timers.back().token);
+  DRK_REQUIRE(context.sent_of(Body::CANDIDATE).size() == 2);
+  auto again = context.sent_of(Body::CANDIDATE)[1]->envelope().getBody().getCandidate();
+  DRK_CHECK(std::string(again.getId().cStr()) == "s0/relu/1/t1");
+  DRK_CHECK(std::string(again.getSource().cStr()) == source);
+
+  actor->on_timer(context, 999);  // unknown token
+  peer_restarted(*actor, context, "generator.0");  // itself: nothing to re-send
+  DRK_CHECK(context.sent_of(Body::CANDIDATE).size() == 2);
+  peer_restarted(*actor, context, "oracle");
+  DRK_CHECK(context.sent_of(Body::CANDIDATE).size() == 3);
+
+  feedback(*actor, context, "s9/unknown/0/t1", 1.0);
+  DRK_CHECK(context.sent_of(Body::TRAJECTORY).empty());
+  feedback(*actor, context, "s0/relu/1/t1", 1.0);
+  DRK_CHECK(context.sent_of(Body::TRAJECTORY).size() == 1);
+  const auto timers_before = context.sent.size();
+  actor->on_timer(context, context.timers.back().token);  // answered: no re-send
+  DRK_CHECK(context.sent.size() == timers_before);
+}
+
+DRK_TEST_CASE("the same seed and feedback give the same candidates whatever the interleaving") {
+  auto run = [](bool interleave) {
+    auto context = make_context();
+    auto actor = make_generator_actor(context.spec());
+    actor->on_start(context);
+    if (interleave) request(*actor, context, "s0/relu/3", 2);
+    request(*actor, context, "s0/relu/2", 2);
+    feedback(*actor, context, "s0/relu/2/t1", 0.7);
+    std::string sources;
+    for (const auto* sent : context.sent_of(Body::CANDIDATE)) {
+      auto candidate = sent->envelope().getBody().getCandidate();
+      if (std::string(candidate.getTrajectoryId().cStr()) == "s0/relu/2") sources += candidate.getSource().cStr();
+    }
+    return sources;
+  };
+  DRK_CHECK(run(false) == run(true));
+}
+
+}  // namespace
+}  // namespace drk::generator

@@ -1,0 +1,215 @@
+// The Learner's step loop through a fake context: requests, trajectories, advantages, the
+// update, checkpoints, reports, re-sends and resuming after a restart.
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "actors/learner/learner_actor.h"
+#include "kernels/schedule/observation.h"
+#include "kernels/schedule/policy.h"
+#include "kernels/schedule/policy_checkpoint.h"
+#include "kernels/schedule/problem.h"
+#include "tests/doctest_drk.h"
+#include "tests/policy/fake_actor_context.h"
+
+namespace drk::learner {
+namespace {
+
+using testing::FakeActorContext;
+using Body = msg::Envelope::Body;
+
+struct TemporaryDirectory {
+  TemporaryDirectory() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "drk-learner-XXXXXX").string();
+    path = mkdtemp(pattern.data());
+  }
+  ~TemporaryDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  std::string path;
+};
+
+FakeActorContext make_context(const std::string& run_dir) {
+  runtime::ActorSpec spec;
+  spec.name = "learner";
+  spec.role = "learner";
+  spec.run_dir = run_dir;
+  spec.experiment = YAML::Load(
+      "{seed: 3, tasks: [relu], group_size: 2, turns: 2, steps: 2, learning_rate: 0.01, "
+      "ppo_epochs: 2, estimator: trloo, device: cpu}");
+  FakeActorContext context(spec);
+  context.roles = {{"generator", {"generator.0", "generator.1"}},
+                   {"oracle", {"oracle"}},
+                   {"archivist", {"archivist"}}};
+  return context;
+}
+
+// Plays the trajectory of `request` with the version-0 policy (seed 3), rewards as given.
+void answer(runtime::Actor& actor, FakeActorContext& context, msg::RolloutRequest::Reader request,
+            const std::vector<double>& rewards) {
+  auto problem = schedule::problem_from_task(request.getTask());
+  DRK_REQUIRE(problem.ok());
+  schedule::Policy policy(3);
+  std::mt19937_64 rng(request.getSampleIndex());
+  testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
+    auto trajectory = envelope.getBody().initTrajectory();
+    trajectory.setId(request.getTrajectoryId());
+    trajectory.setStep(request.getStep());
+    trajectory.setTask(request.getTask().getName());
+    trajectory.setSampleIndex(request.getSampleIndex());
+    auto turns = trajectory.initTurns(static_cast<unsigned>(rewards.size()));
+    std::optional<schedule::PreviousTurn> previous;
+    for (unsigned index = 0; index < rewards.size(); ++index) {
+      const auto observation = schedule::observe(*problem, static_cast<int>(index + 1), 2, previous);
+      std::optional<schedule::Choice> previous_choice;
+      if (previous) previous_choice = previous->choice;
+      const auto sampled = policy.sample(problem->family, observation, previous_choice, rng);
+      auto turn = turns[index];
+      turn.setFamily("elementwise");
+      auto features = turn.initObservation(static_cast<unsigned>(observation.size()));
+      for (unsigned at = 0; at < observation.size(); ++at) features.set(at, observation[at]);
+      auto actions = turn.initActions(4);
+      auto logprobs = turn.initActionLogprobs(4);
+      for (unsigned knob = 0; knob < 4; ++knob) {
+        actions.set(knob, sampled.decisions[knob]);
+        logprobs.set(knob, sampled.logprobs[knob]);
+      }
+      turn.setReward(rewards[index]);
+      turn.setCorrect(rewards[index] > 0.0);
+      turn.setHonest(true);
+      turn.setSpeedup(rewards[index]);
+      previous = schedule::PreviousTurn{sampled.choice, true, rewards[index] > 0.0, true, rewards[index],
+                                        rewards[index]};
+    }
+  });
+}
+
+std::vector<const FakeActorContext::Sent*> requests_of_step(const FakeActorContext& context, uint32_t step) {
+  std::vector<const FakeActorContext::Sent*> requests;
+  for (const auto* sent : context.sent_of(Body::ROLLOUT_REQUEST)) {
+    if (sent->envelope().getBody().getRolloutRequest().getStep() == step) requests.push_back(sent);
+  }
+  return requests;
+}
+
+DRK_TEST_CASE("a step goes from rollout requests to an update, a checkpoint and a report") {
+  TemporaryDirectory run_dir;
+  auto context = make_context(run_dir.path);
+  auto actor = make_learner_actor(context.spec());
+  actor->on_start(context);
+
+  auto weights = context.sent_of(Body::POLICY_WEIGHTS);
+  DRK_REQUIRE(weights.size() == 3);
+  DRK_CHECK(weights[0]->recipient == "generator.0");
+  DRK_CHECK(weights[1]->recipient == "generator.1");
+  DRK_CHECK(weights[2]->recipient == "archivist");
+  DRK_CHECK(weights[0]->envelope().getBody().getPolicyWeights().getVersion() == 0);
+  auto state = schedule::read_checkpoint_state(run_dir.path);
+  DRK_REQUIRE(state.ok());
+  DRK_REQUIRE(state->has_value());
+
+  auto requests = requests_of_step(context, 0);
+  DRK_REQUIRE(requests.size() == 2);
+  DRK_CHECK(requests[0]->recipient == "generator.0");
+  DRK_CHECK(requests[1]->recipient == "generator.1");
+  auto first = requests[0]->envelope().getBody().getRolloutRequest();
+  auto second = requests[1]->envelope().getBody().getRolloutRequest();
+  DRK_CHECK(std::string(first.getTrajectoryId().cStr()) == "s0/relu/0");
+  DRK_CHECK(first.getTurns() == 2);
+  DRK_CHECK(std::string(first.getTask().getFamily().cStr()) == "elementwise");
+
+  answer(*actor, context, first, {1.0, 2.0});
+  answer(*actor, context, first, {1.0, 2.0});  // a duplicate: kept once
+  DRK_CHECK(context.sent_of(Body::ADVANTAGE_REQUEST).empty());
+  answer(*actor, context, second, {0.0, 0.5});
+  auto advantage_requests = context.sent_of(Body::ADVANTAGE_REQUEST);
+  DRK_REQUIRE(advantage_requests.size() == 1);
+  DRK_CHECK(advantage_requests[0]->recipient == "oracle");
+  DRK_CHECK(advantage_requests[0]->envelope().getBody().getAdvantageRequest().getTrajectories().size() == 2);
+
+  testing::deliver(*actor, context, [](msg::Envelope::Builder envelope) {
+    envelope.getBody().initControl().setPeerRestarted("oracle");
+  });
+  DRK_CHECK(context.sent_of(Body::ADVANTAGE_REQUEST).size() == 2);
+
+  testing::deliver(*actor, context, [](msg::Envelope::Builder envelope) {
+    auto advantages = envelope.getBody().initAdvantages();
+    advantages.setStep(0);
+    auto items = advantages.initItems(4);
+    const char* ids[] = {"s0/relu/0", "s0/relu/0", "s0/relu/1", "s0/relu/1"};
+    const double values[] = {1.25, 0.75, -1.25, -0.75};
+    for (unsigned index = 0; index < 4; ++index) {
+      items[index].setTrajectoryId(ids[index]);
+      items[index].setTurn(index % 2 + 1);
+      items[index].setAdvantage(values[index]);
+    }
+  });
+  auto reports = context.sent_of(Body::STEP_REPORT);
+  DRK_REQUIRE(reports.size() == 2);
+  DRK_CHECK(reports[0]->recipient == "head");
+  DRK_CHECK(reports[1]->recipient == "archivist");
+  auto report = reports[0]->envelope().getBody().getStepReport();
+  DRK_CHECK(report.getStep() == 0);
+  DRK_CHECK(report.getPolicyVersion() == 1);
+  DRK_CHECK(report.getMeanReward() == doctest::Approx(0.875));
+  DRK_CHECK(report.getCorrectFraction() == doctest::Approx(0.75));
+  DRK_CHECK(report.getBestSpeedup() == doctest::Approx(2.0));
+  DRK_CHECK(report.getTrajectories() == 2);
+  DRK_CHECK_FALSE(report.getFinished());
+  DRK_CHECK(report.getLoss() != 0.0);
+  weights = context.sent_of(Body::POLICY_WEIGHTS);
+  DRK_REQUIRE(weights.size() == 6);
+  DRK_CHECK(weights[3]->envelope().getBody().getPolicyWeights().getVersion() == 1);
+  DRK_CHECK(weights[3]->envelope().getBody().getPolicyWeights().getParameters() !=
+            weights[0]->envelope().getBody().getPolicyWeights().getParameters());
+  state = schedule::read_checkpoint_state(run_dir.path);
+  DRK_REQUIRE(state.ok());
+  DRK_CHECK((*state)->version == 1);
+  DRK_CHECK((*state)->step == 1);
+  DRK_CHECK((*state)->mean_rewards.size() == 1);
+  DRK_CHECK(requests_of_step(context, 1).size() == 2);
+
+  // A restarted Learner resumes at step 1 with version 1.
+  auto restarted_context = make_context(run_dir.path);
+  auto restarted = make_learner_actor(restarted_context.spec());
+  restarted->on_start(restarted_context);
+  auto resumed_weights = restarted_context.sent_of(Body::POLICY_WEIGHTS);
+  DRK_REQUIRE(resumed_weights.size() == 3);
+  DRK_CHECK(resumed_weights[0]->envelope().getBody().getPolicyWeights().getVersion() == 1);
+  DRK_CHECK(resumed_weights[0]->envelope().getBody().getPolicyWeights().getParameters() ==
+            weights[3]->envelope().getBody().getPolicyWeights().getParameters());
+  auto resumed = requests_of_step(restarted_context, 1);
+  DRK_REQUIRE(resumed.size() == 2);
+  DRK_CHECK(std::string(resumed[0]->envelope().getBody().getRolloutRequest().getTrajectoryId().cStr()) ==
+            "s1/relu/0");
+  DRK_CHECK(requests_of_step(restarted_context, 0).empty());
+}
+
+DRK_TEST_CASE("rollouts of a restarted or silent generator go to the next one") {
+  TemporaryDirectory run_dir;
+  auto context = make_context(run_dir.path);
+  auto actor = make_learner_actor(context.spec());
+  actor->on_start(context);
+  DRK_REQUIRE(requests_of_step(context, 0).size() == 2);
+  answer(*actor, context, requests_of_step(context, 0)[1]->envelope().getBody().getRolloutRequest(), {0.0, 0.0});
+
+  testing::deliver(*actor, context, [](msg::Envelope::Builder envelope) {
+    envelope.getBody().initControl().setPeerRestarted("generator.0");
+  });
+  auto requests = requests_of_step(context, 0);
+  DRK_REQUIRE(requests.size() == 3);  // only the unanswered one, to generator.1
+  DRK_CHECK(requests[2]->recipient == "generator.1");
+  DRK_CHECK(std::string(requests[2]->envelope().getBody().getRolloutRequest().getTrajectoryId().cStr()) ==
+            "s0/relu/0");
+  auto weights = context.sent_of(Body::POLICY_WEIGHTS);
+  DRK_CHECK(weights.back()->recipient == "generator.0");
+
+  actor->on_timer(context, context.timers.back().token);
+  requests = requests_of_step(context, 0);
+  DRK_REQUIRE(requests.size() == 4);
+  DRK_CHECK(requests[3]->recipient == "generator.0");
+}
+
+}  // namespace
+}  // namespace drk::learner

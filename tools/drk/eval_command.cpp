@@ -1,0 +1,216 @@
+// drk eval: evaluates one candidate file against one task, as the Evaluator actor would, and
+// prints the result with the Verifier's verdict.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <iostream>
+#include <sstream>
+
+#include <capnp/compat/json.h>
+#include <capnp/message.h>
+
+#include "actors/evaluator/evaluation.h"
+#include "actors/verifier/verify.h"
+#include "kernels/catalog/expression.h"
+#include "kernels/catalog/task.h"
+#include "tools/drk/commands.h"
+
+namespace drk::tools {
+namespace {
+
+constexpr const char* kEvalHelp = R"(usage: drk eval --task NAME --candidate FILE [options]
+
+Compiles a C++ candidate (docs/candidate-abi.md), runs it in a sandbox against the task's
+LibTorch reference on fresh random inputs, times both side by side, and prints the result
+with the Verifier's verdict.
+
+  --task NAME        the task (`drk tasks` lists them)
+  --candidate FILE   the candidate's source file
+  --device cpu|cuda  the device (default cpu; this build evaluates cpu only)
+  --trials N         correctness trials, each on fresh inputs (default 5)
+  --budget-ms MS     wall time the timing may use (default 2000)
+  --threads N        threads the candidate and the reference may use (default 1)
+  --cache-dir DIR    compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)
+  --json             print one JSON object (the Verdict, which holds the result) on stdout
+
+Exit status: 0 when the candidate was evaluated (correct or not: see the verdict), 1 when it
+does not compile or cannot be evaluated (unknown task, missing file), 2 for a usage error.
+)";
+
+std::string default_cache_dir() {
+  if (const char* dir = std::getenv("DRK_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir) return std::string(dir) + "/drk/compile-cache";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/drk/compile-cache";
+  return (std::filesystem::temp_directory_path() / "drk-compile-cache").string();
+}
+
+std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string timing_line(msg::TimingStats::Reader t) {
+  if (t.getSamples() == 0) return "not timed";
+  return "median " + fixed(t.getMedianUs(), 2) + " us  (p10 " + fixed(t.getP10Us(), 2) + ", p90 " +
+         fixed(t.getP90Us(), 2) + ", cv " + fixed(t.getCv(), 3) + "; " + std::to_string(t.getSamples()) +
+         " samples x " + std::to_string(t.getCallsPerSample()) + " calls)";
+}
+
+const char* outcome_name(msg::SandboxOutcome outcome) {
+  switch (outcome) {
+    case msg::SandboxOutcome::OK: return "ok";
+    case msg::SandboxOutcome::CRASHED: return "crashed";
+    case msg::SandboxOutcome::TIMED_OUT: return "timed out";
+    case msg::SandboxOutcome::FAILED_TO_LOAD: return "failed to load";
+    case msg::SandboxOutcome::RETURNED_ERROR: return "returned an error";
+  }
+  return "unknown";
+}
+
+void print_human(const kernels::Task& task, const std::string& file, msg::Verdict::Reader verdict) {
+  auto r = verdict.getResult();
+  auto e = r.getEvidence();
+  std::cout << "task        " << task.name << " (" << task.family << "), reference " << task.reference << "\n"
+            << "candidate   " << file << "\n";
+  if (!r.getCompiled()) {
+    std::cout << "compiled    no\n" << r.getCompileLog().cStr() << "\n";
+  } else {
+    std::cout << "compiled    yes (" << fixed(r.getCompileMs(), 0) << " ms" << (r.getCompileCached() ? ", cached" : "")
+              << ")\n"
+              << "sandbox     " << outcome_name(r.getSandbox());
+    if (e.getSandboxSignal() != 0) std::cout << " (signal " << e.getSandboxSignal() << ")";
+    if (e.getCandidateStatus() != 0) std::cout << " (drk_kernel returned " << e.getCandidateStatus() << ")";
+    std::cout << "\n"
+              << "correct     " << (r.getCorrect() ? "yes" : "no") << " (" << r.getTrialsPassed() << "/" << r.getTrials()
+              << " trials), max abs error " << r.getMaxAbsError() << ", max rel error " << r.getMaxRelError() << "\n";
+    if (r.getErrorText().size() > 0) std::cout << "error       " << r.getErrorText().cStr() << "\n";
+    std::cout << "candidate   " << timing_line(r.getCandidateTiming()) << "\n"
+              << "reference   " << timing_line(r.getReferenceTiming()) << "\n"
+              << "speedup     " << fixed(r.getSpeedup(), 3) << "x\n";
+  }
+  std::cout << "verdict     " << (verdict.getHonest() ? "honest" : "dishonest");
+  for (auto check : verdict.getFailedChecks())
+    std::cout << "\n  failed    " << check.getCode().cStr() << ": " << check.getEvidence().cStr();
+  std::cout << "\nevaluated   in " << fixed(r.getEvalMs(), 0) << " ms by " << r.getEvaluator().cStr() << "\n";
+}
+
+}  // namespace
+
+int cmd_eval(const Args& args) {
+  std::string task_name, candidate_file, device_text = "cpu", cache_dir = default_cache_dir();
+  bool json = false;
+  evaluator::EngineOptions options;
+  auto number = [&](size_t& i, const std::string& flag, double low) -> std::optional<double> {
+    if (i + 1 >= args.size()) return std::nullopt;
+    char* end = nullptr;
+    double value = std::strtod(args[i + 1].c_str(), &end);
+    if (end == args[i + 1].c_str() || *end != '\0' || value < low) {
+      std::cerr << "drk eval: " << flag << " needs a number >= " << low << ", got '" << args[i + 1] << "'\n";
+      return std::nullopt;
+    }
+    ++i;
+    return value;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    bool has_value = i + 1 < args.size();
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kEvalHelp;
+      return 0;
+    } else if (arg == "--json") {
+      json = true;
+    } else if (arg == "--task" && has_value) {
+      task_name = args[++i];
+    } else if (arg == "--candidate" && has_value) {
+      candidate_file = args[++i];
+    } else if (arg == "--device" && has_value) {
+      device_text = args[++i];
+    } else if (arg == "--cache-dir" && has_value) {
+      cache_dir = args[++i];
+    } else if (arg == "--trials") {
+      auto value = number(i, arg, 1);
+      if (!value) return 2;
+      options.trials = static_cast<uint32_t>(*value);
+    } else if (arg == "--budget-ms") {
+      auto value = number(i, arg, 0);
+      if (!value) return 2;
+      options.timing_budget_ms = *value;
+    } else if (arg == "--threads") {
+      auto value = number(i, arg, 1);
+      if (!value) return 2;
+      options.max_threads = static_cast<int>(*value);
+    } else {
+      std::cerr << "drk eval: unexpected argument '" << arg << "'\n" << kEvalHelp;
+      return 2;
+    }
+  }
+  if (task_name.empty() || candidate_file.empty()) {
+    std::cerr << "drk eval: --task and --candidate are required\n" << kEvalHelp;
+    return 2;
+  }
+  auto device = kernels::parse_device(device_text);
+  if (!device) {
+    std::cerr << "drk eval: " << device.error().message << "\n";
+    return 2;
+  }
+  auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
+  if (!catalog) {
+    std::cerr << "drk eval: " << catalog.error().message << "\n";
+    return 1;
+  }
+  auto task = catalog->find(task_name);
+  if (!task) {
+    std::cerr << "drk eval: " << task.error().message << "\n";
+    return 1;
+  }
+  std::ifstream in(candidate_file, std::ios::binary);
+  if (!in) {
+    std::cerr << "drk eval: candidate file '" << candidate_file << "' cannot be read: does it exist?\n";
+    return 1;
+  }
+  std::ostringstream source;
+  source << in.rdbuf();
+  const kernels::Task task_copy = **task;
+
+  options.device = *device;
+  options.cache_dir = cache_dir;
+  options.evaluator_name = "drk eval";
+  auto engine = evaluator::EvaluationEngine::create(std::move(*catalog), options);
+  if (!engine) {
+    std::cerr << "drk eval: " << engine.error().message << "\n";
+    return 1;
+  }
+  evaluator::CandidateInput input;
+  input.id = "eval/" + std::filesystem::path(candidate_file).filename().string();
+  input.task = task_name;
+  input.device = *device;
+  input.source = source.str();
+
+  capnp::MallocMessageBuilder result_message;
+  auto result = result_message.initRoot<msg::EvalResult>();
+  if (auto status = (*engine)->evaluate(input, result); !status) {
+    std::cerr << "drk eval: " << status.error().message << "\n";
+    return 1;
+  }
+  capnp::MallocMessageBuilder verdict_message;
+  auto verdict = verdict_message.initRoot<msg::Verdict>();
+  verifier::verify(result.asReader(), verdict);
+  if (!verdict.hasResult()) verdict.setResult(result.asReader());
+
+  if (json) {
+    capnp::JsonCodec codec;
+    std::cout << codec.encode(verdict.asReader()).cStr() << "\n";
+  } else {
+    print_human(task_copy, candidate_file, verdict.asReader());
+  }
+  if (!result.getCompiled()) {
+    if (!json) std::cerr << "drk eval: the candidate does not compile (the compiler's message is above)\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace drk::tools

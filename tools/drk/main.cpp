@@ -1,0 +1,62 @@
+// drk: the one command of drkernel. Subcommands live in tools/drk/*_command.cpp.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tools/drk/commands.h"
+#include "tools/drk/run_command.h"
+#include "tools/drk/run_summary.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(drk: train and run generators of fast kernels (drkernel)
+
+usage: drk COMMAND [ARGS]   (drk COMMAND --help for each)
+
+commands:
+  run TOPOLOGY.yaml [--set key=value ...] [--fresh]
+        start a topology of actors and run the experiment it describes,
+        e.g. drk run configs/quickstart.yaml --set experiment.steps=3
+  eval --task NAME --candidate FILE [--device cpu|cuda] [--json]
+        evaluate one candidate kernel against one task and print the full result
+  tasks [show NAME]
+        list the tasks, or show one
+  archive summary|best|show RUN_DIR [ID]
+        read the archive of a run
+  host ...
+        host one process of a running topology (started by `drk run`, not by people)
+)";
+
+struct Command {
+  const char* name;
+  int (*run)(const drk::tools::Args&);
+};
+
+constexpr Command kCommands[] = {
+    {"run", drk::tools::cmd_run},     {"host", drk::tools::cmd_host},
+    {"eval", drk::tools::cmd_eval},   {"tasks", drk::tools::cmd_tasks},
+    {"archive", drk::tools::cmd_archive},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::printf("%s", kUsage);
+    return argc < 2 ? 2 : 0;
+  }
+  drk::tools::register_roles();
+  // The Archivist may still be writing the last step when the run ends: wait for it a little.
+  drk::tools::set_run_summary([](const std::string& run_dir) {
+    return drk::tools::print_run_summary(run_dir, std::chrono::seconds(5));
+  });
+  const drk::tools::Args args(argv + 2, argv + argc);
+  for (const auto& command : kCommands) {
+    if (std::strcmp(argv[1], command.name) == 0) return command.run(args);
+  }
+  std::fprintf(stderr, "drk: unknown command '%s'\n\n%s", argv[1], kUsage);
+  return 2;
+}

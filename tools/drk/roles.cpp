@@ -1,0 +1,21 @@
+#include "actors/archivist/archivist_actor.h"
+#include "actors/evaluator/evaluator_actor.h"
+#include "actors/generator/generator_actor.h"
+#include "actors/learner/learner_actor.h"
+#include "actors/oracle/oracle_actor.h"
+#include "actors/verifier/verifier_actor.h"
+#include "runtime/actor.h"
+#include "tools/drk/commands.h"
+
+namespace drk::tools {
+
+void register_roles() {
+  runtime::register_role("generator", generator::make_generator_actor);
+  runtime::register_role("evaluator", evaluator::make_evaluator_actor);
+  runtime::register_role("verifier", verifier::make_verifier_actor);
+  runtime::register_role("oracle", oracle::make_oracle_actor);
+  runtime::register_role("learner", learner::make_learner_actor);
+  runtime::register_role("archivist", archivist::make_archivist_actor);
+}
+
+}  // namespace drk::tools

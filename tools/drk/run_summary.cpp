@@ -1,0 +1,70 @@
+#include "tools/drk/run_summary.h"
+
+#include <cstdio>
+#include <thread>
+
+#include "actors/archivist/archive.h"
+
+namespace drk::tools {
+namespace {
+
+bool has_final_step(const archivist::Archive& archive) {
+  auto steps = archive.steps();
+  return steps.ok() && !steps->empty() && steps->back().finished;
+}
+
+}  // namespace
+
+int print_run_summary(const std::string& run_dir, std::chrono::milliseconds wait_for_final_step) {
+  const auto path = archivist::Archive::default_path(run_dir);
+  auto archive = archivist::Archive::open(path, /*read_only=*/true);
+  if (!archive) {
+    std::fprintf(stderr, "drk: %s\n", archive.error().message.c_str());
+    return 1;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + wait_for_final_step;
+  while (!has_final_step(*archive) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  auto steps = archive->steps();
+  auto best = archive->best_per_task();
+  auto tallies = archive->tallies();
+  if (!steps || !best || !tallies) {
+    const Error& error = !steps ? steps.error() : !best ? best.error() : tallies.error();
+    std::fprintf(stderr, "drk: %s\n", error.message.c_str());
+    return 1;
+  }
+
+  std::printf("\n== summary ==\n");
+  if (steps->empty()) {
+    std::printf("no training step was recorded\n");
+  } else {
+    double seconds = 0;
+    for (const auto& step : *steps) seconds += step.seconds;
+    std::printf("steps: %zu (%.0f s of training)\n", steps->size(), seconds);
+    std::printf("mean reward: first step %.3f -> last step %.3f\n", steps->front().mean_reward,
+                steps->back().mean_reward);
+  }
+  std::printf("\n%-28s %10s %12s %12s %9s  %s\n", "task", "best", "kernel us", "reference us",
+              "verified", "candidate");
+  for (const auto& tally : *tallies) {
+    const archivist::BestKernel* found = nullptr;
+    for (const auto& row : *best) {
+      if (row.task == tally.task) found = &row;
+    }
+    char verified[32];
+    std::snprintf(verified, sizeof verified, "%u/%u", tally.verified, tally.candidates);
+    if (found) {
+      std::printf("%-28s %9.2fx %12.1f %12.1f %9s  %s\n", tally.task.c_str(), found->speedup,
+                  found->candidate_us, found->reference_us, verified, found->candidate_id.c_str());
+    } else {
+      std::printf("%-28s %10s %12s %12s %9s\n", tally.task.c_str(), "none", "-", "-", verified);
+    }
+  }
+  std::printf("\narchive: %s\n", path.c_str());
+  std::printf("  drk archive best %s          best kernel per task\n", run_dir.c_str());
+  std::printf("  drk archive show %s ID       one candidate's source\n", run_dir.c_str());
+  return 0;
+}
+
+}  // namespace drk::tools

@@ -1,0 +1,136 @@
+// drk tasks [show NAME]: the task catalog (kernels/tasks/*.yaml) for people.
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "kernels/catalog/expression.h"
+#include "kernels/catalog/task.h"
+#include "tools/drk/commands.h"
+
+namespace drk::tools {
+namespace {
+
+constexpr const char* kTasksHelp = R"(usage: drk tasks [--dir DIR]
+       drk tasks show NAME [--dir DIR]
+
+Lists the tasks of the catalog (name, family, origin, CPU shapes), or shows one task fully:
+inputs and how they are drawn, shapes on cpu and cuda, the reference expression, the family
+parameters the generator renders from, tolerances, FLOPs and the minimum bytes moved.
+
+  --dir DIR   the task folder (default: $DRK_TASKS_DIR, else kernels/tasks of the source tree)
+)";
+
+using kernels::DeviceKind;
+
+std::string shapes_line(const kernels::Task& task, DeviceKind device) {
+  const auto& shapes = task.shapes(device);
+  std::string line;
+  for (const auto& input : task.inputs)
+    line += (line.empty() ? "" : ", ") + input.name + " " + kernels::format_shape(shapes.at(input.name));
+  line += " -> ";
+  for (size_t i = 0; i < task.outputs.size(); ++i)
+    line += (i ? ", " : "") + task.outputs[i] + " " + kernels::format_shape(shapes.at(task.outputs[i]));
+  return line;
+}
+
+std::string human(double value, const char* unit) {
+  const char* prefixes[] = {"", "K", "M", "G", "T", "P"};
+  int p = 0;
+  while (value >= 1000.0 && p < 5) {
+    value /= 1000.0;
+    ++p;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3g %s%s", value, prefixes[p], unit);
+  return text;
+}
+
+std::string describe_draw(const kernels::Distribution& draw) {
+  std::ostringstream out;
+  if (draw.kind == "normal") out << "normal(mean " << draw.mean << ", stddev " << draw.stddev << ")";
+  else out << draw.kind << "[" << draw.low << ", " << draw.high << ")";
+  return out.str();
+}
+
+void show(const kernels::Task& task) {
+  std::cout << task.name << ": " << task.title << "\n"
+            << "  origin      " << task.origin << "\n"
+            << "  family      " << task.family << "\n"
+            << "  reference   " << task.reference << "\n"
+            << "  inputs\n";
+  for (const auto& input : task.inputs)
+    std::cout << "    " << input.name << "  " << kernels::dtype_name(input.dtype) << "  drawn from "
+              << describe_draw(input.draw) << "\n";
+  std::cout << "  outputs\n";
+  for (const auto& output : task.outputs) std::cout << "    " << output << "  float32\n";
+  std::cout << "  shapes\n";
+  for (auto device : {DeviceKind::cpu, DeviceKind::cuda})
+    std::cout << "    " << kernels::device_name(device) << (device == DeviceKind::cpu ? "   " : "  ")
+              << shapes_line(task, device) << "\n";
+  std::cout << "  params\n";
+  for (const auto& [key, value] : task.params) std::cout << "    " << key << ": " << value << "\n";
+  auto tolerance = task.tolerance(kernels::DType::float32);
+  std::cout << "  tolerance   float32: atol " << tolerance.atol << ", rtol " << tolerance.rtol
+            << (task.tolerances.count(kernels::DType::float32) ? "" : " (default)") << "\n";
+  for (auto device : {DeviceKind::cpu, DeviceKind::cuda}) {
+    double flops = kernels::estimate_flops(task, device);
+    double bytes = kernels::estimate_min_bytes(task, device);
+    char intensity[32];
+    std::snprintf(intensity, sizeof intensity, "%.3g", bytes > 0 ? flops / bytes : 0.0);
+    std::cout << "  " << kernels::device_name(device) << (device == DeviceKind::cpu ? "         " : "        ")
+              << human(flops, "FLOP") << ", at least " << human(bytes, "B") << " moved, " << intensity
+              << " FLOP/B\n";
+  }
+}
+
+}  // namespace
+
+int cmd_tasks(const Args& args) {
+  std::string dir = kernels::TaskCatalog::default_directory();
+  std::string show_name;
+  bool showing = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kTasksHelp;
+      return 0;
+    }
+    if (arg == "--dir" && i + 1 < args.size()) {
+      dir = args[++i];
+    } else if (arg == "show" && !showing && i + 1 < args.size()) {
+      showing = true;
+      show_name = args[++i];
+    } else {
+      std::cerr << "drk tasks: unexpected argument '" << arg << "'\n" << kTasksHelp;
+      return 2;
+    }
+  }
+  auto catalog = kernels::TaskCatalog::load(dir);
+  if (!catalog) {
+    std::cerr << "drk tasks: " << catalog.error().message << "\n";
+    return 1;
+  }
+  if (showing) {
+    auto task = catalog->find(show_name);
+    if (!task) {
+      std::cerr << "drk tasks: " << task.error().message << "\n";
+      return 1;
+    }
+    show(**task);
+    return 0;
+  }
+  size_t name_width = 4, family_width = 6;
+  for (const auto& task : catalog->tasks()) {
+    name_width = std::max(name_width, task.name.size());
+    family_width = std::max(family_width, task.family.size());
+  }
+  auto pad = [](const std::string& text, size_t width) { return text + std::string(width - text.size() + 2, ' '); };
+  std::cout << pad("NAME", name_width) << pad("FAMILY", family_width) << "CPU SHAPES  (ORIGIN)\n";
+  for (const auto& task : catalog->tasks())
+    std::cout << pad(task.name, name_width) << pad(task.family, family_width)
+              << shapes_line(task, DeviceKind::cpu) << "  (" << task.origin << ")\n";
+  std::cout << catalog->tasks().size() << " tasks; `drk tasks show NAME` shows one fully\n";
+  return 0;
+}
+
+}  // namespace drk::tools

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# On the GPU machine (through the device tool, carrying .gpu/ from ../shared/gpu/stage.sh):
+# builds with the machine's CUDA LibTorch, runs every test (the GPU ones for real), runs the
+# GPU benchmarks, and prints a short table last. Results also go to $OUT when it is set.
+#   device run, carry [".gpu"]:  bash tools/scripts/gpu-check.sh
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+export BUILD_DIR=${BUILD_DIR:-build-gpu}
+out=${OUT:-/tmp/drk-gpu-check}
+mkdir -p "$out"
+rows=()
+row() { rows+=("$(printf '%-34s %s' "$1" "$2")"); }
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt" 2>&1
+row "device" "$(head -n 1 "$out/gpu.txt")"
+
+start=$(date +%s)
+if bash .gpu/build.sh > "$out/build.log" 2>&1; then
+  row "build" "ok ($(( $(date +%s) - start )) s)"
+else
+  row "build" "FAILED (see build.log)"; tail -n 40 "$out/build.log"
+  printf '\n%s\n' "${rows[@]}"; exit 1
+fi
+
+ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -j 8 > "$out/ctest.log" 2>&1
+ctest_status=$?
+row "all tests" "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1)"
+for test in $(ctest --test-dir "$BUILD_DIR" -N -L gpu | awk '/Test +#/ {print $3}'); do
+  binary=$(find "$BUILD_DIR" -type f -name "$test" -perm -u+x | head -n 1)
+  [ -n "$binary" ] || continue
+  "$binary" > "$out/$test.log" 2>&1 && status=passed || status=FAILED
+  grep -q SKIPPED "$out/$test.log" && status="$status (SKIPPED: no GPU seen)"
+  row "gpu test $test" "$status"
+done
+
+if [ -x "$BUILD_DIR/tools/drk" ]; then
+  for bench in tools/bench/*.sh; do
+    [ -f "$bench" ] || continue
+    name=$(basename "$bench" .sh)
+    bash "$bench" "$BUILD_DIR" > "$out/bench-$name.log" 2>&1 && status=ok || status=FAILED
+    row "bench $name" "$status: $(tail -n 1 "$out/bench-$name.log")"
+  done
+fi
+
+printf '\n== drkernel GPU check (%s) ==\n' "$(date -u +%Y-%m-%dT%H:%MZ)"
+printf '%s\n' "${rows[@]}"
+exit $ctest_status
