@@ -6,7 +6,8 @@
 namespace drk::runtime {
 
 std::string format_progress(msg::StepReport::Reader report, uint32_t total_steps) {
-  std::string step = "step " + std::to_string(report.getStep());
+  // Steps are numbered from 0 in messages and the archive; people count from 1.
+  std::string step = "step " + std::to_string(report.getStep() + 1);
   if (total_steps != 0) step += "/" + std::to_string(total_steps);
   char text[256];
   std::snprintf(
@@ -22,6 +23,9 @@ HeadActor::HeadActor(std::ostream& out, uint32_t total_steps, std::function<void
 void HeadActor::on_message(ActorContext&, msg::Envelope::Reader envelope) {
   if (!envelope.getBody().isStepReport()) return;
   const auto report = envelope.getBody().getStepReport();
+  // After a restart the Learner sends its reports again: print each step once.
+  if (steps_printed_ > report.getStep()) return;
+  steps_printed_ = report.getStep() + 1;
   out_ << format_progress(report, total_steps_) << std::endl;
   if (report.getFinished() && !finished_) {
     finished_ = true;

@@ -2,7 +2,8 @@
 //
 // For every StepReport it prints one line to `out`:
 //   "step 3/8  policy v3  mean reward 0.812  correct 75%  best speedup 1.43x  (12.1 s)"
-// and when a report says finished, it calls on_finished (once) so the head stops the run.
+// (each step once: a restarted Learner sends its reports again) and when a report says
+// finished, it calls on_finished (once) so the head stops the run.
 // Other messages are ignored. Thread-safety: an Actor (its host's thread); on_finished is
 // called on that thread.
 #pragma once
@@ -29,6 +30,7 @@ class HeadActor final : public Actor {
   uint32_t total_steps_;
   std::function<void()> on_finished_;
   bool finished_ = false;
+  uint32_t steps_printed_ = 0;  // steps 0 .. steps_printed_-1 have been printed
 };
 
 }  // namespace drk::runtime

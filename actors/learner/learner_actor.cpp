@@ -116,6 +116,9 @@ class LearnerActor final : public runtime::Actor {
     generators_ = context.members("generator");
     if (generators_.empty()) throw std::runtime_error("the topology has no generator: add one");
     broadcast_weights(context);
+    // Reports sent before a restart may have been lost with it; the head and the Archivist
+    // drop the ones they already have.
+    for (const auto& report : reports_) send_report(context, report, /*to_head=*/true);
     if (step_ < settings_.steps) start_step(context);
   }
 
@@ -185,7 +188,7 @@ class LearnerActor final : public runtime::Actor {
     }
     version_ = saved.version;
     step_ = saved.step;
-    mean_rewards_ = saved.mean_rewards;
+    reports_ = saved.reports;
   }
 
   void checkpoint() {
@@ -194,7 +197,7 @@ class LearnerActor final : public runtime::Actor {
     optimizer_->save(archive);
     std::ostringstream optimizer_bytes;
     archive.save_to(optimizer_bytes);
-    const schedule::CheckpointState state{version_, step_, mean_rewards_};
+    const schedule::CheckpointState state{version_, step_, reports_};
     auto written = schedule::write_checkpoint(run_dir_, state, policy_.serialize(), optimizer_bytes.str());
     if (!written) throw std::runtime_error("checkpoint: " + written.error().describe());
   }
@@ -292,6 +295,10 @@ class LearnerActor final : public runtime::Actor {
       }
     }
     if (name == destination(context, "oracle") && awaiting_advantages_) send_advantage_request(context);
+    if (name == destination(context, "archivist")) {
+      send_weights(context, name, policy_.serialize());
+      for (const auto& report : reports_) send_report(context, report, /*to_head=*/false);
+    }
   }
 
   void on_advantages(runtime::ActorContext& context, msg::Advantages::Reader advantages) {
@@ -407,25 +414,38 @@ class LearnerActor final : public runtime::Actor {
         if (turn.getCorrect() && turn.getHonest()) best_speedup = std::max(best_speedup, turn.getSpeedup());
       }
     }
-    const double mean_reward = turns == 0 ? 0.0 : reward_sum / turns;
-    mean_rewards_.push_back(mean_reward);
-    const double seconds = static_cast<double>(context.now_unix_ms() - step_started_ms_) / 1000.0;
+    schedule::StepSummary summary;
+    summary.step = step_;
+    summary.policy_version = version_;
+    summary.mean_reward = turns == 0 ? 0.0 : reward_sum / turns;
+    summary.best_speedup = best_speedup;
+    summary.correct_fraction = turns == 0 ? 0.0 : static_cast<double>(correct) / turns;
+    summary.trajectories = static_cast<uint32_t>(rollouts_.size());
+    summary.loss = stats.loss;
+    summary.seconds = static_cast<double>(context.now_unix_ms() - step_started_ms_) / 1000.0;
+    summary.clip_fraction = stats.clip_fraction;
+    summary.approx_kl = stats.approx_kl;
+    reports_.push_back(summary);
+    send_report(context, summary, /*to_head=*/true);
+  }
+
+  // Reports are for people and the record; training does not wait on them.
+  void send_report(runtime::ActorContext& context, const schedule::StepSummary& summary, bool to_head) {
     auto fill = [&](msg::Envelope::Builder envelope) {
       auto report = envelope.getBody().initStepReport();
-      report.setStep(step_);
-      report.setPolicyVersion(version_);
-      report.setMeanReward(mean_reward);
-      report.setBestSpeedup(best_speedup);
-      report.setCorrectFraction(turns == 0 ? 0.0 : static_cast<double>(correct) / turns);
-      report.setTrajectories(static_cast<uint32_t>(rollouts_.size()));
-      report.setLoss(stats.loss);
-      report.setSeconds(seconds);
-      report.setFinished(step_ + 1 >= settings_.steps);
-      report.setClipFraction(stats.clip_fraction);
-      report.setApproxKl(stats.approx_kl);
+      report.setStep(summary.step);
+      report.setPolicyVersion(summary.policy_version);
+      report.setMeanReward(summary.mean_reward);
+      report.setBestSpeedup(summary.best_speedup);
+      report.setCorrectFraction(summary.correct_fraction);
+      report.setTrajectories(summary.trajectories);
+      report.setLoss(summary.loss);
+      report.setSeconds(summary.seconds);
+      report.setFinished(summary.step + 1 >= settings_.steps);
+      report.setClipFraction(summary.clip_fraction);
+      report.setApproxKl(summary.approx_kl);
     };
-    // Reports are for people and the record; training does not wait on them.
-    (void)context.send(runtime::kHeadActor, fill);
+    if (to_head) (void)context.send(runtime::kHeadActor, fill);
     (void)context.send(destination(context, "archivist"), fill);
   }
 
@@ -444,7 +464,7 @@ class LearnerActor final : public runtime::Actor {
   std::string run_dir_;
   uint32_t version_ = 0;
   uint32_t step_ = 0;
-  std::vector<double> mean_rewards_;
+  std::vector<schedule::StepSummary> reports_;  // one per finished step
   std::vector<Rollout> rollouts_;
   size_t received_ = 0;
   bool awaiting_advantages_ = false;

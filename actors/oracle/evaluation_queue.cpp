@@ -131,4 +131,13 @@ std::optional<msg::Feedback::Reader> EvaluationQueue::answer(const std::string& 
   return it->second->getRoot<msg::Feedback>().asReader();
 }
 
+std::vector<msg::Feedback::Reader> EvaluationQueue::recent_answers(size_t count) const {
+  std::vector<msg::Feedback::Reader> answers;
+  const size_t first = completed_order_.size() > count ? completed_order_.size() - count : 0;
+  for (size_t index = first; index < completed_order_.size(); ++index) {
+    answers.push_back(completed_.at(completed_order_[index])->getRoot<msg::Feedback>().asReader());
+  }
+  return answers;
+}
+
 }  // namespace drk::oracle

@@ -61,6 +61,8 @@ class EvaluationQueue {
   bool complete(const std::string& candidate_id, msg::Feedback::Reader answer);
   // The answer kept for a completed candidate, if it is still remembered.
   std::optional<msg::Feedback::Reader> answer(const std::string& candidate_id) const;
+  // The answers of the `count` most recently completed candidates, oldest first.
+  std::vector<msg::Feedback::Reader> recent_answers(size_t count) const;
 
   size_t queued() const { return queue_.size(); }
   size_t in_flight() const { return in_flight_.size(); }

@@ -107,3 +107,17 @@ DRK_TEST_CASE("in-flight work past its deadline is queued again; an undone dispa
   DRK_CHECK(queue.queued() == 1);
   DRK_CHECK(queue.take_dispatches(2700).size() == 1);
 }
+
+DRK_TEST_CASE("the most recent answers come back oldest first, bounded by the memory") {
+  EvaluationQueue queue(/*completed_memory=*/3);
+  for (const char* id : {"a", "b", "c", "d"}) {
+    capnp::MallocMessageBuilder answer;
+    queue.complete(id, feedback_for(answer, id));
+  }
+  const auto recent = queue.recent_answers(2);
+  DRK_REQUIRE(recent.size() == 2);
+  DRK_CHECK(std::string(recent[0].getCandidateId().cStr()) == "c");
+  DRK_CHECK(std::string(recent[1].getCandidateId().cStr()) == "d");
+  DRK_CHECK(queue.recent_answers(10).size() == 3);
+  DRK_CHECK_FALSE(queue.answer("a").has_value());
+}

@@ -14,6 +14,9 @@ namespace {
 
 constexpr uint64_t kExpiryTimer = 1;
 constexpr std::chrono::milliseconds kExpiryPeriod{1000};
+// More than can be in flight to the Archivist at any moment (its mailbox holds 1000 at most,
+// but it writes each in well under a millisecond).
+constexpr size_t kRecordsResentToArchivist = 256;
 
 class OracleActor final : public runtime::Actor {
  public:
@@ -62,6 +65,7 @@ class OracleActor final : public runtime::Actor {
           const std::string peer = body.getControl().getPeerRestarted().cStr();
           if (peer.rfind("evaluator", 0) == 0) queue_.evaluator_lost(peer);
           if (peer.rfind("verifier", 0) == 0) queue_.requeue_all_in_flight();
+          if (peer.rfind("archivist", 0) == 0) resend_recent_records(context);
         }
         break;
       default:
@@ -105,11 +109,22 @@ class OracleActor final : public runtime::Actor {
     queue_.complete(id, feedback.asReader());
 
     send_feedback(context, candidate.getGenerator().cStr(), feedback.asReader());
+    send_record(context, feedback.asReader());
+  }
+
+  void send_record(runtime::ActorContext& context, msg::Feedback::Reader feedback) {
     report(context, "archivist", [&](msg::Envelope::Builder out) {
       auto scored = out.getBody().initScored();
-      scored.setVerdict(verdict);
-      scored.setReward(value);
+      scored.setVerdict(feedback.getVerdict());
+      scored.setReward(feedback.getReward());
     });
+  }
+
+  // Records in flight to the Archivist died with it; the archive drops what it already has.
+  void resend_recent_records(runtime::ActorContext& context) {
+    for (const auto& feedback : queue_.recent_answers(kRecordsResentToArchivist)) {
+      send_record(context, feedback);
+    }
   }
 
   void send_feedback(runtime::ActorContext& context, const std::string& generator,

@@ -8,7 +8,8 @@
 //  - AdvantageRequest (from the Learner): TRLOO or GRPO advantages (advantage.h), answered to
 //    the sender.
 //  - Control.peerRestarted: an Evaluator's in-flight work is re-queued; after a Verifier
-//    restart all in-flight work is (its results may be lost).
+//    restart all in-flight work is (its results may be lost); after an Archivist restart the
+//    most recent records are sent again.
 // Parameters (experiment): reward {...}, dispatch_timeout_s (default 45).
 #pragma once
 

@@ -63,7 +63,20 @@ Result<std::optional<CheckpointState>> read_checkpoint_state(const std::string& 
     CheckpointState state;
     state.version = node["version"].as<uint32_t>();
     state.step = node["step"].as<uint32_t>();
-    if (node["mean_rewards"]) state.mean_rewards = node["mean_rewards"].as<std::vector<double>>();
+    for (const auto& item : node["reports"]) {
+      StepSummary report;
+      report.step = item["step"].as<uint32_t>();
+      report.policy_version = item["policy_version"].as<uint32_t>();
+      report.mean_reward = item["mean_reward"].as<double>();
+      report.best_speedup = item["best_speedup"].as<double>();
+      report.correct_fraction = item["correct_fraction"].as<double>();
+      report.trajectories = item["trajectories"].as<uint32_t>();
+      report.loss = item["loss"].as<double>();
+      report.seconds = item["seconds"].as<double>();
+      report.clip_fraction = item["clip_fraction"].as<double>();
+      report.approx_kl = item["approx_kl"].as<double>();
+      state.reports.push_back(report);
+    }
     return std::optional<CheckpointState>{state};
   } catch (const YAML::Exception& error) {
     return make_error(Errc::parse_error, "'" + path + "' is malformed: " + error.what() +
@@ -98,8 +111,20 @@ Status write_checkpoint(const std::string& run_dir, const CheckpointState& state
   }
   YAML::Emitter yaml;
   yaml << YAML::BeginMap << YAML::Key << "version" << YAML::Value << state.version << YAML::Key
-       << "step" << YAML::Value << state.step << YAML::Key << "mean_rewards" << YAML::Value
-       << YAML::Flow << state.mean_rewards << YAML::EndMap;
+       << "step" << YAML::Value << state.step << YAML::Key << "reports" << YAML::Value
+       << YAML::BeginSeq;
+  for (const auto& report : state.reports) {
+    yaml << YAML::Flow << YAML::BeginMap << YAML::Key << "step" << YAML::Value << report.step
+         << YAML::Key << "policy_version" << YAML::Value << report.policy_version << YAML::Key
+         << "mean_reward" << YAML::Value << report.mean_reward << YAML::Key << "best_speedup"
+         << YAML::Value << report.best_speedup << YAML::Key << "correct_fraction" << YAML::Value
+         << report.correct_fraction << YAML::Key << "trajectories" << YAML::Value
+         << report.trajectories << YAML::Key << "loss" << YAML::Value << report.loss << YAML::Key
+         << "seconds" << YAML::Value << report.seconds << YAML::Key << "clip_fraction"
+         << YAML::Value << report.clip_fraction << YAML::Key << "approx_kl" << YAML::Value
+         << report.approx_kl << YAML::EndMap;
+  }
+  yaml << YAML::EndSeq << YAML::EndMap;
   if (auto status = write_file_atomically(policy_directory(run_dir) + "/state.yaml",
                                           std::string(yaml.c_str()) + "\n");
       !status) {

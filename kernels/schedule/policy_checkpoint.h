@@ -5,7 +5,8 @@
 //   RUN_DIR/policy/adam-v<N>.pt   the Learner's optimizer state after producing version N
 //   RUN_DIR/policy/latest.pt      a copy of the newest v<N>.pt, for people and tools
 //   RUN_DIR/policy/state.yaml     written last: version, step (the next step to run: the one in
-//                                 progress after a restart), mean_rewards (one per finished step)
+//                                 progress after a restart), reports (one per finished step, so
+//                                 that they can be sent again after any restart)
 //
 // Every file is written to a temporary name and renamed into place, so a reader sees either the
 // old or the new file, and state.yaml never names a version whose files are missing.
@@ -24,10 +25,19 @@
 
 namespace drk::schedule {
 
+// What one finished training step did (the fields of a StepReport).
+struct StepSummary {
+  uint32_t step = 0;
+  uint32_t policy_version = 0;
+  double mean_reward = 0, best_speedup = 0, correct_fraction = 0;
+  uint32_t trajectories = 0;
+  double loss = 0, seconds = 0, clip_fraction = 0, approx_kl = 0;
+};
+
 struct CheckpointState {
   uint32_t version = 0;
   uint32_t step = 0;  // the next step to run
-  std::vector<double> mean_rewards;
+  std::vector<StepSummary> reports;
 };
 
 std::string policy_directory(const std::string& run_dir);

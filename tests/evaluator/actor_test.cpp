@@ -1,53 +1,19 @@
-// The Evaluator actor's protocol with a recording context: readiness on start, a result to the
+// The Evaluator actor's protocol with a fake context: readiness on start, a result to the
 // verifier and a new credit to the oracle per request, readiness again when the oracle restarts.
 #include <unistd.h>
 
 #include <filesystem>
 
 #include <capnp/message.h>
-#include <capnp/serialize.h>
 
 #include "actors/evaluator/evaluator_actor.h"
 #include "tests/doctest_drk.h"
+#include "tests/support/fake_actor_context.h"
 
 namespace fs = std::filesystem;
 using namespace drk;
 
 namespace {
-
-struct Sent {
-  std::string recipient;
-  kj::Array<capnp::word> words;
-  msg::Envelope::Reader envelope() {
-    reader = std::make_unique<capnp::FlatArrayMessageReader>(words);
-    return reader->getRoot<msg::Envelope>();
-  }
-  std::unique_ptr<capnp::FlatArrayMessageReader> reader;
-};
-
-class RecordingContext final : public runtime::ActorContext {
- public:
-  explicit RecordingContext(runtime::ActorSpec spec) : spec_(std::move(spec)) {}
-  const runtime::ActorSpec& spec() const override { return spec_; }
-  Status send(std::string_view recipient, const std::function<void(msg::Envelope::Builder)>& fill,
-              const runtime::SendOptions&) override {
-    capnp::MallocMessageBuilder message;
-    auto envelope = message.initRoot<msg::Envelope>();
-    envelope.setSender(spec_.name);
-    envelope.setRecipient(std::string(recipient));
-    fill(envelope);
-    sent.push_back(Sent{std::string(recipient), capnp::messageToFlatArray(message), nullptr});
-    return {};
-  }
-  std::vector<std::string> members(std::string_view role) const override { return {std::string(role)}; }
-  void start_timer(std::chrono::milliseconds, uint64_t) override {}
-  int64_t now_unix_ms() const override { return 0; }
-
-  std::vector<Sent> sent;
-
- private:
-  runtime::ActorSpec spec_;
-};
 
 runtime::ActorSpec evaluator_spec(const std::string& run_dir) {
   runtime::ActorSpec spec;
@@ -76,7 +42,7 @@ DRK_TEST_CASE("engine options come from the experiment section") {
 DRK_TEST_CASE("the evaluator announces itself, answers a request to the verifier and returns its credit") {
   fs::path run_dir = fs::temp_directory_path() / ("drk-actor-test-" + std::to_string(getpid()));
   auto spec = evaluator_spec(run_dir.string());
-  RecordingContext context(spec);
+  testing::FakeActorContext context(spec);
   auto actor = evaluator::make_evaluator_actor(spec);
   actor->on_start(context);
   DRK_REQUIRE(context.sent.size() == 1);

@@ -5,7 +5,7 @@
 #include "actors/generator/generator_actor.h"
 #include "kernels/schedule/observation.h"
 #include "tests/doctest_drk.h"
-#include "tests/policy/fake_actor_context.h"
+#include "tests/support/fake_actor_context.h"
 
 namespace drk::generator {
 namespace {

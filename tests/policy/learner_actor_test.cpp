@@ -10,7 +10,7 @@
 #include "kernels/schedule/policy_checkpoint.h"
 #include "kernels/schedule/problem.h"
 #include "tests/doctest_drk.h"
-#include "tests/policy/fake_actor_context.h"
+#include "tests/support/fake_actor_context.h"
 
 namespace drk::learner {
 namespace {
@@ -167,7 +167,7 @@ DRK_TEST_CASE("a step goes from rollout requests to an update, a checkpoint and 
   DRK_REQUIRE(state.ok());
   DRK_CHECK((*state)->version == 1);
   DRK_CHECK((*state)->step == 1);
-  DRK_CHECK((*state)->mean_rewards.size() == 1);
+  DRK_CHECK((*state)->reports.size() == 1);
   DRK_CHECK(requests_of_step(context, 1).size() == 2);
 
   // A restarted Learner resumes at step 1 with version 1.

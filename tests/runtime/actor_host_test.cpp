@@ -2,15 +2,18 @@
 
 #include <capnp/message.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <sstream>
 
 #include "runtime/head_actor.h"
 #include "runtime/topology.h"
 #include "runtime/transport.h"
 #include "tests/doctest_drk.h"
 #include "tests/runtime/run_dir.h"
+#include "tests/support/fake_actor_context.h"
 
 namespace drk::runtime {
 namespace {
@@ -156,7 +159,7 @@ DRK_TEST_CASE("an unknown recipient is not_found") {
   DRK_CHECK(sent.error().code == Errc::not_found);
 }
 
-DRK_TEST_CASE("the head prints one progress line per step report") {
+DRK_TEST_CASE("the head prints one progress line per step report, counting steps from 1") {
   capnp::MallocMessageBuilder builder;
   auto report = builder.initRoot<msg::StepReport>();
   report.setStep(3);
@@ -166,8 +169,28 @@ DRK_TEST_CASE("the head prints one progress line per step report") {
   report.setBestSpeedup(1.428);
   report.setSeconds(12.06);
   DRK_CHECK(format_progress(report.asReader(), 8) ==
-            "step 3/8  policy v3  mean reward 0.812  correct 75%  best speedup 1.43x  (12.1 s)");
-  DRK_CHECK(format_progress(report.asReader(), 0).rfind("step 3  policy", 0) == 0);
+            "step 4/8  policy v3  mean reward 0.812  correct 75%  best speedup 1.43x  (12.1 s)");
+  DRK_CHECK(format_progress(report.asReader(), 0).rfind("step 4  policy", 0) == 0);
+}
+
+DRK_TEST_CASE("the head prints each step once and finishes once when the Learner repeats itself") {
+  std::ostringstream out;
+  int finished = 0;
+  HeadActor head(out, 2, [&] { ++finished; });
+  ActorSpec spec;
+  spec.name = "head";
+  drk::testing::FakeActorContext context(spec);
+  for (uint32_t step : {0u, 0u, 1u, 0u, 1u}) {
+    drk::testing::deliver(head, context, [&](msg::Envelope::Builder envelope) {
+      auto report = envelope.getBody().initStepReport();
+      report.setStep(step);
+      report.setFinished(step == 1);
+    });
+  }
+  const std::string printed = out.str();
+  DRK_CHECK(std::count(printed.begin(), printed.end(), '\n') == 2);
+  DRK_CHECK(printed.find("step 2/2") != std::string::npos);
+  DRK_CHECK(finished == 1);
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ class Pinger final : public runtime::Actor {
         << "answered " << answered_.size() << " of " << requests_ << "\n";
     (void)context.send("head", [&](msg::Envelope::Builder envelope) {
       auto report = envelope.getBody().initStepReport();
-      report.setStep(1);
+      report.setStep(0);  // the first and only step (steps count from 0)
       report.setPolicyVersion(1);
       report.setCorrectFraction(1.0);
       report.setFinished(true);
