@@ -2,6 +2,12 @@
 # machine passes the locations of its kit and of PyTorch's CUDA LibTorch (shared/gpu/env.sh).
 find_package(Threads REQUIRED)
 find_package(CapnProto REQUIRED)
+# CapnProtoConfig.cmake sets CAPNP_INCLUDE_DIRECTORY (/usr/include) as a plain variable, which
+# hides a -DCAPNP_INCLUDE_DIRECTORY=... given on the command line (the GPU kit's, pitfalls.md #3):
+# honour the cached value when there is one.
+if(DEFINED CACHE{CAPNP_INCLUDE_DIRECTORY})
+  set(CAPNP_INCLUDE_DIRECTORY "$CACHE{CAPNP_INCLUDE_DIRECTORY}")
+endif()
 find_package(cppzmq REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(doctest REQUIRED)

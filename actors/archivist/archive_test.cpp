@@ -1,26 +1,14 @@
 #include "actors/archivist/archive.h"
 
 #include <capnp/message.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
 
 #include "tests/doctest_drk.h"
+#include "tests/support/run_dir.h"
 
 using drk::archivist::Archive;
 
 namespace {
-
-// A temporary directory removed with everything in it.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char pattern[] = "/tmp/drk-archive-test-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 void record(Archive& archive, const std::string& id, const std::string& task, bool correct,
             bool honest, double speedup) {
@@ -49,8 +37,8 @@ void record(Archive& archive, const std::string& id, const std::string& task, bo
 }  // namespace
 
 DRK_TEST_CASE("the best kernel per task is the fastest correct and honest one") {
-  TempDir dir;
-  auto archive = Archive::open((dir.path / "a.sqlite").string());
+  drk::testing::RunDir dir;
+  auto archive = Archive::open((dir.path() / "a.sqlite").string());
   DRK_REQUIRE(archive.ok());
   record(*archive, "s0/relu/0/t1", "relu", true, true, 1.2);
   record(*archive, "s0/relu/1/t1", "relu", true, true, 1.7);
@@ -77,8 +65,8 @@ DRK_TEST_CASE("the best kernel per task is the fastest correct and honest one") 
 }
 
 DRK_TEST_CASE("steps and policy versions are kept in order and survive reopening") {
-  TempDir dir;
-  const auto path = (dir.path / "a.sqlite").string();
+  drk::testing::RunDir dir;
+  const auto path = (dir.path() / "a.sqlite").string();
   {
     auto archive = Archive::open(path);
     DRK_REQUIRE(archive.ok());

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "actors/archivist/archive.h"
+#include "runtime/topology.h"
 
 namespace drk::archivist {
 namespace {
@@ -25,6 +26,8 @@ class ArchivistActor final : public runtime::Actor {
         break;
       case msg::Envelope::Body::STEP_REPORT:
         status = archive_.record_step(body.getStepReport());
+        // The head shows a step (and ends the run after the last) only once it is on record.
+        forward_to_head(context, body.getStepReport());
         break;
       default:
         return;
@@ -34,6 +37,13 @@ class ArchivistActor final : public runtime::Actor {
   }
 
  private:
+  static void forward_to_head(runtime::ActorContext& context, msg::StepReport::Reader report) {
+    const auto sent = context.send(runtime::kHeadActor, [&](msg::Envelope::Builder out) {
+      out.getBody().setStepReport(report);
+    });
+    if (!sent) std::fprintf(stderr, "%s: step report not shown: %s\n", context.self().c_str(), sent.error().describe().c_str());
+  }
+
   static Archive open_or_throw(const std::string& path) {
     auto archive = Archive::open(path);
     // Without its archive the Archivist cannot do its one job: a fault for the supervisor.

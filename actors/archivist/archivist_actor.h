@@ -1,6 +1,8 @@
 // ArchivistActor: writes every Scored candidate, PolicyWeights and StepReport it receives into
-// the experiment's archive (RUN_DIR/archive.sqlite, archive.h). The archive is the only state
-// and it is on disk, so a restart loses at most the messages that were in flight.
+// the experiment's archive (RUN_DIR/archive.sqlite, archive.h), and passes each StepReport on to
+// the head once it is recorded (so the run ends only when its last step is on record). The
+// archive is the only state and it is on disk; messages in flight when it dies are sent again
+// by their senders (the Learner's reports, the Oracle's recent records).
 #pragma once
 
 #include <memory>

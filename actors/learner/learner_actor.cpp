@@ -116,9 +116,9 @@ class LearnerActor final : public runtime::Actor {
     generators_ = context.members("generator");
     if (generators_.empty()) throw std::runtime_error("the topology has no generator: add one");
     broadcast_weights(context);
-    // Reports sent before a restart may have been lost with it; the head and the Archivist
-    // drop the ones they already have.
-    for (const auto& report : reports_) send_report(context, report, /*to_head=*/true);
+    // Reports sent before a restart may have been lost with it; the Archivist records each
+    // once and the head prints each step once.
+    for (const auto& report : reports_) send_report(context, report);
     if (step_ < settings_.steps) start_step(context);
   }
 
@@ -297,7 +297,7 @@ class LearnerActor final : public runtime::Actor {
     if (name == destination(context, "oracle") && awaiting_advantages_) send_advantage_request(context);
     if (name == destination(context, "archivist")) {
       send_weights(context, name, policy_.serialize());
-      for (const auto& report : reports_) send_report(context, report, /*to_head=*/false);
+      for (const auto& report : reports_) send_report(context, report);
     }
   }
 
@@ -426,11 +426,12 @@ class LearnerActor final : public runtime::Actor {
     summary.clip_fraction = stats.clip_fraction;
     summary.approx_kl = stats.approx_kl;
     reports_.push_back(summary);
-    send_report(context, summary, /*to_head=*/true);
+    send_report(context, summary);
   }
 
-  // Reports are for people and the record; training does not wait on them.
-  void send_report(runtime::ActorContext& context, const schedule::StepSummary& summary, bool to_head) {
+  // Reports go to the Archivist, which records them and then shows them to the head: a step
+  // is shown, and the run ends, only once it is on record. Training does not wait on them.
+  void send_report(runtime::ActorContext& context, const schedule::StepSummary& summary) {
     auto fill = [&](msg::Envelope::Builder envelope) {
       auto report = envelope.getBody().initStepReport();
       report.setStep(summary.step);
@@ -445,7 +446,6 @@ class LearnerActor final : public runtime::Actor {
       report.setClipFraction(summary.clip_fraction);
       report.setApproxKl(summary.approx_kl);
     };
-    if (to_head) (void)context.send(runtime::kHeadActor, fill);
     (void)context.send(destination(context, "archivist"), fill);
   }
 

@@ -12,7 +12,7 @@
 #include "runtime/topology.h"
 #include "runtime/transport.h"
 #include "tests/doctest_drk.h"
-#include "tests/runtime/run_dir.h"
+#include "tests/support/run_dir.h"
 #include "tests/support/fake_actor_context.h"
 
 namespace drk::runtime {

@@ -1,9 +1,5 @@
 // The runtime with real processes and sockets: drk_test_host runs a pinger and a ponger in
 // processes of their own, the ponger dies mid-run, and the run must still answer everything.
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -11,7 +7,8 @@
 #include <vector>
 
 #include "tests/doctest_drk.h"
-#include "tests/runtime/run_dir.h"
+#include "tests/support/run_dir.h"
+#include "tests/support/spawned_program.h"
 
 namespace drk::runtime {
 namespace {
@@ -23,38 +20,17 @@ struct Finished {
   std::string output;  // stdout and stderr together
 };
 
-// Runs drk_test_host in a process group of its own, with a bounded wait; on timeout the whole
-// group is killed (its children die with it through PR_SET_PDEATHSIG).
+// Runs drk_test_host with a bounded wait; on timeout the whole group is killed (its children
+// die with it through PR_SET_PDEATHSIG).
 Finished run_test_host(const RunDir& dir, const std::vector<std::string>& args, int timeout_ms = 30000) {
   std::vector<std::string> argv{DRK_TEST_HOST_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> pointers;
-  for (auto& arg : argv) pointers.push_back(arg.data());
-  pointers.push_back(nullptr);
-  const std::string output_path = dir.file("output.txt");
-
-  const pid_t pid = ::fork();
-  DRK_REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    const int out = ::open(output_path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(out, STDERR_FILENO);
-    ::execv(pointers[0], pointers.data());
-    _exit(127);
-  }
-  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  DRK_REQUIRE(pidfd >= 0);
-  pollfd ended{pidfd, POLLIN, 0};
-  const int ready = ::poll(&ended, 1, timeout_ms);
-  ::close(pidfd);
-  if (ready != 1) ::kill(-pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  testing::SpawnedProgram program(argv, dir.file("output.txt"));
+  const bool ended = program.wait_for(timeout_ms);
   Finished finished;
-  finished.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   finished.output = dir.read("output.txt");
-  DRK_CHECK_MESSAGE(ready == 1, "drk_test_host did not finish in time:\n" << finished.output);
+  DRK_CHECK_MESSAGE(ended, "drk_test_host did not finish in time:\n" << finished.output);
+  finished.exit_code = ended ? program.exit_code() : -1;
   return finished;
 }
 

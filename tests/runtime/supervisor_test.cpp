@@ -7,7 +7,7 @@
 
 #include "runtime/death_cause.h"
 #include "tests/doctest_drk.h"
-#include "tests/runtime/run_dir.h"
+#include "tests/support/run_dir.h"
 
 namespace drk::runtime {
 namespace {

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "tests/doctest_drk.h"
-#include "tests/runtime/run_dir.h"
+#include "tests/support/run_dir.h"
 
 namespace drk::runtime {
 namespace {

@@ -1,5 +1,4 @@
 // drk: the one command of drkernel. Subcommands live in tools/drk/*_command.cpp.
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -49,10 +48,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   drk::tools::register_roles();
-  // The Archivist may still be writing the last step when the run ends: wait for it a little.
-  drk::tools::set_run_summary([](const std::string& run_dir) {
-    return drk::tools::print_run_summary(run_dir, std::chrono::seconds(5));
-  });
+  drk::tools::set_run_summary(drk::tools::print_run_summary);
   const drk::tools::Args args(argv + 2, argv + argc);
   for (const auto& command : kCommands) {
     if (std::strcmp(argv[1], command.name) == 0) return command.run(args);

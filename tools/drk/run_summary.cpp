@@ -1,30 +1,16 @@
 #include "tools/drk/run_summary.h"
 
 #include <cstdio>
-#include <thread>
 
 #include "actors/archivist/archive.h"
 
 namespace drk::tools {
-namespace {
-
-bool has_final_step(const archivist::Archive& archive) {
-  auto steps = archive.steps();
-  return steps.ok() && !steps->empty() && steps->back().finished;
-}
-
-}  // namespace
-
-int print_run_summary(const std::string& run_dir, std::chrono::milliseconds wait_for_final_step) {
+int print_run_summary(const std::string& run_dir) {
   const auto path = archivist::Archive::default_path(run_dir);
   auto archive = archivist::Archive::open(path, /*read_only=*/true);
   if (!archive) {
     std::fprintf(stderr, "drk: %s\n", archive.error().message.c_str());
     return 1;
-  }
-  const auto deadline = std::chrono::steady_clock::now() + wait_for_final_step;
-  while (!has_final_step(*archive) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   auto steps = archive->steps();
   auto best = archive->best_per_task();

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine (through the device tool, carrying .gpu/ from ../shared/gpu/stage.sh):
+# On the GPU machine (through the device tool, carrying .gpu/ from tools/scripts/gpu-stage.sh):
 # builds with the machine's CUDA LibTorch, runs every test (the GPU ones for real), runs the
 # GPU benchmarks, and prints a short table last. Results also go to $OUT when it is set.
 #   device run, carry [".gpu"]:  bash tools/scripts/gpu-check.sh
@@ -7,6 +7,9 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 export BUILD_DIR=${BUILD_DIR:-build-gpu}
+# The kit unpacks its packages once per folder: a folder named after the package set picks up
+# packages added since (tools/scripts/gpu-stage.sh) on a machine that is still warm.
+export DRK_DEPS=/tmp/drk-deps-$(ls .gpu/*.deb | md5sum | cut -c1-8)
 out=${OUT:-/tmp/drk-gpu-check}
 mkdir -p "$out"
 rows=()

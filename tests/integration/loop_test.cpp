@@ -1,0 +1,131 @@
+// The whole training loop with real processes and sockets: `drk run` on a small topology,
+// and the same run with every actor process SIGKILLed in turn while it works.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "actors/archivist/archive.h"
+#include "tests/doctest_drk.h"
+#include "tests/support/run_dir.h"
+#include "tests/support/spawned_program.h"
+
+namespace {
+
+using drk::testing::RunDir;
+using drk::testing::SpawnedProgram;
+
+constexpr int kRunTimeoutMs = 240'000;
+
+std::vector<std::string> drk_run(const RunDir& dir, int steps) {
+  return {DRK_BINARY, "run", std::string(DRK_SOURCE_DIR) + "/tests/integration/loop.yaml",
+          "--fresh", "--set", "run_dir=" + dir.file("run"), "--set",
+          "experiment.steps=" + std::to_string(steps)};
+}
+
+// The pid of the `drk host` process that hosts `process` of the run in `run_dir`, or -1.
+pid_t host_pid(const std::string& run_dir, const std::string& process) {
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return -1;
+  pid_t found = -1;
+  while (dirent* entry = ::readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atol(entry->d_name));
+    if (pid <= 0) continue;
+    std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline");
+    std::vector<std::string> args;
+    for (std::string arg; std::getline(file, arg, '\0');) args.push_back(arg);
+    bool is_process = false, is_run = false;
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      is_process |= args[i] == "--process" && args[i + 1] == process;
+      is_run |= args[i] == "--run-dir" && args[i + 1] == run_dir;
+    }
+    if (is_process && is_run) found = pid;
+  }
+  ::closedir(proc);
+  return found;
+}
+
+size_t archived_candidates(const std::string& run_dir) {
+  auto archive = drk::archivist::Archive::open(drk::archivist::Archive::default_path(run_dir), true);
+  if (!archive) return 0;
+  auto tallies = archive->tallies();
+  size_t count = 0;
+  if (tallies) for (const auto& tally : *tallies) count += tally.candidates;
+  return count;
+}
+
+size_t occurrences(const std::string& text, const std::string& part) {
+  size_t count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
+// Checks what a finished run must leave: the summary, and a verified kernel for every task.
+void check_finished_run(const RunDir& dir, const std::string& output, int steps) {
+  DRK_CHECK(output.find("== summary ==") != std::string::npos);
+  DRK_CHECK(output.find("step " + std::to_string(steps) + "/" + std::to_string(steps)) !=
+            std::string::npos);
+  auto archive = drk::archivist::Archive::open(drk::archivist::Archive::default_path(dir.file("run")), true);
+  DRK_REQUIRE(archive.ok());
+  auto best = archive->best_per_task();
+  DRK_REQUIRE(best.ok());
+  DRK_REQUIRE(best->size() == 2);
+  DRK_CHECK((*best)[0].task == "gemm_multiply_leakyrelu");
+  DRK_CHECK((*best)[1].task == "relu");
+  for (const auto& row : *best) DRK_CHECK(row.speedup > 0.0);
+  auto recorded = archive->steps();
+  DRK_REQUIRE(recorded.ok());
+  std::string steps_seen;
+  for (const auto& row : *recorded) steps_seen += " " + std::to_string(row.step);
+  DRK_CHECK_MESSAGE(recorded->size() == static_cast<size_t>(steps),
+                    "steps in the archive:" << steps_seen << "\n" << output);
+}
+
+}  // namespace
+
+DRK_TEST_CASE("drk run trains through all six actors and ends with a summary") {
+  RunDir dir;
+  SpawnedProgram run(drk_run(dir, 2), dir.file("output.txt"));
+  const bool ended = run.wait_for(kRunTimeoutMs);
+  const std::string output = dir.read("output.txt");
+  DRK_REQUIRE_MESSAGE(ended, "the run did not end in time:\n" << output);
+  DRK_CHECK_MESSAGE(run.exit_code() == 0, output);
+  check_finished_run(dir, output, 2);
+}
+
+DRK_TEST_CASE("every actor process SIGKILLed during a run is restarted and the run completes") {
+  RunDir dir;
+  const std::string run_dir = dir.file("run");
+  SpawnedProgram run(drk_run(dir, 3), dir.file("output.txt"));
+  // Start killing once work is flowing through the whole loop.
+  for (int waited = 0; archived_candidates(run_dir) == 0 && waited < kRunTimeoutMs; waited += 100) {
+    DRK_REQUIRE_MESSAGE(run.running(), dir.read("output.txt"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const std::vector<std::string> victims = {"evaluator.0", "oracle", "verifier", "generator.0",
+                                            "archivist", "learner", "evaluator.1"};
+  for (const auto& victim : victims) {
+    pid_t pid = -1;
+    for (int tries = 0; pid < 0 && tries < 100; ++tries) {
+      pid = host_pid(run_dir, victim);
+      if (pid < 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    DRK_REQUIRE_MESSAGE(pid > 0, "no process for " << victim << "\n" << dir.read("output.txt"));
+    ::kill(pid, SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  }
+  const bool ended = run.wait_for(kRunTimeoutMs);
+  const std::string output = dir.read("output.txt");
+  DRK_REQUIRE_MESSAGE(ended, "the run did not end in time:\n" << output);
+  DRK_CHECK_MESSAGE(run.exit_code() == 0, output);
+  for (const auto& victim : victims) {
+    DRK_CHECK_MESSAGE(output.find("process '" + victim + "'") != std::string::npos, victim);
+  }
+  DRK_CHECK(occurrences(output, "died: killed by SIGKILL") == victims.size());
+  check_finished_run(dir, output, 3);
+}
