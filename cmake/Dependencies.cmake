@@ -8,6 +8,9 @@ find_package(CapnProto REQUIRED)
 if(DEFINED CACHE{CAPNP_INCLUDE_DIRECTORY})
   set(CAPNP_INCLUDE_DIRECTORY "$CACHE{CAPNP_INCLUDE_DIRECTORY}")
 endif()
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 13)
+  add_compile_options("SHELL:-include ${CMAKE_CURRENT_LIST_DIR}/kj_gcc13_compat.h")
+endif()
 find_package(cppzmq REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(doctest REQUIRED)
@@ -30,3 +33,9 @@ endif()
 add_library(drk_torch INTERFACE)
 target_link_libraries(drk_torch INTERFACE ${TORCH_LIBRARIES})
 target_compile_options(drk_torch INTERFACE ${TORCH_CXX_FLAGS})
+# PyTorch's pip LibTorch (the GPU machine's) exports its own, older copies of std::filesystem
+# (linked in from its toolchain). A program that lists libtorch before libstdc++ binds its
+# std::filesystem calls to those copies and crashes in them (seen: remove_all). Naming
+# libstdc++ first, ahead of every library, keeps the standard library's own symbols first
+# (by file name: Ubuntu's g++ moves a plain -lstdc++ to the end).
+target_link_options(drk_torch INTERFACE "LINKER:--push-state,--no-as-needed" "-l:libstdc++.so.6" "LINKER:--pop-state")

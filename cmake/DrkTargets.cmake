@@ -19,6 +19,8 @@ function(drk_test name)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
   target_compile_definitions(${name} PRIVATE DOCTEST_CONFIG_NO_SHORT_MACRO_NAMES)
   target_link_libraries(${name} PRIVATE doctest::doctest ${ARG_DEPS})
+  # Function names in the stack a crashing test prints (tests/doctest_main.cpp).
+  target_link_options(${name} PRIVATE -rdynamic)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "DRK_SOURCE_DIR=${PROJECT_SOURCE_DIR};DRK_BINARY_DIR=${PROJECT_BINARY_DIR}")

@@ -88,7 +88,7 @@ class GeneratorActor final : public runtime::Actor {
       case msg::Envelope::Body::FEEDBACK: on_feedback(context, body.getFeedback()); break;
       case msg::Envelope::Body::CONTROL: {
         auto control = body.getControl();
-        if (control.isPeerRestarted() && control.getPeerRestarted() != context.self()) {
+        if (control.isPeerRestarted() && std::string_view(control.getPeerRestarted().cStr()) != context.self()) {
           for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
         }
         break;

@@ -66,7 +66,7 @@ DRK_TEST_CASE("the evaluator announces itself, answers a request to the verifier
   DRK_CHECK(result.getCompiled());
   DRK_CHECK(result.getSandbox() == msg::SandboxOutcome::RETURNED_ERROR);
   DRK_CHECK(result.getEvidence().getCandidateStatus() == 1);
-  DRK_CHECK(result.getCandidate().getGenerator() == "generator.0");
+  DRK_CHECK(std::string(result.getCandidate().getGenerator().cStr()) == "generator.0");
   DRK_CHECK(context.sent[2].recipient == "oracle");
   DRK_CHECK(context.sent[2].envelope().getBody().isEvaluatorReady());
 

@@ -95,7 +95,7 @@ void check_honest_and_timed(const std::string& task, const std::string& file) {
   DRK_CHECK_FALSE(r.getEvidence().getOutputsLeftPoisoned());
   DRK_CHECK_FALSE(r.getEvidence().getInputsMutated());
   DRK_CHECK(r.getEvalMs() > 0);
-  DRK_CHECK(r.getCandidate().getTask() == task);
+  DRK_CHECK(std::string(r.getCandidate().getTask().cStr()) == task);
 }
 
 void check_next_evaluation_succeeds() {

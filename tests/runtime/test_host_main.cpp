@@ -34,7 +34,7 @@ class Pinger final : public runtime::Actor {
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
     const auto body = envelope.getBody();
     if (body.isControl() && body.getControl().isPeerRestarted() &&
-        body.getControl().getPeerRestarted() == "ponger") {
+        std::string_view(body.getControl().getPeerRestarted().cStr()) == "ponger") {
       resend(context);
     } else if (body.isHeartbeat()) {
       answered_.insert(body.getHeartbeat().getSequence());

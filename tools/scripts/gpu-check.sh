@@ -19,10 +19,15 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > 
 row "device" "$(head -n 1 "$out/gpu.txt")"
 
 start=$(date +%s)
-if bash .gpu/build.sh > "$out/build.log" 2>&1; then
+source .gpu/env.sh
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${DRK_GPU_CMAKE_ARGS[@]}" -Wno-dev \
+  > "$out/configure.log" 2>&1 || { tail -n 30 "$out/configure.log"; exit 1; }
+# -k 0: build everything that can be built, so that one run shows every error.
+if cmake --build "$BUILD_DIR" -j "$(nproc)" -- -k 0 > "$out/build.log" 2>&1; then
   row "build" "ok ($(( $(date +%s) - start )) s)"
 else
-  row "build" "FAILED (see build.log)"; tail -n 40 "$out/build.log"
+  row "build" "FAILED (see build.log)"
+  grep -E '^FAILED|error:' "$out/build.log" | head -n 40
   printf '\n%s\n' "${rows[@]}"; exit 1
 fi
 
