@@ -1,5 +1,6 @@
 #include "kernels/catalog/expression.h"
 
+#include <optional>
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -52,36 +53,33 @@ class Parser {
   }
 
   Result<Expression> parse_sum() {
-    auto lhs = parse_product();
-    if (!lhs) return lhs;
-    Expression node = std::move(*lhs);
-    for (;;) {
-      skip_space();
-      size_t column = position_ + 1;
-      Expression::Kind kind;
-      if (accept('+')) kind = Expression::Kind::add;
-      else if (accept('-')) kind = Expression::Kind::subtract;
-      else return node;
-      auto rhs = parse_product();
-      if (!rhs) return rhs;
-      node = binary(kind, std::move(node), std::move(*rhs), column);
-    }
+    return parse_left_associative(&Parser::parse_product,
+                                  {{'+', Expression::Kind::add}, {'-', Expression::Kind::subtract}});
   }
 
   Result<Expression> parse_product() {
-    auto lhs = parse_unary();
+    return parse_left_associative(&Parser::parse_unary,
+                                  {{'*', Expression::Kind::multiply}, {'/', Expression::Kind::divide}});
+  }
+
+  // One precedence level: operand (operator operand)*, grouped from the left.
+  Result<Expression> parse_left_associative(
+      Result<Expression> (Parser::*operand)(),
+      std::initializer_list<std::pair<char, Expression::Kind>> operators) {
+    auto lhs = (this->*operand)();
     if (!lhs) return lhs;
     Expression node = std::move(*lhs);
     for (;;) {
       skip_space();
-      size_t column = position_ + 1;
-      Expression::Kind kind;
-      if (accept('*')) kind = Expression::Kind::multiply;
-      else if (accept('/')) kind = Expression::Kind::divide;
-      else return node;
-      auto rhs = parse_unary();
+      const size_t column = position_ + 1;
+      std::optional<Expression::Kind> kind;
+      for (const auto& [symbol, symbol_kind] : operators) {
+        if (!kind && accept(symbol)) kind = symbol_kind;
+      }
+      if (!kind) return node;
+      auto rhs = (this->*operand)();
       if (!rhs) return rhs;
-      node = binary(kind, std::move(node), std::move(*rhs), column);
+      node = binary(*kind, std::move(node), std::move(*rhs), column);
     }
   }
 

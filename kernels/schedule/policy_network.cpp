@@ -60,26 +60,33 @@ torch::Tensor PolicyNetworkImpl::knob_logits(Family family, int knob, const torc
   return logits.masked_fill(keep_mask, -1e9);
 }
 
-torch::Tensor PolicyNetworkImpl::log_probs(Family family, const torch::Tensor& observations,
-                                           const torch::Tensor& actions,
-                                           const torch::Tensor& later_turn) {
+std::vector<torch::Tensor> PolicyNetworkImpl::knob_log_softmaxes(Family family,
+                                                               const torch::Tensor& observations,
+                                                               const torch::Tensor& later_turn) {
   const auto hidden = trunk(observations);
   std::vector<torch::Tensor> per_knob;
   const int knob_count = static_cast<int>(knobs(family).size());
   for (int knob = 0; knob < knob_count; ++knob) {
-    const auto log_softmax = torch::log_softmax(knob_logits(family, knob, hidden, later_turn), 1);
-    per_knob.push_back(log_softmax.gather(1, actions.select(1, knob).unsqueeze(1)).squeeze(1));
+    per_knob.push_back(torch::log_softmax(knob_logits(family, knob, hidden, later_turn), 1));
+  }
+  return per_knob;
+}
+
+torch::Tensor PolicyNetworkImpl::log_probs(Family family, const torch::Tensor& observations,
+                                           const torch::Tensor& actions,
+                                           const torch::Tensor& later_turn) {
+  std::vector<torch::Tensor> per_knob;
+  int knob = 0;
+  for (const auto& log_softmax : knob_log_softmaxes(family, observations, later_turn)) {
+    per_knob.push_back(log_softmax.gather(1, actions.select(1, knob++).unsqueeze(1)).squeeze(1));
   }
   return torch::stack(per_knob, 1);
 }
 
 torch::Tensor PolicyNetworkImpl::entropy(Family family, const torch::Tensor& observations,
                                          const torch::Tensor& later_turn) {
-  const auto hidden = trunk(observations);
   std::vector<torch::Tensor> per_knob;
-  const int knob_count = static_cast<int>(knobs(family).size());
-  for (int knob = 0; knob < knob_count; ++knob) {
-    const auto log_softmax = torch::log_softmax(knob_logits(family, knob, hidden, later_turn), 1);
+  for (const auto& log_softmax : knob_log_softmaxes(family, observations, later_turn)) {
     per_knob.push_back(-(log_softmax.exp() * log_softmax).sum(1));
   }
   return torch::stack(per_knob, 1);

@@ -39,6 +39,10 @@ class PolicyNetworkImpl : public torch::nn::Module {
                         const torch::Tensor& later_turn);
 
  private:
+  // Each knob's log-softmax over its options (+ keep), [B, options + 1], in knob order.
+  std::vector<torch::Tensor> knob_log_softmaxes(Family family, const torch::Tensor& observations,
+                                                const torch::Tensor& later_turn);
+
   torch::nn::Linear input_{nullptr};
   torch::nn::Linear hidden_{nullptr};
   std::vector<std::vector<torch::nn::Linear>> heads_;  // [family][knob]

@@ -96,6 +96,17 @@ std::string stage_function(const std::string& name, const std::vector<std::strin
   return source;
 }
 
+std::string entry_point_opening(int num_inputs) {
+  return substitute(R"(
+DRK_EXPORT int drk_kernel(const drk_context* ctx, const drk_tensor* inputs, int32_t num_inputs,
+                          drk_tensor* outputs, int32_t num_outputs) {
+  if (inputs == nullptr || outputs == nullptr || num_inputs != @INPUTS@ || num_outputs != 1) {
+    return DRK_E_BAD_ARGUMENT;
+  }
+)",
+                    {{"INPUTS", std::to_string(num_inputs)}});
+}
+
 std::string substitute(std::string text,
                        std::initializer_list<std::pair<std::string_view, std::string>> values) {
   for (const auto& [key, value] : values) {

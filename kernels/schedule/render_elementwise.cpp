@@ -80,13 +80,8 @@ Result<std::string> render_elementwise(const Problem& problem, const Choice& cho
   source += stage_function("drk_all_stages", *stages);
   source += map_helpers(numeric_value(choice, elementwise_knob::vector_width));
   source += "\n}  // namespace\n";
-
+  source += entry_point_opening(1);
   source += substitute(R"(
-DRK_EXPORT int drk_kernel(const drk_context* ctx, const drk_tensor* inputs, int32_t num_inputs,
-                          drk_tensor* outputs, int32_t num_outputs) {
-  if (inputs == nullptr || outputs == nullptr || num_inputs != 1 || num_outputs != 1) {
-    return DRK_E_BAD_ARGUMENT;
-  }
   const drk_tensor& x = inputs[0];
   drk_tensor& y = outputs[0];
   if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;

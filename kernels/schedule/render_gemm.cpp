@@ -217,12 +217,8 @@ void drk_epilogue_rows(float* y, int64_t N, int64_t row_begin, int64_t row_end) 
                                numeric_value(choice, gemm_knob::unroll), fused && has_finish);
   }
   source += "\n}  // namespace\n";
+  source += entry_point_opening(has_bias ? 3 : 2);
   source += substitute(R"(
-DRK_EXPORT int drk_kernel(const drk_context* ctx, const drk_tensor* inputs, int32_t num_inputs,
-                          drk_tensor* outputs, int32_t num_outputs) {
-  if (inputs == nullptr || outputs == nullptr || num_inputs != @INPUTS@ || num_outputs != 1) {
-    return DRK_E_BAD_ARGUMENT;
-  }
   for (int32_t index = 0; index < num_inputs; ++index) {
     if (!drk_is_dense_f32(inputs[index])) return DRK_E_BAD_ARGUMENT;
   }
@@ -250,8 +246,7 @@ DRK_EXPORT int drk_kernel(const drk_context* ctx, const drk_tensor* inputs, int3
   (void)bias;
   const int workers = drk_thread_count(ctx, @THREADS@, M);
 )",
-                       {{"INPUTS", has_bias ? "3" : "2"},
-                        {"TRANSPOSED", b_transposed ? "true" : "false"},
+                       {{"TRANSPOSED", b_transposed ? "true" : "false"},
                         {"BIAS", has_bias ? "true" : "false"},
                         {"THREADS", choice.value(gemm_knob::threads)}});
   if (library) {

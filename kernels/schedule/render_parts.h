@@ -23,6 +23,9 @@ std::string kernel_preamble(const Problem& problem, const Choice& choice);
 std::string stage_function(const std::string& name, const std::vector<std::string>& stages);
 
 // `text` with every "@KEY@" replaced by its value (templates of rendered code).
+// The first lines of drk_kernel: its signature and the check of the tensor counts.
+std::string entry_point_opening(int num_inputs);
+
 std::string substitute(std::string text,
                        std::initializer_list<std::pair<std::string_view, std::string>> values);
 

@@ -361,12 +361,8 @@ constexpr int64_t kTile = @TILE@;
   source += substitute(row_function(op), {{"W", choice.value(rowwise_knob::vector_width)}});
   source += tile_function(op);
   source += "\n}  // namespace\n";
+  source += entry_point_opening(affine ? 3 : 1);
   source += substitute(R"(
-DRK_EXPORT int drk_kernel(const drk_context* ctx, const drk_tensor* inputs, int32_t num_inputs,
-                          drk_tensor* outputs, int32_t num_outputs) {
-  if (inputs == nullptr || outputs == nullptr || num_inputs != @INPUTS@ || num_outputs != 1) {
-    return DRK_E_BAD_ARGUMENT;
-  }
   const drk_tensor& x = inputs[0];
   drk_tensor& y = outputs[0];
   if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;
@@ -418,8 +414,7 @@ DRK_EXPORT int drk_kernel(const drk_context* ctx, const drk_tensor* inputs, int3
   return DRK_OK;
 }
 )",
-                       {{"INPUTS", affine ? "3" : "1"},
-                        {"AFFINE", affine ? "true" : "false"},
+                       {{"AFFINE", affine ? "true" : "false"},
                         {"BEGIN", std::to_string(*reduce_begin)},
                         {"END", std::to_string(*reduce_end)},
                         {"THREADS", choice.value(rowwise_knob::threads)}});
