@@ -47,7 +47,7 @@ std::string default_abi_include_dir() {
   return std::string(DRK_SOURCE_DIR) + "/kernels/abi";
 }
 
-Result<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions options, std::shared_ptr<ProcessLauncher> launcher) {
+Result<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions options, std::shared_ptr<CommandRunner> runner) {
   std::error_code ec;
   if (options.cache_dir.empty()) return make_error(Errc::invalid_argument, "the compile cache directory is not set");
   fs::create_directories(options.cache_dir, ec);
@@ -57,11 +57,11 @@ Result<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions options, std:
   if (!header)
     return make_error(Errc::not_found, "the candidate ABI header is missing at '" + options.abi_include_dir +
                                            "/drk_kernel.h': set DRK_SOURCE_DIR to the drkernel source tree");
-  auto version = launcher->run({options.compiler, "--version"}, std::chrono::seconds(30));
+  auto version = runner->run({options.compiler, "--version"}, std::chrono::seconds(30));
   if (!version) return version.error();
   if (!version->succeeded())
     return make_error(Errc::io_error, "the compiler '" + options.compiler + "' does not run: " + version->output);
-  return std::unique_ptr<Compiler>(new Compiler(std::move(options), std::move(launcher), version->output + *header));
+  return std::unique_ptr<Compiler>(new Compiler(std::move(options), std::move(runner), version->output + *header));
 }
 
 Result<CompiledCandidate> Compiler::compile(const std::string& source) {
@@ -95,7 +95,7 @@ Result<CompiledCandidate> Compiler::compile(const std::string& source) {
   std::vector<std::string> argv{options_.compiler};
   argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
   argv.insert(argv.end(), {"-I" + options_.abi_include_dir, source_path.string(), "-o", temporary_library.string()});
-  auto run = launcher_->run(argv, options_.timeout);
+  auto run = runner_->run(argv, options_.timeout);
   if (!run) {
     fs::remove(source_path, ec);
     return run.error();

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/evaluator/process_launcher.h"
+#include "actors/evaluator/command_runner.h"
 #include "runtime/result.h"
 
 namespace drk::evaluator {
@@ -49,18 +49,18 @@ class Compiler {
  public:
   // io_error when the cache directory cannot be made or the compiler does not run.
   static Result<std::unique_ptr<Compiler>> create(CompilerOptions options,
-                                                   std::shared_ptr<ProcessLauncher> launcher = system_process_launcher());
+                                                   std::shared_ptr<CommandRunner> runner = system_command_runner());
 
   Result<CompiledCandidate> compile(const std::string& source);
 
   const CompilerOptions& options() const { return options_; }
 
  private:
-  Compiler(CompilerOptions options, std::shared_ptr<ProcessLauncher> launcher, std::string identity)
-      : options_(std::move(options)), launcher_(std::move(launcher)), identity_(std::move(identity)) {}
+  Compiler(CompilerOptions options, std::shared_ptr<CommandRunner> runner, std::string identity)
+      : options_(std::move(options)), runner_(std::move(runner)), identity_(std::move(identity)) {}
 
   CompilerOptions options_;
-  std::shared_ptr<ProcessLauncher> launcher_;
+  std::shared_ptr<CommandRunner> runner_;
   std::string identity_;  // compiler --version text and the ABI header
   std::atomic<uint64_t> sequence_{0};
 };

@@ -627,7 +627,7 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
   CompilerOptions compiler_options;
   compiler_options.cache_dir = options.cache_dir;
   compiler_options.timeout = options.compile_timeout;
-  auto compiler = Compiler::create(compiler_options, options.launcher ? options.launcher : system_process_launcher());
+  auto compiler = Compiler::create(compiler_options, options.runner ? options.runner : system_command_runner());
   if (!compiler) return compiler.error();
   impl->compiler = std::move(*compiler);
   auto region = SharedRegion::create(1);

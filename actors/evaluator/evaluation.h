@@ -37,7 +37,7 @@
 #include <optional>
 #include <string>
 
-#include "actors/evaluator/process_launcher.h"
+#include "actors/evaluator/command_runner.h"
 #include "actors/evaluator/sandbox_process.h"
 #include "kernels/catalog/task.h"
 #include "messages/drk.capnp.h"
@@ -57,7 +57,7 @@ struct EngineOptions {
   std::chrono::milliseconds load_timeout{30000};  // sandbox start-up and loading a candidate
   std::chrono::milliseconds compile_timeout{60000};
   SandboxOptions sandbox;                 // executable and limits (max_threads is set from above)
-  std::shared_ptr<ProcessLauncher> launcher;  // runs the compiler; null: real processes
+  std::shared_ptr<CommandRunner> runner;  // runs the compiler; null: real processes
   double target_batch_ms = 1.0;           // a timed batch lasts at least this long
   uint32_t min_samples = 5;               // per side, before the precision test may stop
   uint32_t max_samples = 200;

@@ -1,5 +1,5 @@
 // The compiler: content-hash cache, the compiler's own message on failure, timeouts through the
-// process-launch seam.
+// command-runner seam.
 #include <unistd.h>
 
 #include <filesystem>
@@ -24,18 +24,18 @@ DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor*, int32_t, drk_te
 )";
 
 // Answers `--version` like a compiler, and every compile as told.
-class ScriptedLauncher final : public ProcessLauncher {
+class ScriptedRunner final : public CommandRunner {
  public:
-  explicit ScriptedLauncher(ProcessRun compile_answer) : compile_answer_(std::move(compile_answer)) {}
-  drk::Result<ProcessRun> run(const std::vector<std::string>& argv, std::chrono::milliseconds) override {
-    if (argv.size() == 2 && argv[1] == "--version") return ProcessRun{0, 0, false, "scripted c++ 1.0"};
+  explicit ScriptedRunner(CommandRun compile_answer) : compile_answer_(std::move(compile_answer)) {}
+  drk::Result<CommandRun> run(const std::vector<std::string>& argv, std::chrono::milliseconds) override {
+    if (argv.size() == 2 && argv[1] == "--version") return CommandRun{0, 0, false, "scripted c++ 1.0"};
     ++compiles;
     return compile_answer_;
   }
   int compiles = 0;
 
  private:
-  ProcessRun compile_answer_;
+  CommandRun compile_answer_;
 };
 
 }  // namespace
@@ -80,15 +80,15 @@ DRK_TEST_CASE("a compile error carries the compiler's message, naming candidate.
 
 DRK_TEST_CASE("a compile past its deadline is a compile_error that says so, and is not cached") {
   std::string cache = temp_cache("timeout");
-  auto launcher = std::make_shared<ScriptedLauncher>(ProcessRun{-1, 0, true, ""});
-  auto compiler = Compiler::create(CompilerOptions{.cache_dir = cache}, launcher);
+  auto runner = std::make_shared<ScriptedRunner>(CommandRun{-1, 0, true, ""});
+  auto compiler = Compiler::create(CompilerOptions{.cache_dir = cache}, runner);
   DRK_REQUIRE(compiler.ok());
   auto failed = (*compiler)->compile(kTinyCandidate);
   DRK_REQUIRE_FALSE(failed.ok());
   DRK_CHECK(failed.error().code == drk::Errc::compile_error);
   DRK_CHECK(failed.error().message.find("timed out") != std::string::npos);
   (void)(*compiler)->compile(kTinyCandidate);
-  DRK_CHECK(launcher->compiles == 2);
+  DRK_CHECK(runner->compiles == 2);
   fs::remove_all(cache);
 }
 

@@ -1,12 +1,12 @@
-// ProcessLauncher: the seam through which the Evaluator runs short-lived helper programs (the
-// host compiler). Tests inject a launcher that fails, hangs or returns canned output.
+// CommandRunner: the seam through which the Evaluator runs short-lived commands to completion (the
+// host compiler). Tests inject a runner that fails, hangs or returns canned output.
 //
 // run() starts argv[0] (looked up in PATH) in a new process group with stdin from /dev/null and
 // stdout and stderr captured together (at most max_output bytes are kept), waits until it exits
 // or `timeout` passes, and on timeout kills the whole group (SIGKILL) so that compiler
 // subprocesses die too.
 //
-// Thread-safety: the system launcher is stateless; run() may be called from several threads.
+// Thread-safety: the system runner is stateless; run() may be called from several threads.
 // Errors: io_error when the program cannot be started. A program that fails is not an error:
 // its exit code, signal and output are the value.
 #pragma once
@@ -20,7 +20,7 @@
 
 namespace drk::evaluator {
 
-struct ProcessRun {
+struct CommandRun {
   int exit_code = -1;      // valid when signal == 0 and !timed_out
   int signal = 0;          // the signal that ended it, 0 if it exited
   bool timed_out = false;  // killed at the deadline
@@ -28,13 +28,13 @@ struct ProcessRun {
   bool succeeded() const { return !timed_out && signal == 0 && exit_code == 0; }
 };
 
-class ProcessLauncher {
+class CommandRunner {
  public:
-  virtual ~ProcessLauncher() = default;
-  virtual Result<ProcessRun> run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) = 0;
+  virtual ~CommandRunner() = default;
+  virtual Result<CommandRun> run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) = 0;
 };
 
 // Launches real processes (posix_spawnp).
-std::shared_ptr<ProcessLauncher> system_process_launcher(size_t max_output = 64 * 1024);
+std::shared_ptr<CommandRunner> system_command_runner(size_t max_output = 64 * 1024);
 
 }  // namespace drk::evaluator

@@ -1,4 +1,4 @@
-#include "actors/evaluator/process_launcher.h"
+#include "actors/evaluator/command_runner.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -15,11 +15,11 @@ extern char** environ;
 namespace drk::evaluator {
 namespace {
 
-class SystemProcessLauncher final : public ProcessLauncher {
+class SystemCommandRunner final : public CommandRunner {
  public:
-  explicit SystemProcessLauncher(size_t max_output) : max_output_(max_output) {}
+  explicit SystemCommandRunner(size_t max_output) : max_output_(max_output) {}
 
-  Result<ProcessRun> run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) override {
+  Result<CommandRun> run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) override {
     if (argv.empty()) return make_error(Errc::invalid_argument, "no program to run");
     int pipe_fds[2];
     if (pipe2(pipe_fds, O_CLOEXEC) != 0)
@@ -48,7 +48,7 @@ class SystemProcessLauncher final : public ProcessLauncher {
       return make_error(Errc::io_error, "cannot start '" + argv[0] + "': " + std::strerror(spawn_error));
     }
 
-    ProcessRun result;
+    CommandRun result;
     auto deadline = std::chrono::steady_clock::now() + timeout;
     char buffer[4096];
     for (;;) {
@@ -84,8 +84,8 @@ class SystemProcessLauncher final : public ProcessLauncher {
 
 }  // namespace
 
-std::shared_ptr<ProcessLauncher> system_process_launcher(size_t max_output) {
-  return std::make_shared<SystemProcessLauncher>(max_output);
+std::shared_ptr<CommandRunner> system_command_runner(size_t max_output) {
+  return std::make_shared<SystemCommandRunner>(max_output);
 }
 
 }  // namespace drk::evaluator
