@@ -1,5 +1,7 @@
 #include "runtime/topology.h"
 
+#include "runtime/experiment_keys.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -292,6 +294,56 @@ class Validator {
   std::vector<std::string> errors_;
 };
 
+// Checks every key of the experiment (below `prefix`, "" or "eval.") against the registered
+// experiment keys: unknown keys and values of the wrong kind are errors.
+void read_experiment(const YAML::Node& map, const std::string& prefix, Validator& validator) {
+  const auto keys = registered_experiment_keys();
+  for (const auto& pair : map) {
+    const std::string path = prefix + pair.first.Scalar();
+    const YAML::Node& value = pair.second;
+    const auto key = std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.path == path; });
+    const bool is_group = std::any_of(keys.begin(), keys.end(),
+                                      [&](const auto& k) { return k.path.rfind(path + ".", 0) == 0; });
+    if (key == keys.end() && is_group) {
+      if (validator.map_field(value, "experiment." + path, path + ": {...}") && value.IsMap()) {
+        read_experiment(value, path + ".", validator);
+      }
+      continue;
+    }
+    if (key == keys.end()) {
+      std::set<std::string> names;  // the keys at this level
+      for (const auto& k : keys) {
+        if (k.path.rfind(prefix, 0) == 0) names.insert(k.path.substr(prefix.size(), k.path.find('.', prefix.size()) - prefix.size()));
+      }
+      std::string known;
+      for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
+      validator.fail(value, "experiment." + path + " is not a key anything reads; expected one of " + known);
+      continue;
+    }
+    const std::string expected = "experiment." + path + " must be ";
+    const std::string example = ", e.g. `" + pair.first.Scalar() + ": " + key->example + "`";
+    switch (key->kind) {
+      case ValueKind::integer:
+        validator.integer_field(value, "experiment." + path, 0, pair.first.Scalar() + ": " + key->example);
+        break;
+      case ValueKind::number:
+        if (!parse_number(value)) validator.fail(value, expected + "a number" + example);
+        break;
+      case ValueKind::text:
+        if (!value.IsScalar()) validator.fail(value, expected + "a single value" + example);
+        break;
+      case ValueKind::text_or_list: {
+        bool ok = value.IsScalar() || value.IsSequence();
+        if (value.IsSequence()) {
+          for (const auto& item : value) ok = ok && item.IsScalar();
+        }
+        if (!ok) validator.fail(value, expected + "a value or a list of values" + example);
+        break;
+      }
+    }
+  }
+}
+
 void read_supervision(const YAML::Node& node, Validator& validator, SupervisionPolicy& policy) {
   if (!validator.map_field(node, "supervision", "supervision: {strategy: one_for_one}")) return;
   if (node.IsNull()) return;
@@ -440,9 +492,7 @@ Result<Topology> validate_document(const YAML::Node& document, const Locator& lo
     if (validator.map_field(experiment, "experiment", "experiment: {steps: 8}") && experiment.IsMap()) {
       topology.experiment = experiment;
     }
-    if (experiment.IsMap() && experiment["steps"].IsDefined()) {
-      validator.integer_field(experiment["steps"], "experiment.steps", 0, "steps: 8");
-    }
+    if (experiment.IsMap()) read_experiment(experiment, "", validator);
   }
   return validator.finish(std::move(topology));
 }

@@ -144,4 +144,12 @@ std::unique_ptr<runtime::Actor> make_evaluator_actor(const runtime::ActorSpec& s
   return std::make_unique<EvaluatorActor>(spec);
 }
 
+std::vector<runtime::ExperimentKey> evaluator_experiment_keys() {
+  return {{"device", runtime::ValueKind::text, "cpu"},
+          {"tasks_dir", runtime::ValueKind::text, "kernels/tasks"},
+          {"eval.trials", runtime::ValueKind::integer, "5"},
+          {"eval.timing_budget_ms", runtime::ValueKind::number, "100"},
+          {"eval.max_threads", runtime::ValueKind::integer, "1"}};
+}
+
 }  // namespace drk::evaluator

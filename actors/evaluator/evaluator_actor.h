@@ -19,9 +19,11 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "actors/evaluator/evaluation.h"
 #include "runtime/actor.h"
+#include "runtime/experiment_keys.h"
 
 namespace drk::evaluator {
 
@@ -29,5 +31,8 @@ namespace drk::evaluator {
 Result<EngineOptions> engine_options_for(const runtime::ActorSpec& spec);
 
 std::unique_ptr<runtime::Actor> make_evaluator_actor(const runtime::ActorSpec& spec);
+
+// The experiment keys this actor reads (runtime/experiment_keys.h).
+std::vector<runtime::ExperimentKey> evaluator_experiment_keys();
 
 }  // namespace drk::evaluator

@@ -319,4 +319,8 @@ std::unique_ptr<runtime::Actor> make_generator_actor(const runtime::ActorSpec& s
   return std::make_unique<GeneratorActor>(spec);
 }
 
+std::vector<runtime::ExperimentKey> generator_experiment_keys() {
+  return {{"seed", runtime::ValueKind::integer, "1"}, {"eval_timeout_s", runtime::ValueKind::number, "60"}};
+}
+
 }  // namespace drk::generator

@@ -18,11 +18,16 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "runtime/actor.h"
+#include "runtime/experiment_keys.h"
 
 namespace drk::generator {
 
 std::unique_ptr<runtime::Actor> make_generator_actor(const runtime::ActorSpec& spec);
+
+// The experiment keys this actor reads (runtime/experiment_keys.h).
+std::vector<runtime::ExperimentKey> generator_experiment_keys();
 
 }  // namespace drk::generator

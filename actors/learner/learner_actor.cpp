@@ -479,4 +479,19 @@ std::unique_ptr<runtime::Actor> make_learner_actor(const runtime::ActorSpec& spe
   return std::make_unique<LearnerActor>(spec);
 }
 
+std::vector<runtime::ExperimentKey> learner_experiment_keys() {
+  return {{"seed", runtime::ValueKind::integer, "1"},
+          {"steps", runtime::ValueKind::integer, "8"},
+          {"group_size", runtime::ValueKind::integer, "4"},
+          {"turns", runtime::ValueKind::integer, "2"},
+          {"device", runtime::ValueKind::text, "cpu"},
+          {"estimator", runtime::ValueKind::text, "trloo"},
+          {"learning_rate", runtime::ValueKind::number, "0.05"},
+          {"ppo_epochs", runtime::ValueKind::integer, "4"},
+          {"tasks", runtime::ValueKind::text_or_list, "[relu, softmax]"},
+          {"tasks_dir", runtime::ValueKind::text, "kernels/tasks"},
+          {"rollout_timeout_s", runtime::ValueKind::number, "180"},
+          {"advantage_timeout_s", runtime::ValueKind::number, "60"}};
+}
+
 }  // namespace drk::learner

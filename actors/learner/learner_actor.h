@@ -21,11 +21,16 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "runtime/actor.h"
+#include "runtime/experiment_keys.h"
 
 namespace drk::learner {
 
 std::unique_ptr<runtime::Actor> make_learner_actor(const runtime::ActorSpec& spec);
+
+// The experiment keys this actor reads (runtime/experiment_keys.h).
+std::vector<runtime::ExperimentKey> learner_experiment_keys();
 
 }  // namespace drk::learner

@@ -177,4 +177,12 @@ std::unique_ptr<runtime::Actor> make_oracle_actor(const runtime::ActorSpec& spec
   return std::make_unique<OracleActor>(spec);
 }
 
+std::vector<runtime::ExperimentKey> oracle_experiment_keys() {
+  return {{"reward.correct", runtime::ValueKind::number, "0.5"},
+          {"reward.speedup", runtime::ValueKind::number, "0.5"},
+          {"reward.speedup_cap", runtime::ValueKind::number, "3.0"},
+          {"reward.coverage", runtime::ValueKind::number, "0.0"},
+          {"dispatch_timeout_s", runtime::ValueKind::number, "45"}};
+}
+
 }  // namespace drk::oracle

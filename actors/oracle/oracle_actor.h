@@ -14,11 +14,16 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "runtime/actor.h"
+#include "runtime/experiment_keys.h"
 
 namespace drk::oracle {
 
 std::unique_ptr<runtime::Actor> make_oracle_actor(const runtime::ActorSpec& spec);
+
+// The experiment keys this actor reads (runtime/experiment_keys.h).
+std::vector<runtime::ExperimentKey> oracle_experiment_keys();
 
 }  // namespace drk::oracle

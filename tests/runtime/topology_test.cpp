@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "runtime/experiment_keys.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 
@@ -108,6 +109,33 @@ DRK_TEST_CASE("schema errors name the file, the line and the expected form") {
     DRK_CHECK(topology.error().code == Errc::parse_error);
     DRK_CHECK(contains(topology.error().message, dir.file("q.yaml") + ":"));
   }
+}
+
+DRK_TEST_CASE("experiment keys nobody reads, and values of the wrong kind, are refused with their line") {
+  register_experiment_keys({{"eval.trials", ValueKind::integer, "5"},
+                            {"learning_rate", ValueKind::number, "0.05"},
+                            {"tasks", ValueKind::text_or_list, "[relu]"}});
+  RunDir dir;
+  auto good = load_topology(dir.write("g.yaml",
+                                      "name: t\nactors: [{role: a}]\nexperiment:\n  steps: 2\n"
+                                      "  eval: {trials: 3}\n  learning_rate: 1e-3\n  tasks: all\n"));
+  DRK_REQUIRE_MESSAGE(good.ok(), good.error().message);
+  auto bad = load_topology(dir.write("b.yaml",
+                                     "name: t\nactors: [{role: a}]\nexperiment:\n  stepz: 2\n"
+                                     "  eval: {trials: 3, budget: 1}\n  learning_rate: fast\n"
+                                     "  tasks: {relu: 1}\n"));
+  DRK_REQUIRE_FALSE(bad.ok());
+  const std::string& message = bad.error().message;
+  DRK_CHECK(message.find("b.yaml:4: experiment.stepz is not a key anything reads; expected one of") !=
+            std::string::npos);
+  DRK_CHECK(message.find("b.yaml:5: experiment.eval.budget is not a key anything reads; expected one of trials") !=
+            std::string::npos);
+  DRK_CHECK(message.find("b.yaml:6: experiment.learning_rate must be a number") != std::string::npos);
+  DRK_CHECK(message.find("b.yaml:7: experiment.tasks must be a value or a list of values") != std::string::npos);
+  auto overridden = load_topology(dir.file("g.yaml"), {"experiment.eval.trials=many"});
+  DRK_REQUIRE_FALSE(overridden.ok());
+  DRK_CHECK(overridden.error().message.find("experiment.eval.trials must be a non-negative integer") !=
+            std::string::npos);
 }
 
 DRK_TEST_CASE("--set overrides values, creates maps and addresses actors by role") {

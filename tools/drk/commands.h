@@ -15,7 +15,8 @@ int cmd_eval(const Args& args);     // drk eval --task NAME --candidate FILE [--
 int cmd_tasks(const Args& args);    // drk tasks [show NAME]
 int cmd_archive(const Args& args);  // drk archive summary|best RUN_DIR
 
-// Registers the six actor roles with the runtime (tools/drk/roles.cpp).
+// Registers the six actor roles, and the experiment keys they read, with the runtime
+// (tools/drk/roles.cpp).
 void register_roles();
 
 }  // namespace drk::tools

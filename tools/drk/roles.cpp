@@ -5,6 +5,7 @@
 #include "actors/oracle/oracle_actor.h"
 #include "actors/verifier/verifier_actor.h"
 #include "runtime/actor.h"
+#include "runtime/experiment_keys.h"
 #include "tools/drk/commands.h"
 
 namespace drk::tools {
@@ -16,6 +17,10 @@ void register_roles() {
   runtime::register_role("oracle", oracle::make_oracle_actor);
   runtime::register_role("learner", learner::make_learner_actor);
   runtime::register_role("archivist", archivist::make_archivist_actor);
+  for (const auto& keys : {generator::generator_experiment_keys(), evaluator::evaluator_experiment_keys(),
+                           oracle::oracle_experiment_keys(), learner::learner_experiment_keys()}) {
+    runtime::register_experiment_keys(keys);
+  }
 }
 
 }  // namespace drk::tools
