@@ -91,7 +91,7 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
               << "reference   " << timing_line(r.getReferenceTiming()) << "\n"
               << "speedup     " << fixed(r.getSpeedup(), 3) << "x\n";
   }
-  std::cout << "verdict     " << (verdict.getHonest() ? "honest" : "dishonest");
+  std::cout << "verdict     " << (verdict.getHonest() ? "honest: no check failed" : "rejected: these checks failed");
   for (auto check : verdict.getFailedChecks())
     std::cout << "\n  failed    " << check.getCode().cStr() << ": " << check.getEvidence().cStr();
   std::cout << "\nevaluated   in " << fixed(r.getEvalMs(), 0) << " ms by " << r.getEvaluator().cStr() << "\n";
