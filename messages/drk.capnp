@@ -36,6 +36,9 @@ struct Envelope {
     control @18 :Control;
     heartbeat @19 :Heartbeat;
     evaluatorReady @20 :EvaluatorReady;
+    hostStats @21 :HostStats;
+    inspectRequest @22 :InspectRequest;
+    systemReport @23 :SystemReport;
   }
 }
 
@@ -269,4 +272,69 @@ struct Heartbeat {
 struct EvaluatorReady {
   incarnation @0 :UInt64;       # changes when the Evaluator process restarts
   slots @1 :UInt32;
+}
+
+# Inspection (docs/inspection.md). Every actor host sends HostStats to "head" once a second;
+# `drk inspect` sends InspectRequest to the head's inspection endpoint (RUN_DIR/inspect.endpoint)
+# and gets a SystemReport back.
+
+enum ActorStatus {
+  starting @0;                  # on_start has not returned yet, or its process has not reported
+  running @1;
+  stopped @2;                   # on_stop has run
+  dead @3;                      # its process is down
+}
+
+# One actor as its host measures it. Counters restart from 0 with the actor's process.
+struct ActorReport {
+  name @0 :Text;
+  role @1 :Text;
+  process @2 :Text;
+  pid @3 :Int32;
+  status @4 :ActorStatus;
+  messagesReceived @5 :UInt64;  # taken off the mailbox socket
+  messagesHandled @6 :UInt64;   # whose handler returned
+  timersFired @7 :UInt64;
+  mailboxDepth @8 :UInt64;      # received, not yet handled nor dropped (ZeroMQ's queue unseen)
+  mailboxCapacity @9 :UInt64;
+  meanHandlerMs @10 :Float64;   # over every handler call (messages and timers)
+  maxHandlerMs @11 :Float64;
+  currentHandler @12 :Text;     # the kind of message (or "timer", "on_start") running now; "" idle
+  currentHandlerSeconds @13 :Float64;
+  deadLetters @14 :UInt64;
+  recentDeadLetters @15 :List(Text);  # the latest reasons, oldest first
+  messagesPerSecond @16 :Float64;     # handled, over the last few seconds
+}
+
+# Actor host -> head, once a second.
+struct HostStats {
+  process @0 :Text;
+  incarnation @1 :UInt64;
+  pid @2 :Int32;
+  actors @3 :List(ActorReport);
+}
+
+# drk inspect -> head.
+struct InspectRequest {}
+
+enum ProcessStatus { running @0; down @1; stopping @2; }
+
+# A process as the supervisor sees it.
+struct ProcessReport {
+  name @0 :Text;
+  pid @1 :Int32;                # 0 while down
+  status @2 :ProcessStatus;
+  incarnation @3 :UInt64;
+  restarts @4 :UInt32;
+  recentCauses @5 :List(Text);  # why it ended, the latest last ("killed by SIGKILL", ...)
+  reportAgeSeconds @6 :Float64; # since its host's last HostStats; -1: none from this incarnation
+}
+
+# head -> drk inspect: the whole system at one moment.
+struct SystemReport {
+  topology @0 :Text;
+  runDir @1 :Text;
+  takenUnixMs @2 :Int64;
+  processes @3 :List(ProcessReport);
+  actors @4 :List(ActorReport);
 }

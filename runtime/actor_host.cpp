@@ -6,7 +6,6 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
-#include <mutex>
 #include <optional>
 #include <queue>
 #include <thread>
@@ -63,10 +62,8 @@ class ActorCell final : public ActorContext {
     stop_sender_.close();
   }
 
-  DeadLetters dead_letters() const {
-    std::lock_guard lock(dead_letters_mutex_);
-    return dead_letters_;
-  }
+  DeadLetters dead_letters() const { return stats_.dead_letters(); }
+  LocalActorStats stats() const { return {spec_.name, spec_.role, stats_.snapshot()}; }
 
   // ActorContext
   const ActorSpec& spec() const override { return spec_; }
@@ -99,7 +96,8 @@ class ActorCell final : public ActorContext {
   void run() {
     block_process_signals();
     outbox_.emplace(transport_, spec_.name, options_.clock);
-    guarded("on_start", [&] { actor_->on_start(*this); });
+    guarded("on_start", HandlerKind::lifecycle, [&] { actor_->on_start(*this); });
+    stats_.set_phase(ActorPhase::running);
     zmq::pollitem_t items[] = {{mailbox_.handle(), 0, ZMQ_POLLIN, 0},
                                {stop_receiver_.handle(), 0, ZMQ_POLLIN, 0}};
     while (true) {
@@ -114,7 +112,8 @@ class ActorCell final : public ActorContext {
       if (items[0].revents & ZMQ_POLLIN) receive_some();
       fire_due_timers();
     }
-    guarded("on_stop", [&] { actor_->on_stop(*this); });
+    guarded("on_stop", HandlerKind::lifecycle, [&] { actor_->on_stop(*this); });
+    stats_.set_phase(ActorPhase::stopped);
     outbox_.reset();
     mailbox_.close();
     stop_receiver_.close();
@@ -124,8 +123,9 @@ class ActorCell final : public ActorContext {
     for (int received = 0; received < kMessagesPerWakeup; ++received) {
       auto frame = std::make_shared<zmq::message_t>();
       if (!mailbox_.recv(*frame, zmq::recv_flags::dontwait)) return;
+      stats_.received();
       const std::span<const std::byte> bytes(static_cast<const std::byte*>(frame->data()), frame->size());
-      auto decoded = decode(bytes, frame, options_.limits);
+      auto decoded = decode_checked<msg::Envelope>(bytes, frame, options_.limits);
       if (!decoded) {
         dead_letter("a message that does not decode (" + decoded.error().message + ")");
         continue;
@@ -149,7 +149,7 @@ class ActorCell final : public ActorContext {
           continue;
         }
       }
-      guarded(kind, [&] { actor_->on_message(*this, envelope); });
+      guarded(kind, HandlerKind::message, [&] { actor_->on_message(*this, envelope); });
     }
   }
 
@@ -158,28 +158,22 @@ class ActorCell final : public ActorContext {
     while (!timers_.empty() && timers_.top().due <= now) {
       const uint64_t token = timers_.top().token;
       timers_.pop();
-      guarded("on_timer", [&] { actor_->on_timer(*this, token); });
+      guarded("on_timer", HandlerKind::timer, [&] { actor_->on_timer(*this, token); });
     }
   }
 
   void dead_letter(const std::string& reason) {
-    uint64_t count;
-    {
-      std::lock_guard lock(dead_letters_mutex_);
-      count = ++dead_letters_.count;
-      dead_letters_.recent.push_back(reason);
-      if (dead_letters_.recent.size() > kRecentDeadLetters) {
-        dead_letters_.recent.erase(dead_letters_.recent.begin());
-      }
-    }
+    const uint64_t count = stats_.dead_letter(reason);
     std::cerr << "actor " << spec_.name << ": dropped " << reason << " (" << count
               << " dead letters so far)\n";
   }
 
   template <typename Handler>
-  void guarded(const std::string& kind, Handler&& handler) {
+  void guarded(const std::string& kind, HandlerKind handler_kind, Handler&& handler) {
+    stats_.begin_handler(kind);
     try {
       handler();
+      stats_.end_handler(handler_kind);
     } catch (const kj::Exception& fault) {
       die(kind, fault.getDescription().cStr());
     } catch (const std::exception& fault) {
@@ -208,8 +202,7 @@ class ActorCell final : public ActorContext {
   std::optional<Outbox> outbox_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t next_timer_sequence_ = 0;
-  mutable std::mutex dead_letters_mutex_;
-  DeadLetters dead_letters_;
+  ActorStats stats_;
   std::thread thread_;
 };
 
@@ -261,6 +254,13 @@ DeadLetters ActorHost::dead_letters(std::string_view actor) const {
     if (cell->name() == actor) return cell->dead_letters();
   }
   return {};
+}
+
+std::vector<LocalActorStats> ActorHost::stats() const {
+  std::vector<LocalActorStats> all;
+  all.reserve(cells_.size());
+  for (const auto& cell : cells_) all.push_back(cell->stats());
+  return all;
 }
 
 }  // namespace drk::runtime

@@ -4,6 +4,8 @@
 // calls on_start, then on_message / on_timer one at a time, and on_stop when stop() is called.
 // Timers run on the actor's thread. An envelope past its deadline, or bytes that do not decode,
 // become dead letters: counted, the last few reasons kept, one line logged to stderr.
+// Each actor's statistics (messages, handler times, the handler running now, dead letters; see
+// inspection_stats.h) are kept by its thread and read by stats() from any thread.
 //
 // Faults: a handler that throws ends the whole process with exit code 70 after writing
 // "actor NAME: handler for KIND threw: WHAT" to stderr and to RUN_DIR/causes/PROCESS.txt, so
@@ -13,7 +15,8 @@
 // main thread (which waits for them) receives them. A process an actor starts inherits this
 // mask: unblock the signals in the child after fork, before exec.
 //
-// Thread-safety: construct, add, start and stop from one thread; dead_letters() from any.
+// Thread-safety: construct, add, start and stop from one thread; dead_letters() and stats() from
+// any, once start() has returned and until the host is destroyed.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,7 @@
 
 #include "runtime/actor.h"
 #include "runtime/codec.h"
+#include "runtime/inspection_stats.h"
 #include "runtime/transport.h"
 
 namespace drk::runtime {
@@ -35,12 +39,6 @@ struct HostOptions {
   std::function<int64_t()> clock = system_unix_ms;
   DecodeLimits limits;
 };
-
-struct DeadLetters {
-  uint64_t count = 0;
-  std::vector<std::string> recent;  // the last kRecentDeadLetters reasons, oldest first
-};
-inline constexpr std::size_t kRecentDeadLetters = 8;
 
 class ActorCell;
 
@@ -63,6 +61,8 @@ class ActorHost {
   void stop();
 
   DeadLetters dead_letters(std::string_view actor) const;
+  // Every actor of this host, in the order added.
+  std::vector<LocalActorStats> stats() const;
 
  private:
   Transport& transport_;

@@ -1,6 +1,7 @@
 #include "runtime/codec.h"
 
 #include <capnp/any.h>
+#include <capnp/dynamic.h>
 #include <kj/exception.h>
 
 #include <cstring>
@@ -39,6 +40,8 @@ Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<
   capnp::ReaderOptions options;
   options.traversalLimitInWords = words * limits.traversal_factor + 1024;
   options.nestingLimit = limits.nesting_limit;
+  decoded.words_ = view;
+  decoded.options_ = options;
   try {
     decoded.reader_ = std::make_unique<capnp::FlatArrayMessageReader>(view, options);
     // Traverses every pointer once so that malformed messages fail here and not in a handler.
@@ -48,6 +51,50 @@ Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<
                       "malformed Cap'n Proto message: " + std::string(fault.getDescription().cStr()));
   }
   return decoded;
+}
+
+namespace {
+
+void read_everything(const capnp::DynamicValue::Reader& value) {
+  switch (value.getType()) {
+    case capnp::DynamicValue::TEXT:
+      value.as<capnp::Text>();
+      break;
+    case capnp::DynamicValue::DATA:
+      value.as<capnp::Data>();
+      break;
+    case capnp::DynamicValue::LIST:
+      for (const auto element : value.as<capnp::DynamicList>()) read_everything(element);
+      break;
+    case capnp::DynamicValue::STRUCT: {
+      const auto record = value.as<capnp::DynamicStruct>();
+      for (const auto field : record.getSchema().getNonUnionFields()) {
+        if (record.has(field)) read_everything(record.get(field));
+      }
+      KJ_IF_MAYBE(member, record.which()) {
+        if (record.has(*member)) read_everything(record.get(*member));
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+Status check_schema(DecodedMessage& message, capnp::StructSchema schema) {
+  capnp::ReaderOptions options = message.options_;
+  options.traversalLimitInWords /= 4;
+  try {
+    capnp::FlatArrayMessageReader reader(message.words_, options);
+    read_everything(reader.getRoot<capnp::DynamicStruct>(schema));
+  } catch (const kj::Exception& error) {
+    return make_error(Errc::protocol_error, "a message that does not fit its schema (" +
+                                                std::string(schema.getShortDisplayName().cStr()) +
+                                                "): " + error.getDescription().cStr());
+  }
+  return {};
 }
 
 }  // namespace drk::runtime

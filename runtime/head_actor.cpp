@@ -17,10 +17,18 @@ std::string format_progress(msg::StepReport::Reader report, uint32_t total_steps
   return text;
 }
 
-HeadActor::HeadActor(std::ostream& out, uint32_t total_steps, std::function<void()> on_finished)
-    : out_(out), total_steps_(total_steps), on_finished_(std::move(on_finished)) {}
+HeadActor::HeadActor(std::ostream& out, uint32_t total_steps, std::function<void()> on_finished,
+                     std::function<void(msg::HostStats::Reader)> on_host_stats)
+    : out_(out),
+      total_steps_(total_steps),
+      on_finished_(std::move(on_finished)),
+      on_host_stats_(std::move(on_host_stats)) {}
 
 void HeadActor::on_message(ActorContext&, msg::Envelope::Reader envelope) {
+  if (envelope.getBody().isHostStats()) {
+    if (on_host_stats_) on_host_stats_(envelope.getBody().getHostStats());
+    return;
+  }
   if (!envelope.getBody().isStepReport()) return;
   const auto report = envelope.getBody().getStepReport();
   // After a restart the Learner sends its reports again: print each step once.

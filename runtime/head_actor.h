@@ -4,8 +4,9 @@
 //   "step 3/8  policy v3  mean reward 0.812  correct 75%  best speedup 1.43x  (12.1 s)"
 // (each step once: a restarted Learner sends its reports again) and when a report says
 // finished, it calls on_finished (once) so the head stops the run.
+// A HostStats (an actor host's inspection report) goes to on_host_stats when one is given.
 // Other messages are ignored. Thread-safety: an Actor (its host's thread); on_finished is
-// called on that thread.
+// called on that thread, and so is on_host_stats.
 #pragma once
 
 #include <cstdint>
@@ -22,13 +23,15 @@ std::string format_progress(msg::StepReport::Reader report, uint32_t total_steps
 
 class HeadActor final : public Actor {
  public:
-  HeadActor(std::ostream& out, uint32_t total_steps, std::function<void()> on_finished);
+  HeadActor(std::ostream& out, uint32_t total_steps, std::function<void()> on_finished,
+            std::function<void(msg::HostStats::Reader)> on_host_stats = {});
   void on_message(ActorContext& context, msg::Envelope::Reader envelope) override;
 
  private:
   std::ostream& out_;
   uint32_t total_steps_;
   std::function<void()> on_finished_;
+  std::function<void(msg::HostStats::Reader)> on_host_stats_;
   bool finished_ = false;
   uint32_t steps_printed_ = 0;  // steps 0 .. steps_printed_-1 have been printed
 };

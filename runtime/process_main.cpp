@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <charconv>
 #include <csignal>
 #include <filesystem>
@@ -16,6 +17,9 @@
 #include "runtime/actor_host.h"
 #include "runtime/death_cause.h"
 #include "runtime/head_actor.h"
+#include "runtime/inspection_board.h"
+#include "runtime/inspection_reporter.h"
+#include "runtime/inspection_server.h"
 #include "runtime/role_registry.h"
 #include "runtime/supervisor.h"
 #include "runtime/topology.h"
@@ -27,6 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::chrono::milliseconds kControlWaitForRoom{200};
+constexpr std::chrono::milliseconds kPublishProcessesEvery{250};  // the supervisor's view, to inspection
 
 // RUN_DIR/run.lock, held for the life of the head: two runs must not share sockets and files.
 class RunDirLock {
@@ -224,6 +229,7 @@ int run_head(const RunOptions& options) {
   };
   Supervisor supervisor(io, topology, launcher, supervisor_options);
 
+  InspectionBoard board(topology, run_dir, system_unix_ms);
   HostOptions host_options;
   host_options.run_dir = run_dir;
   host_options.incarnation = incarnation;
@@ -235,10 +241,32 @@ int run_head(const RunOptions& options) {
   head_spec.experiment = YAML::Clone(topology.experiment);
   head_spec.run_dir = run_dir;
   head_spec.incarnation = incarnation;
-  host.add(std::move(head_spec), std::make_unique<HeadActor>(std::cout, topology.experiment_steps(), [&] {
-             boost::asio::post(io, [&] { supervisor.stop(); });
-           }));
+  host.add(std::move(head_spec),
+           std::make_unique<HeadActor>(
+               std::cout, topology.experiment_steps(),
+               [&] { boost::asio::post(io, [&] { supervisor.stop(); }); },
+               [&](msg::HostStats::Reader stats) { board.update_host(read_host_stats(stats)); }));
   if (auto started = host.start(); !started) return fail("drk run", started.error());
+
+  InspectionReporter head_reporter(host, HostView{std::string(kHeadProcess), incarnation, ::getpid(), {}},
+                                   [&](const HostView& report) { board.update_host(report); });
+  auto inspection =
+      InspectionServer::start(transport.context(), local_inspect_endpoint(transport.socket_dir()), run_dir, board);
+  if (!inspection) std::cerr << "drk run: inspection is off: " << inspection.error().message << std::endl;
+  boost::asio::steady_timer publish_timer(io);
+  std::function<void()> publish_processes = [&] {
+    ProcessView head;
+    head.name = std::string(kHeadProcess);
+    head.pid = ::getpid();
+    head.incarnation = incarnation;
+    std::vector<ProcessView> processes{head};
+    for (const ProcessRecord& record : supervisor.processes()) processes.push_back(process_view(record));
+    board.update_processes(std::move(processes));
+    publish_timer.expires_after(kPublishProcessesEvery);
+    publish_timer.async_wait([&](const boost::system::error_code& error) {
+      if (!error) publish_processes();
+    });
+  };
 
   int signal_exit_code = 0;
   std::optional<Status> outcome;
@@ -247,6 +275,7 @@ int run_head(const RunOptions& options) {
         if (error) return;
         if (signal_number == SIGCHLD) {
           supervisor.children_exited();
+          publish_processes();
         } else if (signal_exit_code == 0) {
           signal_exit_code = 128 + signal_number;
           std::cerr << "drk run: stopping (" << (signal_number == SIGINT ? "SIGINT" : "SIGTERM") << ")"
@@ -260,7 +289,9 @@ int run_head(const RunOptions& options) {
     outcome = std::move(result);
     io.stop();
   });
+  publish_processes();
   io.run();
+  if (inspection) inspection->reset();  // `drk top` sees the run end now, not after the summary
   host.stop();
 
   if (outcome && !outcome->ok()) return fail("drk run", outcome->error());
@@ -331,6 +362,8 @@ int run_host(const HostArgs& args) {
     write_death_cause(run_dir, args.process, "process " + args.process + ": " + started.error().message);
     return fail(command, started.error());
   }
+  InspectionReporter reporter(host, HostView{args.process, args.incarnation, ::getpid(), {}},
+                              send_to_head(transport));
   io.run();
   host.stop();
   return 0;

@@ -81,6 +81,10 @@ void Supervisor::children_exited() {
       cause += ": " + recorded;
     }
     found->last_cause = cause;
+    if (!shutting_down_) {
+      found->recent_causes.push_back(expected ? "stopped to restart with its group (" + cause + ")" : cause);
+      if (found->recent_causes.size() > kRecentCauses) found->recent_causes.pop_front();
+    }
     if (!expected && !shutting_down_) on_death(index, pid, cause);
   }
   restart_pending_when_down();

@@ -53,8 +53,13 @@ struct ProcessRecord {
   uint64_t incarnation = 0;
   int starts = 0;
   std::string last_cause;  // "killed by SIGKILL", "exited with code 70: actor x: ..."
+  // Why it ended, for each of its latest ends during the run (not at shutdown), oldest first;
+  // a process stopped to restart with its group says so.
+  std::deque<std::string> recent_causes;
   std::unique_ptr<boost::asio::steady_timer> kill_timer;
 };
+
+inline constexpr std::size_t kRecentCauses = 8;
 
 class Supervisor {
  public:

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "runtime/codec.h"
 #include "runtime/head_actor.h"
 #include "runtime/topology.h"
 #include "runtime/transport.h"
@@ -134,6 +135,28 @@ DRK_TEST_CASE("a message past its deadline is a dead letter") {
   DRK_CHECK(dead.count == 1);
   DRK_REQUIRE(dead.recent.size() == 1);
   DRK_CHECK(dead.recent[0].find("a heartbeat from 'test'") != std::string::npos);
+}
+
+DRK_TEST_CASE("a message that does not fit the Envelope schema is a dead letter and the actor keeps serving") {
+  Fixture f;
+  f.released.set_value();
+  // Structurally valid Cap'n Proto whose first pointer (an Envelope's sender) is a struct list.
+  capnp::MallocMessageBuilder builder;
+  builder.initRoot<msg::Advantages>().initItems(3)[0].setTrajectoryId("s0/relu/0");
+  const auto words = encode(builder);
+  auto endpoint = f.transport.endpoint_of("collector");
+  DRK_REQUIRE(endpoint.ok());
+  zmq::socket_t raw(f.transport.context(), zmq::socket_type::push);
+  raw.set(zmq::sockopt::linger, 0);
+  raw.connect(*endpoint);
+  raw.send(zmq::buffer(words.asBytes().begin(), words.asBytes().size()), zmq::send_flags::none);
+  DRK_REQUIRE(f.send(9).ok());
+  DRK_REQUIRE(f.inbox.wait_for(1));
+  DRK_CHECK(f.inbox.sequences == std::vector<uint64_t>{9});
+  const DeadLetters dead = f.host->dead_letters("collector");
+  DRK_CHECK(dead.count == 1);
+  DRK_REQUIRE(dead.recent.size() == 1);
+  DRK_CHECK(dead.recent[0].find("does not fit its schema") != std::string::npos);
 }
 
 DRK_TEST_CASE("a full mailbox makes send busy, and the messages flow once it drains") {

@@ -80,5 +80,27 @@ DRK_TEST_CASE("garbage frames are protocol errors, not crashes") {
   }
 }
 
+DRK_TEST_CASE("a message that decodes but does not fit the Envelope schema is refused before a handler reads it") {
+  // An Advantages message keeps a list of structs in its first pointer, where an Envelope keeps
+  // its sender (Text): structurally valid, unreadable as an Envelope.
+  capnp::MallocMessageBuilder builder;
+  auto advantages = builder.initRoot<msg::Advantages>();
+  advantages.initItems(2)[0].setTrajectoryId("s0/relu/0");
+  const auto words = encode(builder);
+  auto bytes = std::make_shared<std::vector<std::byte>>(words.asBytes().size());
+  std::memcpy(bytes->data(), words.asBytes().begin(), bytes->size());
+  auto decoded = decode(*bytes, bytes);
+  DRK_REQUIRE(decoded.ok());
+  const auto checked = check_schema(*decoded, capnp::Schema::from<msg::Envelope>());
+  DRK_REQUIRE_FALSE(checked.ok());
+  DRK_CHECK(checked.error().code == Errc::protocol_error);
+  DRK_CHECK(checked.error().message.find("Envelope") != std::string::npos);
+
+  auto good_bytes = std::make_shared<std::vector<std::byte>>(encoded_envelope("pinger"));
+  auto good = decode(*good_bytes, good_bytes);
+  DRK_REQUIRE(good.ok());
+  DRK_CHECK(check_schema(*good, capnp::Schema::from<msg::Envelope>()).ok());
+}
+
 }  // namespace
 }  // namespace drk::runtime

@@ -6,6 +6,9 @@
 //   ponger: answers each Heartbeat with the same sequence number. params.fault "kill" or
 //           "throw" makes it SIGKILL itself or throw at its params.at-th request, once per run;
 //           "always_throw" throws there on every incarnation.
+//   streamer: sends a Heartbeat to params.to every params.every_ms, until the run is stopped.
+//   sleeper: handles Heartbeats it sends itself, each blocking its handler for params.block_ms
+//            (a slow or hung handler, for inspection).
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "runtime/actor.h"
 #include "runtime/process_main.h"
@@ -110,6 +114,46 @@ class Ponger final : public runtime::Actor {
   uint64_t seen_ = 0;
 };
 
+class Streamer final : public runtime::Actor {
+ public:
+  explicit Streamer(const runtime::ActorSpec& spec)
+      : to_(spec.params["to"].as<std::string>()), every_(spec.params["every_ms"].as<int>(10)) {}
+
+  void on_start(runtime::ActorContext& context) override { on_timer(context, 0); }
+  void on_message(runtime::ActorContext&, msg::Envelope::Reader) override {}
+  void on_timer(runtime::ActorContext& context, uint64_t) override {
+    // A busy or restarting recipient misses this one; the next follows.
+    (void)context.send(
+        to_, [&](msg::Envelope::Builder envelope) { envelope.getBody().initHeartbeat().setSequence(++sent_); },
+        {.wait_for_room = 0ms});
+    context.start_timer(every_, 0);
+  }
+
+ private:
+  std::string to_;
+  std::chrono::milliseconds every_;
+  uint64_t sent_ = 0;
+};
+
+class Sleeper final : public runtime::Actor {
+ public:
+  explicit Sleeper(const runtime::ActorSpec& spec) : block_(spec.params["block_ms"].as<int>()) {}
+
+  void on_start(runtime::ActorContext& context) override { poke(context); }
+  void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
+    if (!envelope.getBody().isHeartbeat()) return;
+    std::this_thread::sleep_for(block_);  // the slow work this role stands for
+    poke(context);
+  }
+
+ private:
+  void poke(runtime::ActorContext& context) {
+    (void)context.send(context.self(), [&](msg::Envelope::Builder envelope) { envelope.getBody().initHeartbeat(); });
+  }
+
+  std::chrono::milliseconds block_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,6 +161,10 @@ int main(int argc, char** argv) {
                          [](const runtime::ActorSpec& spec) { return std::make_unique<Pinger>(spec); });
   runtime::register_role("ponger",
                          [](const runtime::ActorSpec& spec) { return std::make_unique<Ponger>(spec); });
+  runtime::register_role("streamer",
+                         [](const runtime::ActorSpec& spec) { return std::make_unique<Streamer>(spec); });
+  runtime::register_role("sleeper",
+                         [](const runtime::ActorSpec& spec) { return std::make_unique<Sleeper>(spec); });
   const std::vector<std::string> args(argv + std::min(argc, 2), argv + argc);
   const std::string command = argc > 1 ? argv[1] : "";
   if (command == "run") {

@@ -14,6 +14,8 @@ int cmd_host(const Args& args);     // drk host ... (started by `drk run`, not b
 int cmd_eval(const Args& args);     // drk eval --task NAME --candidate FILE [--device] [--json]
 int cmd_tasks(const Args& args);    // drk tasks [show NAME]
 int cmd_archive(const Args& args);  // drk archive summary|best RUN_DIR
+int cmd_inspect(const Args& args);  // drk inspect ADDRESS [--json] [--hung-after S]
+int cmd_top(const Args& args);      // drk top ADDRESS [--hung-after S]
 
 // Registers the six actor roles, and the experiment keys they read, with the runtime
 // (tools/drk/roles.cpp).

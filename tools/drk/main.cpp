@@ -24,6 +24,10 @@ commands:
         list the tasks, or show one
   archive summary|best|show RUN_DIR [ID]
         read the archive of a run
+  inspect RUN_DIR [--json]
+        show the actors of a live run: state, messages, handler times, restarts
+  top RUN_DIR
+        the same, refreshed every second
   host ...
         host one process of a running topology (started by `drk run`, not by people)
 )";
@@ -36,7 +40,8 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run", drk::tools::cmd_run},     {"host", drk::tools::cmd_host},
     {"eval", drk::tools::cmd_eval},   {"tasks", drk::tools::cmd_tasks},
-    {"archive", drk::tools::cmd_archive},
+    {"archive", drk::tools::cmd_archive}, {"inspect", drk::tools::cmd_inspect},
+    {"top", drk::tools::cmd_top},
 };
 
 }  // namespace

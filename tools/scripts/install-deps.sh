@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libyaml-cpp-dev doctest-dev
   libsqlite3-dev libboost-dev libtorch-dev
+  clang libclang-rt-14-dev  # libFuzzer, ASan and UBSan for tests/fuzz (decode_fuzz_smoke)
 )
 missing=()
 for package in "${packages[@]}"; do

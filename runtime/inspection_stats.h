@@ -1,0 +1,110 @@
+// ActorStats: what one actor's host measures about it, for inspection (docs/inspection.md).
+//
+// The actor's own thread records: a frame taken off the mailbox, a handler that begins and
+// ends (its kind and duration), a dead letter, the actor's phase. Any thread may take a
+// snapshot. Recording takes an uncontended mutex and reads the steady clock; it never
+// allocates (the running handler's kind is kept in a fixed buffer, truncated to
+// kMaxHandlerKind characters), except for a dead letter's reason, which is rare.
+//
+// ThroughputWindow turns successive snapshots of a count into a rate over the last few
+// seconds. It is a plain value for one thread.
+//
+// Thread-safety: ActorStats: record from the actor's thread, snapshot() from any thread.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace drk::runtime {
+
+inline constexpr std::size_t kRecentDeadLetters = 8;
+inline constexpr std::size_t kMaxHandlerKind = 47;
+
+struct DeadLetters {
+  uint64_t count = 0;
+  std::vector<std::string> recent;  // the last kRecentDeadLetters reasons, oldest first
+};
+
+enum class ActorPhase { starting, running, stopped };
+
+struct ActorStatsSnapshot {
+  ActorPhase phase = ActorPhase::starting;
+  uint64_t messages_received = 0;
+  uint64_t messages_handled = 0;
+  uint64_t timers_fired = 0;
+  uint64_t handler_calls = 0;  // messages, timers, on_start and on_stop
+  std::chrono::nanoseconds handler_total{0};
+  std::chrono::nanoseconds handler_max{0};
+  std::string current_handler;  // "" when idle
+  std::chrono::nanoseconds current_handler_for{0};
+  DeadLetters dead_letters;
+
+  // Received and neither handled nor dropped.
+  uint64_t mailbox_depth() const;
+  double mean_handler_ms() const;
+};
+
+// One actor's statistics at one moment, with its name, as its host reports them.
+struct LocalActorStats {
+  std::string name;
+  std::string role;
+  ActorStatsSnapshot stats;
+};
+
+enum class HandlerKind { message, timer, lifecycle };
+
+class ActorStats {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  void set_phase(ActorPhase phase);
+  void received();
+  void begin_handler(std::string_view kind, Clock::time_point now = Clock::now());
+  void end_handler(HandlerKind kind, Clock::time_point now = Clock::now());
+  // Returns the count of dead letters so far, this one included.
+  uint64_t dead_letter(const std::string& reason);
+
+  ActorStatsSnapshot snapshot(Clock::time_point now = Clock::now()) const;
+  DeadLetters dead_letters() const;
+
+ private:
+  mutable std::mutex mutex_;
+  ActorPhase phase_ = ActorPhase::starting;
+  uint64_t messages_received_ = 0;
+  uint64_t messages_handled_ = 0;
+  uint64_t timers_fired_ = 0;
+  uint64_t handler_calls_ = 0;
+  std::chrono::nanoseconds handler_total_{0};
+  std::chrono::nanoseconds handler_max_{0};
+  std::array<char, kMaxHandlerKind + 1> current_kind_{};
+  bool in_handler_ = false;
+  Clock::time_point handler_began_{};
+  DeadLetters dead_letters_;
+};
+
+// The rate of a growing count over the last `window` (at least two samples apart).
+class ThroughputWindow {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit ThroughputWindow(std::chrono::milliseconds window = std::chrono::seconds(5)) : window_(window) {}
+
+  // Adds a sample and returns the count per second since the oldest sample in the window;
+  // 0 before there are two samples. A count that went down (a restart) starts over.
+  double add(Clock::time_point when, uint64_t count);
+
+ private:
+  struct Sample {
+    Clock::time_point when;
+    uint64_t count;
+  };
+  std::chrono::milliseconds window_;
+  std::deque<Sample> samples_;
+};
+
+}  // namespace drk::runtime

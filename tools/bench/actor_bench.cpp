@@ -1,0 +1,273 @@
+#include "tools/bench/actor_bench.h"
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/actor_host.h"
+#include "runtime/topology.h"
+#include "runtime/transport.h"
+#include "tools/bench/temp_dir.h"
+
+namespace drk::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr auto kGrace = 10s;  // beyond the budget, before a measurement counts as stuck
+constexpr std::size_t kWarmUpRoundTrips = 20;
+
+// What the actors hand to the thread that runs the measurement.
+struct Report {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool done = false;
+  std::optional<Error> failure;
+  Throughput throughput;
+  Latency latency;
+
+  void finish(std::optional<Error> error = std::nullopt) {
+    std::lock_guard lock(mutex);
+    failure = std::move(error);
+    done = true;
+    changed.notify_all();
+  }
+  Status wait(std::chrono::milliseconds budget) {
+    std::unique_lock lock(mutex);
+    if (!changed.wait_for(lock, budget + kGrace, [&] { return done; })) {
+      return make_error(Errc::timeout, "the benchmark's actors did not finish within " +
+                                           std::to_string((budget + kGrace).count()) + " ms");
+    }
+    if (failure) return *failure;
+    return {};
+  }
+};
+
+bool is_start(msg::Envelope::Reader envelope) {
+  return envelope.getBody().isControl() && envelope.getBody().getControl().isPing();
+}
+
+void set_payload(msg::Envelope::Builder envelope, uint32_t sequence, kj::ArrayPtr<const kj::byte> payload) {
+  auto weights = envelope.getBody().initPolicyWeights();
+  weights.setVersion(sequence);
+  weights.setParameters(payload);
+}
+
+runtime::SendOptions patient() {
+  runtime::SendOptions options;
+  options.wait_for_room = std::chrono::duration_cast<std::chrono::milliseconds>(kGrace);
+  return options;
+}
+
+// Sends payloads to "sink" for the budget once started, then an end marker (a Heartbeat).
+class Source final : public runtime::Actor {
+ public:
+  Source(Report& report, std::size_t payload_bytes, std::chrono::milliseconds duration)
+      : report_(report), payload_(payload_bytes, 'x'), duration_(duration) {}
+
+  void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
+    if (!is_start(envelope)) return;
+    const auto payload = kj::arrayPtr(reinterpret_cast<const kj::byte*>(payload_.data()), payload_.size());
+    const auto until = Clock::now() + duration_;
+    for (uint32_t sequence = 1; Clock::now() < until; ++sequence) {
+      auto sent = context.send(
+          "sink", [&](msg::Envelope::Builder out) { set_payload(out, sequence, payload); }, patient());
+      if (!sent) return report_.finish(sent.error());
+    }
+    auto ended = context.send(
+        "sink", [](msg::Envelope::Builder out) { out.getBody().initHeartbeat(); }, patient());
+    if (!ended) report_.finish(ended.error());
+  }
+
+ private:
+  Report& report_;
+  std::vector<char> payload_;
+  std::chrono::milliseconds duration_;
+};
+
+// Counts payloads from the first (which starts the clock) to the end marker.
+class Sink final : public runtime::Actor {
+ public:
+  explicit Sink(Report& report) : report_(report) {}
+
+  void on_message(runtime::ActorContext&, msg::Envelope::Reader envelope) override {
+    const auto body = envelope.getBody();
+    if (body.isPolicyWeights()) {
+      last_ = Clock::now();
+      if (started_) {
+        ++messages_;
+      } else {
+        started_ = true;
+        first_ = last_;
+      }
+    } else if (body.isHeartbeat()) {
+      report_.throughput.messages = messages_;
+      report_.throughput.seconds = std::chrono::duration<double>(last_ - first_).count();
+      report_.finish();
+    }
+  }
+
+ private:
+  Report& report_;
+  bool started_ = false;
+  uint64_t messages_ = 0;
+  Clock::time_point first_;
+  Clock::time_point last_;
+};
+
+// Sends a payload to "pong" and the next one when the answer comes, timing each round trip.
+class Ping final : public runtime::Actor {
+ public:
+  Ping(Report& report, std::size_t payload_bytes, const BenchBudget& budget)
+      : report_(report),
+        payload_(payload_bytes, 'x'),
+        duration_(budget.latency),
+        max_trips_(budget.max_round_trips) {}
+
+  void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
+    if (is_start(envelope)) {
+      until_ = Clock::now() + duration_;
+      return send_next(context);
+    }
+    if (!envelope.getBody().isPolicyWeights()) return;
+    const auto answered = Clock::now();
+    if (trips_++ >= kWarmUpRoundTrips)
+      report_.latency.round_trips_us.push_back(microseconds_between(sent_, answered));
+    const std::size_t timed = report_.latency.round_trips_us.size();
+    if ((answered >= until_ && trips_ > kWarmUpRoundTrips) || timed >= max_trips_) return report_.finish();
+    send_next(context);
+  }
+
+ private:
+  void send_next(runtime::ActorContext& context) {
+    const auto payload = kj::arrayPtr(reinterpret_cast<const kj::byte*>(payload_.data()), payload_.size());
+    sent_ = Clock::now();
+    auto sent = context.send(
+        "pong", [&](msg::Envelope::Builder out) { set_payload(out, static_cast<uint32_t>(trips_), payload); },
+        patient());
+    if (!sent) report_.finish(sent.error());
+  }
+
+  Report& report_;
+  std::vector<char> payload_;
+  std::chrono::milliseconds duration_;
+  std::size_t max_trips_;
+  std::size_t trips_ = 0;
+  Clock::time_point until_;
+  Clock::time_point sent_;
+};
+
+// Answers every payload with a copy of it.
+class Pong final : public runtime::Actor {
+ public:
+  void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
+    if (!envelope.getBody().isPolicyWeights()) return;
+    const auto weights = envelope.getBody().getPolicyWeights();
+    (void)context.send(
+        envelope.getSender().cStr(),
+        [&](msg::Envelope::Builder out) { set_payload(out, weights.getVersion(), weights.getParameters()); },
+        patient());
+  }
+};
+
+// Two actors, `first` and `second`, in one runtime process (inproc) or two (ipc), and a driver
+// that starts `first` with a Control.ping.
+class ActorPair {
+ public:
+  ActorPair(ActorTransport transport, const std::string& first, const std::string& second)
+      : dir_("drk-bench"), first_(first), second_(second) {
+    topology_.name = "bench";
+    topology_.run_dir = dir_.path();
+    const std::string second_process = transport == ActorTransport::ipc ? "bench.b" : "bench.a";
+    for (const auto& [name, process] :
+         {std::pair{first, std::string("bench.a")}, std::pair{second, second_process}}) {
+      runtime::ActorEntry entry;
+      entry.name = name;
+      entry.role = name;
+      entry.process = process;
+      topology_.actors.push_back(entry);
+    }
+    runtime::HostOptions options;
+    options.run_dir = dir_.path();
+    near_.emplace(topology_, "bench.a", dir_.path());
+    near_host_.emplace(*near_, options);
+    if (transport == ActorTransport::ipc) {
+      far_.emplace(topology_, "bench.b", dir_.path());
+      far_host_.emplace(*far_, options);
+    }
+  }
+
+  ~ActorPair() {
+    driver_.reset();
+    if (far_host_) far_host_->stop();
+    near_host_->stop();
+  }
+
+  Status start(std::unique_ptr<runtime::Actor> first, std::unique_ptr<runtime::Actor> second) {
+    near_host_->add(spec(first_), std::move(first));
+    (far_host_ ? *far_host_ : *near_host_).add(spec(second_), std::move(second));
+    if (far_host_) {
+      if (auto started = far_host_->start(); !started) return started;
+    }
+    if (auto started = near_host_->start(); !started) return started;
+    driver_.emplace(*near_, "driver");
+    return driver_->send(first_, [](msg::Envelope::Builder out) { out.getBody().initControl().setPing(); });
+  }
+
+ private:
+  runtime::ActorSpec spec(const std::string& name) const {
+    runtime::ActorSpec spec;
+    spec.name = name;
+    spec.role = name;
+    spec.run_dir = dir_.path();
+    return spec;
+  }
+
+  TempDir dir_;
+  std::string first_;
+  std::string second_;
+  runtime::Topology topology_;
+  std::optional<runtime::Transport> near_;
+  std::optional<runtime::Transport> far_;
+  std::optional<runtime::ActorHost> near_host_;
+  std::optional<runtime::ActorHost> far_host_;
+  std::optional<runtime::Outbox> driver_;
+};
+
+}  // namespace
+
+Result<Throughput> actor_throughput(ActorTransport transport, std::size_t payload_bytes,
+                                    const BenchBudget& budget) {
+  Report report;
+  {
+    ActorPair pair(transport, "source", "sink");
+    if (auto started = pair.start(std::make_unique<Source>(report, payload_bytes, budget.throughput),
+                                  std::make_unique<Sink>(report));
+        !started) {
+      return started.error();
+    }
+    if (auto finished = report.wait(budget.throughput); !finished) return finished.error();
+  }
+  return report.throughput;
+}
+
+Result<Latency> actor_latency(ActorTransport transport, std::size_t payload_bytes,
+                              const BenchBudget& budget) {
+  Report report;
+  {
+    ActorPair pair(transport, "ping", "pong");
+    if (auto started =
+            pair.start(std::make_unique<Ping>(report, payload_bytes, budget), std::make_unique<Pong>());
+        !started) {
+      return started.error();
+    }
+    if (auto finished = report.wait(budget.latency); !finished) return finished.error();
+  }
+  return std::move(report.latency);
+}
+
+}  // namespace drk::bench

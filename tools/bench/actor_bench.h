@@ -1,0 +1,31 @@
+// drkernel's side of the benchmark: two actors hosted by runtime::ActorHost, talking through the
+// runtime's Transport, with the same payloads as the raw ZeroMQ baseline.
+//
+// Every message is an Envelope whose PolicyWeights body carries the payload as Data, built,
+// encoded, decoded and dispatched to a handler as any actor's message is. Throughput: a source
+// actor sends for BenchBudget::throughput and a sink actor counts. Latency: a ping actor sends,
+// a pong actor answers with a copy of the payload, and each round trip is timed from the ping's
+// handler. inproc places both actors in one runtime process; ipc gives each its own Transport
+// (its own ZeroMQ context and process name), so the runtime routes them over its ipc sockets,
+// as between two processes.
+//
+// Errors: timeout when the actors do not finish within the budget plus 10 s; the runtime's own
+// errors (a mailbox that cannot bind, a send that stays busy) as they come.
+// Thread-safety: each call owns its transports, hosts and temporary run directory.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "runtime/result.h"
+#include "tools/bench/measurement.h"
+
+namespace drk::bench {
+
+enum class ActorTransport { inproc, ipc };
+
+Result<Throughput> actor_throughput(ActorTransport transport, std::size_t payload_bytes,
+                                    const BenchBudget& budget);
+Result<Latency> actor_latency(ActorTransport transport, std::size_t payload_bytes, const BenchBudget& budget);
+
+}  // namespace drk::bench

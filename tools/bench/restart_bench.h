@@ -1,0 +1,31 @@
+// Restart time: from `kill -9` of an actor's process to the restarted actor answering again.
+//
+// restart_times_ms() runs runtime::Supervisor itself (with the real ForkExecLauncher) over a
+// topology of one child process, "echo", whose one actor answers every Heartbeat with its
+// incarnation. The child is this benchmark's own executable in the role of `drk host`
+// (`EXECUTABLE host --run-dir DIR --process echo --incarnation N`: the program's main calls
+// register_echo_role() and runtime::run_host). A probe actor in this process, named "head" (the
+// one name every topology routes), sends the echo a Heartbeat every millisecond. Each sample:
+// SIGKILL to the echo's process, then the time until the first answer from a new incarnation,
+// which includes the supervisor noticing the death, the fork and exec, the child loading its
+// topology and binding its mailbox, and the probe's ZeroMQ socket reconnecting. The resolution
+// is the probe's 1 ms period. Supervision backoff is off, so that every kill is restarted at
+// once, as the first restart is under the default policy.
+//
+// Errors: timeout when the echo does not answer within 10 s; the supervisor's errors.
+// Thread-safety: call from the main thread, with no other children of this process running.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/result.h"
+
+namespace drk::bench {
+
+// The actor the restart measurement's child process hosts; call before runtime::run_host.
+void register_echo_role();
+
+Result<std::vector<double>> restart_times_ms(const std::string& executable, int samples);
+
+}  // namespace drk::bench
