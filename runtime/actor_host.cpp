@@ -11,21 +11,13 @@
 #include <thread>
 
 #include "runtime/death_cause.h"
+#include "runtime/process_signals.h"
 
 namespace drk::runtime {
 namespace {
 
 constexpr int kFaultExitCode = 70;      // EX_SOFTWARE
 constexpr int kMessagesPerWakeup = 64;  // then timers get their turn
-
-void block_process_signals() {
-  sigset_t blocked;
-  sigemptyset(&blocked);
-  sigaddset(&blocked, SIGINT);
-  sigaddset(&blocked, SIGTERM);
-  sigaddset(&blocked, SIGCHLD);
-  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
-}
 
 }  // namespace
 
@@ -94,7 +86,7 @@ class ActorCell final : public ActorContext {
   };
 
   void run() {
-    block_process_signals();
+    block_process_signals_in_this_thread();
     outbox_.emplace(transport_, spec_.name, options_.clock);
     guarded("on_start", HandlerKind::lifecycle, [&] { actor_->on_start(*this); });
     stats_.set_phase(ActorPhase::running);

@@ -1,7 +1,8 @@
 #include "runtime/inspection_reporter.h"
 
-#include <csignal>
 #include <memory>
+
+#include "runtime/process_signals.h"
 
 namespace drk::runtime {
 
@@ -21,13 +22,7 @@ InspectionReporter::~InspectionReporter() {
 }
 
 void InspectionReporter::run() {
-  // As the actors' threads: the process's main thread waits for these signals.
-  sigset_t blocked;
-  sigemptyset(&blocked);
-  sigaddset(&blocked, SIGINT);
-  sigaddset(&blocked, SIGTERM);
-  sigaddset(&blocked, SIGCHLD);
-  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
+  block_process_signals_in_this_thread();
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     lock.unlock();
