@@ -122,22 +122,15 @@ class ActorCell final : public ActorContext {
         dead_letter("a message that does not decode (" + decoded.error().message + ")");
         continue;
       }
+      // decode_checked read the whole envelope against its schema: reading it cannot throw.
       const auto envelope = decoded->root<msg::Envelope>();
-      std::string kind;
-      std::string sender;
-      try {
-        kind = body_kind(envelope);
-        sender = envelope.getSender();
-      } catch (const kj::Exception& fault) {
-        dead_letter(std::string("a malformed envelope (") + fault.getDescription().cStr() + ")");
-        continue;
-      }
+      const std::string_view kind = body_kind(envelope);
       const int64_t deadline = envelope.getDeadlineUnixMs();
       if (deadline != 0) {
         const int64_t late_ms = options_.clock() - deadline;
         if (late_ms > 0) {
-          dead_letter("a " + kind + " from '" + sender + "' " + std::to_string(late_ms) +
-                      " ms past its deadline");
+          dead_letter("a " + std::string(kind) + " from '" + envelope.getSender().cStr() + "' " +
+                      std::to_string(late_ms) + " ms past its deadline");
           continue;
         }
       }
@@ -161,7 +154,7 @@ class ActorCell final : public ActorContext {
   }
 
   template <typename Handler>
-  void guarded(const std::string& kind, HandlerKind handler_kind, Handler&& handler) {
+  void guarded(std::string_view kind, HandlerKind handler_kind, Handler&& handler) {
     stats_.begin_handler(kind);
     try {
       handler();
@@ -175,8 +168,8 @@ class ActorCell final : public ActorContext {
     }
   }
 
-  [[noreturn]] void die(const std::string& kind, const std::string& what) {
-    const std::string cause = "actor " + spec_.name + ": handler for " + kind + " threw: " + what;
+  [[noreturn]] void die(std::string_view kind, const std::string& what) {
+    const std::string cause = "actor " + spec_.name + ": handler for " + std::string(kind) + " threw: " + what;
     write_death_cause(options_.run_dir, transport_.local_process(), cause);
     std::cerr << cause << std::endl;
     std::fflush(stdout);

@@ -165,7 +165,7 @@ Result<SystemView> InspectionClient::fetch(std::chrono::milliseconds timeout) {
     const auto body = decoded->root<msg::Envelope>().getBody();
     if (!body.isSystemReport()) {
       return make_error(Errc::protocol_error, endpoint_ + " answered with a " +
-                                                  body_kind(decoded->root<msg::Envelope>()) +
+                                                  std::string(body_kind(decoded->root<msg::Envelope>())) +
                                                   ", not a systemReport: is it a drk inspection endpoint?");
     }
     return read_system_report(body.getSystemReport());

@@ -33,10 +33,11 @@ std::string socket_dir_for(const std::string& absolute_run_dir) {
   return std::string("/tmp/drk-") + text;
 }
 
-std::string body_kind(msg::Envelope::Reader envelope) {
+std::string_view body_kind(msg::Envelope::Reader envelope) {
   capnp::DynamicStruct::Reader body = capnp::toDynamic(envelope.getBody());
   KJ_IF_MAYBE (field, body.which()) {
-    return field->getProto().getName().cStr();
+    const auto name = field->getProto().getName();  // schema data: static for the program
+    return std::string_view(name.cStr(), name.size());
   }
   return "unknown";
 }

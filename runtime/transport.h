@@ -37,8 +37,9 @@ int64_t system_unix_ms();
 // The directory of a run's ipc sockets: /tmp/drk-<16 hex digits of a hash of run_dir>.
 std::string socket_dir_for(const std::string& absolute_run_dir);
 
-// The name of a message's body ("stepReport", "control", ...), for logs.
-std::string body_kind(msg::Envelope::Reader envelope);
+// The name of a message's body ("stepReport", "control", ...), for logs; it points into the
+// schema, which lives as long as the program.
+std::string_view body_kind(msg::Envelope::Reader envelope);
 
 // zmq_poll that resumes after signals. Returns the number of ready items.
 int poll_sockets(zmq::pollitem_t* items, std::size_t count, std::chrono::milliseconds timeout);
