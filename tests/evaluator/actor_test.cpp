@@ -1,16 +1,14 @@
 // The Evaluator actor's protocol with a fake context: readiness on start, a result to the
 // verifier and a new credit to the oracle per request, readiness again when the oracle restarts.
-#include <unistd.h>
 
-#include <filesystem>
 
 #include <capnp/message.h>
 
 #include "actors/evaluator/evaluator_actor.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fake_actor_context.h"
+#include "tests/support/run_dir.h"
 
-namespace fs = std::filesystem;
 using namespace drk;
 
 namespace {
@@ -40,8 +38,8 @@ DRK_TEST_CASE("engine options come from the experiment section") {
 }
 
 DRK_TEST_CASE("the evaluator announces itself, answers a request to the verifier and returns its credit") {
-  fs::path run_dir = fs::temp_directory_path() / ("drk-actor-test-" + std::to_string(getpid()));
-  auto spec = evaluator_spec(run_dir.string());
+  testing::RunDir run_dir;
+  auto spec = evaluator_spec(run_dir.path().string());
   testing::FakeActorContext context(spec);
   auto actor = evaluator::make_evaluator_actor(spec);
   actor->on_start(context);
@@ -83,5 +81,4 @@ DRK_TEST_CASE("the evaluator announces itself, answers a request to the verifier
   DRK_CHECK(context.sent[5].envelope().getBody().isEvaluatorReady());
   actor->on_stop(context);
   actor.reset();
-  fs::remove_all(run_dir);
 }

@@ -1,9 +1,6 @@
 // The task catalog: every shipped task loads and its reference yields the declared shapes;
 // malformed files and expressions fail with errors that say where.
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 
 #include <capnp/message.h>
 
@@ -11,25 +8,11 @@
 #include "kernels/catalog/reference.h"
 #include "kernels/catalog/task.h"
 #include "tests/doctest_drk.h"
+#include "tests/support/run_dir.h"
 
-namespace fs = std::filesystem;
 using namespace drk::kernels;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("drk-catalog-test-" + std::to_string(getpid()) + "-" + std::to_string(counter()++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  void write(const std::string& name, const std::string& text) const { std::ofstream(path / name) << text; }
-};
 
 const char* kGoodTask = R"(name: twice
 title: Twice
@@ -121,9 +104,9 @@ DRK_TEST_CASE("precedence: products bind tighter than sums, unary minus tighter 
 
 DRK_TEST_CASE("malformed task files fail naming the file and the line") {
   {
-    TempDir dir;
+    drk::testing::RunDir dir;
     dir.write("twice.yaml", kGoodTask);
-    auto catalog = TaskCatalog::load(dir.path.string());
+    auto catalog = TaskCatalog::load(dir.path().string());
     DRK_REQUIRE(catalog.ok());
     DRK_CHECK(catalog->tasks().size() == 1);
     capnp::MallocMessageBuilder message;
@@ -140,11 +123,11 @@ DRK_TEST_CASE("malformed task files fail naming the file and the line") {
                         Case{"y: [4, 8]}", "y: [4, 0]}", "dim <= 0"},
                         Case{"x * 2.0", "x * (2.0", "column 9"},
                         Case{"y: [4, 8]}", "y: [8, 4]}", "declared [8, 4]"}}) {
-    TempDir dir;
+    drk::testing::RunDir dir;
     std::string text = kGoodTask;
     text.replace(text.find(c.from), c.from.size(), c.to);
     dir.write("twice.yaml", text);
-    auto catalog = TaskCatalog::load(dir.path.string());
+    auto catalog = TaskCatalog::load(dir.path().string());
     DRK_REQUIRE_FALSE(catalog.ok());
     DRK_INFO(catalog.error().message);
     DRK_CHECK(catalog.error().message.find("twice.yaml:") != std::string::npos);
