@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "runtime/death_cause.h"
+#include "runtime/outbox.h"
 #include "runtime/process_signals.h"
 
 namespace drk::runtime {

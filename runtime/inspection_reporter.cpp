@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "runtime/outbox.h"
 #include "runtime/process_signals.h"
 
 namespace drk::runtime {

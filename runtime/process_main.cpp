@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "runtime/actor_host.h"
+#include "runtime/outbox.h"
 #include "runtime/death_cause.h"
 #include "runtime/head_actor.h"
 #include "runtime/inspection_board.h"

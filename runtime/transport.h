@@ -1,7 +1,7 @@
 // Transport: how actors reach each other over ZeroMQ.
 //
 // Every actor owns one PULL socket (its mailbox) bound at inproc://NAME and
-// ipc://SOCKET_DIR/NAME. A sender keeps one PUSH socket per destination (Outbox), connected to
+// ipc://SOCKET_DIR/NAME. A sender keeps one PUSH socket per destination (outbox.h), connected to
 // the inproc endpoint when the recipient lives in the same process and to the ipc endpoint
 // otherwise, so the messages of one sender to one recipient arrive in the order sent. Both ends
 // have a high-water mark of the recipient's mailbox capacity: a full mailbox makes send() wait
@@ -71,24 +71,6 @@ class Transport {
   std::string socket_dir_;
   std::vector<std::string> bound_ipc_paths_;
   zmq::context_t context_;
-};
-
-// The sending side of one thread: PUSH sockets per destination, created on first use.
-class Outbox {
- public:
-  Outbox(Transport& transport, std::string sender, std::function<int64_t()> clock = system_unix_ms);
-
-  // Builds an Envelope from `sender` to `recipient` with `fill` and sends it (see ActorContext).
-  Status send(std::string_view recipient, const std::function<void(msg::Envelope::Builder)>& fill,
-              const SendOptions& options = {});
-
- private:
-  Result<zmq::socket_t*> socket_for(std::string_view recipient);
-
-  Transport& transport_;
-  std::string sender_;
-  std::function<int64_t()> clock_;
-  std::map<std::string, zmq::socket_t, std::less<>> sockets_;
 };
 
 }  // namespace drk::runtime

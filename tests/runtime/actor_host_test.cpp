@@ -1,4 +1,5 @@
 #include "runtime/actor_host.h"
+#include "runtime/outbox.h"
 
 #include <capnp/message.h>
 

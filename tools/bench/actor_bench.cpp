@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/actor_host.h"
+#include "runtime/outbox.h"
 #include "runtime/topology.h"
 #include "runtime/transport.h"
 #include "tools/bench/temp_dir.h"

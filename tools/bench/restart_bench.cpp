@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "runtime/actor_host.h"
+#include "runtime/outbox.h"
 #include "runtime/process_launcher.h"
 #include "runtime/supervisor.h"
 #include "runtime/topology.h"
