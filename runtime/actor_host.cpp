@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <queue>
@@ -34,6 +35,9 @@ class ActorCell final : public ActorContext {
     auto mailbox = transport_.bind_mailbox(spec_.name);
     if (!mailbox) return mailbox.error();
     mailbox_ = std::move(*mailbox);
+    auto network_mailbox = transport_.bind_network_mailbox(spec_.name);
+    if (!network_mailbox) return network_mailbox.error();
+    network_mailbox_ = std::move(*network_mailbox);
     const std::string stop_endpoint = "inproc://drk-stop/" + spec_.name;
     stop_receiver_ = zmq::socket_t(transport_.context(), zmq::socket_type::pair);
     stop_receiver_.set(zmq::sockopt::linger, 0);
@@ -48,11 +52,25 @@ class ActorCell final : public ActorContext {
     thread_ = std::thread([this] { run(); });
   }
 
-  void stop() {
+  // Asks the thread to stop: at once, or once it has drained its mailboxes (until `drain_until`
+  // at the latest). Only the first request counts.
+  void request_stop(std::optional<std::chrono::steady_clock::time_point> drain_until) {
+    if (!thread_.joinable() || stop_requested_) return;
+    stop_requested_ = true;
+    const StopRequest request{drain_until.has_value(),
+                              drain_until ? drain_until->time_since_epoch().count() : 0};
+    stop_sender_.send(zmq::buffer(&request, sizeof request), zmq::send_flags::none);
+  }
+
+  void join() {
     if (!thread_.joinable()) return;
-    stop_sender_.send(zmq::str_buffer("stop"), zmq::send_flags::none);
     thread_.join();
     stop_sender_.close();
+  }
+
+  void stop() {
+    request_stop(std::nullopt);
+    join();
   }
 
   DeadLetters dead_letters() const { return stats_.dead_letters(); }
@@ -77,6 +95,12 @@ class ActorCell final : public ActorContext {
   int64_t now_unix_ms() const override { return options_.clock(); }
 
  private:
+  // What the stop socket carries (inproc: a plain copy of the bytes).
+  struct StopRequest {
+    bool drain;
+    std::chrono::steady_clock::rep drain_until;
+  };
+
   struct Timer {
     std::chrono::steady_clock::time_point due;
     uint64_t sequence;  // timers due at the same time fire in the order started
@@ -91,8 +115,11 @@ class ActorCell final : public ActorContext {
     outbox_.emplace(transport_, spec_.name, options_.clock);
     guarded("on_start", HandlerKind::lifecycle, [&] { actor_->on_start(*this); });
     stats_.set_phase(ActorPhase::running);
-    zmq::pollitem_t items[] = {{mailbox_.handle(), 0, ZMQ_POLLIN, 0},
-                               {stop_receiver_.handle(), 0, ZMQ_POLLIN, 0}};
+    // The network mailbox, when there is one, is polled last: a missing one is not polled.
+    zmq::pollitem_t items[] = {{stop_receiver_.handle(), 0, ZMQ_POLLIN, 0},
+                               {mailbox_.handle(), 0, ZMQ_POLLIN, 0},
+                               {network_mailbox_ ? network_mailbox_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+    const std::size_t polled = network_mailbox_ ? 3 : 2;
     while (true) {
       std::chrono::milliseconds timeout{-1};
       if (!timers_.empty()) {
@@ -100,25 +127,36 @@ class ActorCell final : public ActorContext {
             std::max(std::chrono::milliseconds{0}, std::chrono::ceil<std::chrono::milliseconds>(
                                                        timers_.top().due - std::chrono::steady_clock::now()));
       }
-      poll_sockets(items, 2, timeout);
-      if (items[1].revents & ZMQ_POLLIN) break;
-      if (items[0].revents & ZMQ_POLLIN) receive_some();
+      poll_sockets(items, polled, timeout);
+      if (items[0].revents & ZMQ_POLLIN) {
+        if (const StopRequest request = take_stop_request(); request.drain) {
+          using std::chrono::steady_clock;
+          drain_mailboxes(steady_clock::time_point(steady_clock::duration(request.drain_until)));
+        }
+        break;
+      }
+      if (items[1].revents & ZMQ_POLLIN) receive_some(mailbox_);
+      if (network_mailbox_ && (items[2].revents & ZMQ_POLLIN)) receive_some(*network_mailbox_);
       fire_due_timers();
     }
     guarded("on_stop", HandlerKind::lifecycle, [&] { actor_->on_stop(*this); });
     stats_.set_phase(ActorPhase::stopped);
     outbox_.reset();
     mailbox_.close();
+    network_mailbox_.reset();
     stop_receiver_.close();
   }
 
-  void receive_some() {
+  void receive_some(zmq::socket_t& mailbox) {
     for (int received = 0; received < kMessagesPerWakeup; ++received) {
-      auto frame = std::make_shared<zmq::message_t>();
-      if (!mailbox_.recv(*frame, zmq::recv_flags::dontwait)) return;
+      zmq::message_t frame;
+      if (!mailbox.recv(frame, zmq::recv_flags::dontwait)) return;
       stats_.received();
-      const std::span<const std::byte> bytes(static_cast<const std::byte*>(frame->data()), frame->size());
-      auto decoded = decode_checked<msg::Envelope>(bytes, frame, options_.limits);
+      const std::span<const std::byte> bytes(static_cast<const std::byte*>(frame.data()), frame.size());
+      // The frame outlives the decoded message (both end with this iteration): an owner that
+      // owns nothing lets decode read it in place without allocating.
+      const std::shared_ptr<const void> borrowed(std::shared_ptr<void>(), frame.data());
+      auto decoded = decode_checked<msg::Envelope>(bytes, borrowed, options_.limits);
       if (!decoded) {
         dead_letter("a message that does not decode (" + decoded.error().message + ")");
         continue;
@@ -136,6 +174,30 @@ class ActorCell final : public ActorContext {
         }
       }
       guarded(kind, HandlerKind::message, [&] { actor_->on_message(*this, envelope); });
+    }
+  }
+
+  StopRequest take_stop_request() {
+    StopRequest request{false, 0};
+    zmq::message_t frame;
+    if (stop_receiver_.recv(frame, zmq::recv_flags::dontwait) && frame.size() == sizeof request) {
+      std::memcpy(&request, frame.data(), sizeof request);
+    }
+    return request;
+  }
+
+  // Handles what the mailboxes hold until they are empty or `until` has passed; no timers fire.
+  void drain_mailboxes(std::chrono::steady_clock::time_point until) {
+    zmq::pollitem_t items[] = {{mailbox_.handle(), 0, ZMQ_POLLIN, 0},
+                               {network_mailbox_ ? network_mailbox_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+    const std::size_t polled = network_mailbox_ ? 2 : 1;
+    while (std::chrono::steady_clock::now() < until) {
+      poll_sockets(items, polled, std::chrono::milliseconds{0});
+      const bool local = items[0].revents & ZMQ_POLLIN;
+      const bool network = network_mailbox_ && (items[1].revents & ZMQ_POLLIN);
+      if (!local && !network) return;
+      if (local) receive_some(mailbox_);
+      if (network) receive_some(*network_mailbox_);
     }
   }
 
@@ -183,12 +245,14 @@ class ActorCell final : public ActorContext {
   ActorSpec spec_;
   std::unique_ptr<Actor> actor_;
   zmq::socket_t mailbox_;
+  std::optional<zmq::socket_t> network_mailbox_;  // multi-node runs only
   zmq::socket_t stop_receiver_;
   zmq::socket_t stop_sender_;
   std::optional<Outbox> outbox_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t next_timer_sequence_ = 0;
   ActorStats stats_;
+  bool stop_requested_ = false;  // by the owner's thread
   std::thread thread_;
 };
 
@@ -233,6 +297,14 @@ void ActorHost::stop() {
   if (!started_) return;
   started_ = false;
   for (auto cell = cells_.rbegin(); cell != cells_.rend(); ++cell) (*cell)->stop();
+}
+
+void ActorHost::drain(std::chrono::milliseconds timeout) {
+  if (!started_) return;
+  started_ = false;
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (auto& cell : cells_) cell->request_stop(until);
+  for (auto cell = cells_.rbegin(); cell != cells_.rend(); ++cell) (*cell)->join();
 }
 
 DeadLetters ActorHost::dead_letters(std::string_view actor) const {

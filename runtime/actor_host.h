@@ -1,11 +1,15 @@
 // ActorHost: runs the actors of one process, each on its own thread with its own mailbox.
 //
 // start() binds every actor's mailbox (see transport.h), then starts one thread per actor that
-// calls on_start, then on_message / on_timer one at a time, and on_stop when stop() is called.
+// calls on_start, then on_message / on_timer one at a time, and on_stop when stop() or drain()
+// is called.
 // Timers run on the actor's thread. An envelope past its deadline, or bytes that do not decode,
 // become dead letters: counted, the last few reasons kept, one line logged to stderr.
 // Each actor's statistics (messages, handler times, the handler running now, dead letters; see
 // inspection_stats.h) are kept by its thread and read by stats() from any thread.
+//
+// stop() ends the threads after the handler running now; drain() (SIGTERM's orderly stop) first
+// lets every actor handle what its mailboxes already hold, for a bounded time.
 //
 // Faults: a handler that throws ends the whole process with exit code 70 after writing
 // "actor NAME: handler for KIND threw: WHAT" to stderr and to RUN_DIR/causes/PROCESS.txt, so
@@ -19,6 +23,7 @@
 // any, once start() has returned and until the host is destroyed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -59,6 +64,12 @@ class ActorHost {
   Status start();
   // Calls on_stop on every actor, closes the sockets and joins the threads. Idempotent.
   void stop();
+  // The orderly stop: every actor stops taking new work (timers no longer fire) and handles
+  // the messages already in its mailboxes, those ZeroMQ has queued for it included, until they
+  // are empty or `timeout` has passed (checked between batches of messages, so a handler that
+  // runs past it is waited for), all actors at once; then as stop(). Idempotent; a no-op after
+  // stop().
+  void drain(std::chrono::milliseconds timeout);
 
   DeadLetters dead_letters(std::string_view actor) const;
   // Every actor of this host, in the order added.

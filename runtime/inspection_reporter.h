@@ -3,7 +3,8 @@
 // the last few seconds) and hands the resulting HostView to a sink: in a child process
 // send_to_head() (a HostStats message to the head actor, through the transport), in the head
 // the InspectionBoard directly. The first report goes out at once, so that a process shows as
-// running within moments of its start.
+// running within moments of its start. In a child the period is supervision.heartbeat_ms: its
+// reports are the process's heartbeats, which the head checks (heartbeat_monitor.h).
 //
 // Cost: one snapshot per actor and one small message per process per period.
 // Thread-safety: construct and destroy from one thread; the sink runs on the reporter's thread.

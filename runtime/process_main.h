@@ -5,13 +5,17 @@
 // (--fresh: removes what an earlier run left there; otherwise the actors resume from it),
 // writes RUN_DIR/topology.yaml, starts the supervisor (one `host` child per process), hosts the
 // actors placed in process "head" and the built-in "head" actor, and prints one progress line
-// per StepReport. A StepReport with finished=true stops the run in order: children first
-// (SIGTERM, then SIGKILL after 3 s), then the head's own actors; then `summary(run_dir)` runs
-// and its value is the exit code. Exit codes: 0 (or the summary's), 1 when the run could not
-// start or stopped with an error (the restart limit), 130 after SIGINT, 143 after SIGTERM.
+// per StepReport. It checks the children's heartbeats and handlers (heartbeat_monitor.h). A
+// StepReport with finished=true stops the run in order: children first (SIGTERM, then SIGKILL
+// after supervision.drain_ms + 1 s), then the head's own actors (drained as below); then
+// `summary(run_dir)` runs and its value is the exit code. Exit codes: 0 (or the summary's), 1
+// when the run could not start or stopped with an error (the restart limit), 130 after SIGINT,
+// 143 after SIGTERM.
 //
-// run_host() is `drk host`: it hosts the actors of one process (from RUN_DIR/topology.yaml)
-// until SIGTERM or SIGINT, then stops them and exits 0. A handler that throws ends it with 70.
+// run_host() is `drk host`: it hosts the actors of one process (from RUN_DIR/topology.yaml),
+// reporting to the head every supervision.heartbeat_ms, until SIGTERM or SIGINT; then it drains
+// (ActorHost::drain: the messages already in the mailboxes are handled, for at most
+// supervision.drain_ms), runs on_stop and exits 0. A handler that throws ends it with 70.
 //
 // Both need the roles registered first (runtime::register_role). Call from the main thread.
 #pragma once

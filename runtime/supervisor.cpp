@@ -5,6 +5,7 @@
 #include <csignal>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include "runtime/death_cause.h"
 #include "runtime/transport.h"
@@ -24,10 +25,19 @@ std::string format_seconds(double seconds) {
 
 Supervisor::Supervisor(boost::asio::io_context& io, const Topology& topology, ProcessLauncher& launcher,
                        SupervisorOptions options)
-    : io_(io), topology_(topology), launcher_(launcher), options_(std::move(options)), backoff_timer_(io) {
-  for (const auto& name : topology_.child_processes()) {
+    : io_(io),
+      topology_(topology),
+      launcher_(launcher),
+      options_(std::move(options)),
+      stop_grace_(options_.stop_grace.value_or(std::chrono::milliseconds{topology.supervision.drain_ms} +
+                                               kStopMargin)),
+      backoff_timer_(io) {
+  for (const auto& name : topology_.child_processes_on(options_.node)) {
     ProcessRecord record;
     record.name = name;
+    // The topology checks that every actor of a process has the same type.
+    const auto actors = topology_.actors_of(name);
+    if (!actors.empty()) record.restart = actors.front()->restart;
     record.kill_timer = std::make_unique<boost::asio::steady_timer>(io_);
     processes_.push_back(std::move(record));
   }
@@ -61,9 +71,30 @@ Status Supervisor::launch(std::size_t index) {
   }
   process.pid = *pid;
   process.phase = ProcessRecord::Phase::running;
+  process.finished = false;
   process.incarnation = incarnation;
+  process.started_at = options_.clock();
+  process.kill_cause.clear();
   ++process.starts;
   return {};
+}
+
+bool Supervisor::kill(std::string_view name, uint64_t incarnation, std::string cause) {
+  const auto found = std::find_if(processes_.begin(), processes_.end(),
+                                  [&](const ProcessRecord& p) { return p.name == name; });
+  if (found == processes_.end() || shutting_down_ || found->phase != ProcessRecord::Phase::running ||
+      found->incarnation != incarnation || !found->kill_cause.empty()) {
+    return false;
+  }
+  found->kill_cause = std::move(cause);
+  launcher_.signal(found->pid, SIGKILL);
+  return true;
+}
+
+void Supervisor::note_cause(ProcessRecord& process, std::string text) {
+  if (shutting_down_) return;  // the ends of an orderly shutdown are not deaths
+  process.recent_causes.push_back(std::move(text));
+  if (process.recent_causes.size() > kRecentCauses) process.recent_causes.pop_front();
 }
 
 void Supervisor::children_exited() {
@@ -73,19 +104,21 @@ void Supervisor::children_exited() {
     if (found == processes_.end()) continue;
     const std::size_t index = static_cast<std::size_t>(found - processes_.begin());
     const bool expected = found->phase == ProcessRecord::Phase::stopping;
+    const bool killed = !found->kill_cause.empty();
     found->pid = 0;
     found->phase = ProcessRecord::Phase::down;
     found->kill_timer->cancel();
-    std::string cause = status.describe();
+    std::string cause = killed ? std::exchange(found->kill_cause, {}) : status.describe();
     if (const std::string recorded = take_death_cause(options_.run_dir, found->name); !recorded.empty()) {
       cause += ": " + recorded;
     }
     found->last_cause = cause;
-    if (!shutting_down_) {
-      found->recent_causes.push_back(expected ? "stopped to restart with its group (" + cause + ")" : cause);
-      if (found->recent_causes.size() > kRecentCauses) found->recent_causes.pop_front();
+    if (expected) {
+      note_cause(*found, pending_.count(index) ? "stopped to restart with its group (" + cause + ")"
+                                               : "stopped with its group, not restarted: temporary (" + cause + ")");
+    } else if (!shutting_down_) {
+      on_death(index, pid, cause, !killed && status.signal == 0 && status.exit_code == 0);
     }
-    if (!expected && !shutting_down_) on_death(index, pid, cause);
   }
   restart_pending_when_down();
   finish_if_done();
@@ -101,17 +134,30 @@ std::chrono::milliseconds Supervisor::backoff(std::size_t index) const {
   return std::min(delay, std::chrono::milliseconds{policy.backoff_max_ms});
 }
 
-void Supervisor::on_death(std::size_t index, pid_t pid, const std::string& cause) {
+void Supervisor::on_death(std::size_t index, pid_t pid, const std::string& cause, bool normal_end) {
+  ProcessRecord& dead = processes_[index];
+  const std::string died =
+      "supervisor: process '" + dead.name + "' (pid " + std::to_string(pid) + ") died: " + cause;
+  if (dead.restart == ChildRestart::temporary ||
+      (dead.restart == ChildRestart::transient && normal_end)) {
+    const std::string why = dead.restart == ChildRestart::temporary
+                                ? "not restarted: temporary"
+                                : "not restarted: transient, and it ended normally";
+    dead.finished = true;
+    note_cause(dead, cause + " (" + why + ")");
+    log() << died << "; " << why << std::endl;
+    return;
+  }
+  note_cause(dead, cause);
+
   const auto& policy = topology_.supervision;
-  const auto now = Clock::now();
+  const auto now = options_.clock();
   const auto window =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(policy.within_s));
   while (!recent_restarts_.empty() && now - recent_restarts_.front().at > window)
     recent_restarts_.pop_front();
 
-  const std::string& name = processes_[index].name;
-  const std::string died =
-      "supervisor: process '" + name + "' (pid " + std::to_string(pid) + ") died: " + cause;
+  const std::string& name = dead.name;
   const std::string limit =
       std::to_string(policy.max_restarts) + " in " + format_seconds(policy.within_s) + " s";
   if (static_cast<int>(recent_restarts_.size()) >= policy.max_restarts) {
@@ -135,17 +181,30 @@ void Supervisor::on_death(std::size_t index, pid_t pid, const std::string& cause
   } else if (policy.strategy == RestartStrategy::rest_for_one) {
     for (std::size_t later = index + 1; later < processes_.size(); ++later) group.push_back(later);
   }
+  // A temporary member is stopped with its group and not started again.
   std::string also;
+  std::string stopped;
   for (std::size_t k = 1; k < group.size(); ++k) {
-    also += (also.empty() ? " with '" : "', '") + processes_[group[k]].name;
+    const ProcessRecord& member = processes_[group[k]];
+    if (member.restart != ChildRestart::temporary) {
+      also += (also.empty() ? " with '" : "', '") + member.name;
+    } else if (member.phase == ProcessRecord::Phase::running) {
+      stopped += (stopped.empty() ? "; stopping '" : "', '") + member.name;
+    }
   }
   if (!also.empty()) also += "'";
+  if (!stopped.empty()) stopped += "' for good (temporary)";
   log() << died << "; restarting" << also << " in " << delay.count() << " ms (restart "
-        << recent_restarts_.size() << " of at most " << limit << ")" << std::endl;
+        << recent_restarts_.size() << " of at most " << limit << ")" << stopped << std::endl;
 
   for (std::size_t member : group) {
-    pending_.insert(member);
-    if (processes_[member].phase == ProcessRecord::Phase::running) stop_process(member);
+    ProcessRecord& process = processes_[member];
+    if (process.restart == ChildRestart::temporary && member != index) {
+      process.finished = true;
+    } else {
+      pending_.insert(member);
+    }
+    if (process.phase == ProcessRecord::Phase::running) stop_process(member);
   }
   pending_delay_ = std::max(pending_delay_, delay);
 }
@@ -155,7 +214,7 @@ void Supervisor::stop_process(std::size_t index) {
   if (process.phase != ProcessRecord::Phase::running) return;
   launcher_.signal(process.pid, SIGTERM);
   process.phase = ProcessRecord::Phase::stopping;
-  process.kill_timer->expires_after(options_.stop_grace);
+  process.kill_timer->expires_after(stop_grace_);
   process.kill_timer->async_wait([this, index, pid = process.pid](const boost::system::error_code& error) {
     if (error) return;
     const ProcessRecord& still = processes_[index];

@@ -1,18 +1,31 @@
-// Supervisor: starts one child process per process of a topology and keeps them running.
+// Supervisor: starts one child process per process of a topology on one node (`drk run` the
+// head's, `drk node` its own) and keeps them running.
 //
 // Each child is `EXECUTABLE host --run-dir DIR --process NAME --incarnation N` (N differs on
-// every start). When a child dies unexpectedly the supervisor takes its death cause (exit
-// status plus RUN_DIR/causes/NAME.txt), prints one line, and restarts it per the topology's
-// strategy: one_for_one restarts the process alone, one_for_all every process, rest_for_one the
-// process and those after it in topology order (the others are stopped first). Restarts wait
-// a backoff: the first one backoff_initial_ms, then doubling (from at least 50 ms) up to
-// backoff_max_ms. After a restart, on_restarted is called with the names of the restarted
-// actors (the head sends Control.peerRestarted for each to every actor). More than
-// max_restarts restarts within within_s seconds stop the run with an error that names the
-// process and its last cause.
+// every start). When a child dies unexpectedly the supervisor takes its death cause (the cause
+// given to kill(), else the exit status; plus RUN_DIR/causes/NAME.txt), prints one line, and
+// decides by the process's child type (its actors' `restart`, as in Erlang/OTP):
+//   permanent: restarted; transient: restarted unless it ended normally (exit code 0, not
+//   killed by the supervisor), in which case it is done; temporary: never restarted.
+// A death that is not restarted touches no other process and does not count as a restart.
+// A restart follows the topology's strategy: one_for_one restarts the process alone, one_for_all
+// every process, rest_for_one the process and those after it in topology order (the others are
+// stopped first). As in OTP, a group restart starts again every permanent and transient member
+// (a transient one that had finished too: the group starts over), while a temporary member is
+// stopped and not started again. Restarts wait a backoff: the first one backoff_initial_ms, then
+// doubling (from at least 50 ms) up to backoff_max_ms. After a restart, on_restarted is called
+// with the names of the restarted actors (the head sends Control.peerRestarted for each to every
+// actor). More than max_restarts restarts within within_s seconds stop the run with an error
+// that names the process and its last cause (the escalation to `drk run`, the parent).
 //
-// stop() is the orderly shutdown: SIGTERM to every child (last started first), SIGKILL to
-// those still alive after the grace period, all reaped; then `done` runs with the outcome.
+// kill() is how a health check (heartbeat_monitor.h) ends a running process: SIGKILL, with the
+// cause it gives recorded and printed instead of "killed by SIGKILL"; it counts as an abnormal
+// end.
+//
+// stop() is the orderly shutdown: SIGTERM to every child (last started first; a host then drains
+// its mailboxes for supervision.drain_ms, process_main.h), SIGKILL to those still alive after
+// the grace period (drain_ms + 1 s unless stop_grace says otherwise), all reaped; then `done`
+// runs with the outcome.
 //
 // Thread-safety: every member runs on the io_context's thread (post() to it from elsewhere).
 // The io_context's owner calls children_exited() on SIGCHLD.
@@ -27,8 +40,10 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/process_launcher.h"
@@ -39,18 +54,28 @@ namespace drk::runtime {
 
 struct SupervisorOptions {
   std::string executable;       // understands `host --run-dir DIR --process NAME --incarnation N`
+  std::string node = std::string(kHeadNode);  // supervises the child processes of this node
   std::string run_dir;          // absolute
   std::ostream* log = nullptr;  // nullptr: std::cerr
-  std::chrono::milliseconds stop_grace{3000};
+  // SIGTERM to SIGKILL; absent: supervision.drain_ms + kStopMargin.
+  std::optional<std::chrono::milliseconds> stop_grace;
   std::function<void(const std::vector<std::string>& restarted_actors)> on_restarted;
+  std::function<std::chrono::steady_clock::time_point()> clock = std::chrono::steady_clock::now;  // a seam
 };
+
+// What a draining host gets beyond drain_ms: on_stop and the process's own exit.
+inline constexpr std::chrono::milliseconds kStopMargin{1000};
 
 struct ProcessRecord {
   enum class Phase { down, running, stopping };
   std::string name;
+  ChildRestart restart = ChildRestart::permanent;
   pid_t pid = 0;
   Phase phase = Phase::down;
+  bool finished = false;  // down for good: a temporary one that ended, a transient one that is done
   uint64_t incarnation = 0;
+  std::chrono::steady_clock::time_point started_at{};  // of this incarnation (options.clock)
+  std::string kill_cause;  // set by kill() until the process is reaped
   int starts = 0;
   std::string last_cause;  // "killed by SIGKILL", "exited with code 70: actor x: ..."
   // Why it ended, for each of its latest ends during the run (not at shutdown), oldest first;
@@ -73,6 +98,9 @@ class Supervisor {
   // Reaps the children that ended and reacts; cheap when none did.
   void children_exited();
   void stop();
+  // SIGKILLs process `name` if it is running as `incarnation` and no kill is under way; its
+  // death cause is then `cause` ("missed 5 heartbeats (no report for 5.2 s)"). False otherwise.
+  bool kill(std::string_view name, uint64_t incarnation, std::string cause);
 
   const std::vector<ProcessRecord>& processes() const { return processes_; }
 
@@ -80,7 +108,8 @@ class Supervisor {
   using Clock = std::chrono::steady_clock;
 
   Status launch(std::size_t index);
-  void on_death(std::size_t index, pid_t pid, const std::string& cause);
+  void on_death(std::size_t index, pid_t pid, const std::string& cause, bool normal_end);
+  void note_cause(ProcessRecord& process, std::string text);
   void stop_process(std::size_t index);
   void restart_pending_when_down();
   void fail(Error error);
@@ -94,6 +123,7 @@ class Supervisor {
   const Topology& topology_;
   ProcessLauncher& launcher_;
   SupervisorOptions options_;
+  std::chrono::milliseconds stop_grace_;
   std::vector<ProcessRecord> processes_;
   std::function<void(Status)> done_;
 

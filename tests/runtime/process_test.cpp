@@ -1,10 +1,18 @@
 // The runtime with real processes and sockets: drk_test_host runs a pinger and a ponger in
-// processes of their own, the ponger dies mid-run, and the run must still answer everything.
+// processes of their own, the ponger dies mid-run (killed, stopped, hung), and the run must
+// still answer everything; child types decide which ends are restarted; a stopping process
+// drains its mailbox.
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <functional>
 
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
@@ -34,15 +42,17 @@ Finished run_test_host(const RunDir& dir, const std::vector<std::string>& args, 
   return finished;
 }
 
-std::string pingpong(const RunDir& dir, const std::string& ponger_params, int max_restarts = 10) {
+// `supervision` adds keys to the supervision map: ", heartbeat_ms: 100".
+std::string pingpong(const RunDir& dir, const std::string& ponger_params, int max_restarts = 10,
+                     const std::string& supervision = "") {
   return dir.write("pingpong.yaml",
                    "name: pingpong\n"
                    "run_dir: " +
                        dir.file("run") +
                        "\n"
                        "supervision: {max_restarts: " +
-                       std::to_string(max_restarts) +
-                       ", within_s: 60}\n"
+                       std::to_string(max_restarts) + ", within_s: 60" + supervision +
+                       "}\n"
                        "actors:\n"
                        "  - role: pinger\n"
                        "    process: own\n"
@@ -57,6 +67,31 @@ std::string pingpong(const RunDir& dir, const std::string& ponger_params, int ma
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+std::size_t occurrences(const std::string& text, const std::string& part) {
+  std::size_t count = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++count;
+  return count;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Waits until `done(output so far)` holds, at most `timeout`; polls the output file of a
+// separate process, which has no event to wait on.
+bool wait_for_output(const std::string& path, const std::function<bool(const std::string&)>& done,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    if (done(read_file(path))) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done(read_file(path));
 }
 
 DRK_TEST_CASE("a SIGKILLed process is restarted with its cause and every request is still answered") {
@@ -100,6 +135,96 @@ DRK_TEST_CASE("a topology error stops drk run before anything starts") {
   DRK_CHECK_MESSAGE(
       contains(run.output, "--set actors.ponger.count=0: actors[1].count must be a positive integer"),
       run.output);
+}
+
+}  // namespace
+}  // namespace drk::runtime
+
+namespace drk::runtime {
+namespace {
+
+DRK_TEST_CASE("a SIGSTOPped process misses its heartbeats, is killed with that cause and restarted") {
+  RunDir dir;
+  const Finished run = run_test_host(
+      dir, {"run", pingpong(dir, "{fault: stop, at: 7}", 10, ", heartbeat_ms: 100, missed_heartbeats: 5")});
+  DRK_CHECK_MESSAGE(run.exit_code == 0, run.output);
+  DRK_CHECK_MESSAGE(contains(run.output, ") died: missed 5 heartbeats (no report for "), run.output);
+  DRK_CHECK_MESSAGE(contains(run.output, " s); restarting in 0 ms"), run.output);
+  DRK_CHECK_MESSAGE(contains(run.output, "summary: answered 20 of 20"), run.output);
+}
+
+DRK_TEST_CASE("a hung handler is reported once and, with kill_hung, its process is killed and restarted") {
+  RunDir dir;
+  const Finished run = run_test_host(
+      dir, {"run", pingpong(dir, "{fault: hang, at: 7}", 10,
+                            ", heartbeat_ms: 100, hung_handler_s: 0.5, kill_hung: true")});
+  DRK_CHECK_MESSAGE(run.exit_code == 0, run.output);
+  DRK_CHECK_MESSAGE(occurrences(run.output, "actor ponger: handler for heartbeat has run for ") == 1, run.output);
+  DRK_CHECK_MESSAGE(contains(run.output, ") died: hung handler: heartbeat ran for "), run.output);
+  DRK_CHECK_MESSAGE(contains(run.output, " s; restarting in 0 ms"), run.output);
+  DRK_CHECK_MESSAGE(contains(run.output, "summary: answered 20 of 20"), run.output);
+}
+
+DRK_TEST_CASE("without kill_hung a hung handler is only reported, once, and its process lives on") {
+  RunDir dir;
+  const Finished run = run_test_host(
+      dir, {"run", pingpong(dir, "{fault: hang, at: 7, hang_ms: 1500}", 10,
+                            ", heartbeat_ms: 100, missed_heartbeats: 20, hung_handler_s: 0.5")});
+  DRK_CHECK_MESSAGE(run.exit_code == 0, run.output);
+  DRK_CHECK_MESSAGE(occurrences(run.output, "actor ponger: handler for heartbeat has run for ") == 1, run.output);
+  DRK_CHECK_MESSAGE(contains(run.output, " s (hung?)"), run.output);
+  DRK_CHECK_MESSAGE(!contains(run.output, "died:"), run.output);
+  DRK_CHECK_MESSAGE(contains(run.output, "summary: answered 20 of 20"), run.output);
+}
+
+DRK_TEST_CASE("child types: temporary is never restarted, transient only after an abnormal end") {
+  RunDir dir;
+  const std::string topology = dir.write("types.yaml",
+                                         "name: types\n"
+                                         "run_dir: " + dir.file("run") + "\n"
+                                         "actors:\n"
+                                         "  - {role: quitter, name: dropout, restart: temporary, params: {how: kill}}\n"
+                                         "  - {role: quitter, name: done, restart: transient, params: {how: exit0}}\n"
+                                         "  - {role: quitter, name: crasher, restart: transient,\n"
+                                         "     params: {how: kill, once: true}}\n"
+                                         "experiment: {steps: 1}\n");
+  testing::SpawnedProgram program({DRK_TEST_HOST_PATH, "run", topology}, dir.file("output.txt"));
+  const bool settled = wait_for_output(dir.file("output.txt"), [](const std::string& output) {
+    return contains(output, "'dropout'") && contains(output, "'done'") &&
+           occurrences(output, "quitter crasher: started") == 2;
+  });
+  ::kill(program.pid(), SIGTERM);
+  DRK_REQUIRE(program.wait_for(20000));
+  const std::string output = dir.read("output.txt");
+  DRK_REQUIRE_MESSAGE(settled, output);
+  DRK_CHECK_MESSAGE(program.exit_code() == 143, output);
+  DRK_CHECK_MESSAGE(contains(output, "supervisor: process 'dropout' (pid "), output);
+  DRK_CHECK_MESSAGE(contains(output, ") died: killed by SIGKILL; not restarted: temporary"), output);
+  DRK_CHECK_MESSAGE(
+      contains(output, ") died: exited with code 0; not restarted: transient, and it ended normally"), output);
+  DRK_CHECK_MESSAGE(occurrences(output, "; restarting in 0 ms") == 1, output);
+  DRK_CHECK_MESSAGE(occurrences(output, "quitter dropout: started") == 1, output);
+  DRK_CHECK_MESSAGE(occurrences(output, "quitter done: started") == 1, output);
+}
+
+DRK_TEST_CASE("a stopping process first handles the messages already in its mailbox, for at most drain_ms") {
+  RunDir dir;
+  const std::string topology = dir.write("drain.yaml",
+                                         "name: drain\n"
+                                         "run_dir: " + dir.file("run") + "\n"
+                                         "supervision: {drain_ms: 10000}\n"
+                                         "actors:\n"
+                                         "  - {role: drainer, params: {count: 200, handle_ms: 5}}\n"
+                                         "experiment: {steps: 1}\n");
+  const Finished run = run_test_host(dir, {"run", topology});
+  DRK_CHECK_MESSAGE(run.exit_code == 0, run.output);
+  DRK_CHECK_MESSAGE(read_file(dir.file("run/drained.txt")) == "handled 200\n", run.output);
+
+  // A drain that cannot finish in drain_ms is cut: on_stop still runs, the process exits by itself.
+  const Finished cut = run_test_host(dir, {"run", topology, "--set", "supervision.drain_ms=50"});
+  DRK_CHECK_MESSAGE(cut.exit_code == 0, cut.output);
+  const std::string drained = read_file(dir.file("run/drained.txt"));
+  DRK_CHECK_MESSAGE((drained.rfind("handled ", 0) == 0 && drained != "handled 200\n"), drained);
 }
 
 }  // namespace

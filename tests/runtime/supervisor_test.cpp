@@ -2,69 +2,20 @@
 
 #include <boost/asio/io_context.hpp>
 #include <csignal>
+#include <deque>
 #include <map>
 #include <sstream>
 
 #include "runtime/death_cause.h"
 #include "tests/doctest_drk.h"
+#include "tests/runtime/fake_launcher.h"
 #include "tests/support/run_dir.h"
 
 namespace drk::runtime {
 namespace {
 
+using testing::FakeLauncher;
 using testing::RunDir;
-
-// Children that exist only as pids: they die when the test says so or when signalled.
-class FakeLauncher final : public ProcessLauncher {
- public:
-  bool refuse_to_start = false;
-  bool ignore_sigterm = false;
-  std::vector<std::string> started;  // process names, in start order
-  std::vector<std::pair<std::string, int>> signalled;
-
-  Result<pid_t> start(const std::vector<std::string>& argv) override {
-    if (refuse_to_start) return make_error(Errc::io_error, "no more processes");
-    const std::string& process = argv.at(5);
-    DRK_REQUIRE(argv.at(1) == "host");
-    started.push_back(process);
-    const pid_t pid = next_pid_++;
-    running_[pid] = process;
-    return pid;
-  }
-
-  void signal(pid_t pid, int signal_number) override {
-    if (!running_.count(pid)) return;
-    signalled.emplace_back(running_[pid], signal_number);
-    if (signal_number == SIGTERM && ignore_sigterm) return;
-    end(pid, signal_number == SIGTERM ? ExitStatus{0, 0} : ExitStatus{0, signal_number});
-  }
-
-  std::vector<std::pair<pid_t, ExitStatus>> reap() override { return std::exchange(ended_, {}); }
-
-  void die(const std::string& process, ExitStatus status) {
-    for (const auto& [pid, name] : running_) {
-      if (name == process) {
-        end(pid, status);
-        return;
-      }
-    }
-    DRK_FAIL("no running process " << process);
-  }
-
-  int starts_of(const std::string& process) const {
-    return static_cast<int>(std::count(started.begin(), started.end(), process));
-  }
-
- private:
-  void end(pid_t pid, ExitStatus status) {
-    ended_.emplace_back(pid, status);
-    running_.erase(pid);
-  }
-
-  pid_t next_pid_ = 1000;
-  std::map<pid_t, std::string> running_;
-  std::vector<std::pair<pid_t, ExitStatus>> ended_;
-};
 
 Topology three_processes(RestartStrategy strategy, int max_restarts = 10) {
   Topology topology;
@@ -211,6 +162,88 @@ DRK_TEST_CASE("stop terminates every child, killing those that ignore SIGTERM") 
       std::vector<std::pair<std::string, int>>{
           {"c", SIGTERM}, {"b", SIGTERM}, {"a", SIGTERM}, {"c", SIGKILL}, {"b", SIGKILL}, {"a", SIGKILL}});
   DRK_CHECK(f.launcher.starts_of("a") == 1);
+}
+
+DRK_TEST_CASE("a temporary process is never restarted, and its death is recorded") {
+  Topology topology = three_processes(RestartStrategy::one_for_all);
+  topology.actors[1].restart = ChildRestart::temporary;
+  Fixture f(topology);
+  f.launcher.die("b", ExitStatus{0, SIGKILL});
+  f.settle();
+  DRK_CHECK(f.launcher.started == std::vector<std::string>{"a", "b", "c"});
+  DRK_CHECK(f.launcher.signalled.empty());  // not even under one_for_all: its siblings live on
+  const ProcessRecord& b = f.supervisor->processes()[1];
+  DRK_CHECK(b.phase == ProcessRecord::Phase::down);
+  DRK_CHECK(b.finished);
+  DRK_CHECK(b.last_cause == "killed by SIGKILL");
+  DRK_CHECK(b.recent_causes == std::deque<std::string>{"killed by SIGKILL (not restarted: temporary)"});
+  DRK_CHECK_MESSAGE(f.log.str() == "supervisor: process 'b' (pid 1001) died: killed by SIGKILL; not restarted: "
+                                   "temporary\n",
+                    f.log.str());
+  DRK_CHECK(f.restarted.empty());
+  DRK_CHECK_FALSE(f.outcome.has_value());
+}
+
+DRK_TEST_CASE("a transient process is done after exit code 0 and restarted after an abnormal end") {
+  Topology topology = three_processes(RestartStrategy::one_for_one);
+  topology.actors[0].restart = ChildRestart::transient;
+  topology.actors[1].restart = ChildRestart::transient;
+  Fixture f(topology);
+  f.launcher.die("a", ExitStatus{0, 0});
+  f.launcher.die("b", ExitStatus{3, 0});
+  f.settle();
+  DRK_CHECK(f.launcher.starts_of("a") == 1);
+  DRK_CHECK(f.supervisor->processes()[0].finished);
+  DRK_CHECK(f.launcher.starts_of("b") == 2);
+  DRK_CHECK_MESSAGE(f.log.str().find("process 'a' (pid 1000) died: exited with code 0; not restarted: transient, "
+                                     "and it ended normally") != std::string::npos,
+                    f.log.str());
+  DRK_CHECK(f.log.str().find("process 'b' (pid 1001) died: exited with code 3; restarting in 0 ms") !=
+            std::string::npos);
+  f.launcher.die("b", ExitStatus{0, SIGSEGV});
+  f.settle();
+  DRK_CHECK(f.launcher.starts_of("b") == 3);
+}
+
+DRK_TEST_CASE("a group restart stops a temporary member for good and starts a finished transient one again") {
+  Topology topology = three_processes(RestartStrategy::one_for_all);
+  topology.actors[1].restart = ChildRestart::transient;
+  topology.actors[2].restart = ChildRestart::temporary;
+  Fixture f(topology);
+  f.launcher.die("b", ExitStatus{0, 0});  // done
+  f.settle();
+  f.launcher.die("a", ExitStatus{1, 0});
+  f.settle();
+  DRK_CHECK(f.launcher.started == std::vector<std::string>{"a", "b", "c", "a", "b"});
+  DRK_CHECK(f.launcher.signalled == std::vector<std::pair<std::string, int>>{{"c", SIGTERM}});
+  DRK_CHECK(f.restarted == std::vector<std::string>{"a", "b"});
+  DRK_CHECK_MESSAGE(f.log.str().find("died: exited with code 1; restarting with 'b' in 0 ms (restart 1 of at most "
+                                     "10 in 60 s); stopping 'c' for good (temporary)") != std::string::npos,
+                    f.log.str());
+  const ProcessRecord& c = f.supervisor->processes()[2];
+  DRK_CHECK(c.finished);
+  DRK_CHECK(c.recent_causes ==
+            std::deque<std::string>{"stopped with its group, not restarted: temporary (exited with code 0)"});
+}
+
+DRK_TEST_CASE("kill() ends a running incarnation with the cause it gives, and the process is restarted") {
+  Topology topology = three_processes(RestartStrategy::one_for_one);
+  topology.actors[1].restart = ChildRestart::transient;  // a kill is an abnormal end
+  Fixture f(topology);
+  const uint64_t incarnation = f.supervisor->processes()[1].incarnation;
+  DRK_CHECK_FALSE(f.supervisor->kill("b", incarnation + 1, "stale"));
+  DRK_CHECK_FALSE(f.supervisor->kill("nobody", incarnation, "unknown"));
+  DRK_REQUIRE(f.supervisor->kill("b", incarnation, "missed 5 heartbeats (no report for 5.2 s)"));
+  DRK_CHECK(f.launcher.signalled == std::vector<std::pair<std::string, int>>{{"b", SIGKILL}});
+  f.settle();
+  const ProcessRecord& b = f.supervisor->processes()[1];
+  DRK_CHECK(b.last_cause == "missed 5 heartbeats (no report for 5.2 s)");
+  DRK_CHECK(b.incarnation != incarnation);
+  DRK_CHECK(f.launcher.starts_of("b") == 2);
+  DRK_CHECK_MESSAGE(f.log.str().find("process 'b' (pid 1001) died: missed 5 heartbeats (no report for 5.2 s); "
+                                     "restarting in 0 ms") != std::string::npos,
+                    f.log.str());
+  DRK_CHECK_FALSE(f.supervisor->kill("b", incarnation, "the old incarnation is gone"));
 }
 
 }  // namespace

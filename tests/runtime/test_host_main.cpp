@@ -5,10 +5,20 @@
 //           are answered it writes RUN_DIR/pinger-result.txt and sends a finished StepReport.
 //   ponger: answers each Heartbeat with the same sequence number. params.fault "kill" or
 //           "throw" makes it SIGKILL itself or throw at its params.at-th request, once per run;
-//           "always_throw" throws there on every incarnation.
+//           "always_throw" throws there on every incarnation; "stop" SIGSTOPs its process (which
+//           then misses its heartbeats), and "hang" blocks that handler for params.hang_ms
+//           (forever when absent), once per run.
 //   streamer: sends a Heartbeat to params.to every params.every_ms, until the run is stopped.
 //   sleeper: handles Heartbeats it sends itself, each blocking its handler for params.block_ms
 //            (a slow or hung handler, for inspection).
+//   quitter: prints "quitter NAME: started" on each start, then ends its process at once:
+//            params.how "exit0" (exit code 0) or "kill" (SIGKILL); with params.once, only on its
+//            first start in the run (later starts stay up).
+//   drainer: sends itself params.count Heartbeats, then a finished StepReport (so the run
+//            stops while they wait in its mailbox); handles each in params.handle_ms; on_stop
+//            writes "handled N" to RUN_DIR/drained.txt.
+#include <unistd.h>
+
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -88,6 +98,8 @@ class Ponger final : public runtime::Actor {
   explicit Ponger(const runtime::ActorSpec& spec)
       : fault_(spec.params["fault"].as<std::string>("none")),
         fault_at_(spec.params["at"].as<uint64_t>(0)),
+        hang_(spec.params["hang_ms"].as<int>(1000)),
+        hang_forever_(!spec.params["hang_ms"].IsDefined()),
         marker_(spec.run_dir + "/ponger-fault-injected") {}
 
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
@@ -106,10 +118,18 @@ class Ponger final : public runtime::Actor {
     std::ofstream(marker_) << fault_ << "\n";
     if (fault_ == "kill") ::raise(SIGKILL);
     if (fault_ == "throw") throw std::runtime_error("injected fault");
+    if (fault_ == "stop") ::raise(SIGSTOP);
+    if (fault_ == "hang") {
+      do {
+        std::this_thread::sleep_for(hang_);
+      } while (hang_forever_);
+    }
   }
 
   std::string fault_;
   uint64_t fault_at_;
+  std::chrono::milliseconds hang_{0};
+  bool hang_forever_ = false;
   std::string marker_;
   uint64_t seen_ = 0;
 };
@@ -154,6 +174,64 @@ class Sleeper final : public runtime::Actor {
   std::chrono::milliseconds block_;
 };
 
+class Quitter final : public runtime::Actor {
+ public:
+  explicit Quitter(const runtime::ActorSpec& spec)
+      : how_(spec.params["how"].as<std::string>()),
+        once_(spec.params["once"].as<bool>(false)),
+        marker_(spec.run_dir + "/" + spec.name + "-quit") {}
+
+  void on_start(runtime::ActorContext& context) override {
+    std::cout << "quitter " << context.self() << ": started" << std::endl;
+    context.start_timer(0ms, 0);
+  }
+  void on_message(runtime::ActorContext&, msg::Envelope::Reader) override {}
+  void on_timer(runtime::ActorContext&, uint64_t) override {
+    if (once_ && std::filesystem::exists(marker_)) return;
+    std::ofstream(marker_) << how_ << "\n";
+    if (how_ == "kill") ::raise(SIGKILL);
+    ::_exit(0);
+  }
+
+ private:
+  std::string how_;
+  bool once_;
+  std::string marker_;
+};
+
+class Drainer final : public runtime::Actor {
+ public:
+  explicit Drainer(const runtime::ActorSpec& spec)
+      : count_(spec.params["count"].as<uint64_t>()), handle_(spec.params["handle_ms"].as<int>()) {}
+
+  void on_start(runtime::ActorContext& context) override {
+    for (uint64_t sequence = 1; sequence <= count_; ++sequence) {
+      (void)context.send(context.self(), [&](msg::Envelope::Builder envelope) {
+        envelope.getBody().initHeartbeat().setSequence(sequence);
+      });
+    }
+    (void)context.send("head", [&](msg::Envelope::Builder envelope) {
+      auto report = envelope.getBody().initStepReport();
+      report.setStep(0);
+      report.setPolicyVersion(1);
+      report.setFinished(true);
+    });
+  }
+  void on_message(runtime::ActorContext&, msg::Envelope::Reader envelope) override {
+    if (!envelope.getBody().isHeartbeat()) return;
+    std::this_thread::sleep_for(handle_);  // the work each message stands for
+    ++handled_;
+  }
+  void on_stop(runtime::ActorContext& context) override {
+    std::ofstream(context.spec().run_dir + "/drained.txt") << "handled " << handled_ << "\n";
+  }
+
+ private:
+  uint64_t count_;
+  std::chrono::milliseconds handle_;
+  uint64_t handled_ = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -165,6 +243,10 @@ int main(int argc, char** argv) {
                          [](const runtime::ActorSpec& spec) { return std::make_unique<Streamer>(spec); });
   runtime::register_role("sleeper",
                          [](const runtime::ActorSpec& spec) { return std::make_unique<Sleeper>(spec); });
+  runtime::register_role("quitter",
+                         [](const runtime::ActorSpec& spec) { return std::make_unique<Quitter>(spec); });
+  runtime::register_role("drainer",
+                         [](const runtime::ActorSpec& spec) { return std::make_unique<Drainer>(spec); });
   const std::vector<std::string> args(argv + std::min(argc, 2), argv + argc);
   const std::string command = argc > 1 ? argv[1] : "";
   if (command == "run") {
