@@ -3,13 +3,26 @@
 #include <capnp/any.h>
 #include <capnp/dynamic.h>
 #include <kj/exception.h>
+#include <kj/io.h>
 
 #include <cstring>
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace drk::runtime {
 
 kj::Array<capnp::word> encode(capnp::MessageBuilder& message) { return capnp::messageToFlatArray(message); }
+
+std::size_t encoded_size_bytes(capnp::MessageBuilder& message) {
+  return capnp::computeSerializedSizeInWords(message) * sizeof(capnp::word);
+}
+
+void encode_into(capnp::MessageBuilder& message, std::span<std::byte> out) {
+  kj::ArrayOutputStream stream(kj::arrayPtr(reinterpret_cast<kj::byte*>(out.data()), out.size()));
+  capnp::writeMessage(stream, message);
+}
 
 Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                               const DecodeLimits& limits) {
@@ -53,48 +66,178 @@ Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<
   return decoded;
 }
 
-namespace {
+// A SchemaCheck's compiled form. A Layout is what one struct or group must hold in its pointer
+// section: pointer slots with the type each holds, the groups that share the struct, and its
+// union (the discriminant's place and, per discriminant value, the member's own Layout). A
+// PointerType says how to read one pointer: as Text, Data, a struct (its Layout) or a list (its
+// schema, for Cap'n Proto's element-size check, and the type of its elements). Both live in
+// vectors and refer to each other by index, so that recursive schemas compile to cycles.
+struct SchemaCheck::Plan {
+  enum class Kind : uint8_t { text, data, structure, list };
 
-void read_everything(const capnp::DynamicValue::Reader& value) {
-  switch (value.getType()) {
-    case capnp::DynamicValue::TEXT:
-      value.as<capnp::Text>();
-      break;
-    case capnp::DynamicValue::DATA:
-      value.as<capnp::Data>();
-      break;
-    case capnp::DynamicValue::LIST:
-      for (const auto element : value.as<capnp::DynamicList>()) read_everything(element);
-      break;
-    case capnp::DynamicValue::STRUCT: {
-      const auto record = value.as<capnp::DynamicStruct>();
-      for (const auto field : record.getSchema().getNonUnionFields()) {
-        if (record.has(field)) read_everything(record.get(field));
+  struct PointerType {
+    Kind kind = Kind::text;
+    uint32_t layout = 0;                     // structure
+    std::optional<capnp::ListSchema> list;   // list
+    std::optional<uint32_t> element;         // list: the elements' PointerType, when they are pointers
+  };
+
+  struct Slot {
+    uint16_t index;  // in the pointer section
+    uint32_t type;   // PointerType
+  };
+
+  struct Layout {
+    std::vector<Slot> pointers;
+    std::vector<uint32_t> groups;
+    bool has_union = false;
+    uint32_t discriminant_byte = 0;                   // offset in the data section
+    std::vector<std::optional<uint32_t>> members;     // Layout per discriminant value
+  };
+
+  std::vector<PointerType> types;
+  std::vector<Layout> layouts;
+  std::map<uint64_t, uint32_t> layout_of;  // schema id -> Layout, while compiling
+
+  uint32_t compile_layout(capnp::StructSchema schema) {
+    if (auto found = layout_of.find(schema.getProto().getId()); found != layout_of.end()) return found->second;
+    const auto index = static_cast<uint32_t>(layouts.size());
+    layout_of.emplace(schema.getProto().getId(), index);
+    layouts.emplace_back();
+    Layout layout;
+    for (const auto field : schema.getNonUnionFields()) add_field(layout, field);
+    const auto union_fields = schema.getUnionFields();
+    if (union_fields.size() > 0) {
+      layout.has_union = true;
+      layout.discriminant_byte = schema.getProto().getStruct().getDiscriminantOffset() * 2;
+      for (const auto field : union_fields) {
+        Layout member;
+        add_field(member, field);
+        if (member.pointers.empty() && member.groups.empty()) continue;
+        const uint16_t value = field.getProto().getDiscriminantValue();
+        if (layout.members.size() <= value) layout.members.resize(value + 1);
+        layout.members[value] = static_cast<uint32_t>(layouts.size());
+        layouts.push_back(std::move(member));
       }
-      KJ_IF_MAYBE(member, record.which()) {
-        if (record.has(*member)) read_everything(record.get(*member));
-      }
-      break;
     }
-    default:
-      break;
+    layouts[index] = std::move(layout);
+    return index;
   }
+
+  void add_field(Layout& layout, capnp::StructSchema::Field field) {
+    const auto proto = field.getProto();
+    if (proto.isGroup()) {
+      layout.groups.push_back(compile_layout(field.getType().asStruct()));
+      return;
+    }
+    const auto type = compile_type(field.getType());
+    if (type) layout.pointers.push_back(Slot{static_cast<uint16_t>(proto.getSlot().getOffset()), *type});
+  }
+
+  // The PointerType of `type`; nullopt for a type that is not a pointer.
+  std::optional<uint32_t> compile_type(capnp::Type type) {
+    PointerType pointer;
+    switch (type.which()) {
+      case capnp::schema::Type::TEXT:
+        pointer.kind = Kind::text;
+        break;
+      case capnp::schema::Type::DATA:
+        pointer.kind = Kind::data;
+        break;
+      case capnp::schema::Type::STRUCT:
+        pointer.kind = Kind::structure;
+        pointer.layout = compile_layout(type.asStruct());
+        break;
+      case capnp::schema::Type::LIST: {
+        const auto list = type.asList();
+        pointer.kind = Kind::list;
+        pointer.list = list;
+        pointer.element = compile_type(list.getElementType());
+        break;
+      }
+      default:  // not a pointer, or one read as the handler chooses (AnyPointer): nothing to check
+        return std::nullopt;
+    }
+    types.push_back(pointer);
+    return static_cast<uint32_t>(types.size() - 1);
+  }
+
+  void check_layout(uint32_t index, capnp::AnyStruct::Reader record) const {
+    const Layout& layout = layouts[index];
+    const auto section = record.getPointerSection();
+    for (const Slot& slot : layout.pointers) {
+      if (slot.index < section.size()) check_pointer(slot.type, section[slot.index]);
+    }
+    for (const uint32_t group : layout.groups) check_layout(group, record);
+    if (!layout.has_union) return;
+    const auto data = record.getDataSection();
+    uint16_t discriminant = 0;  // beyond the data section: the default, 0
+    if (layout.discriminant_byte + 2 <= data.size()) {
+      discriminant = static_cast<uint16_t>(data[layout.discriminant_byte] | (data[layout.discriminant_byte + 1] << 8));
+    }
+    if (discriminant < layout.members.size() && layout.members[discriminant]) {
+      check_layout(*layout.members[discriminant], record);
+    }
+  }
+
+  // The reads a generated reader makes, each of which throws on a pointer that does not fit.
+  void check_pointer(uint32_t index, capnp::AnyPointer::Reader pointer) const {
+    if (pointer.isNull()) return;
+    const PointerType& type = types[index];
+    switch (type.kind) {
+      case Kind::text:
+        pointer.getAs<capnp::Text>();
+        break;
+      case Kind::data:
+        pointer.getAs<capnp::Data>();
+        break;
+      case Kind::structure:
+        check_layout(type.layout, pointer.getAs<capnp::AnyStruct>());
+        break;
+      case Kind::list:
+        check_list(type, pointer.getAs<capnp::DynamicList>(*type.list));
+        break;
+    }
+  }
+
+  // Reading an element of a list of pointers checks it (DynamicList reads it as its type says).
+  void check_list(const PointerType& type, const capnp::DynamicList::Reader& list) const {
+    if (!type.element) return;  // primitives, AnyPointer: the element size check was the whole check
+    const PointerType& element = types[*type.element];
+    for (const auto value : list) {
+      if (element.kind == Kind::structure) {
+        check_layout(element.layout, value.as<capnp::DynamicStruct>());
+      } else if (element.kind == Kind::list) {
+        check_list(element, value.as<capnp::DynamicList>());
+      }
+    }
+  }
+};
+
+SchemaCheck::SchemaCheck(capnp::StructSchema root) : root_name_(root.getShortDisplayName().cStr()) {
+  auto plan = std::make_unique<Plan>();
+  plan->compile_layout(root);  // the root is Layout 0
+  plan->layout_of.clear();
+  plan_ = std::move(plan);
 }
 
-}  // namespace
+SchemaCheck::~SchemaCheck() = default;
 
-Status check_schema(DecodedMessage& message, capnp::StructSchema schema) {
+Status check_schema(DecodedMessage& message, const SchemaCheck& check) {
   capnp::ReaderOptions options = message.options_;
   options.traversalLimitInWords /= 4;
   try {
     capnp::FlatArrayMessageReader reader(message.words_, options);
-    read_everything(reader.getRoot<capnp::DynamicStruct>(schema));
+    check.plan_->check_layout(0, reader.getRoot<capnp::AnyStruct>());
   } catch (const kj::Exception& error) {
-    return make_error(Errc::protocol_error, "a message that does not fit its schema (" +
-                                                std::string(schema.getShortDisplayName().cStr()) +
+    return make_error(Errc::protocol_error, "a message that does not fit its schema (" + check.root_name_ +
                                                 "): " + error.getDescription().cStr());
   }
   return {};
+}
+
+Status check_schema(DecodedMessage& message, capnp::StructSchema schema) {
+  return check_schema(message, SchemaCheck(schema));
 }
 
 }  // namespace drk::runtime

@@ -1,20 +1,31 @@
 // Codec: Cap'n Proto messages to bytes and back, with the limits that bytes from a peer need.
 //
-// encode() flattens a message into one contiguous array (the wire form of a ZeroMQ frame).
+// encode() flattens a message into one contiguous array (the wire form of a ZeroMQ frame);
+// encode_into() writes the same bytes into a buffer the caller sized with encoded_size_bytes(),
+// so that a sender can build the frame in place with a single copy.
 // decode() reads bytes that came from another process, which are untrusted: it rejects frames
 // over DecodeLimits::max_frame_bytes, frames whose length is not a whole number of words, and
 // frames whose segment table or pointers are malformed, all with Errc::protocol_error, and reads
 // with a traversal limit and a nesting limit so that a hostile message cannot make a reader
 // loop or recurse without bound. The whole message is traversed once at decode time, which
-// checks its structure but not its schema: check_schema() then reads every field as the schema
-// says, so that a message that fits no schema (a Text without its NUL, a pointer of the wrong
+// checks its structure but not its schema: check_schema() then follows every pointer the schema
+// names, so that a message that fits no schema (a Text without its NUL, a pointer of the wrong
 // kind, a list of the wrong element size) is refused before a handler reads it and throws.
+//
+// The guarantee: a message that passes decode() and check_schema() against T can be read in
+// full through T's generated readers (every field, the active member of every union, every
+// list element) several times over without a kj::Exception. check_schema() makes the same
+// pointer reads the generated readers make (Cap'n Proto's own kind, element size and NUL
+// checks), guided by a SchemaCheck compiled once per root type from the schema, so that it costs
+// a walk over the pointers and no reflection per message. tests/fuzz/decode_fuzz.cpp holds the
+// guarantee against arbitrary bytes.
 //
 // Alignment: a ZeroMQ frame is not guaranteed to be 8-byte aligned (pitfalls.md #6). When the
 // caller hands over ownership of aligned bytes they are read in place; otherwise they are copied
 // once into an aligned buffer.
 //
-// Thread-safety: free functions are reentrant; a DecodedMessage is a value owned by one thread.
+// Thread-safety: free functions are reentrant; a DecodedMessage is a value owned by one thread;
+// a SchemaCheck is immutable once built and may be shared by threads.
 #pragma once
 
 #include <capnp/message.h>
@@ -26,6 +37,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "runtime/result.h"
 
@@ -40,6 +52,30 @@ struct DecodeLimits {
 
 // The flat wire form of `message` (segment table followed by the segments).
 kj::Array<capnp::word> encode(capnp::MessageBuilder& message);
+// The size of encode(message) in bytes.
+std::size_t encoded_size_bytes(capnp::MessageBuilder& message);
+// Writes encode(message) into `out`, which holds exactly encoded_size_bytes(message) bytes.
+void encode_into(capnp::MessageBuilder& message, std::span<std::byte> out);
+
+class DecodedMessage;
+
+// What check_schema() verifies for one root struct type, compiled from its schema: for every
+// struct and group, the pointer fields and the kind each must hold, and where its union's
+// discriminant lies. Built once per root type (decode_checked keeps one per T).
+class SchemaCheck {
+ public:
+  explicit SchemaCheck(capnp::StructSchema root);
+  ~SchemaCheck();
+  SchemaCheck(const SchemaCheck&) = delete;
+  SchemaCheck& operator=(const SchemaCheck&) = delete;
+
+  struct Plan;  // codec.cpp
+
+ private:
+  friend Status check_schema(DecodedMessage& message, const SchemaCheck& check);
+  std::unique_ptr<const Plan> plan_;
+  std::string root_name_;
+};
 
 // A decoded message that owns (or keeps alive) the bytes it reads from.
 class DecodedMessage {
@@ -52,7 +88,7 @@ class DecodedMessage {
   std::size_t size_bytes() const { return size_bytes_; }
 
  private:
-  friend Status check_schema(DecodedMessage& message, capnp::StructSchema schema);
+  friend Status check_schema(DecodedMessage& message, const SchemaCheck& check);
   friend Result<DecodedMessage> decode(std::span<const std::byte>, std::shared_ptr<const void>,
                                        const DecodeLimits&);
   std::shared_ptr<const void> owner_;
@@ -64,14 +100,20 @@ class DecodedMessage {
 };
 
 // Decodes `bytes`. When `owner` is given it keeps `bytes` alive and aligned bytes are read in
-// place; without it the bytes are always copied. Errors: protocol_error naming what is wrong.
+// place; without it the bytes are always copied. A caller that keeps the bytes alive and
+// unchanged for as long as the DecodedMessage lives may pass an owner that owns nothing
+// (std::shared_ptr<const void>(std::shared_ptr<void>(), bytes.data()): no allocation).
+// Errors: protocol_error naming what is wrong.
 Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                               const DecodeLimits& limits = {});
 
-// Reads every field of the root as `schema` (the root's type) says: every set union member,
-// every list element, every Text and Data. Errors: protocol_error naming what does not fit.
-// It reads with a reader of its own, limited to a quarter of the message's traversal limit, so
-// that a message that passes can be read in full several more times by its handler.
+// Reads every pointer of the root that `check` says the root type has: every pointer field of
+// every struct, of the active member of every union, every list element, every Text and Data.
+// Errors: protocol_error naming what does not fit. It reads with a reader of its own, limited to
+// a quarter of the message's traversal limit, so that a message that passes can be read in full
+// several more times by its handler.
+Status check_schema(DecodedMessage& message, const SchemaCheck& check);
+// The same against `schema`, compiled on every call: for tests and tools, not per message.
 Status check_schema(DecodedMessage& message, capnp::StructSchema schema);
 
 // decode() and then check_schema() against the root type T: what every reader of bytes from a
@@ -79,9 +121,10 @@ Status check_schema(DecodedMessage& message, capnp::StructSchema schema);
 template <typename T>
 Result<DecodedMessage> decode_checked(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                                       const DecodeLimits& limits = {}) {
+  static const SchemaCheck check(capnp::Schema::from<T>());
   auto decoded = decode(bytes, std::move(owner), limits);
   if (!decoded) return decoded;
-  if (auto checked = check_schema(*decoded, capnp::Schema::from<T>()); !checked) return checked.error();
+  if (auto checked = check_schema(*decoded, check); !checked) return checked.error();
   return decoded;
 }
 

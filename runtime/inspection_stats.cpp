@@ -21,8 +21,7 @@ void ActorStats::set_phase(ActorPhase phase) {
 }
 
 void ActorStats::received() {
-  std::lock_guard lock(mutex_);
-  ++messages_received_;
+  messages_received_.store(messages_received_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 void ActorStats::begin_handler(std::string_view kind, Clock::time_point now) {
@@ -57,7 +56,7 @@ ActorStatsSnapshot ActorStats::snapshot(Clock::time_point now) const {
   ActorStatsSnapshot taken;
   std::lock_guard lock(mutex_);
   taken.phase = phase_;
-  taken.messages_received = messages_received_;
+  taken.messages_received = messages_received_.load(std::memory_order_relaxed);
   taken.messages_handled = messages_handled_;
   taken.timers_fired = timers_fired_;
   taken.handler_calls = handler_calls_;

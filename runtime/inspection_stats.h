@@ -2,7 +2,9 @@
 //
 // The actor's own thread records: a frame taken off the mailbox, a handler that begins and
 // ends (its kind and duration), a dead letter, the actor's phase. Any thread may take a
-// snapshot. Recording takes an uncontended mutex and reads the steady clock; it never
+// snapshot. A received frame is one relaxed store to a counter only the actor's thread writes
+// (so a snapshot may count it a moment before the handler begins); the rest takes an
+// uncontended mutex and reads the steady clock. Recording never
 // allocates (the running handler's kind is kept in a fixed buffer, truncated to
 // kMaxHandlerKind characters), except for a dead letter's reason, which is rare.
 //
@@ -13,6 +15,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -76,7 +79,7 @@ class ActorStats {
  private:
   mutable std::mutex mutex_;
   ActorPhase phase_ = ActorPhase::starting;
-  uint64_t messages_received_ = 0;
+  std::atomic<uint64_t> messages_received_{0};
   uint64_t messages_handled_ = 0;
   uint64_t timers_fired_ = 0;
   uint64_t handler_calls_ = 0;

@@ -4,9 +4,15 @@
 //
 // send() waits up to SendOptions::wait_for_room for room in a full mailbox, then fails with
 // Errc::busy; a recipient the topology does not name is Errc::not_found.
+// Each envelope is built in a first segment the Outbox keeps and reuses, and encoded straight
+// into its ZeroMQ frame (one copy, no allocation for a small message); `fill` must therefore
+// not call send() on the same Outbox.
 // Thread-safety: one thread uses an Outbox (ZeroMQ sockets are single-threaded); it must be
 // destroyed before its Transport.
 #pragma once
+
+#include <capnp/common.h>
+#include <kj/array.h>
 
 #include <cstdint>
 #include <functional>
@@ -35,6 +41,7 @@ class Outbox {
   std::string sender_;
   std::function<int64_t()> clock_;
   std::map<std::string, zmq::socket_t, std::less<>> sockets_;
+  kj::Array<capnp::word> first_segment_;  // zeroed; a builder zeroes what it used when it ends
 };
 
 }  // namespace drk::runtime

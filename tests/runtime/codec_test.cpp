@@ -2,6 +2,7 @@
 
 #include <capnp/message.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -100,6 +101,44 @@ DRK_TEST_CASE("a message that decodes but does not fit the Envelope schema is re
   auto good = decode(*good_bytes, good_bytes);
   DRK_REQUIRE(good.ok());
   DRK_CHECK(check_schema(*good, capnp::Schema::from<msg::Envelope>()).ok());
+}
+
+DRK_TEST_CASE("encode_into writes the bytes encode returns, for one segment and for several") {
+  for (const std::size_t payload_bytes : {std::size_t{64}, std::size_t{64} << 10}) {
+    kj::Array<capnp::word> first_segment = kj::heapArray<capnp::word>(16);
+    std::memset(first_segment.begin(), 0, first_segment.asBytes().size());
+    capnp::MallocMessageBuilder builder(first_segment);
+    const std::vector<kj::byte> payload(payload_bytes, 7);
+    builder.initRoot<msg::Envelope>().getBody().initPolicyWeights().setParameters(
+        kj::arrayPtr(payload.data(), payload.size()));
+    const auto words = encode(builder);
+    std::vector<std::byte> written(encoded_size_bytes(builder));
+    DRK_REQUIRE(written.size() == words.asBytes().size());
+    encode_into(builder, written);
+    DRK_CHECK(std::memcmp(written.data(), words.asBytes().begin(), written.size()) == 0);
+  }
+}
+
+DRK_TEST_CASE("a Text without its NUL inside the active union member is refused by the schema check") {
+  capnp::MallocMessageBuilder builder;
+  auto envelope = builder.initRoot<msg::Envelope>();
+  envelope.setSender("generator.0");
+  envelope.getBody().initCandidate().setSource("__global__ void kernel() {}");
+  const auto words = encode(builder);
+  auto bytes = std::make_shared<std::vector<std::byte>>(words.asBytes().size());
+  std::memcpy(bytes->data(), words.asBytes().begin(), bytes->size());
+  const std::string source = "__global__ void kernel() {}";
+  const auto at = std::search(bytes->begin(), bytes->end(), reinterpret_cast<const std::byte*>(source.data()),
+                              reinterpret_cast<const std::byte*>(source.data()) + source.size());
+  DRK_REQUIRE(at != bytes->end());
+  *(at + static_cast<std::ptrdiff_t>(source.size())) = std::byte{'x'};  // the NUL
+
+  auto decoded = decode(*bytes, bytes);
+  DRK_REQUIRE(decoded.ok());  // structurally sound: only the schema says it is Text
+  const auto checked = check_schema(*decoded, capnp::Schema::from<msg::Envelope>());
+  DRK_REQUIRE_FALSE(checked.ok());
+  DRK_CHECK(checked.error().message.find("does not fit its schema (Envelope)") != std::string::npos);
+  DRK_CHECK_FALSE(decode_checked<msg::Envelope>(*bytes, bytes).ok());
 }
 
 }  // namespace

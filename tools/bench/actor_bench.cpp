@@ -1,5 +1,7 @@
 #include "tools/bench/actor_bench.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -8,9 +10,12 @@
 #include <vector>
 
 #include "runtime/actor_host.h"
+#include "runtime/curve_keys.h"
+#include "runtime/network_map.h"
 #include "runtime/outbox.h"
 #include "runtime/topology.h"
 #include "runtime/transport.h"
+#include "tools/bench/free_port.h"
 #include "tools/bench/temp_dir.h"
 
 namespace drk::bench {
@@ -21,6 +26,7 @@ using namespace std::chrono_literals;
 
 constexpr auto kGrace = 10s;  // beyond the budget, before a measurement counts as stuck
 constexpr std::size_t kWarmUpRoundTrips = 20;
+constexpr uint32_t kSendBatch = 64;  // sends between two reads of the clock
 
 // What the actors hand to the thread that runs the measurement.
 struct Report {
@@ -74,10 +80,13 @@ class Source final : public runtime::Actor {
     if (!is_start(envelope)) return;
     const auto payload = kj::arrayPtr(reinterpret_cast<const kj::byte*>(payload_.data()), payload_.size());
     const auto until = Clock::now() + duration_;
-    for (uint32_t sequence = 1; Clock::now() < until; ++sequence) {
-      auto sent = context.send(
-          "sink", [&](msg::Envelope::Builder out) { set_payload(out, sequence, payload); }, patient());
-      if (!sent) return report_.finish(sent.error());
+    // The clock is read once per batch of sends, as raw_throughput's sender reads it.
+    for (uint32_t sequence = 1; Clock::now() < until;) {
+      for (const uint32_t batch_end = sequence + kSendBatch; sequence < batch_end; ++sequence) {
+        auto sent = context.send(
+            "sink", [&](msg::Envelope::Builder out) { set_payload(out, sequence, payload); }, patient());
+        if (!sent) return report_.finish(sent.error());
+      }
     }
     auto ended = context.send(
         "sink", [](msg::Envelope::Builder out) { out.getBody().initHeartbeat(); }, patient());
@@ -175,40 +184,79 @@ class Pong final : public runtime::Actor {
   }
 };
 
-// Two actors, `first` and `second`, in one runtime process (inproc) or two (ipc), and a driver
-// that starts `first` with a Control.ping.
+// The topology of a pair: `first` in process bench.a on the head node; `second` in bench.a
+// (inproc), in bench.b (ipc), or in bench.b on node b (tcp, tcp+curve).
+Result<runtime::Topology> pair_topology(BenchTransport transport, const std::string& run_dir,
+                                        const std::string& first, const std::string& second) {
+  const bool networked = transport == BenchTransport::tcp || transport == BenchTransport::tcp_curve;
+  std::string text = "name: bench\nrun_dir: " + run_dir + "\n";
+  if (networked) text += "network: {listen: 'tcp://127.0.0.1:1'}\nnodes: [b]\n";
+  text += "actors:\n  - {name: " + first + ", role: " + first + ", process: bench.a}\n";
+  text += "  - {name: " + second + ", role: " + second + ", process: " +
+          (transport == BenchTransport::inproc ? "bench.a" : "bench.b") + (networked ? ", node: b" : "") + "}\n";
+  return runtime::parse_topology(YAML::Load(text), "the runtime benchmark's topology");
+}
+
+// How each node of a tcp pair is reached, and with tcp_curve who it is and whom it allows.
+struct PairNetworks {
+  runtime::TransportNetwork head;
+  runtime::TransportNetwork b;
+};
+
+Result<PairNetworks> pair_networks(BenchTransport transport) {
+  PairNetworks networks;
+  networks.head.local_node = std::string(runtime::kHeadNode);
+  networks.b.local_node = "b";
+  if (transport != BenchTransport::tcp && transport != BenchTransport::tcp_curve) return networks;
+  runtime::NetworkMap map;
+  for (const std::string& node : {std::string(runtime::kHeadNode), std::string("b")}) {
+    auto port = free_tcp_port();
+    if (!port) return port.error();
+    // The head node's mailboxes start with the built-in head actor's: `first` listens at +1.
+    map.nodes[node] = runtime::NodeAddress{"127.0.0.1", "127.0.0.1", *port, ""};
+  }
+  if (transport == BenchTransport::tcp_curve) {
+    auto head_keys = runtime::generate_curve_key_pair();
+    if (!head_keys) return head_keys.error();
+    auto b_keys = runtime::generate_curve_key_pair();
+    if (!b_keys) return b_keys.error();
+    map.nodes[std::string(runtime::kHeadNode)].public_key = head_keys->public_key;
+    map.nodes["b"].public_key = b_keys->public_key;
+    networks.head.curve = runtime::CurveIdentity{*head_keys, {{"b", b_keys->public_key}}};
+    networks.b.curve = runtime::CurveIdentity{*b_keys, {{std::string(runtime::kHeadNode), head_keys->public_key}}};
+  }
+  networks.head.map = map;
+  networks.b.map = map;
+  return networks;
+}
+
+// Two actors, `first` and `second`, placed as pair_topology says, each process with its own
+// Transport, and a driver that starts `first` with a Control.ping.
 class ActorPair {
  public:
-  ActorPair(ActorTransport transport, const std::string& first, const std::string& second)
-      : dir_("drk-bench"), first_(first), second_(second) {
-    topology_.name = "bench";
-    topology_.run_dir = dir_.path();
-    const std::string second_process = transport == ActorTransport::ipc ? "bench.b" : "bench.a";
-    for (const auto& [name, process] :
-         {std::pair{first, std::string("bench.a")}, std::pair{second, second_process}}) {
-      runtime::ActorEntry entry;
-      entry.name = name;
-      entry.role = name;
-      entry.process = process;
-      topology_.actors.push_back(entry);
-    }
-    runtime::HostOptions options;
-    options.run_dir = dir_.path();
-    near_.emplace(topology_, "bench.a", dir_.path());
-    near_host_.emplace(*near_, options);
-    if (transport == ActorTransport::ipc) {
-      far_.emplace(topology_, "bench.b", dir_.path());
-      far_host_.emplace(*far_, options);
-    }
-  }
+  ActorPair(BenchTransport transport, std::string first, std::string second)
+      : transport_(transport), dir_("drk-bench"), first_(std::move(first)), second_(std::move(second)) {}
 
   ~ActorPair() {
     driver_.reset();
     if (far_host_) far_host_->stop();
-    near_host_->stop();
+    if (near_host_) near_host_->stop();
   }
 
   Status start(std::unique_ptr<runtime::Actor> first, std::unique_ptr<runtime::Actor> second) {
+    auto topology = pair_topology(transport_, dir_.path(), first_, second_);
+    if (!topology) return topology.error();
+    topology_ = std::move(*topology);
+    auto networks = pair_networks(transport_);
+    if (!networks) return networks.error();
+    runtime::HostOptions options;
+    options.run_dir = dir_.path();
+    near_.emplace(topology_, "bench.a", dir_.path(), networks->head);
+    near_host_.emplace(*near_, options);
+    if (transport_ != BenchTransport::inproc) {
+      far_.emplace(topology_, "bench.b", dir_.path(), networks->b);
+      far_host_.emplace(*far_, options);
+    }
     near_host_->add(spec(first_), std::move(first));
     (far_host_ ? *far_host_ : *near_host_).add(spec(second_), std::move(second));
     if (far_host_) {
@@ -228,6 +276,7 @@ class ActorPair {
     return spec;
   }
 
+  BenchTransport transport_;
   TempDir dir_;
   std::string first_;
   std::string second_;
@@ -241,7 +290,7 @@ class ActorPair {
 
 }  // namespace
 
-Result<Throughput> actor_throughput(ActorTransport transport, std::size_t payload_bytes,
+Result<Throughput> actor_throughput(BenchTransport transport, std::size_t payload_bytes,
                                     const BenchBudget& budget) {
   Report report;
   {
@@ -256,7 +305,7 @@ Result<Throughput> actor_throughput(ActorTransport transport, std::size_t payloa
   return report.throughput;
 }
 
-Result<Latency> actor_latency(ActorTransport transport, std::size_t payload_bytes,
+Result<Latency> actor_latency(BenchTransport transport, std::size_t payload_bytes,
                               const BenchBudget& budget) {
   Report report;
   {

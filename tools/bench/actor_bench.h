@@ -7,25 +7,27 @@
 // a pong actor answers with a copy of the payload, and each round trip is timed from the ping's
 // handler. inproc places both actors in one runtime process; ipc gives each its own Transport
 // (its own ZeroMQ context and process name), so the runtime routes them over its ipc sockets,
-// as between two processes.
+// as between two processes. tcp and tcp_curve put the second actor on a second node, "b", of a
+// multi-node topology (network.listen on 127.0.0.1), with one Transport per node whose
+// NetworkMap places both nodes on 127.0.0.1 at free ports: the runtime routes them over its tcp
+// network mailboxes, and with tcp_curve each node has a fresh CURVE key pair and allows only
+// the other's public key (the runtime's ZAP authenticator checks every connection).
 //
-// Errors: timeout when the actors do not finish within the budget plus 10 s; the runtime's own
-// errors (a mailbox that cannot bind, a send that stays busy) as they come.
+// Errors: timeout when the actors do not finish within the budget plus 10 s; unsupported when
+// libzmq has no CURVE; the runtime's own errors (a mailbox that cannot bind, a send that stays
+// busy) as they come.
 // Thread-safety: each call owns its transports, hosts and temporary run directory.
 #pragma once
 
 #include <cstddef>
-#include <string_view>
 
 #include "runtime/result.h"
 #include "tools/bench/measurement.h"
 
 namespace drk::bench {
 
-enum class ActorTransport { inproc, ipc };
-
-Result<Throughput> actor_throughput(ActorTransport transport, std::size_t payload_bytes,
+Result<Throughput> actor_throughput(BenchTransport transport, std::size_t payload_bytes,
                                     const BenchBudget& budget);
-Result<Latency> actor_latency(ActorTransport transport, std::size_t payload_bytes, const BenchBudget& budget);
+Result<Latency> actor_latency(BenchTransport transport, std::size_t payload_bytes, const BenchBudget& budget);
 
 }  // namespace drk::bench

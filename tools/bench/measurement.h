@@ -10,15 +10,39 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace drk::bench {
+
+// The ZeroMQ transports measured, for raw sockets and for drkernel's actors alike. tcp binds
+// 127.0.0.1; tcp_curve adds CURVE encryption and authentication.
+enum class BenchTransport { inproc, ipc, tcp, tcp_curve };
+
+inline constexpr BenchTransport kBenchTransports[] = {BenchTransport::inproc, BenchTransport::ipc,
+                                                      BenchTransport::tcp, BenchTransport::tcp_curve};
+
+// "inproc", "ipc", "tcp", "tcp+curve".
+inline std::string_view transport_name(BenchTransport transport) {
+  switch (transport) {
+    case BenchTransport::inproc:
+      return "inproc";
+    case BenchTransport::ipc:
+      return "ipc";
+    case BenchTransport::tcp:
+      return "tcp";
+    case BenchTransport::tcp_curve:
+      return "tcp+curve";
+  }
+  return "?";
+}
 
 struct BenchBudget {
   std::chrono::milliseconds throughput{1000};  // per throughput measurement
   std::chrono::milliseconds latency{1000};     // per latency measurement
   std::size_t max_round_trips = 200000;        // a latency measurement stops at whichever comes first
   int restart_samples = 7;
+  int node_failure_samples = 3;  // about 2 s each
 };
 
 struct Throughput {

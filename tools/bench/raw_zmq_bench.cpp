@@ -32,7 +32,7 @@ struct Link {
   zmq::socket_t push;
 };
 
-Result<Link> make_link(RawTransport transport, zmq::context_t& pull_context, zmq::context_t& push_context,
+Result<Link> make_link(BenchTransport transport, zmq::context_t& pull_context, zmq::context_t& push_context,
                        const std::string& ipc_dir) {
   Link link{zmq::socket_t(pull_context, zmq::socket_type::pull),
             zmq::socket_t(push_context, zmq::socket_type::push)};
@@ -41,7 +41,7 @@ Result<Link> make_link(RawTransport transport, zmq::context_t& pull_context, zmq
   link.pull.set(zmq::sockopt::rcvtimeo, kReceiveTimeoutMs);
   link.push.set(zmq::sockopt::sndhwm, kHighWaterMark);
   link.push.set(zmq::sockopt::sndtimeo, kReceiveTimeoutMs);
-  if (transport == RawTransport::tcp_curve) {
+  if (transport == BenchTransport::tcp_curve) {
     CurveKeys keys;
     if (zmq_curve_keypair(keys.server_public, keys.server_secret) != 0 ||
         zmq_curve_keypair(keys.client_public, keys.client_secret) != 0) {
@@ -56,14 +56,14 @@ Result<Link> make_link(RawTransport transport, zmq::context_t& pull_context, zmq
   }
   const int number = link_counter++;
   switch (transport) {
-    case RawTransport::inproc:
+    case BenchTransport::inproc:
       link.pull.bind("inproc://raw-" + std::to_string(number));
       break;
-    case RawTransport::ipc:
+    case BenchTransport::ipc:
       link.pull.bind("ipc://" + ipc_dir + "/raw-" + std::to_string(number));
       break;
-    case RawTransport::tcp:
-    case RawTransport::tcp_curve:
+    case BenchTransport::tcp:
+    case BenchTransport::tcp_curve:
       link.pull.bind("tcp://127.0.0.1:*");
       break;
   }
@@ -73,38 +73,24 @@ Result<Link> make_link(RawTransport transport, zmq::context_t& pull_context, zmq
 
 // The contexts of one measurement: a shared one for inproc, one per end otherwise.
 struct Contexts {
-  explicit Contexts(RawTransport transport) {
-    if (transport != RawTransport::inproc) far.emplace();
+  explicit Contexts(BenchTransport transport) {
+    if (transport != BenchTransport::inproc) far.emplace();
   }
   zmq::context_t near;
   std::optional<zmq::context_t> far;
   zmq::context_t& far_end() { return far ? *far : near; }
 };
 
-Error timed_out(RawTransport transport) {
+Error timed_out(BenchTransport transport) {
   return make_error(Errc::timeout, "raw ZeroMQ over " + std::string(transport_name(transport)) +
                                        ": a frame did not arrive within 10 s");
 }
 
 }  // namespace
 
-std::string_view transport_name(RawTransport transport) {
-  switch (transport) {
-    case RawTransport::inproc:
-      return "inproc";
-    case RawTransport::ipc:
-      return "ipc";
-    case RawTransport::tcp:
-      return "tcp";
-    case RawTransport::tcp_curve:
-      return "tcp+curve";
-  }
-  return "?";
-}
-
 bool curve_available() { return zmq_has("curve") != 0; }
 
-Result<Throughput> raw_throughput(RawTransport transport, std::size_t payload_bytes,
+Result<Throughput> raw_throughput(BenchTransport transport, std::size_t payload_bytes,
                                   const BenchBudget& budget, const std::string& ipc_dir) {
   Contexts contexts(transport);
   auto link = make_link(transport, contexts.far_end(), contexts.near, ipc_dir);
@@ -144,7 +130,7 @@ Result<Throughput> raw_throughput(RawTransport transport, std::size_t payload_by
   return result;
 }
 
-Result<Latency> raw_latency(RawTransport transport, std::size_t payload_bytes, const BenchBudget& budget,
+Result<Latency> raw_latency(BenchTransport transport, std::size_t payload_bytes, const BenchBudget& budget,
                             const std::string& ipc_dir) {
   Contexts contexts(transport);
   auto there = make_link(transport, contexts.far_end(), contexts.near, ipc_dir);

@@ -15,21 +15,17 @@
 
 #include <cstddef>
 #include <string>
-#include <string_view>
 
 #include "runtime/result.h"
 #include "tools/bench/measurement.h"
 
 namespace drk::bench {
 
-enum class RawTransport { inproc, ipc, tcp, tcp_curve };
-
-std::string_view transport_name(RawTransport transport);  // "inproc", "ipc", "tcp", "tcp+curve"
 bool curve_available();
 
-Result<Throughput> raw_throughput(RawTransport transport, std::size_t payload_bytes,
+Result<Throughput> raw_throughput(BenchTransport transport, std::size_t payload_bytes,
                                   const BenchBudget& budget, const std::string& ipc_dir);
-Result<Latency> raw_latency(RawTransport transport, std::size_t payload_bytes, const BenchBudget& budget,
+Result<Latency> raw_latency(BenchTransport transport, std::size_t payload_bytes, const BenchBudget& budget,
                             const std::string& ipc_dir);
 
 }  // namespace drk::bench

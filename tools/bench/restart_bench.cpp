@@ -105,7 +105,7 @@ std::string topology_text(const std::string& run_dir) {
          "supervision: {strategy: one_for_one, max_restarts: 1000, within_s: 60, backoff_initial_ms: 0, "
          "backoff_max_ms: 0}\n"
          "actors:\n"
-         "  - {name: echo, role: echo, process: own}\n";
+         "  - {name: echo, role: bench_echo, process: own}\n";
 }
 
 Error no_answer(const std::string& when, const std::ostringstream& log) {
@@ -116,7 +116,7 @@ Error no_answer(const std::string& when, const std::ostringstream& log) {
 }  // namespace
 
 void register_echo_role() {
-  runtime::register_role("echo", [](const runtime::ActorSpec& spec) { return std::make_unique<Echo>(spec); });
+  runtime::register_role("bench_echo", [](const runtime::ActorSpec& spec) { return std::make_unique<Echo>(spec); });
 }
 
 Result<std::vector<double>> restart_times_ms(const std::string& executable, int samples) {

@@ -1,10 +1,10 @@
 // Restart time: from `kill -9` of an actor's process to the restarted actor answering again.
 //
 // restart_times_ms() runs runtime::Supervisor itself (with the real ForkExecLauncher) over a
-// topology of one child process, "echo", whose one actor answers every Heartbeat with its
-// incarnation. The child is this benchmark's own executable in the role of `drk host`
-// (`EXECUTABLE host --run-dir DIR --process echo --incarnation N`: the program's main calls
-// register_echo_role() and runtime::run_host). A probe actor in this process, named "head" (the
+// topology of one child process, "echo", whose one actor (role bench_echo) answers every
+// Heartbeat with its incarnation. The child is `EXECUTABLE host --run-dir DIR --process echo
+// --incarnation N`: drk itself (whose main registers the role through register_bench_roles) or
+// drk-bench-runtime (whose main calls register_echo_role() and runtime::run_host). A probe actor in this process, named "head" (the
 // one name every topology routes), sends the echo a Heartbeat every millisecond. Each sample:
 // SIGKILL to the echo's process, then the time until the first answer from a new incarnation,
 // which includes the supervisor noticing the death, the fork and exec, the child loading its
@@ -23,7 +23,8 @@
 
 namespace drk::bench {
 
-// The actor the restart measurement's child process hosts; call before runtime::run_host.
+// The role of the actor the restart measurement's child process hosts (bench_echo); call before
+// runtime::run_host.
 void register_echo_role();
 
 Result<std::vector<double>> restart_times_ms(const std::string& executable, int samples);
