@@ -3,6 +3,7 @@
 #include <capnp/message.h>
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 #include <torch/torch.h>
 
 #include "actors/learner/ppo_loss.h"
+#include "actors/learner/task_selection.h"
 #include "kernels/catalog/task.h"
 #include "kernels/schedule/observation.h"
 #include "kernels/schedule/policy.h"
@@ -155,16 +157,16 @@ class LearnerActor final : public runtime::Actor {
     auto catalog = kernels::TaskCatalog::load(settings_.tasks_dir);
     if (!catalog) throw std::runtime_error("task catalog: " + catalog.error().describe());
     catalog_ = std::move(*catalog);
-    if (settings_.tasks.empty()) {
-      for (const auto& task : catalog_.tasks()) tasks_.push_back(&task);
-    } else {
-      for (const auto& name : settings_.tasks) {
-        auto task = catalog_.find(name);
-        if (!task) throw std::runtime_error("experiment.tasks: " + task.error().describe());
-        tasks_.push_back(*task);
-      }
+    auto selection = select_tasks(catalog_, settings_.tasks);
+    if (!selection) throw std::runtime_error(selection.error().describe());
+    tasks_ = std::move(selection->tasks);
+    if (!selection->skipped.empty()) {
+      std::string skipped;
+      for (const auto& name : selection->skipped) skipped += (skipped.empty() ? "" : ", ") + name;
+      std::cerr << "learner: experiment.tasks is all: skipping " << selection->skipped.size()
+                << " tasks of families the embedded policy does not render (it renders " << rendered_families()
+                << "): " << skipped << "\n";
     }
-    if (tasks_.empty()) throw std::runtime_error("experiment.tasks names no task: the catalog is empty");
   }
 
   void restore_or_initialise(const std::string& run_dir) {

@@ -1,6 +1,7 @@
 // LearnerActor: drives training steps and updates the embedded policy.
 //
-// Step s: for every task of experiment.tasks (names, or "all") and every sample i below
+// Step s: for every task of experiment.tasks (names, or "all": every task of a family the embedded
+// policy renders, actors/learner/task_selection.h) and every sample i below
 // experiment.group_size, a RolloutRequest "s<s>/<task>/<i>" (experiment.turns turns) goes to
 // the Generators round-robin. Trajectories of the step are kept once each; when all are in, an
 // AdvantageRequest (experiment.estimator: trloo | grpo) goes to the Oracle. Its Advantages

@@ -206,11 +206,19 @@ int64_t numel(const Shape& shape) {
 struct Value {
   bool is_number = false;
   Shape shape;
+  bool integer = false;  // class indices (an int64 input)
 };
+
+double product(const Shape& shape, size_t begin, size_t end) {
+  double n = 1;
+  for (size_t i = begin; i < end; ++i) n *= static_cast<double>(shape[i]);
+  return n;
+}
 
 class ShapeWalker {
  public:
-  explicit ShapeWalker(const ShapeMap& inputs) : inputs_(inputs) {}
+  ShapeWalker(const ShapeMap& inputs, const std::set<std::string>& integer_inputs)
+      : inputs_(inputs), integer_inputs_(integer_inputs) {}
   double flops = 0.0;
 
   Result<Value> walk(const Expression& e) {
@@ -220,11 +228,13 @@ class ShapeWalker {
       case K::input: {
         auto it = inputs_.find(e.name);
         if (it == inputs_.end()) return fail(e, "no shape is given for input '" + e.name + "'");
-        return Value{false, it->second};
+        return Value{false, it->second, integer_inputs_.count(e.name) > 0};
       }
       case K::negate: {
         auto operand = walk(e.args[0]);
-        if (operand && !operand->is_number) flops += numel(operand->shape);
+        if (!operand) return operand;
+        if (operand->integer) return integer_misuse(e);
+        if (!operand->is_number) flops += numel(operand->shape);
         return operand;
       }
       case K::add:
@@ -235,6 +245,7 @@ class ShapeWalker {
         if (!lhs) return lhs;
         auto rhs = walk(e.args[1]);
         if (!rhs) return rhs;
+        if (lhs->integer || rhs->integer) return integer_misuse(e);
         if (lhs->is_number && rhs->is_number) return Value{true, {}};
         if (lhs->is_number) { flops += numel(rhs->shape); return rhs; }
         if (rhs->is_number) { flops += numel(lhs->shape); return lhs; }
@@ -251,6 +262,10 @@ class ShapeWalker {
  private:
   Error fail(const Expression& e, const std::string& what) const {
     return make_error(Errc::invalid_argument, "at column " + std::to_string(e.column) + ": " + what);
+  }
+
+  Error integer_misuse(const Expression& e) const {
+    return fail(e, "an int64 input holds class indices: only the targets of cross_entropy() may use it");
   }
 
   Result<Shape> broadcast(const Expression& e, const Shape& a, const Shape& b) const {
@@ -282,10 +297,17 @@ class ShapeWalker {
       args.push_back(std::move(*value));
     }
     const std::string& f = e.name;
+    for (size_t i = 0; i < args.size(); ++i) {
+      bool target = f == "cross_entropy" && i == 1;
+      if (args[i].integer && !target) return integer_misuse(e);
+      if (target && !args[i].integer)
+        return fail(e, "cross_entropy(): the targets must be an int64 input of class indices (draw kind classes)");
+    }
     const Shape& x = args[0].shape;
     double n = static_cast<double>(numel(x));
     if (f == "relu" || f == "gelu" || f == "sigmoid" || f == "tanh" || f == "exp" || f == "log" ||
-        f == "sqrt" || f == "abs" || f == "leaky_relu" || f == "clamp") {
+        f == "sqrt" || f == "abs" || f == "leaky_relu" || f == "clamp" || f == "softplus" ||
+        f == "hardswish" || f == "elu") {
       flops += n;
       return args[0];
     }
@@ -314,7 +336,9 @@ class ShapeWalker {
       if (b.size() == 1) {
         if (b[0] != k) return fail(e, "matmul(): " + format_shape(x) + " and " + format_shape(b) + " do not fit");
       } else {
-        if (b[b.size() - 2] != k || (b.size() > 2 && b.size() != x.size()))
+        // A batched product needs equal batch dims (b may also be one matrix for every batch).
+        bool batch_fits = b.size() == 2 || (b.size() == x.size() && std::equal(b.begin(), b.end() - 2, x.begin()));
+        if (b[b.size() - 2] != k || !batch_fits)
           return fail(e, "matmul(): " + format_shape(x) + " and " + format_shape(b) + " do not fit");
         out.push_back(b.back());
       }
@@ -334,7 +358,49 @@ class ShapeWalker {
       if (args.size() > 2) flops += static_cast<double>(numel(out));
       return Value{false, out};
     }
-    if (f == "sum" || f == "mean") {
+    if (f == "conv2d") {
+      const Shape& w = args[1].shape;
+      if (x.size() != 4 || w.size() != 4 || w[1] != x[1] || w[2] > x[2] || w[3] > x[3])
+        return fail(e, "conv2d(): input " + format_shape(x) + " [N, C, H, W] and weight " + format_shape(w) +
+                           " [O, C, kh, kw] do not fit (stride 1, no padding)");
+      if (args.size() > 2 && args[2].shape != Shape{w[0]})
+        return fail(e, "conv2d(): bias must be [" + std::to_string(w[0]) + "], got " + format_shape(args[2].shape));
+      Shape out{x[0], w[0], x[2] - w[2] + 1, x[3] - w[3] + 1};
+      flops += 2.0 * static_cast<double>(numel(out)) * product(w, 1, 4);
+      if (args.size() > 2) flops += static_cast<double>(numel(out));
+      return Value{false, out};
+    }
+    if (f == "cross_entropy") {
+      const Shape& targets = args[1].shape;
+      Shape expected = x;
+      if (x.size() >= 2) expected.erase(expected.begin() + 1);
+      if (x.size() < 2 || targets != expected)
+        return fail(e, "cross_entropy(): logits " + format_shape(x) + " [N, C, ...] need targets " +
+                           (x.size() >= 2 ? format_shape(expected) : std::string("[N, ...]")) + ", got " +
+                           format_shape(targets));
+      flops += 5.0 * n + static_cast<double>(numel(targets));
+      return Value{false, {}};
+    }
+    if (f == "scaled_dot_product_attention") {
+      const Shape& k = args[1].shape;
+      const Shape& v = args[2].shape;
+      size_t rank = x.size();
+      bool fits = rank >= 2 && k.size() == rank && v.size() == rank && std::equal(x.begin(), x.end() - 2, k.begin()) &&
+                  std::equal(x.begin(), x.end() - 2, v.begin()) && k[rank - 1] == x[rank - 1] &&
+                  v[rank - 2] == k[rank - 2];
+      if (!fits)
+        return fail(e, "scaled_dot_product_attention(): q " + format_shape(x) + " [..., L, E], k " + format_shape(k) +
+                           " [..., S, E] and v " + format_shape(v) + " [..., S, Ev] do not fit");
+      double batch = product(x, 0, rank - 2);
+      double l = static_cast<double>(x[rank - 2]), s = static_cast<double>(k[rank - 2]);
+      double scores = batch * l * s;
+      flops += 2.0 * scores * static_cast<double>(x[rank - 1]) + 2.0 * scores * static_cast<double>(v[rank - 1]) +
+               6.0 * scores;
+      Shape out = x;
+      out.back() = v.back();
+      return Value{false, out};
+    }
+    if (f == "sum" || f == "mean" || f == "max") {
       auto dim = dim_arg(e, 1, x);
       if (!dim) return dim.error();
       bool keepdim = e.args.size() > 2 && e.args[2].number != 0.0;
@@ -348,6 +414,7 @@ class ShapeWalker {
   }
 
   const ShapeMap& inputs_;
+  const std::set<std::string>& integer_inputs_;
 };
 
 }  // namespace
@@ -362,16 +429,23 @@ const std::vector<FunctionSignature>& function_signatures() {
       {"log", {tensor}},
       {"sqrt", {tensor}},
       {"abs", {tensor}},
+      {"softplus", {tensor}},
+      {"hardswish", {tensor}},
       {"leaky_relu", {tensor, number}},
+      {"elu", {tensor, number}},
       {"softmax", {tensor, number}},
       {"log_softmax", {tensor, number}},
       {"rms_norm", {tensor, number, number}},
       {"layer_norm", {tensor, tensor, tensor, number, number}},
       {"matmul", {tensor, tensor}},
       {"linear", {tensor, tensor, optional_tensor}},
+      {"conv2d", {tensor, tensor, optional_tensor}},
       {"sum", {tensor, number, optional_number}},
       {"mean", {tensor, number, optional_number}},
+      {"max", {tensor, number, optional_number}},
       {"clamp", {tensor, number, number}},
+      {"cross_entropy", {tensor, tensor}},
+      {"scaled_dot_product_attention", {tensor, tensor, tensor}},
   };
   return signatures;
 }
@@ -380,16 +454,18 @@ Result<Expression> parse_expression(std::string_view text, const std::vector<std
   return Parser(text, input_names).parse();
 }
 
-Result<Shape> infer_shape(const Expression& expression, const ShapeMap& inputs) {
-  ShapeWalker walker(inputs);
+Result<Shape> infer_shape(const Expression& expression, const ShapeMap& inputs,
+                          const std::set<std::string>& integer_inputs) {
+  ShapeWalker walker(inputs, integer_inputs);
   auto value = walker.walk(expression);
   if (!value) return value.error();
   if (value->is_number) return make_error(Errc::invalid_argument, "the expression is a constant, not a tensor");
   return value->shape;
 }
 
-Result<double> estimate_flops(const Expression& expression, const ShapeMap& inputs) {
-  ShapeWalker walker(inputs);
+Result<double> estimate_flops(const Expression& expression, const ShapeMap& inputs,
+                              const std::set<std::string>& integer_inputs) {
+  ShapeWalker walker(inputs, integer_inputs);
   auto value = walker.walk(expression);
   if (!value) return value.error();
   return walker.flops;

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <cmath>
+
 namespace drk::kernels {
 namespace {
 
@@ -102,7 +104,10 @@ class Evaluator {
     if (f == "log") return tensor(at::log(x));
     if (f == "sqrt") return tensor(at::sqrt(x));
     if (f == "abs") return tensor(at::abs(x));
+    if (f == "softplus") return tensor(at::softplus(x));
+    if (f == "hardswish") return tensor(at::hardswish(x));
     if (f == "leaky_relu") return tensor(at::leaky_relu(x, at::Scalar(num(1))));
+    if (f == "elu") return tensor(at::elu(x, at::Scalar(num(1))));
     if (f == "softmax") return tensor(at::softmax(x, dim(1)));
     if (f == "log_softmax") return tensor(at::log_softmax(x, dim(1)));
     if (f == "rms_norm") {
@@ -120,10 +125,24 @@ class Evaluator {
       if (args.size() > 2) return tensor(at::linear(x, args[1].tensor, args[2].tensor));
       return tensor(at::linear(x, args[1].tensor));
     }
+    if (f == "conv2d") {
+      if (args.size() > 2) return tensor(at::conv2d(x, args[1].tensor, args[2].tensor));
+      return tensor(at::conv2d(x, args[1].tensor));
+    }
     if (f == "sum" || f == "mean") {
       std::vector<int64_t> dims{dim(1)};
       bool keepdim = args.size() > 2 && num(2) != 0.0;
       return tensor(f == "sum" ? x.sum(at::IntArrayRef(dims), keepdim) : x.mean(at::IntArrayRef(dims), keepdim));
+    }
+    if (f == "max") return tensor(std::get<0>(x.max(dim(1), args.size() > 2 && num(2) != 0.0)));
+    if (f == "cross_entropy") return tensor(at::cross_entropy_loss(x, args[1].tensor));
+    if (f == "scaled_dot_product_attention") {
+      // The math of torch.nn.functional.scaled_dot_product_attention (no mask, no dropout), which
+      // LibTorch 1.13 lacks: softmax(q k^T / sqrt(E)) v.
+      const at::Tensor& k = args[1].tensor;
+      double scale = 1.0 / std::sqrt(static_cast<double>(x.size(-1)));
+      at::Tensor scores = at::matmul(x, k.transpose(-2, -1)) * scale;
+      return tensor(at::matmul(at::softmax(scores, -1), args[2].tensor));
     }
     if (f == "clamp") return tensor(at::clamp(x, at::Scalar(num(1)), at::Scalar(num(2))));
     throw std::logic_error("reference function '" + f + "' has no LibTorch evaluation");
@@ -164,9 +183,15 @@ std::vector<at::Tensor> draw_inputs(const Task& task, DeviceKind device, uint64_
   for (size_t i = 0; i < task.inputs.size(); ++i) {
     const InputSpec& input = task.inputs[i];
     at::Generator generator = at::detail::createCPUGenerator(mix_seed(seed, i));
-    at::Tensor t = at::empty(shapes.at(input.name), at::TensorOptions().dtype(at::kFloat));
-    if (input.draw.kind == "normal") t.normal_(input.draw.mean, input.draw.stddev, generator);
-    else t.uniform_(input.draw.low, input.draw.high, generator);
+    at::Tensor t;
+    if (input.draw.kind == "classes") {
+      t = at::empty(shapes.at(input.name), at::TensorOptions().dtype(at::kLong));
+      t.random_(0, class_count(task, input, device), generator);
+    } else {
+      t = at::empty(shapes.at(input.name), at::TensorOptions().dtype(at::kFloat));
+      if (input.draw.kind == "normal") t.normal_(input.draw.mean, input.draw.stddev, generator);
+      else t.uniform_(input.draw.low, input.draw.high, generator);
+    }
     tensors.push_back(std::move(t));
   }
   return tensors;

@@ -34,8 +34,9 @@ class Reference {
   std::vector<std::string> input_names_;
 };
 
-// Fresh float32 CPU tensors, one per task input, at `device`'s shapes, drawn from each input's
-// distribution with a generator seeded from (seed, input index).
+// Fresh CPU tensors, one per task input, at `device`'s shapes, drawn from each input's
+// distribution with a generator seeded from (seed, input index): float32, or int64 class
+// indices in [0, class_count) for draw kind classes.
 std::vector<at::Tensor> draw_inputs(const Task& task, DeviceKind device, uint64_t seed);
 
 }  // namespace drk::kernels

@@ -18,6 +18,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr std::string_view kFamilies =
+    "elementwise | rowwise | gemm | reduction | batched_gemm | conv2d | cross_entropy | attention";
+
+std::set<std::string> integer_inputs(const Task& task);
+
 // Reads one task file; every error names the file and the line of the offending node.
 class TaskReader {
  public:
@@ -124,6 +129,8 @@ class TaskReader {
       }
     }
 
+    if (auto s = check_class_draws(task, *inputs); !s) return s.error();
+
     std::vector<std::string> input_names;
     for (const auto& input : task.inputs) input_names.push_back(input.name);
     auto expression = parse_expression(task.reference, input_names);
@@ -131,7 +138,7 @@ class TaskReader {
                                                               ": the reference " + expression.error().message);
     for (auto device : {DeviceKind::cpu, DeviceKind::cuda}) {
       const auto& shapes_of_device = task.shapes(device);
-      auto shape = infer_shape(*expression, shapes_of_device);
+      auto shape = infer_shape(*expression, shapes_of_device, integer_inputs(task));
       if (!shape)
         return fail(root["reference"], "the reference does not fit the " + std::string(device_name(device)) +
                                            " shapes: " + shape.error().message);
@@ -157,18 +164,33 @@ class TaskReader {
     if (!dtype_text) return dtype_text.error();
     auto dtype = parse_dtype(*dtype_text);
     if (!dtype) return fail(node["dtype"], dtype.error().message);
-    if (*dtype != DType::float32)
-      return fail(node["dtype"], "input '" + input.name + "': only float32 inputs are supported for now");
+    if (*dtype != DType::float32 && *dtype != DType::int64)
+      return fail(node["dtype"], "input '" + input.name + "': inputs are float32, or int64 class indices (draw kind classes)");
     input.dtype = *dtype;
-    if (YAML::Node draw = node["draw"]) {
+    YAML::Node draw = node["draw"];
+    if (input.dtype == DType::int64 && !(draw && draw["kind"] && draw["kind"].as<std::string>() == "classes"))
+      return fail(node, "input '" + input.name + "': an int64 input holds class indices: draw it with "
+                        "{kind: classes, of: LOGITS, dim: 1}");
+    if (draw) {
       input.draw.kind = draw["kind"].as<std::string>("normal");
       input.draw.low = draw["low"].as<double>(input.draw.low);
       input.draw.high = draw["high"].as<double>(input.draw.high);
       input.draw.mean = draw["mean"].as<double>(input.draw.mean);
       input.draw.stddev = draw["stddev"].as<double>(input.draw.stddev);
       const auto& kind = input.draw.kind;
-      if (kind != "normal" && kind != "uniform" && kind != "positive")
-        return fail(draw, "input '" + input.name + "': draw kind '" + kind + "' is unknown (normal | uniform | positive)");
+      if (kind != "normal" && kind != "uniform" && kind != "positive" && kind != "classes")
+        return fail(draw, "input '" + input.name + "': draw kind '" + kind +
+                              "' is unknown (normal | uniform | positive | classes)");
+      if (kind == "classes") {
+        if (input.dtype != DType::int64)
+          return fail(draw, "input '" + input.name + "': draw kind classes gives class indices: declare dtype int64");
+        if (!draw["of"] || !draw["dim"])
+          return fail(draw, "input '" + input.name + "': a classes draw names the logits and their class dim: "
+                            "{kind: classes, of: LOGITS, dim: 1}");
+        input.draw.classes_of = draw["of"].as<std::string>();
+        input.draw.classes_dim = draw["dim"].as<int64_t>();
+        return input;
+      }
       if (kind != "normal" && !(input.draw.low < input.draw.high))
         return fail(draw, "input '" + input.name + "': draw needs low < high");
       if (kind == "positive" && input.draw.low <= 0)
@@ -187,8 +209,8 @@ class TaskReader {
     for (const auto& item : node) {
       std::string name = item.first.as<std::string>();
       if (!names.count(name)) return fail(item.first, "shapes." + device + " names '" + name + "', which is no input or output");
-      if (!item.second.IsSequence() || item.second.size() == 0 || item.second.size() > 8)
-        return fail(item.second, "shape of '" + name + "' must be a list of 1 to 8 dims");
+      if (!item.second.IsSequence() || item.second.size() > 8)
+        return fail(item.second, "shape of '" + name + "' must be a list of 0 to 8 dims ([] is a scalar)");
       std::vector<int64_t> dims;
       for (const auto& dim : item.second) {
         int64_t value = dim.as<int64_t>();
@@ -200,6 +222,27 @@ class TaskReader {
     for (const auto& name : names)
       if (!shapes.count(name)) return fail(node, "shapes." + device + " lacks '" + name + "'");
     return shapes;
+  }
+
+  // A classes draw names a float32 input of the task and one of its dims, on both devices.
+  Status check_class_draws(const Task& task, const YAML::Node& inputs) {
+    for (size_t i = 0; i < task.inputs.size(); ++i) {
+      const InputSpec& input = task.inputs[i];
+      if (input.draw.kind != "classes") continue;
+      YAML::Node draw = inputs[i]["draw"];
+      auto logits = std::find_if(task.inputs.begin(), task.inputs.end(),
+                                 [&](const InputSpec& other) { return other.name == input.draw.classes_of; });
+      if (logits == task.inputs.end() || logits->dtype != DType::float32)
+        return fail(draw, "input '" + input.name + "': draw.of '" + input.draw.classes_of +
+                              "' must name a float32 input (the logits whose dim counts the classes)");
+      for (auto device : {DeviceKind::cpu, DeviceKind::cuda}) {
+        int64_t rank = static_cast<int64_t>(task.shapes(device).at(logits->name).size());
+        if (input.draw.classes_dim < 0 || input.draw.classes_dim >= rank)
+          return fail(draw, "input '" + input.name + "': draw.dim " + std::to_string(input.draw.classes_dim) +
+                                " is not a dim of '" + logits->name + "' on " + std::string(device_name(device)));
+      }
+    }
+    return {};
   }
 
   Status check_family(const Task& task, const YAML::Node& params) {
@@ -233,16 +276,38 @@ class TaskReader {
         return fail(params, "params.reduce_begin/reduce_end must satisfy 0 <= begin <= end < rank of the input");
       return {};
     }
-    if (task.family == "gemm") {
+    if (task.family == "gemm" || task.family == "batched_gemm") {
       if (auto s = need_one_of("b_layout", {"kn", "nk"}); !s) return s;
       if (auto s = need_one_of("bias", {"true", "false"}); !s) return s;
       return need("epilogue");
     }
-    return fail(params, "family '" + task.family + "' is unknown (elementwise | rowwise | gemm)");
+    if (task.family == "reduction") {
+      if (task.inputs.size() != 1) return fail(params, "a reduction task has exactly one input");
+      if (auto s = need_one_of("op", {"sum", "mean", "max"}); !s) return s;
+      if (auto s = need_one_of("keepdim", {"true", "false"}); !s) return s;
+      if (auto s = need("dim"); !s) return s;
+      int64_t rank = static_cast<int64_t>(task.cpu_shapes.at(task.inputs[0].name).size());
+      int64_t dim = std::atoll(task.params.at("dim").c_str());
+      if (dim < 0 || dim >= rank) return fail(params, "params.dim must satisfy 0 <= dim < rank of the input");
+      return {};
+    }
+    if (task.family == "conv2d") {
+      if (auto s = need_one_of("bias", {"true", "false"}); !s) return s;
+      return need("epilogue");
+    }
+    if (task.family == "cross_entropy" || task.family == "attention") return {};
+    return fail(params, "family '" + task.family + "' is unknown (" + std::string(kFamilies) + ")");
   }
 
   std::string path_;
 };
+
+std::set<std::string> integer_inputs(const Task& task) {
+  std::set<std::string> names;
+  for (const auto& input : task.inputs)
+    if (input.dtype != DType::float32) names.insert(input.name);
+  return names;
+}
 
 double numel(const std::vector<int64_t>& shape) {
   double n = 1;
@@ -266,15 +331,17 @@ std::string_view dtype_name(DType dtype) {
     case DType::float16: return "float16";
     case DType::bfloat16: return "bfloat16";
     case DType::float64: return "float64";
+    case DType::int32: return "int32";
+    case DType::int64: return "int64";
   }
   return "unknown";
 }
 
 Result<DType> parse_dtype(std::string_view text) {
-  for (DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::float64})
+  for (DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::float64, DType::int32, DType::int64})
     if (dtype_name(dtype) == text) return dtype;
-  return make_error(Errc::invalid_argument,
-                    "dtype '" + std::string(text) + "' is unknown: use float32, float16, bfloat16 or float64");
+  return make_error(Errc::invalid_argument, "dtype '" + std::string(text) +
+                                                "' is unknown: use float32, float16, bfloat16, float64, int32 or int64");
 }
 
 size_t dtype_size(DType dtype) {
@@ -283,6 +350,8 @@ size_t dtype_size(DType dtype) {
     case DType::float16: return 2;
     case DType::bfloat16: return 2;
     case DType::float64: return 8;
+    case DType::int32: return 4;
+    case DType::int64: return 8;
   }
   return 4;
 }
@@ -294,7 +363,9 @@ Tolerance Task::tolerance(DType dtype) const {
     case DType::float16:
     case DType::bfloat16: return Tolerance{1e-2, 1e-2};
     case DType::float64: return Tolerance{1e-7, 1e-7};
-    case DType::float32: break;
+    case DType::float32:
+    case DType::int32:
+    case DType::int64: break;
   }
   return Tolerance{1e-4, 1e-4};
 }
@@ -369,8 +440,14 @@ double estimate_flops(const Task& task, DeviceKind device) {
   for (const auto& input : task.inputs) names.push_back(input.name);
   auto expression = parse_expression(task.reference, names);
   if (!expression) return 0.0;
-  auto flops = kernels::estimate_flops(*expression, task.shapes(device));
+  auto flops = kernels::estimate_flops(*expression, task.shapes(device), integer_inputs(task));
   return flops ? *flops : 0.0;
+}
+
+int64_t class_count(const Task& task, const InputSpec& input, DeviceKind device) {
+  if (input.draw.kind != "classes") return 0;
+  const auto& logits = task.shapes(device).at(input.draw.classes_of);
+  return logits.at(static_cast<size_t>(input.draw.classes_dim));
 }
 
 double estimate_min_bytes(const Task& task, DeviceKind device) {

@@ -23,15 +23,23 @@ enum class DeviceKind { cpu, cuda };
 std::string_view device_name(DeviceKind device);
 Result<DeviceKind> parse_device(std::string_view text);  // "cpu" | "cuda"
 
-enum class DType { float32, float16, bfloat16, float64 };
+// In the order of msg::DType and of drk_dtype (kernels/abi/drk_kernel.h): a DType converts to
+// either with a cast. Inputs are float32, or int64 class indices (draw kind `classes`); outputs
+// are float32.
+enum class DType { float32, float16, bfloat16, float64, int32, int64 };
 std::string_view dtype_name(DType dtype);
 Result<DType> parse_dtype(std::string_view text);  // "float32" | ...
 size_t dtype_size(DType dtype);                    // bytes per element
 
 // How an input's values are drawn for each trial.
 struct Distribution {
-  std::string kind = "normal";  // normal | uniform | positive (uniform in [low, high], low > 0)
+  // normal | uniform | positive (uniform in [low, high], low > 0) | classes (int64 inputs:
+  // uniform integers in [0, C), C = dim `classes_dim` of input `classes_of` at the device's
+  // shapes, so that the class count follows the scaled CPU shapes too)
+  std::string kind = "normal";
   double low = -1.0, high = 1.0, mean = 0.0, stddev = 1.0;
+  std::string classes_of;
+  int64_t classes_dim = 1;
 };
 
 struct InputSpec {
@@ -49,7 +57,8 @@ struct Task {
   std::string name;          // "relu"
   std::string title;         // "ReLU activation"
   std::string origin;        // "KernelBench level 1, problem 19 (19_ReLU.py)"
-  std::string family;        // elementwise | rowwise | gemm
+  std::string family;        // elementwise | rowwise | gemm | reduction | batched_gemm | conv2d |
+                             // cross_entropy | attention (docs/tasks.md)
   std::vector<InputSpec> inputs;
   std::vector<std::string> outputs;    // output names, in the candidate's output order
   std::string reference;               // e.g. "leaky_relu(linear(x, w, b) * 2.0, 0.1)"
@@ -86,8 +95,12 @@ class TaskCatalog {
 // hold the catalog (Generators, LLM prompts).
 void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder out);
 
-// Floating-point operations of one reference evaluation at `device`'s shapes (one flop per
-// element per elementwise operation, 2*M*N*K per matrix product).
+// C of an input drawn with kind `classes` at `device`'s shapes (0 for other kinds).
+int64_t class_count(const Task& task, const InputSpec& input, DeviceKind device);
+
+// Floating-point operations of one reference evaluation at `device`'s shapes, by the convention
+// of docs/tasks.md (one flop per element per elementwise operation, 2*M*N*K per matrix product,
+// 2*N*O*Ho*Wo*C*kh*kw per convolution, ...).
 double estimate_flops(const Task& task, DeviceKind device);
 // Bytes every implementation must move at least: each input read once, each output written once.
 double estimate_min_bytes(const Task& task, DeviceKind device);

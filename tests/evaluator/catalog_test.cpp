@@ -1,7 +1,9 @@
 // The task catalog: every shipped task loads and its reference yields the declared shapes;
+// FLOPs and minimum bytes follow docs/tasks.md; int64 class targets are drawn in range;
 // malformed files and expressions fail with errors that say where.
+#include <set>
 
-
+#include <ATen/ATen.h>
 #include <capnp/message.h>
 
 #include "kernels/catalog/expression.h"
@@ -29,22 +31,167 @@ shapes:
   cuda: {x: [64, 64], y: [64, 64]}
 )";
 
+const char* kCrossEntropyTask = R"yaml(name: loss
+title: Loss
+origin: "test"
+family: cross_entropy
+inputs:
+  - {name: logits, dtype: float32, draw: {kind: normal, mean: 0.0, stddev: 1.0}}
+  - {name: targets, dtype: int64, draw: {kind: classes, of: logits, dim: 1}}
+outputs: [loss]
+reference: "cross_entropy(logits, targets)"
+params: {}
+shapes:
+  cpu: {logits: [4, 8], targets: [4], loss: []}
+  cuda: {logits: [64, 64], targets: [64], loss: []}
+)yaml";
+
+const Task& shipped(const TaskCatalog& catalog, const std::string& name) {
+  auto task = catalog.find(name);
+  if (!task) throw std::runtime_error(task.error().message);
+  return **task;
+}
+
+// Loads `text` as the only task of a fresh folder after replacing `from` by `to`.
+drk::Result<TaskCatalog> load_edited(std::string text, const std::string& file, const std::string& from,
+                                     const std::string& to) {
+  text.replace(text.find(from), from.size(), to);
+  drk::testing::RunDir dir;
+  dir.write(file, text);
+  return TaskCatalog::load(dir.path().string());
+}
+
 }  // namespace
 
 DRK_TEST_CASE("every shipped task loads and its reference yields the declared output shape") {
   auto catalog = TaskCatalog::load(TaskCatalog::default_directory());
   DRK_REQUIRE_MESSAGE(catalog.ok(), (catalog.ok() ? "" : catalog.error().message));
-  DRK_CHECK(catalog->tasks().size() >= 10);
+  DRK_CHECK(catalog->tasks().size() >= 24);
+  std::set<std::string> families;
   for (const auto& task : catalog->tasks()) {
     DRK_INFO("task " << task.name);
+    families.insert(task.family);
     auto reference = Reference::create(task);
     DRK_REQUIRE(reference.ok());
     auto output = reference->run(draw_inputs(task, DeviceKind::cpu, 7));
     DRK_REQUIRE(output.ok());
     DRK_CHECK(Shape(output->sizes().begin(), output->sizes().end()) == task.cpu_shapes.at(task.outputs[0]));
+    DRK_CHECK((output->scalar_type() == at::kFloat));
+    // The cuda shapes are inferred, never computed.
+    std::vector<std::string> names;
+    std::set<std::string> integer_inputs;
+    for (const auto& input : task.inputs) {
+      names.push_back(input.name);
+      if (input.dtype == DType::int64) integer_inputs.insert(input.name);
+    }
+    auto inferred = infer_shape(*parse_expression(task.reference, names), task.gpu_shapes, integer_inputs);
+    DRK_REQUIRE(inferred.ok());
+    DRK_CHECK(*inferred == task.gpu_shapes.at(task.outputs[0]));
     DRK_CHECK(estimate_flops(task, DeviceKind::cuda) > 0);
     DRK_CHECK(estimate_min_bytes(task, DeviceKind::cpu) > 0);
   }
+  for (const char* family : {"elementwise", "rowwise", "gemm", "reduction", "batched_gemm", "conv2d", "cross_entropy",
+                             "attention"})
+    DRK_CHECK(families.count(family) == 1);
+}
+
+DRK_TEST_CASE("FLOPs and minimum bytes follow the documented convention") {
+  auto catalog = TaskCatalog::load(TaskCatalog::default_directory());
+  DRK_REQUIRE(catalog.ok());
+  const auto cuda = DeviceKind::cuda, cpu = DeviceKind::cpu;
+  // conv2d: 2*N*O*Ho*Wo*C*kh*kw; x, weight in, y out.
+  const Task& conv = shipped(*catalog, "conv2d");
+  DRK_CHECK(estimate_flops(conv, cuda) == 2.0 * 16 * 128 * 1022 * 1022 * 16 * 3 * 3);
+  DRK_CHECK(estimate_min_bytes(conv, cuda) == 4.0 * (16.0 * 16 * 1024 * 1024 + 128 * 16 * 3 * 3 + 16.0 * 128 * 1022 * 1022));
+  // conv2d with its bias (1 per output), the ReLU (1) and the channel bias add (1).
+  const double conv_outputs = 1 * 32 * 16 * 16;
+  DRK_CHECK(estimate_flops(shipped(*catalog, "conv2d_relu_biasadd"), cpu) ==
+            2.0 * conv_outputs * 16 * 3 * 3 + 3.0 * conv_outputs);
+  DRK_CHECK(estimate_flops(shipped(*catalog, "batched_matmul"), cuda) == 2.0 * 128 * 512 * 2048 * 1024);
+  // attention per batch entry: 2*L*S*E + 2*L*S*Ev + 6*L*S, here 4 entries of L = S = 32, E = Ev = 64.
+  const double scores = 2 * 2 * 32 * 32;
+  DRK_CHECK(estimate_flops(shipped(*catalog, "scaled_dot_product_attention"), cpu) ==
+            2.0 * scores * 64 + 2.0 * scores * 64 + 6.0 * scores);
+  // cross-entropy: 5 per logit + 1 per target; int64 targets are 8 bytes, the scalar loss 4.
+  const Task& loss = shipped(*catalog, "cross_entropy");
+  DRK_CHECK(estimate_flops(loss, cuda) == 5.0 * 32768 * 4096 + 32768);
+  DRK_CHECK(estimate_min_bytes(loss, cuda) == 4.0 * 32768 * 4096 + 8.0 * 32768 + 4.0);
+  // reductions: 1 per input element.
+  const Task& sum = shipped(*catalog, "sum_reduction");
+  DRK_CHECK(estimate_flops(sum, cpu) == 16.0 * 256 * 255);
+  DRK_CHECK(estimate_min_bytes(sum, cpu) == 4.0 * (16 * 256 * 255 + 16 * 255));
+  DRK_CHECK(estimate_flops(shipped(*catalog, "max_reduction"), cuda) == 128.0 * 4096 * 4095);
+}
+
+DRK_TEST_CASE("class targets are int64 indices drawn in [0, C) with C from the logits' shape") {
+  auto catalog = TaskCatalog::load(TaskCatalog::default_directory());
+  DRK_REQUIRE(catalog.ok());
+  const Task& task = shipped(*catalog, "cross_entropy");
+  DRK_CHECK(task.inputs[1].dtype == DType::int64);
+  DRK_CHECK(class_count(task, task.inputs[1], DeviceKind::cpu) == 1024);
+  DRK_CHECK(class_count(task, task.inputs[1], DeviceKind::cuda) == 4096);
+  auto inputs = draw_inputs(task, DeviceKind::cpu, 11);
+  DRK_REQUIRE((inputs[1].scalar_type() == at::kLong));
+  DRK_CHECK(inputs[1].min().item<int64_t>() >= 0);
+  DRK_CHECK(inputs[1].max().item<int64_t>() < 1024);
+  DRK_CHECK(inputs[1].max().item<int64_t>() > inputs[1].min().item<int64_t>());
+  // The reference is F.cross_entropy: the mean of logsumexp(row) - row[target].
+  auto loss = Reference::create(task)->run(inputs);
+  DRK_REQUIRE(loss.ok());
+  DRK_CHECK(loss->dim() == 0);
+  at::Tensor picked = inputs[0].gather(1, inputs[1].unsqueeze(1)).squeeze(1);
+  double expected = (at::logsumexp(inputs[0], {1}) - picked).mean().item<double>();
+  DRK_CHECK(std::abs(loss->item<double>() - expected) < 1e-5);
+}
+
+DRK_TEST_CASE("int64 inputs need a classes draw and may only be cross_entropy targets") {
+  drk::testing::RunDir dir;
+  dir.write("loss.yaml", kCrossEntropyTask);
+  auto good = TaskCatalog::load(dir.path().string());
+  DRK_REQUIRE_MESSAGE(good.ok(), (good.ok() ? "" : good.error().message));
+  DRK_CHECK(good->tasks()[0].cpu_shapes.at("loss").empty());
+  capnp::MallocMessageBuilder message;
+  auto described = message.initRoot<drk::msg::Task>();
+  fill_task_message(good->tasks()[0], DeviceKind::cpu, described);
+  DRK_CHECK(described.getInputs()[1].getDtype() == drk::msg::DType::INT64);
+  DRK_CHECK(described.getOutputs()[0].getShape().size() == 0);
+  struct Case {
+    std::string from, to, expected;
+  };
+  for (const Case& c :
+       {Case{"{kind: classes, of: logits, dim: 1}", "{kind: uniform, low: 0.0, high: 8.0}", "draw it with {kind: classes"},
+        Case{"dtype: int64", "dtype: float32", "declare dtype int64"},
+        Case{"of: logits, dim: 1", "of: target, dim: 1", "must name a float32 input"},
+        Case{"of: logits, dim: 1", "of: logits, dim: 2", "draw.dim 2 is not a dim of 'logits'"},
+        Case{"dtype: int64", "dtype: int32", "inputs are float32, or int64"},
+        Case{"cross_entropy(logits, targets)", "cross_entropy(logits, logits)", "targets must be an int64 input"},
+        Case{"cross_entropy(logits, targets)", "cross_entropy(logits, targets * 2.0)",
+             "only the targets of cross_entropy() may use it"},
+        Case{"targets: [4]", "targets: [8]", "need targets [4]"}}) {
+    DRK_INFO(c.to);
+    auto catalog = load_edited(kCrossEntropyTask, "loss.yaml", c.from, c.to);
+    DRK_REQUIRE_FALSE(catalog.ok());
+    DRK_INFO(catalog.error().message);
+    DRK_CHECK(catalog.error().message.find("loss.yaml:") != std::string::npos);
+    DRK_CHECK(catalog.error().message.find(c.expected) != std::string::npos);
+  }
+}
+
+DRK_TEST_CASE("shape inference of the new functions refuses operands that do not fit") {
+  auto infer = [](const std::string& text, const ShapeMap& shapes) {
+    std::vector<std::string> names;
+    for (const auto& [name, shape] : shapes) names.push_back(name);
+    return infer_shape(*parse_expression(text, names), shapes);
+  };
+  DRK_CHECK(*infer("matmul(a, b)", {{"a", {4, 8, 16}}, {"b", {4, 16, 2}}}) == Shape{4, 8, 2});
+  DRK_CHECK_FALSE(infer("matmul(a, b)", {{"a", {4, 8, 16}}, {"b", {3, 16, 2}}}).ok());
+  DRK_CHECK(*infer("conv2d(x, w)", {{"x", {2, 3, 10, 12}}, {"w", {5, 3, 3, 5}}}) == Shape{2, 5, 8, 8});
+  DRK_CHECK_FALSE(infer("conv2d(x, w)", {{"x", {2, 3, 10, 12}}, {"w", {5, 4, 3, 3}}}).ok());
+  DRK_CHECK(*infer("max(x, 1, 1)", {{"x", {2, 3, 4}}}) == Shape{2, 1, 4});
+  DRK_CHECK(*infer("scaled_dot_product_attention(q, k, v)", {{"q", {2, 7, 8}}, {"k", {2, 5, 8}}, {"v", {2, 5, 3}}}) ==
+            Shape{2, 7, 3});
+  DRK_CHECK_FALSE(
+      infer("scaled_dot_product_attention(q, k, v)", {{"q", {2, 7, 8}}, {"k", {2, 5, 8}}, {"v", {2, 4, 3}}}).ok());
 }
 
 DRK_TEST_CASE("families carry the params the generator renders from") {

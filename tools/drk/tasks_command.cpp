@@ -13,7 +13,8 @@ namespace {
 constexpr const char* kTasksHelp = R"(usage: drk tasks [--dir DIR]
        drk tasks show NAME [--dir DIR]
 
-Lists the tasks of the catalog (name, family, origin, CPU shapes), or shows one task fully:
+Lists the tasks of the catalog (name, family, FLOPs and minimum bytes moved at the cpu and the
+cuda shapes, origin), or shows one task fully:
 inputs and how they are drawn, shapes on cpu and cuda, the reference expression, the family
 parameters the generator renders from, tolerances, FLOPs and the minimum bytes moved.
 
@@ -45,10 +46,18 @@ std::string human(double value, const char* unit) {
   return text;
 }
 
-std::string describe_draw(const kernels::Distribution& draw) {
+std::string describe_draw(const kernels::Task& task, const kernels::InputSpec& input) {
+  const kernels::Distribution& draw = input.draw;
   std::ostringstream out;
-  if (draw.kind == "normal") out << "normal(mean " << draw.mean << ", stddev " << draw.stddev << ")";
-  else out << draw.kind << "[" << draw.low << ", " << draw.high << ")";
+  if (draw.kind == "normal") {
+    out << "normal(mean " << draw.mean << ", stddev " << draw.stddev << ")";
+  } else if (draw.kind == "classes") {
+    out << "classes: integers in [0, C), C = " << draw.classes_of << ".shape[" << draw.classes_dim << "] ("
+        << kernels::class_count(task, input, DeviceKind::cpu) << " on cpu, "
+        << kernels::class_count(task, input, DeviceKind::cuda) << " on cuda)";
+  } else {
+    out << draw.kind << "[" << draw.low << ", " << draw.high << ")";
+  }
   return out.str();
 }
 
@@ -60,14 +69,14 @@ void show(const kernels::Task& task) {
             << "  inputs\n";
   for (const auto& input : task.inputs)
     std::cout << "    " << input.name << "  " << kernels::dtype_name(input.dtype) << "  drawn from "
-              << describe_draw(input.draw) << "\n";
+              << describe_draw(task, input) << "\n";
   std::cout << "  outputs\n";
   for (const auto& output : task.outputs) std::cout << "    " << output << "  float32\n";
   std::cout << "  shapes\n";
   for (auto device : {DeviceKind::cpu, DeviceKind::cuda})
     std::cout << "    " << kernels::device_name(device) << (device == DeviceKind::cpu ? "   " : "  ")
               << shapes_line(task, device) << "\n";
-  std::cout << "  params\n";
+  std::cout << "  params" << (task.params.empty() ? "      none (the family's reference fixes everything)" : "") << "\n";
   for (const auto& [key, value] : task.params) std::cout << "    " << key << ": " << value << "\n";
   auto tolerance = task.tolerance(kernels::DType::float32);
   std::cout << "  tolerance   float32: atol " << tolerance.atol << ", rtol " << tolerance.rtol
@@ -124,11 +133,20 @@ int cmd_tasks(const Args& args) {
     name_width = std::max(name_width, task.name.size());
     family_width = std::max(family_width, task.family.size());
   }
-  auto pad = [](const std::string& text, size_t width) { return text + std::string(width - text.size() + 2, ' '); };
-  std::cout << pad("NAME", name_width) << pad("FAMILY", family_width) << "CPU SHAPES  (ORIGIN)\n";
-  for (const auto& task : catalog->tasks())
-    std::cout << pad(task.name, name_width) << pad(task.family, family_width)
-              << shapes_line(task, DeviceKind::cpu) << "  (" << task.origin << ")\n";
+  auto pad = [](const std::string& text, size_t width) {
+    return text + std::string(width > text.size() ? width - text.size() + 2 : 2, ' ');
+  };
+  constexpr size_t kAmountWidth = 10;
+  std::cout << pad("NAME", name_width) << pad("FAMILY", family_width) << pad("CPU FLOP", kAmountWidth)
+            << pad("CPU BYTES", kAmountWidth) << pad("CUDA FLOP", kAmountWidth) << pad("CUDA BYTES", kAmountWidth)
+            << "ORIGIN\n";
+  for (const auto& task : catalog->tasks()) {
+    std::cout << pad(task.name, name_width) << pad(task.family, family_width);
+    for (auto device : {DeviceKind::cpu, DeviceKind::cuda})
+      std::cout << pad(human(kernels::estimate_flops(task, device), ""), kAmountWidth)
+                << pad(human(kernels::estimate_min_bytes(task, device), "B"), kAmountWidth);
+    std::cout << task.origin << "\n";
+  }
   std::cout << catalog->tasks().size() << " tasks; `drk tasks show NAME` shows one fully\n";
   return 0;
 }
