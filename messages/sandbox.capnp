@@ -41,12 +41,63 @@ struct RunRequest {
   calls @1 :UInt32;
 }
 
+# CUDA sandboxes (drk-sandbox-cuda) only; the CPU sandbox answers badRequest. On CUDA a run
+# request copies the tensors of the sets it names from the region to device memory before the
+# calls and back (outputs and inputs) after them; a time request uses device memory as it is.
+enum TimedSide { candidate @0; reference @1; }
+
+# The task's reference (kernels/catalog), evaluated with LibTorch on the device: timed only,
+# never trusted for correctness (the Evaluator computes that one itself).
+struct ReferenceSpec {
+  expression @0 :Text;
+  inputNames @1 :List(Text);    # in the candidate's input order
+}
+
+# One timed call per entry of `sides`, in that order; the k-th call of a side uses
+# sets[k mod len(sets)]. Before each call: the persisting-L2 limit and the stream's access
+# policy are reset, `flushL2` writes twice the L2 size, and the device is synchronised; the
+# call is timed with CUDA events on its stream and the device synchronised again.
+struct TimeRequest {
+  sets @0 :List(BufferSet);
+  sides @1 :List(TimedSide);
+  reference @2 :ReferenceSpec;
+  flushL2 @3 :Bool = true;
+}
+
+struct KernelActivity {         # one CUPTI kernel record
+  name @0 :Text;
+  startNs @1 :UInt64;
+  endNs @2 :UInt64;
+  grid @3 :List(UInt32);
+  block @4 :List(UInt32);
+  registersPerThread @5 :UInt32;
+  staticSharedBytes @6 :UInt32;
+  dynamicSharedBytes @7 :UInt32;
+  streamId @8 :UInt32;
+}
+
+struct TimedCall {
+  side @0 :TimedSide;
+  set @1 :UInt32;
+  eventUs @2 :Float64;          # CUDA events around the call on its stream
+  kernels @3 :List(KernelActivity);  # every kernel that ran during the call
+}
+
+struct DevicePeaks {
+  name @0 :Text;
+  l2CacheBytes @1 :UInt64;
+  copyBytesPerS @2 :Float64;    # a device-memory copy kernel: bytes read + written per second
+  fmaFlopsPerS @3 :Float64;     # an FP32 FMA kernel
+}
+
 struct SandboxRequest {
   id @0 :UInt64;
   regionBytes @1 :UInt64;       # size of the shared region now
   union {
     load @2 :LoadRequest;
     run @3 :RunRequest;
+    time @4 :TimeRequest;       # CUDA only
+    peaks @5 :Void;             # CUDA only: measure the device's peaks
   }
 }
 
@@ -55,6 +106,8 @@ enum SandboxStatus {
   loadFailed @1;                # dlopen failed or drk_kernel is missing; message says which
   returnedError @2;             # a call returned non-zero; candidateStatus holds it
   badRequest @3;                # the request does not fit the region or no candidate is loaded
+  cudaError @4;                 # a CUDA error (illegal address, device-side assert, ...): the
+                                # sandbox's context is dead and it exits after this reply
 }
 
 struct SandboxReply {
@@ -65,4 +118,6 @@ struct SandboxReply {
   callsCompleted @4 :UInt32;    # calls that returned DRK_OK
   libraryCalls @5 :UInt64;      # library-table calls made during this request
   sandboxNs @6 :UInt64;         # the sandbox's own clock over the calls (evidence, never the timing)
+  timedCalls @7 :List(TimedCall);  # answer to a time request
+  peaks @8 :DevicePeaks;        # answer to a peaks request
 }

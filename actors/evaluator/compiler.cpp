@@ -47,6 +47,18 @@ std::string default_abi_include_dir() {
   return std::string(DRK_SOURCE_DIR) + "/kernels/abi";
 }
 
+CompilerOptions nvcc_compiler_options(const std::string& architecture) {
+  CompilerOptions options;
+  std::error_code ec;
+  if (const char* nvcc = std::getenv("DRK_NVCC"); nvcc && *nvcc) options.compiler = nvcc;
+  else if (fs::exists("/usr/local/cuda/bin/nvcc", ec)) options.compiler = "/usr/local/cuda/bin/nvcc";
+  else options.compiler = "nvcc";
+  options.flags = {"-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared",
+                   "-arch=" + architecture, "-lineinfo", "--resource-usage"};
+  options.source_extension = ".cu";
+  return options;
+}
+
 Result<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions options, std::shared_ptr<CommandRunner> runner) {
   std::error_code ec;
   if (options.cache_dir.empty()) return make_error(Errc::invalid_argument, "the compile cache directory is not set");
@@ -75,10 +87,13 @@ Result<CompiledCandidate> Compiler::compile(const std::string& source) {
   fs::path dir(options_.cache_dir);
   fs::path library = dir / (key + ".so");
   fs::path failure_log = dir / (key + ".log");
+  fs::path output_log = dir / (key + ".out");
+  const std::string& extension = options_.source_extension;
 
-  CompiledCandidate compiled{library.string(), key, true, 0.0};
+  CompiledCandidate compiled{library.string(), key, true, 0.0, {}};
   std::error_code ec;
   if (fs::exists(library, ec)) {
+    if (auto output = read_file(output_log)) compiled.compiler_output = std::move(*output);
     compiled.compile_ms = elapsed_ms();
     return compiled;
   }
@@ -88,7 +103,7 @@ Result<CompiledCandidate> Compiler::compile(const std::string& source) {
   }
 
   std::string unique = key + "." + std::to_string(getpid()) + "." + std::to_string(sequence_++);
-  fs::path source_path = dir / (unique + ".cpp");
+  fs::path source_path = dir / (unique + extension);
   fs::path temporary_library = dir / (unique + ".so");
   if (auto written = write_file(source_path, source); !written) return written.error();
 
@@ -101,7 +116,7 @@ Result<CompiledCandidate> Compiler::compile(const std::string& source) {
     return run.error();
   }
   std::string log = run->output;
-  replace_all(log, source_path.string(), "candidate.cpp");
+  replace_all(log, source_path.string(), "candidate" + extension);
   if (log.size() > options_.max_log_bytes) log = log.substr(0, options_.max_log_bytes) + "\n[compiler output truncated]";
 
   if (run->timed_out) {
@@ -118,10 +133,13 @@ Result<CompiledCandidate> Compiler::compile(const std::string& source) {
     if (run->signal == 0) (void)write_file(failure_log, log);  // a crash of the compiler may not repeat
     return make_error(Errc::compile_error, log);
   }
+  // The output first: a reader that sees the library finds its report next to it.
+  if (auto written = write_file(output_log, log); !written) return written.error();
   fs::rename(temporary_library, library, ec);
   if (ec) return make_error(Errc::io_error, "cannot move the compiled candidate into '" + library.string() + "': " + ec.message());
-  fs::rename(source_path, dir / (key + ".cpp"), ec);
+  fs::rename(source_path, dir / (key + extension), ec);
   compiled.cached = false;
+  compiled.compiler_output = std::move(log);
   compiled.compile_ms = elapsed_ms();
   return compiled;
 }

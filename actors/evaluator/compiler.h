@@ -1,12 +1,15 @@
-// Compiler: turns a C++ candidate source into a shared object with the host compiler, cached by
-// content.
+// Compiler: turns a candidate source into a shared object, cached by content: C++ candidates
+// with the host compiler, CUDA C++ candidates with nvcc (nvcc_compiler_options()).
 //
 //   c++ -O3 -march=native -std=c++17 -shared -fPIC -I<kernels/abi> candidate.cpp -o <key>.so
+//   nvcc -O3 -std=c++17 -shared -Xcompiler -fPIC -cudart shared -arch=sm_90 -lineinfo
+//        --resource-usage -I<kernels/abi> candidate.cu -o <key>.so
 //
 // The cache key is the SHA-256 of the source, the command (compiler and flags), the compiler's
 // identity (its `--version` text) and the ABI header, so a change of any of them recompiles. A
 // cache directory holds <key>.so (and <key>.cpp, for people); a source that failed to compile
-// leaves <key>.log so that the same failure is answered from the cache. Objects are written to
+// leaves <key>.log so that the same failure is answered from the cache; a source that compiled
+// leaves the compiler's output in <key>.out (nvcc's resource report is read from it on a hit). Objects are written to
 // a temporary name and renamed, so several Evaluators may share one cache directory.
 //
 // Thread-safety: compile() may run on several threads (distinct temporary names per call).
@@ -36,13 +39,20 @@ struct CompilerOptions {
   std::vector<std::string> flags = {"-O3", "-march=native", "-std=c++17", "-shared", "-fPIC"};
   std::chrono::milliseconds timeout{60000};
   size_t max_log_bytes = 16 * 1024;
+  std::string source_extension = ".cpp";  // nvcc picks the language from it
 };
+
+// nvcc (from $DRK_NVCC, else /usr/local/cuda/bin/nvcc when it exists, else PATH) building a
+// shared object for `architecture` (sm_90: the H200), with line info and the resource report.
+// -cudart shared: the candidate uses the sandbox's CUDA runtime, not a private static copy.
+CompilerOptions nvcc_compiler_options(const std::string& architecture = "sm_90");
 
 struct CompiledCandidate {
   std::string library_path;  // absolute path of the shared object
   std::string key;           // the content hash
   bool cached = false;       // answered from the cache
   double compile_ms = 0.0;   // wall time of this compile() call
+  std::string compiler_output;  // what the compiler printed (warnings, nvcc's resource report)
 };
 
 class Compiler {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <ATen/Parallel.h>
@@ -17,6 +18,7 @@
 #include <capnp/serialize.h>
 
 #include "actors/evaluator/compiler.h"
+#include "actors/evaluator/ptxas_report.h"
 #include "drk_kernel.h"
 #include "actors/evaluator/sandbox_channel.h"
 #include "actors/evaluator/shared_region.h"
@@ -55,6 +57,8 @@ struct TensorSlot {
   size_t offset = 0;
   kernels::Shape shape;
   size_t elements = 1;
+  kernels::DType dtype = kernels::DType::float32;
+  size_t bytes() const { return elements * kernels::dtype_size(dtype); }
 };
 
 struct BufferSetLayout {
@@ -70,18 +74,19 @@ struct Layout {
 Layout make_layout(const kernels::Task& task, DeviceKind device, uint32_t sets) {
   Layout layout;
   const auto& shapes = task.shapes(device);
-  auto place = [&](const std::string& name) {
+  auto place = [&](const std::string& name, kernels::DType dtype) {
     TensorSlot slot;
     slot.shape = shapes.at(name);
+    slot.dtype = dtype;
     for (int64_t d : slot.shape) slot.elements *= static_cast<size_t>(d);
     slot.offset = layout.bytes;
-    layout.bytes += (slot.elements * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment;
+    layout.bytes += (slot.bytes() + kAlignment - 1) / kAlignment * kAlignment;
     return slot;
   };
   for (uint32_t s = 0; s < sets; ++s) {
     BufferSetLayout set;
-    for (const auto& input : task.inputs) set.inputs.push_back(place(input.name));
-    for (const auto& output : task.outputs) set.outputs.push_back(place(output));
+    for (const auto& input : task.inputs) set.inputs.push_back(place(input.name, input.dtype));
+    for (const auto& output : task.outputs) set.outputs.push_back(place(output, kernels::DType::float32));
     layout.sets.push_back(std::move(set));
   }
   return layout;
@@ -196,6 +201,94 @@ void fill_timing(const TimingSummary& s, msg::TimingStats::Builder out) {
   out.setCallsPerSample(s.calls);
 }
 
+struct KernelRun {
+  std::string name;
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  uint32_t registers = 0, static_shared = 0, dynamic_shared = 0;
+};
+
+struct TimedCall {
+  bool candidate = true;
+  double event_us = 0;
+  std::vector<KernelRun> kernels;
+};
+
+struct DevicePeaks {
+  std::string name;
+  uint64_t l2_bytes = 0;
+  double copy_bytes_per_s = 0, fma_flops_per_s = 0;
+};
+
+std::vector<TimedCall> read_timed_calls(capnp::List<msg::TimedCall>::Reader list) {
+  std::vector<TimedCall> calls;
+  for (auto call : list) {
+    TimedCall timed{call.getSide() == msg::TimedSide::CANDIDATE, call.getEventUs(), {}};
+    for (auto k : call.getKernels()) {
+      KernelRun run;
+      run.name = k.getName();
+      run.start_ns = k.getStartNs();
+      run.end_ns = std::max(k.getEndNs(), k.getStartNs());
+      for (unsigned d = 0; d < 3 && d < k.getGrid().size(); ++d) run.grid[d] = k.getGrid()[d];
+      for (unsigned d = 0; d < 3 && d < k.getBlock().size(); ++d) run.block[d] = k.getBlock()[d];
+      run.registers = k.getRegistersPerThread();
+      run.static_shared = k.getStaticSharedBytes();
+      run.dynamic_shared = k.getDynamicSharedBytes();
+      timed.kernels.push_back(std::move(run));
+    }
+    calls.push_back(std::move(timed));
+  }
+  return calls;
+}
+
+// The kernels of one side's timed calls, grouped per (name, grid, block) in first-seen order.
+struct KernelGroup {
+  KernelRun first;
+  std::vector<double> durations_us;
+};
+
+std::vector<KernelGroup> group_kernels(const std::vector<TimedCall>& calls, bool candidate) {
+  std::vector<KernelGroup> groups;
+  std::map<std::string, size_t> index;
+  for (const auto& call : calls) {
+    if (call.candidate != candidate) continue;
+    for (const auto& k : call.kernels) {
+      std::string key = k.name;
+      for (int d = 0; d < 3; ++d) key += "/" + std::to_string(k.grid[d]) + "," + std::to_string(k.block[d]);
+      auto [at, added] = index.emplace(key, groups.size());
+      if (added) groups.push_back(KernelGroup{k, {}});
+      groups[at->second].durations_us.push_back(static_cast<double>(k.end_ns - k.start_ns) / 1000.0);
+    }
+  }
+  return groups;
+}
+
+void fill_kernels(const std::vector<KernelGroup>& groups, const std::set<std::string>& own,
+                  capnp::List<msg::GpuKernel>::Builder list) {
+  for (unsigned g = 0; g < groups.size(); ++g) {
+    const KernelRun& k = groups[g].first;
+    auto out = list[g];
+    out.setName(k.name);
+    out.setOwn(own.count(k.name) > 0);
+    out.setLaunches(static_cast<uint32_t>(groups[g].durations_us.size()));
+    double total = 0;
+    for (double d : groups[g].durations_us) total += d;
+    out.setTotalUs(total);
+    std::vector<double> sorted = groups[g].durations_us;
+    std::sort(sorted.begin(), sorted.end());
+    out.setMedianUs(sorted[sorted.size() / 2]);
+    auto grid = out.initGrid(3);
+    auto block = out.initBlock(3);
+    for (unsigned d = 0; d < 3; ++d) {
+      grid.set(d, k.grid[d]);
+      block.set(d, k.block[d]);
+    }
+    out.setRegistersPerThread(k.registers);
+    out.setStaticSharedBytes(k.static_shared);
+    out.setDynamicSharedBytes(k.dynamic_shared);
+  }
+}
+
 struct SandboxAnswer {
   msg::SandboxStatus status = msg::SandboxStatus::OK;
   std::string message;
@@ -204,6 +297,8 @@ struct SandboxAnswer {
   uint64_t library_calls = 0;
   uint64_t sandbox_ns = 0;
   double wall_ns = 0;  // this process's clock around the round trip
+  std::vector<TimedCall> timed_calls;  // CUDA time requests
+  std::optional<DevicePeaks> peaks;    // CUDA peaks requests
 };
 
 }  // namespace
@@ -219,6 +314,7 @@ struct EvaluationEngine::Impl {
   uint64_t evaluations = 0;
   uint64_t next_request_id = 1;
   std::mt19937_64 order_rng;
+  std::optional<DevicePeaks> peaks;  // CUDA: measured once, by the first sandbox that is asked
 
   // What one evaluation is working on.
   struct Run {
@@ -230,7 +326,10 @@ struct EvaluationEngine::Impl {
     std::vector<std::vector<at::Tensor>> pristine;  // per buffer set
     msg::EvalResult::Builder out{nullptr};
     bool sandbox_failed = false;
+    std::set<std::string> own_kernels;  // CUDA: entry names compiled from the candidate's source
   };
+
+  kernels::DeviceKind shape_kind() const { return options.shapes.value_or(options.device); }
 
   Status ensure_sandbox() {
     if (sandbox && sandbox->alive()) return {};
@@ -275,6 +374,16 @@ struct EvaluationEngine::Impl {
     answer.library_calls = reply.getLibraryCalls();
     answer.sandbox_ns = reply.getSandboxNs();
     answer.wall_ns = wall_ns;
+    if (answer.status == msg::SandboxStatus::CUDA_ERROR) {
+      // The sandbox's CUDA context is dead and it exits: evidence, then a fresh sandbox next time.
+      run.out.getEvidence().setCudaError(answer.message);
+      sandbox.reset();
+    }
+    if (reply.hasTimedCalls()) answer.timed_calls = read_timed_calls(reply.getTimedCalls());
+    if (reply.hasPeaks()) {
+      auto p = reply.getPeaks();
+      answer.peaks = DevicePeaks{p.getName(), p.getL2CacheBytes(), p.getCopyBytesPerS(), p.getFmaFlopsPerS()};
+    }
     return answer;
   }
 
@@ -297,13 +406,16 @@ struct EvaluationEngine::Impl {
 
   // Appends the run request's buffer sets.
   void fill_sets(msg::RunRequest::Builder run_request, const Run& run, const std::vector<uint32_t>& sets) {
-    auto list = run_request.initSets(static_cast<unsigned>(sets.size()));
+    fill_buffer_sets(run_request.initSets(static_cast<unsigned>(sets.size())), run, sets);
+  }
+
+  void fill_buffer_sets(capnp::List<msg::BufferSet>::Builder list, const Run& run, const std::vector<uint32_t>& sets) {
     for (unsigned i = 0; i < sets.size(); ++i) {
       const BufferSetLayout& set = run.layout.sets[sets[i]];
       auto fill_views = [](capnp::List<msg::TensorView>::Builder views, const std::vector<TensorSlot>& slots) {
         for (unsigned t = 0; t < slots.size(); ++t) {
           views[t].setOffset(slots[t].offset);
-          views[t].setDtype(DRK_F32);
+          views[t].setDtype(static_cast<int32_t>(slots[t].dtype));  // DType mirrors drk_dtype
           auto shape = views[t].initShape(static_cast<unsigned>(slots[t].shape.size()));
           for (unsigned d = 0; d < slots[t].shape.size(); ++d) shape.set(d, slots[t].shape[d]);
         }
@@ -318,7 +430,7 @@ struct EvaluationEngine::Impl {
   void write_inputs(Run& run, uint32_t set, std::vector<at::Tensor> inputs) {
     const auto& slots = run.layout.sets[set].inputs;
     for (size_t i = 0; i < slots.size(); ++i)
-      std::memcpy(slot_data(slots[i]), inputs[i].data_ptr<float>(), slots[i].elements * sizeof(float));
+      std::memcpy(region->data() + slots[i].offset, inputs[i].data_ptr(), slots[i].bytes());
     run.pristine[set] = std::move(inputs);
   }
 
@@ -332,7 +444,7 @@ struct EvaluationEngine::Impl {
   bool inputs_mutated(Run& run, uint32_t set) {
     const auto& slots = run.layout.sets[set].inputs;
     for (size_t i = 0; i < slots.size(); ++i)
-      if (std::memcmp(slot_data(slots[i]), run.pristine[set][i].data_ptr<float>(), slots[i].elements * sizeof(float)) != 0)
+      if (std::memcmp(region->data() + slots[i].offset, run.pristine[set][i].data_ptr(), slots[i].bytes()) != 0)
         return true;
     return false;
   }
@@ -358,6 +470,15 @@ struct EvaluationEngine::Impl {
   Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out);
   Status run_trials(Run& run);
   Status run_timing(Run& run);
+  Status time_on_cpu(Run& run, std::vector<double>& candidate_us, std::vector<double>& reference_us,
+                     uint32_t& candidate_calls, uint32_t& reference_calls);
+  Status time_on_cuda(Run& run, std::vector<double>& candidate_us, std::vector<double>& reference_us);
+  Result<SandboxAnswer> run_batch(Run& run, uint32_t calls);
+  std::optional<Status> batch_failed(Run& run, const Result<SandboxAnswer>& answer, const char* phase);
+  bool timing_settled(const std::vector<double>& candidate_us, const std::vector<double>& reference_us,
+                      Clock::time_point started) const;
+  void fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_median_us);
+  void fill_roofline(Run& run, double median_us);
 };
 
 Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out) {
@@ -370,8 +491,12 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
     return make_error(Errc::unsupported, "candidate '" + std::string(candidate.getId()) + "' is for device " +
                                              std::string(kernels::device_name(device)) + " but this evaluator runs " +
                                              std::string(kernels::device_name(options.device)));
-  if (candidate.getLanguage() != msg::Language::CPP)
-    return make_error(Errc::unsupported, "this evaluator compiles C++ candidates only");
+  msg::Language language = device == DeviceKind::cuda ? msg::Language::CUDA : msg::Language::CPP;
+  if (candidate.getLanguage() != language)
+    return make_error(Errc::unsupported, std::string("candidate '") + candidate.getId().cStr() + "' is " +
+                                             (candidate.getLanguage() == msg::Language::CUDA ? "CUDA" : "C++") +
+                                             " but this evaluator compiles " +
+                                             (language == msg::Language::CUDA ? "CUDA C++" : "C++") + " candidates");
 
   out.setCandidate(candidate);
   out.setEvaluator(options.evaluator_name);
@@ -395,15 +520,32 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   out.setCompiled(true);
   out.setCompileCached(compiled->cached);
   out.setCompileMs(compiled->compile_ms);
+  std::vector<KernelResourceUsage> own_kernels;
+  if (options.device == DeviceKind::cuda) {
+    own_kernels = parse_ptxas_report(compiled->compiler_output);
+    auto resources = out.initResources(static_cast<unsigned>(own_kernels.size()));
+    for (unsigned k = 0; k < own_kernels.size(); ++k) {
+      const auto& usage = own_kernels[k];
+      auto entry = resources[k];
+      entry.setName(usage.name);
+      entry.setRegisters(usage.registers);
+      entry.setSpillStoreBytes(usage.spill_store_bytes);
+      entry.setSpillLoadBytes(usage.spill_load_bytes);
+      entry.setStackFrameBytes(usage.stack_frame_bytes);
+      entry.setSharedBytes(usage.shared_bytes);
+      entry.setConstantBytes(usage.constant_bytes);
+    }
+  }
 
   Run run;
   run.task = *task;
   run.reference = &references.at(task_name);
-  run.layout = make_layout(**task, options.device, std::max<uint32_t>(options.timing_sets, 1));
+  run.layout = make_layout(**task, shape_kind(), std::max<uint32_t>(options.timing_sets, 1));
   run.tolerance = (*task)->tolerance(kernels::DType::float32);
   run.seed = mix(secret, evaluations++);
   run.pristine.resize(run.layout.sets.size());
   run.out = out;
+  for (const auto& usage : own_kernels) run.own_kernels.insert(usage.name);
   if (auto s = region->reserve(run.layout.bytes); !s) return s;
   at::set_num_threads(options.max_threads);
 
@@ -433,7 +575,7 @@ Status EvaluationEngine::Impl::run_trials(Run& run) {
   auto out = run.out;
   uint32_t passed = 0;
   for (uint32_t trial = 0; trial < options.trials; ++trial) {
-    write_inputs(run, 0, kernels::draw_inputs(*run.task, options.device, mix(run.seed, trial)));
+    write_inputs(run, 0, kernels::draw_inputs(*run.task, shape_kind(), mix(run.seed, trial)));
     poison_outputs(run, 0);
     auto answer = call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
       auto run_request = request.initRun();
@@ -471,38 +613,94 @@ Status EvaluationEngine::Impl::run_trials(Run& run) {
   return {};
 }
 
+Result<SandboxAnswer> EvaluationEngine::Impl::run_batch(Run& run, uint32_t calls) {
+  std::vector<uint32_t> all_sets;
+  for (uint32_t s = 0; s < run.layout.sets.size(); ++s) all_sets.push_back(s);
+  return call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
+    auto run_request = request.initRun();
+    run_request.setCalls(calls);
+    fill_sets(run_request, run, all_sets);
+  });
+}
+
+std::optional<Status> EvaluationEngine::Impl::batch_failed(Run& run, const Result<SandboxAnswer>& answer,
+                                                           const char* phase) {
+  auto out = run.out;
+  if (!answer) {
+    if (!run.sandbox_failed) return Status(answer.error());
+    out.setErrorText(std::string(phase) + ": " + std::string(out.getErrorText().cStr()));
+    return Status();
+  }
+  if (answer->status != msg::SandboxStatus::OK) {
+    out.setSandbox(answer->status == msg::SandboxStatus::RETURNED_ERROR ? msg::SandboxOutcome::RETURNED_ERROR
+                                                                        : msg::SandboxOutcome::CRASHED);
+    out.getEvidence().setCandidateStatus(answer->candidate_status);
+    out.setErrorText(std::string(phase) + ": " + answer->message);
+    out.setCorrect(false);
+    return Status();
+  }
+  return std::nullopt;
+}
+
+// The stop rule of both devices: the standard error of both medians under the target, or the
+// budget spent (with a few samples), or the sample cap.
+bool EvaluationEngine::Impl::timing_settled(const std::vector<double>& candidate_us,
+                                            const std::vector<double>& reference_us,
+                                            Clock::time_point started) const {
+  size_t n = std::min(candidate_us.size(), reference_us.size());
+  bool precise = n >= options.min_samples && relative_error_of_median(candidate_us) < options.target_relative_error &&
+                 relative_error_of_median(reference_us) < options.target_relative_error;
+  bool budget_spent = ms_since(started) >= options.timing_budget_ms && n >= 3;
+  return precise || budget_spent || n >= options.max_samples;
+}
+
 Status EvaluationEngine::Impl::run_timing(Run& run) {
   auto out = run.out;
   uint32_t set_count = static_cast<uint32_t>(run.layout.sets.size());
-  std::vector<uint32_t> all_sets;
   for (uint32_t s = 0; s < set_count; ++s) {
-    all_sets.push_back(s);
-    write_inputs(run, s, kernels::draw_inputs(*run.task, options.device, mix(run.seed, 1000 + s)));
+    write_inputs(run, s, kernels::draw_inputs(*run.task, shape_kind(), mix(run.seed, 1000 + s)));
     poison_outputs(run, s);
   }
-  auto candidate_batch = [&](uint32_t calls) {
-    return call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
-      auto run_request = request.initRun();
-      run_request.setCalls(calls);
-      fill_sets(run_request, run, all_sets);
-    });
-  };
-  auto failed = [&](const Result<SandboxAnswer>& answer, const char* phase) -> std::optional<Status> {
-    if (!answer) {
-      if (!run.sandbox_failed) return Status(answer.error());
-      out.setErrorText(std::string(phase) + ": " + std::string(out.getErrorText().cStr()));
-      return Status();
-    }
-    if (answer->status != msg::SandboxStatus::OK) {
-      out.setSandbox(answer->status == msg::SandboxStatus::RETURNED_ERROR ? msg::SandboxOutcome::RETURNED_ERROR
-                                                                          : msg::SandboxOutcome::CRASHED);
-      out.getEvidence().setCandidateStatus(answer->candidate_status);
-      out.setErrorText(std::string(phase) + ": " + answer->message);
+  std::vector<double> candidate_us, reference_us;
+  uint32_t candidate_calls = 1, reference_calls = 1;  // per sample
+  Status measured = options.device == DeviceKind::cuda
+                        ? time_on_cuda(run, candidate_us, reference_us)
+                        : time_on_cpu(run, candidate_us, reference_us, candidate_calls, reference_calls);
+  if (!measured || !out.getCorrect() || candidate_us.empty()) return measured;
+  TimingSummary candidate_summary = summarize(candidate_us, candidate_calls);
+  TimingSummary reference_summary = summarize(reference_us, reference_calls);
+  fill_timing(candidate_summary, out.initCandidateTiming());
+  fill_timing(reference_summary, out.initReferenceTiming());
+  if (options.device == DeviceKind::cuda) fill_roofline(run, candidate_summary.median);
+
+  // Fresh values at the same addresses: a result cached across timed calls shows here.
+  for (uint32_t s = 0; s < set_count; ++s) {
+    write_inputs(run, s, kernels::draw_inputs(*run.task, shape_kind(), mix(run.seed, 2000 + s)));
+    poison_outputs(run, s);
+  }
+  auto check = run_batch(run, std::max(candidate_calls, set_count));
+  if (auto f = batch_failed(run, check, "the batch after timing")) return *f;
+  for (uint32_t s = 0; s < set_count; ++s) {
+    auto comparison = check_set(run, s);
+    if (!comparison) return comparison.error();
+    if (!comparison->passed) {
       out.setCorrect(false);
-      return Status();
+      out.setErrorText("the last timed batch (fresh inputs): " + comparison->first_failure);
+      return {};
     }
-    return std::nullopt;
-  };
+  }
+  if (candidate_summary.median > 0) out.setSpeedup(reference_summary.median / candidate_summary.median);
+  return {};
+}
+
+// CPU: this process's clock around "run M calls" round trips, minus an empty round trip; the
+// reference runs here with LibTorch.
+Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candidate_us, std::vector<double>& reference_us,
+                                           uint32_t& candidate_calls, uint32_t& reference_calls) {
+  auto out = run.out;
+  uint32_t set_count = static_cast<uint32_t>(run.layout.sets.size());
+  auto candidate_batch = [&](uint32_t calls) { return run_batch(run, calls); };
+  auto failed = [&](const Result<SandboxAnswer>& answer, const char* phase) { return batch_failed(run, answer, phase); };
 
   // The cost of a round trip that runs nothing, subtracted from every candidate batch.
   std::vector<double> empty_trips;
@@ -539,7 +737,7 @@ Status EvaluationEngine::Impl::run_timing(Run& run) {
     return std::max(answer->wall_ns - round_trip_ns, 0.0);
   });
   if (!candidate_calls_or) return *calibration_failure;
-  uint32_t candidate_calls = *candidate_calls_or;
+  candidate_calls = *candidate_calls_or;
 
   auto time_reference = [&](uint32_t calls) -> Result<double> {
     auto begin = Clock::now();
@@ -551,13 +749,12 @@ Status EvaluationEngine::Impl::run_timing(Run& run) {
   };
   auto reference_calls_or = calibrate(time_reference);
   if (!reference_calls_or) return reference_calls_or.error();
-  uint32_t reference_calls = *reference_calls_or;
+  reference_calls = *reference_calls_or;
 
   // Warm-up: one batch of each.
   if (auto f = failed(candidate_batch(candidate_calls), "timing warm-up")) return *f;
   if (auto warm = time_reference(reference_calls); !warm) return warm.error();
 
-  std::vector<double> candidate_us, reference_us;
   std::vector<double> clock_ratios;  // per batch: this process's time net of the empty trip / the sandbox's
   auto timing_started = Clock::now();
   for (;;) {
@@ -575,47 +772,133 @@ Status EvaluationEngine::Impl::run_timing(Run& run) {
           clock_ratios.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / static_cast<double>(answer->sandbox_ns));
       }
     }
-    size_t n = candidate_us.size();
-    bool precise = n >= options.min_samples && relative_error_of_median(candidate_us) < options.target_relative_error &&
-                   relative_error_of_median(reference_us) < options.target_relative_error;
-    bool budget_spent = ms_since(timing_started) >= options.timing_budget_ms && n >= 3;
-    if (precise || budget_spent || n >= options.max_samples) break;
+    if (timing_settled(candidate_us, reference_us, timing_started)) break;
   }
-  TimingSummary candidate_summary = summarize(candidate_us, candidate_calls);
-  TimingSummary reference_summary = summarize(reference_us, reference_calls);
-  fill_timing(candidate_summary, out.initCandidateTiming());
-  fill_timing(reference_summary, out.initReferenceTiming());
   // The median batch, so that one batch delayed by the scheduler does not speak for all.
   if (!clock_ratios.empty()) out.getEvidence().setWallCheckRatio(summarize(clock_ratios, 1).median);
-
-  // Fresh values at the same addresses: a result cached across timed calls shows here.
-  for (uint32_t s = 0; s < set_count; ++s) {
-    write_inputs(run, s, kernels::draw_inputs(*run.task, options.device, mix(run.seed, 2000 + s)));
-    poison_outputs(run, s);
-  }
-  auto check = candidate_batch(std::max(candidate_calls, set_count));
-  if (auto f = failed(check, "the batch after timing")) return *f;
-  for (uint32_t s = 0; s < set_count; ++s) {
-    auto comparison = check_set(run, s);
-    if (!comparison) return comparison.error();
-    if (!comparison->passed) {
-      out.setCorrect(false);
-      out.setErrorText("the last timed batch (fresh inputs): " + comparison->first_failure);
-      return {};
-    }
-  }
-  if (candidate_summary.median > 0) out.setSpeedup(reference_summary.median / candidate_summary.median);
   return {};
+}
+
+// CUDA: calls timed one by one with CUDA events in the sandbox, candidate and reference (LibTorch
+// CUDA, in the sandbox) interleaved in random order, each after an L2 flush and a device
+// synchronisation, with the CUPTI records of every call.
+Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candidate_us,
+                                            std::vector<double>& reference_us) {
+  uint32_t set_count = static_cast<uint32_t>(run.layout.sets.size());
+  if (!peaks) {
+    auto answer = call(run, options.load_timeout, [](msg::SandboxRequest::Builder request) { request.setPeaks(); });
+    if (auto f = batch_failed(run, answer, "measuring the device's peaks")) return *f;
+    peaks = answer->peaks;  // 0 where the sandbox could not measure (its message says why)
+  }
+  // Copies every set to the device (a time request uses device memory as it is) and warms up.
+  if (auto f = batch_failed(run, run_batch(run, set_count), "timing warm-up")) return *f;
+
+  std::vector<TimedCall> calls;
+  auto time_round = [&](uint32_t per_side, bool keep, std::chrono::milliseconds timeout) -> std::optional<Status> {
+    std::vector<bool> sides(2 * per_side);
+    for (uint32_t i = 0; i < per_side; ++i) sides[i] = true;
+    std::shuffle(sides.begin(), sides.end(), order_rng);
+    auto answer = call(run, timeout, [&](msg::SandboxRequest::Builder request) {
+      auto time = request.initTime();
+      std::vector<uint32_t> all_sets;
+      for (uint32_t s = 0; s < set_count; ++s) all_sets.push_back(s);
+      fill_buffer_sets(time.initSets(set_count), run, all_sets);
+      auto side_list = time.initSides(static_cast<unsigned>(sides.size()));
+      for (unsigned i = 0; i < sides.size(); ++i)
+        side_list.set(i, sides[i] ? msg::TimedSide::CANDIDATE : msg::TimedSide::REFERENCE);
+      auto reference = time.initReference();
+      reference.setExpression(run.task->reference);
+      auto names = reference.initInputNames(static_cast<unsigned>(run.task->inputs.size()));
+      for (unsigned i = 0; i < run.task->inputs.size(); ++i) names.set(i, run.task->inputs[i].name);
+      time.setFlushL2(true);
+    });
+    if (auto f = batch_failed(run, answer, "timing")) return f;
+    if (answer->timed_calls.size() != sides.size())
+      return Status(make_error(Errc::protocol_error, "the sandbox answered a time request with " +
+                                                         std::to_string(answer->timed_calls.size()) + " calls instead of " +
+                                                         std::to_string(sides.size())));
+    if (!keep) return std::nullopt;
+    for (auto& timed : answer->timed_calls) {
+      (timed.candidate ? candidate_us : reference_us).push_back(timed.event_us);
+      calls.push_back(std::move(timed));
+    }
+    return std::nullopt;
+  };
+  // Warm-up: first calls pay for lazy initialisation (LibTorch, cuBLAS handles, module loads).
+  if (auto f = time_round(2, false, options.load_timeout)) return *f;
+  auto timing_started = Clock::now();
+  for (;;) {
+    if (auto f = time_round(options.cuda_calls_per_round, true, options.call_timeout)) return *f;
+    if (timing_settled(candidate_us, reference_us, timing_started)) break;
+  }
+  fill_gpu_profile(run, calls, summarize(candidate_us, 1).median);
+  return {};
+}
+
+// Coverage, the kernels of both sides, and the agreement of events with CUPTI.
+void EvaluationEngine::Impl::fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_median_us) {
+  auto profile = run.out.initGpu();
+  if (peaks) profile.setDevice(peaks->name);
+  profile.setShapes(shape_kind() == DeviceKind::cuda ? msg::Device::CUDA : msg::Device::CPU);
+  auto candidate_groups = group_kernels(calls, true);
+  auto reference_groups = group_kernels(calls, false);
+  fill_kernels(candidate_groups, run.own_kernels, profile.initKernels(static_cast<unsigned>(candidate_groups.size())));
+  fill_kernels(reference_groups, {}, profile.initReferenceKernels(static_cast<unsigned>(reference_groups.size())));
+  std::vector<double> own_us, all_us, span_us;
+  double own_total = 0, all_total = 0;
+  for (const auto& timed : calls) {
+    if (!timed.candidate) continue;
+    double own = 0, all = 0;
+    uint64_t first = UINT64_MAX, last = 0;
+    for (const auto& k : timed.kernels) {
+      double us = static_cast<double>(k.end_ns - k.start_ns) / 1000.0;
+      all += us;
+      if (run.own_kernels.count(k.name)) own += us;
+      first = std::min(first, k.start_ns);
+      last = std::max(last, k.end_ns);
+    }
+    own_us.push_back(own);
+    all_us.push_back(all);
+    span_us.push_back(timed.kernels.empty() ? 0.0 : static_cast<double>(last - first) / 1000.0);
+    own_total += own;
+    all_total += all;
+  }
+  profile.setCoverage(all_total > 0 ? own_total / all_total : 0.0);
+  profile.setOwnKernelUs(summarize(own_us, 1).median);
+  profile.setAllKernelUs(summarize(all_us, 1).median);
+  double span = summarize(span_us, 1).median;
+  profile.setCuptiSpanUs(span);
+  double disagreement = event_median_us > 0 ? std::fabs(event_median_us - span) / event_median_us : 0.0;
+  profile.setEventCuptiDisagreement(disagreement);
+  profile.setDisagreementThreshold(options.cupti_disagreement_threshold);
+  profile.setTimingDisagrees(disagreement > options.cupti_disagreement_threshold);
+  if (peaks) {
+    profile.setPeakBytesPerS(peaks->copy_bytes_per_s);
+    profile.setPeakFlopsPerS(peaks->fma_flops_per_s);
+    profile.setL2FlushBytes(2 * peaks->l2_bytes);
+  }
+}
+
+// Achieved bytes/s and FLOP/s of the candidate's median call (the task's minimum bytes and
+// FLOPs at the evaluated shapes), beside the device's measured peaks.
+void EvaluationEngine::Impl::fill_roofline(Run& run, double median_us) {
+  if (median_us <= 0 || !run.out.hasGpu()) return;
+  auto profile = run.out.getGpu();
+  double seconds = median_us * 1e-6;
+  profile.setAchievedBytesPerS(kernels::estimate_min_bytes(*run.task, shape_kind()) / seconds);
+  profile.setAchievedFlopsPerS(kernels::estimate_flops(*run.task, shape_kind()) / seconds);
 }
 
 EvaluationEngine::EvaluationEngine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 EvaluationEngine::~EvaluationEngine() = default;
 
 Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::TaskCatalog catalog, EngineOptions options) {
+#ifndef DRK_HAVE_CUDA
   if (options.device == DeviceKind::cuda)
     return make_error(Errc::unsupported,
-                      "this evaluator runs CPU candidates only: the cuda device needs the CUDA evaluation path, "
-                      "which is not part of this build; use --device cpu");
+                      "this build has no CUDA toolkit, so it evaluates CPU candidates only: rebuild where "
+                      "/usr/local/cuda exists for --device cuda, or use --device cpu");
+#endif
   if (options.trials == 0) return make_error(Errc::invalid_argument, "trials must be at least 1");
   if (options.max_threads < 1) return make_error(Errc::invalid_argument, "max_threads must be at least 1");
   auto impl = std::make_unique<Impl>();
@@ -624,7 +907,7 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
     if (!reference) return reference.error();
     impl->references.emplace(task.name, std::move(*reference));
   }
-  CompilerOptions compiler_options;
+  CompilerOptions compiler_options = options.device == DeviceKind::cuda ? nvcc_compiler_options() : CompilerOptions{};
   compiler_options.cache_dir = options.cache_dir;
   compiler_options.timeout = options.compile_timeout;
   auto compiler = Compiler::create(compiler_options, options.runner ? options.runner : system_command_runner());
@@ -636,6 +919,13 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
   impl->secret = options.seed ? *options.seed : secret_seed();
   impl->order_rng.seed(mix(impl->secret, 0xC0FFEE));
   options.sandbox.max_threads = options.max_threads;
+  if (options.device == DeviceKind::cuda) {
+    if (options.sandbox.executable == default_sandbox_executable())
+      options.sandbox.executable = default_cuda_sandbox_executable();
+    // CUDA reserves far more address space than it uses, and its libraries open more files.
+    options.sandbox.address_space_bytes = 0;
+    options.sandbox.max_open_files = std::max<uint64_t>(options.sandbox.max_open_files, 1024);
+  }
   impl->catalog = std::move(catalog);
   impl->options = std::move(options);
   at::set_num_threads(impl->options.max_threads);
@@ -653,7 +943,7 @@ Status EvaluationEngine::evaluate(const CandidateInput& input, msg::EvalResult::
   candidate.setId(input.id);
   candidate.setTask(input.task);
   candidate.setDevice(input.device == DeviceKind::cuda ? msg::Device::CUDA : msg::Device::CPU);
-  candidate.setLanguage(msg::Language::CPP);
+  candidate.setLanguage(input.device == DeviceKind::cuda ? msg::Language::CUDA : msg::Language::CPP);
   candidate.setSource(input.source);
   return impl_->evaluate(candidate.asReader(), out);
 }

@@ -17,13 +17,23 @@
 //      medians is under 1 % or the timing budget is spent;
 //   5. a last batch on freshly drawn inputs (same addresses, outputs poisoned again) whose
 //      outputs must still be correct: catches results cached across timed calls.
+// On CUDA (device cuda; the build needs the CUDA toolkit) the candidate is CUDA C++ compiled by
+// nvcc (its resource report becomes `resources`) and runs in drk-sandbox-cuda on device copies
+// of the shared region; correctness is checked here as above. Timing happens in the sandbox:
+// every call timed alone with CUDA events after an L2 flush (2x its size), a persisting-L2
+// reset and a device synchronisation; candidate and reference (LibTorch CUDA, in the sandbox,
+// on the same device buffers) interleaved in random order within each round; CUPTI records
+// every kernel of every timed call (`gpu`: coverage, kernels, event/CUPTI agreement, roofline
+// against peaks the sandbox measures once). The stop rule is the CPU one. docs/gpu.md.
 // speedup = reference median / candidate median when correct, else 0. The engine never judges
 // honesty: it records evidence (poisoned outputs, mutated inputs, non-finite values, the
 // sandbox's signal, the candidate's status) for the Verifier.
 //
 // Errors (only for a request that cannot be evaluated): not_found for an unknown task,
-// unsupported for a device or language this build cannot run (CUDA candidates need the CUDA
-// evaluator), io_error when the compiler or the sandbox cannot be started at all.
+// unsupported for a device or language this build cannot run (a candidate for another device, or
+// cuda in a build without the CUDA toolkit), io_error when the compiler or the sandbox cannot be
+// started at all. On a machine without a GPU the CUDA engine is made, and every evaluation
+// reports the sandbox's reason (failedToLoad: "no usable CUDA device ...").
 //
 // Thread-safety: one engine serves one thread at a time (it owns one sandbox and one shared
 // region). It sets LibTorch's intra-op thread count of the process to max_threads.
@@ -63,6 +73,10 @@ struct EngineOptions {
   uint32_t max_samples = 200;
   double target_relative_error = 0.01;    // standard error of the median / median
   uint32_t timing_sets = 3;               // input sets rotated between calls
+  // CUDA only.
+  std::optional<kernels::DeviceKind> shapes;  // whose shapes to evaluate at; default: the device's
+  uint32_t cuda_calls_per_round = 8;          // timed calls per side per sandbox round trip
+  double cupti_disagreement_threshold = 0.02; // |event - CUPTI span| / event beyond this is flagged
 };
 
 // A candidate as people hand it over (`drk eval`); actors pass msg::Candidate.

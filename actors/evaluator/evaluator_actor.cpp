@@ -37,7 +37,12 @@ class EvaluatorActor final : public runtime::Actor {
         break;
       case msg::Envelope::Body::CONTROL: {
         auto control = body.getControl();
-        if (control.isPeerRestarted() && is_oracle(context, control.getPeerRestarted())) send_ready(context);
+        // An Oracle that restarted lost its credits; news of this Evaluator's own restart means its
+        // node came back and the Oracle forgot it: announce it either way.
+        if (control.isPeerRestarted() && (is_oracle(context, control.getPeerRestarted()) ||
+                                          context.self() == control.getPeerRestarted().cStr())) {
+          send_ready(context);
+        }
         break;
       }
       default:

@@ -2,7 +2,8 @@
 // serves one EvalRequest at a time:
 //   on start:              create the engine, send EvaluatorReady{incarnation, slots = 1} to the oracle;
 //   on EvalRequest:        evaluate, send EvalResult to the verifier, then EvaluatorReady to the oracle;
-//   on peerRestarted(oracle): send EvaluatorReady again (the credit the Oracle lost).
+//   on peerRestarted(oracle) or peerRestarted(itself, its node came back): send EvaluatorReady
+//   again (the credit the Oracle lost).
 // A request for a candidate id it answered recently gets the cached result again (idempotence).
 // A request it cannot evaluate (unknown task, wrong device) still gets an EvalResult whose
 // errorText says why, so the Oracle never waits on it.

@@ -10,14 +10,17 @@ namespace {
 
 std::atomic<uint64_t> calls{0};
 
-int gemm_f32(const drk_context*, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+int gemm_f32(const drk_context* ctx, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
              const float* b, int64_t ldb, int b_transposed, float beta, float* c, int64_t ldc) {
   calls.fetch_add(1, std::memory_order_relaxed);
   if (m < 0 || n < 0 || k < 0 || !a || !b || !c || lda < k || ldc < n || ldb < (b_transposed ? k : n))
     return DRK_E_BAD_ARGUMENT;
   if (m == 0 || n == 0) return DRK_OK;
   try {
+    // On CUDA the pointers are device memory; LibTorch queues on the legacy default stream,
+    // which orders itself after the candidate's (blocking) stream.
     auto options = at::TensorOptions().dtype(at::kFloat);
+    if (ctx && ctx->device == DRK_CUDA) options = options.device(at::kCUDA, 0);
     at::Tensor c_view = at::from_blob(c, {m, n}, {ldc, 1}, options);
     if (k == 0) {
       if (beta == 0.0f) c_view.zero_();

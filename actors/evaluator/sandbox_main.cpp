@@ -1,8 +1,10 @@
-// drk-sandbox: the process in which candidates run. Started (and exec'ed) by the Evaluator's
-// SandboxProcess; speaks messages/sandbox.capnp on descriptors 3 (requests) and 4 (replies);
-// tensors live in the shared region on descriptor 5. It loads one candidate at a time with
-// dlopen() and calls its drk_kernel as told. Anything the candidate does wrong (a crash, a hang)
-// ends or stalls this process only; the Evaluator replaces it.
+// drk-sandbox and drk-sandbox-cuda: the process in which candidates run. Started (and exec'ed)
+// by the Evaluator's SandboxProcess; speaks messages/sandbox.capnp on descriptors 3 (requests)
+// and 4 (replies); tensors live in the shared region on descriptor 5. It loads one candidate at
+// a time with dlopen() and calls its drk_kernel as told. Anything the candidate does wrong (a
+// crash, a hang, a CUDA error) ends or stalls this process only; the Evaluator replaces it.
+// The two executables differ only in their SandboxDevice (sandbox_device.h): none for the CPU,
+// CUDA (device memory, streams, events, CUPTI, the LibTorch CUDA reference) for the GPU.
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include <capnp/serialize.h>
 
 #include "actors/evaluator/sandbox_channel.h"
+#include "actors/evaluator/sandbox_device.h"
 #include "actors/evaluator/sandbox_library.h"
 #include "drk_kernel.h"
 #include "messages/sandbox.capnp.h"
@@ -77,11 +80,23 @@ struct Harness {
   drk_kernel_fn kernel = nullptr;
   int max_threads = 1;
   Workspace workspace;
+  std::unique_ptr<SandboxDevice> device;  // null: candidates run on the host
+  std::string device_unavailable;         // why the device sandbox has no device; "" when it has one
 };
 
 Harness harness;
 
 void* workspace_for(const drk_context*, size_t bytes) { return harness.workspace.allocate(bytes); }
+
+void begin_call() {
+  if (harness.device) harness.device->begin_call();
+  else harness.workspace.begin_call();
+}
+
+void end_call() {
+  if (harness.device) harness.device->end_call();
+  else harness.workspace.end_call();
+}
 
 bool map_region(size_t bytes, std::string& error) {
   if (bytes == harness.region_bytes) return true;
@@ -96,17 +111,30 @@ bool map_region(size_t bytes, std::string& error) {
   }
   harness.region = static_cast<uint8_t*>(mapped);
   harness.region_bytes = bytes;
+  if (harness.device) {
+    if (auto mirrored = harness.device->mirror_region(harness.region, bytes); !mirrored) {
+      error = mirrored.error().message;
+      return false;
+    }
+  }
   return true;
+}
+
+uint64_t tensor_bytes(const drk_tensor& tensor) {
+  uint64_t elements = 1;
+  for (int d = 0; d < tensor.ndim; ++d) elements *= static_cast<uint64_t>(tensor.shape[d]);
+  return elements * (tensor.dtype == DRK_I64 ? sizeof(int64_t) : sizeof(float));
 }
 
 bool make_tensor(msg::TensorView::Reader view, drk_tensor& out, std::string& error) {
   auto shape = view.getShape();
-  if (shape.size() == 0 || shape.size() > DRK_MAX_DIMS || view.getDtype() != DRK_F32) {
+  // float32 tensors, and int64 class indices (inputs of cross-entropy tasks); rank 0 is a scalar.
+  if (shape.size() > DRK_MAX_DIMS || (view.getDtype() != DRK_F32 && view.getDtype() != DRK_I64)) {
     error = "a tensor view has an unsupported rank or dtype";
     return false;
   }
   std::memset(&out, 0, sizeof out);
-  out.dtype = DRK_F32;
+  out.dtype = view.getDtype();
   out.ndim = static_cast<int32_t>(shape.size());
   uint64_t elements = 1;
   for (unsigned i = 0; i < shape.size(); ++i) {
@@ -122,13 +150,13 @@ bool make_tensor(msg::TensorView::Reader view, drk_tensor& out, std::string& err
     out.strides[i] = stride;
     stride *= out.shape[i];
   }
-  uint64_t bytes = elements * sizeof(float);
+  uint64_t bytes = elements * (out.dtype == DRK_I64 ? sizeof(int64_t) : sizeof(float));
   if (view.getOffset() % 64 != 0 || view.getOffset() > harness.region_bytes ||
       bytes > harness.region_bytes - view.getOffset()) {
     error = "a tensor view lies outside the shared region";
     return false;
   }
-  out.data = harness.region + view.getOffset();
+  out.data = harness.device ? harness.device->tensor_data(view.getOffset()) : harness.region + view.getOffset();
   return true;
 }
 
@@ -152,6 +180,51 @@ void handle_load(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply
   harness.kernel = kernel;
 }
 
+// The descriptors of every buffer set, and the region ranges they cover; false with a
+// badRequest reply when a view does not fit.
+bool make_sets(capnp::List<msg::BufferSet>::Reader sets, CandidateCalls& calls, std::vector<RegionRange>& ranges,
+               msg::SandboxReply::Builder reply) {
+  calls.inputs.assign(sets.size(), {});
+  calls.outputs.assign(sets.size(), {});
+  std::string error;
+  for (unsigned s = 0; s < sets.size(); ++s) {
+    for (auto view : sets[s].getInputs()) {
+      calls.inputs[s].emplace_back();
+      if (!make_tensor(view, calls.inputs[s].back(), error)) break;
+      ranges.push_back({view.getOffset(), tensor_bytes(calls.inputs[s].back())});
+    }
+    for (auto view : sets[s].getOutputs()) {
+      calls.outputs[s].emplace_back();
+      if (!make_tensor(view, calls.outputs[s].back(), error)) break;
+      ranges.push_back({view.getOffset(), tensor_bytes(calls.outputs[s].back())});
+    }
+    if (!error.empty()) {
+      reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+      reply.setMessage(error);
+      return false;
+    }
+  }
+  return true;
+}
+
+drk_context make_context() {
+  drk_context context{};
+  context.abi_version = DRK_ABI_VERSION;
+  context.device = DRK_CPU;
+  context.max_threads = harness.max_threads;
+  context.workspace = &workspace_for;
+  context.lib = sandbox_library();
+  context.harness = &harness;
+  if (harness.device) harness.device->prepare_context(context);
+  return context;
+}
+
+void device_failed(const Error& error, msg::SandboxReply::Builder reply) {
+  reply.setStatus(harness.device && harness.device->broken() ? msg::SandboxStatus::CUDA_ERROR
+                                                             : msg::SandboxStatus::BAD_REQUEST);
+  reply.setMessage(error.message);
+}
+
 void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
   uint32_t calls = run.getCalls();
   auto sets = run.getSets();
@@ -160,30 +233,15 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
     reply.setMessage(harness.kernel ? "a run needs at least one buffer set" : "no candidate is loaded");
     return;
   }
-  std::vector<std::vector<drk_tensor>> inputs(sets.size()), outputs(sets.size());
-  std::string error;
-  for (unsigned s = 0; s < sets.size(); ++s) {
-    for (auto view : sets[s].getInputs()) {
-      inputs[s].emplace_back();
-      if (!make_tensor(view, inputs[s].back(), error)) break;
-    }
-    for (auto view : sets[s].getOutputs()) {
-      outputs[s].emplace_back();
-      if (!make_tensor(view, outputs[s].back(), error)) break;
-    }
-    if (!error.empty()) {
-      reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-      reply.setMessage(error);
-      return;
-    }
-  }
-  drk_context context{};
-  context.abi_version = DRK_ABI_VERSION;
-  context.device = DRK_CPU;
-  context.max_threads = harness.max_threads;
-  context.workspace = &workspace_for;
-  context.lib = sandbox_library();
-  context.harness = &harness;
+  CandidateCalls candidate;
+  std::vector<RegionRange> ranges;
+  if (!make_sets(sets, candidate, ranges, reply)) return;
+  auto& inputs = candidate.inputs;
+  auto& outputs = candidate.outputs;
+  drk_context context = make_context();
+  bool on_device = harness.device && calls > 0;
+  if (on_device)
+    if (auto copied = harness.device->copy_to_device(ranges); !copied) return device_failed(copied.error(), reply);
   // Descriptors are copied per call so that a candidate that edits them cannot steer later calls.
   std::vector<drk_tensor> call_inputs, call_outputs;
   uint64_t library_before = library_calls();
@@ -194,14 +252,20 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
     size_t s = i % sets.size();
     call_inputs = inputs[s];
     call_outputs = outputs[s];
-    harness.workspace.begin_call();
+    begin_call();
     status = harness.kernel(&context, call_inputs.data(), static_cast<int32_t>(call_inputs.size()),
                             call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
-    harness.workspace.end_call();
+    end_call();
     if (status != DRK_OK) break;
     ++completed;
   }
+  if (on_device) {
+    if (auto synchronized = harness.device->synchronize(); !synchronized)
+      return device_failed(synchronized.error(), reply);
+  }
   auto elapsed = std::chrono::steady_clock::now() - started;
+  if (on_device)
+    if (auto copied = harness.device->copy_to_host(ranges); !copied) return device_failed(copied.error(), reply);
   reply.setSandboxNs(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()));
   reply.setCallsCompleted(completed);
   reply.setCandidateStatus(status);
@@ -210,6 +274,34 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
     reply.setStatus(msg::SandboxStatus::RETURNED_ERROR);
     reply.setMessage("drk_kernel returned " + std::to_string(status) + " on call " + std::to_string(completed + 1));
   }
+}
+
+void handle_time(msg::TimeRequest::Reader time, msg::SandboxReply::Builder reply) {
+  if (!harness.device) {
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage("this sandbox runs candidates on the CPU: time requests are for drk-sandbox-cuda");
+    return;
+  }
+  if (!harness.kernel || time.getSets().size() == 0) {
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage(harness.kernel ? "a time request needs at least one buffer set" : "no candidate is loaded");
+    return;
+  }
+  CandidateCalls candidate;
+  std::vector<RegionRange> ranges;
+  if (!make_sets(time.getSets(), candidate, ranges, reply)) return;
+  candidate.kernel = harness.kernel;
+  candidate.context = make_context();
+  harness.device->time(time, candidate, reply);
+}
+
+void handle_peaks(msg::SandboxReply::Builder reply) {
+  if (!harness.device) {
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage("this sandbox runs candidates on the CPU: it has no device peaks to measure");
+    return;
+  }
+  harness.device->measure_peaks(reply);
 }
 
 int serve() {
@@ -223,15 +315,24 @@ int serve() {
     reply.setId(request.getId());
     reply.setStatus(msg::SandboxStatus::OK);
     std::string error;
-    if (!map_region(request.getRegionBytes(), error)) {
+    if (!harness.device_unavailable.empty()) {
+      reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+      reply.setMessage(harness.device_unavailable);
+    } else if (!map_region(request.getRegionBytes(), error)) {
       reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
       reply.setMessage(error);
     } else if (request.isLoad()) {
       handle_load(request.getLoad(), reply);
-    } else {
+    } else if (request.isRun()) {
       handle_run(request.getRun(), reply);
+    } else if (request.isTime()) {
+      handle_time(request.getTime(), reply);
+    } else {
+      handle_peaks(reply);
     }
     if (!write_frame(kReplyFd, message)) return 4;
+    // A device error leaves the CUDA context dead for good: end here, the Evaluator replaces us.
+    if (harness.device && harness.device->broken()) return 5;
   }
 }
 
@@ -243,5 +344,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--max-threads") == 0) max_threads = std::atoi(argv[i + 1]);
   drk::evaluator::set_library_threads(max_threads);
+  // Without its device, the sandbox answers every request with the reason.
+  drk::evaluator::harness.device = drk::evaluator::make_sandbox_device(drk::evaluator::harness.device_unavailable);
   return drk::evaluator::serve();
 }

@@ -73,6 +73,15 @@ std::string default_sandbox_executable() {
   return DRK_SANDBOX_PATH;
 }
 
+std::string default_cuda_sandbox_executable() {
+  if (const char* path = std::getenv("DRK_SANDBOX_CUDA"); path && *path) return path;
+#ifdef DRK_SANDBOX_CUDA_PATH
+  return DRK_SANDBOX_CUDA_PATH;
+#else
+  return "";
+#endif
+}
+
 std::string describe_exit(const SandboxExit& exit) {
   if (exit.timed_out) return "was killed at its deadline (SIGKILL)";
   if (exit.signal != 0)

@@ -34,6 +34,8 @@ namespace drk::evaluator {
 
 // The drk-sandbox next to the build's tools, or $DRK_SANDBOX when set.
 std::string default_sandbox_executable();
+// drk-sandbox-cuda of this build, or $DRK_SANDBOX_CUDA when set ("" in a build without CUDA).
+std::string default_cuda_sandbox_executable();
 
 struct SandboxOptions {
   std::string executable = default_sandbox_executable();

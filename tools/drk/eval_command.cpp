@@ -22,13 +22,16 @@ namespace {
 
 constexpr const char* kEvalHelp = R"(usage: drk eval --task NAME --candidate FILE [options]
 
-Compiles a C++ candidate (docs/candidate-abi.md), runs it in a sandbox against the task's
-LibTorch reference on fresh random inputs, times both side by side, and prints the result
-with the Verifier's verdict.
+Compiles a candidate (docs/candidate-abi.md: C++ for cpu, CUDA C++ for cuda), runs it in a
+sandbox against the task's LibTorch reference on fresh random inputs, times both side by side,
+and prints the result with the Verifier's verdict. On cuda it also prints nvcc's resource
+report, every kernel CUPTI saw, the coverage, event/CUPTI agreement and the roofline position
+(docs/gpu.md).
 
   --task NAME        the task (`drk tasks` lists them)
   --candidate FILE   the candidate's source file
-  --device cpu|cuda  the device (default cpu; this build evaluates cpu only)
+  --device cpu|cuda  the device (default cpu; cuda needs a build with the CUDA toolkit and a GPU)
+  --shapes cpu|cuda  evaluate at these shapes (default: the device's; cuda = KernelBench's)
   --trials N         correctness trials, each on fresh inputs (default 5)
   --budget-ms MS     wall time the timing may use (default 2000)
   --threads N        threads the candidate and the reference may use (default 1)
@@ -70,6 +73,33 @@ const char* outcome_name(msg::SandboxOutcome outcome) {
   return "unknown";
 }
 
+void print_kernels(const char* label, capnp::List<msg::GpuKernel>::Reader kernels) {
+  for (auto k : kernels) {
+    std::cout << label << (k.getOwn() ? "own  " : "lib  ") << k.getName().cStr() << "  grid(" << k.getGrid()[0] << ","
+              << k.getGrid()[1] << "," << k.getGrid()[2] << ") block(" << k.getBlock()[0] << "," << k.getBlock()[1]
+              << "," << k.getBlock()[2] << ") " << k.getRegistersPerThread() << " regs, "
+              << k.getStaticSharedBytes() + k.getDynamicSharedBytes() << " B shared, median "
+              << fixed(k.getMedianUs(), 2) << " us x " << k.getLaunches() << "\n";
+  }
+}
+
+void print_gpu(msg::GpuProfile::Reader gpu) {
+  std::cout << "device      " << gpu.getDevice().cStr() << " (" << (gpu.getShapes() == msg::Device::CUDA ? "KernelBench" : "scaled cpu")
+            << " shapes; L2 flush " << gpu.getL2FlushBytes() / (1 << 20) << " MiB before every timed call)\n";
+  print_kernels("kernel      ", gpu.getKernels());
+  print_kernels("ref kernel  ", gpu.getReferenceKernels());
+  std::cout << "coverage    " << fixed(gpu.getCoverage(), 3) << " (own kernels " << fixed(gpu.getOwnKernelUs(), 2)
+            << " us of " << fixed(gpu.getAllKernelUs(), 2) << " us GPU time per call)\n"
+            << "cupti       span " << fixed(gpu.getCuptiSpanUs(), 2) << " us per call; events vs CUPTI "
+            << fixed(100 * gpu.getEventCuptiDisagreement(), 1) << " %"
+            << (gpu.getTimingDisagrees() ? " (FLAGGED: beyond " : " (within ") << fixed(100 * gpu.getDisagreementThreshold(), 1)
+            << " %)\n"
+            << "roofline    " << fixed(gpu.getAchievedBytesPerS() / 1e9, 1) << " GB/s of "
+            << fixed(gpu.getPeakBytesPerS() / 1e9, 0) << " GB/s measured peak, "
+            << fixed(gpu.getAchievedFlopsPerS() / 1e12, 3) << " TFLOP/s of " << fixed(gpu.getPeakFlopsPerS() / 1e12, 1)
+            << " TFLOP/s measured FP32 peak\n";
+}
+
 void print_human(const kernels::Task& task, const std::string& file, msg::Verdict::Reader verdict) {
   auto r = verdict.getResult();
   auto e = r.getEvidence();
@@ -90,6 +120,12 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
     std::cout << "candidate   " << timing_line(r.getCandidateTiming()) << "\n"
               << "reference   " << timing_line(r.getReferenceTiming()) << "\n"
               << "speedup     " << fixed(r.getSpeedup(), 3) << "x\n";
+    if (e.getCudaError().size() > 0) std::cout << "cuda error  " << e.getCudaError().cStr() << "\n";
+    for (auto k : r.getResources())
+      std::cout << "resources   " << k.getName().cStr() << ": " << k.getRegisters() << " registers, "
+                << k.getSharedBytes() << " B shared, " << k.getStackFrameBytes() << " B stack, spills "
+                << k.getSpillStoreBytes() << " B stored / " << k.getSpillLoadBytes() << " B loaded\n";
+    if (r.hasGpu()) print_gpu(r.getGpu());
   }
   std::cout << "verdict     " << (verdict.getHonest() ? "honest: no check failed" : "rejected: these checks failed");
   for (auto check : verdict.getFailedChecks())
@@ -128,6 +164,13 @@ int cmd_eval(const Args& args) {
       candidate_file = args[++i];
     } else if (arg == "--device" && has_value) {
       device_text = args[++i];
+    } else if (arg == "--shapes" && has_value) {
+      auto shapes = kernels::parse_device(args[++i]);
+      if (!shapes) {
+        std::cerr << "drk eval: --shapes: " << shapes.error().message << "\n";
+        return 2;
+      }
+      options.shapes = *shapes;
     } else if (arg == "--cache-dir" && has_value) {
       cache_dir = args[++i];
     } else if (arg == "--trials") {

@@ -6,6 +6,8 @@
 // Ownership and thread-safety: CUPTI's activity state is per process, so at most one
 // KernelTrace exists at a time (a second start() fails with Errc::busy). Records are
 // collected by collect() on the owning thread; CUPTI fills its buffers from its own thread.
+// Buffers are reused (never freed while tracing), so that handing CUPTI a buffer at a kernel
+// launch costs no allocation.
 // Errors: Errc::unsupported when CUPTI cannot trace here (no device or driver).
 #pragma once
 
@@ -40,6 +42,12 @@ class KernelTrace {
   // Flushes CUPTI's buffers and returns the kernels completed since the last collect().
   // The caller synchronises the device first so that every launched kernel has completed.
   std::vector<KernelRecord> collect();
+
+  // Now, on the clock of the records' start_ns/end_ns (cuptiGetTimestamp): taken after a
+  // device synchronisation before and after a call, it brackets that call's kernels, so that
+  // one collect() serves many calls. Flushing between calls would put CUPTI's buffer handling
+  // inside the next call.
+  static uint64_t timestamp_ns();
 
  private:
   KernelTrace() = default;
