@@ -39,6 +39,9 @@ struct Envelope {
     hostStats @21 :HostStats;
     inspectRequest @22 :InspectRequest;
     systemReport @23 :SystemReport;
+    nodeJoin @24 :NodeJoin;
+    nodeWelcome @25 :NodeWelcome;
+    nodeHeartbeat @26 :NodeHeartbeat;
   }
 }
 
@@ -138,6 +141,52 @@ struct Evidence {
   sandboxExitCode @4 :Int32;
   candidateStatus @5 :Int32;    # what the candidate's entry point returned
   wallCheckRatio @6 :Float64;   # parent-measured batch wall time / sandbox-reported, 0 if n/a
+  cudaError @7 :Text;           # the CUDA error a call raised (illegal address, device-side assert), "" if none
+}
+
+# nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.
+struct KernelResources {
+  name @0 :Text;                # mangled entry name, as CUPTI reports it
+  registers @1 :UInt32;         # per thread
+  spillStoreBytes @2 :UInt32;
+  spillLoadBytes @3 :UInt32;
+  stackFrameBytes @4 :UInt32;
+  sharedBytes @5 :UInt32;       # static shared memory per block
+  constantBytes @6 :UInt32;     # cmem[0]
+}
+
+# The kernels CUPTI saw in the timed calls of one side, per (name, grid, block).
+struct GpuKernel {
+  name @0 :Text;                # as CUPTI reports it (mangled for C++ kernels)
+  own @1 :Bool;                 # compiled from the candidate's source (not cuBLAS, at::native, ...)
+  launches @2 :UInt32;          # over all timed calls of that side
+  medianUs @3 :Float64;         # GPU time of one launch
+  totalUs @4 :Float64;
+  grid @5 :List(UInt32);        # x, y, z
+  block @6 :List(UInt32);
+  registersPerThread @7 :UInt32;
+  staticSharedBytes @8 :UInt32;
+  dynamicSharedBytes @9 :UInt32;
+}
+
+# What the CUDA evaluation measured beyond the timings (docs/gpu.md, "The CUDA evaluation path").
+struct GpuProfile {
+  device @0 :Text;              # e.g. "NVIDIA H200"
+  kernels @1 :List(GpuKernel);  # the candidate's timed calls
+  referenceKernels @2 :List(GpuKernel);
+  coverage @3 :Float64;         # GPU time of own kernels / GPU time of all kernels in the candidate's calls
+  ownKernelUs @4 :Float64;      # median per call
+  allKernelUs @5 :Float64;      # median per call
+  cuptiSpanUs @6 :Float64;      # median per call: first kernel start to last kernel end (CUPTI)
+  eventCuptiDisagreement @7 :Float64;  # |event median - CUPTI span median| / event median
+  disagreementThreshold @8 :Float64;
+  timingDisagrees @9 :Bool;     # eventCuptiDisagreement > disagreementThreshold
+  achievedBytesPerS @10 :Float64;  # estimate_min_bytes / candidate median
+  achievedFlopsPerS @11 :Float64;  # estimate_flops / candidate median
+  peakBytesPerS @12 :Float64;   # measured in the sandbox: a device-memory copy kernel
+  peakFlopsPerS @13 :Float64;   # measured in the sandbox: an FP32 FMA kernel
+  l2FlushBytes @14 :UInt64;     # written before every timed call (2x the L2 cache)
+  shapes @15 :Device;           # whose shapes were evaluated (cuda: KernelBench's; cpu: scaled)
 }
 
 # Evaluator -> Verifier.
@@ -160,6 +209,8 @@ struct EvalResult {
   speedup @15 :Float64;         # reference median / candidate median; 0 when not correct
   evidence @16 :Evidence;
   evalMs @17 :Float64;          # wall time of the whole evaluation
+  resources @18 :List(KernelResources);  # CUDA candidates: nvcc's report per kernel
+  gpu @19 :GpuProfile;          # CUDA evaluations only
 }
 
 struct FailedCheck {
@@ -260,6 +311,8 @@ struct Control {
     peerRestarted @0 :Text;     # supervisor -> all: this actor was restarted; resend what it held
     shutdown @1 :Void;
     ping @2 :Void;
+    peerLost @3 :Text;          # head -> all: this actor's node is unreachable; move its work
+
   }
 }
 
@@ -337,4 +390,45 @@ struct SystemReport {
   takenUnixMs @2 :Int64;
   processes @3 :List(ProcessReport);
   actors @4 :List(ActorReport);
+  nodes @5 :List(NodeReport);
+  refusedPeers @6 :UInt64;      # connections refused by CURVE authentication at the head
+}
+
+# Multi-node (docs/multi-node.md). `drk node` talks to the head's node endpoint
+# (network.listen, a ROUTER) through one DEALER: NodeJoin until welcomed, then a NodeHeartbeat
+# every network.heartbeat_ms; the head sends its own NodeHeartbeat back, and Control.shutdown
+# when the run ends. A node silent for network.node_timeout_ms is lost.
+struct NodeJoin {
+  node @0 :Text;                # its name in the topology's `nodes:`
+  host @1 :Text;                # where other nodes reach its mailboxes
+  bindHost @2 :Text;
+  portBase @3 :UInt16;
+  publicKey @4 :Text;           # Z85; empty without CURVE
+  pid @5 :Int32;
+  incarnation @6 :UInt64;       # differs every time `drk node` starts
+}
+
+struct NodeWelcome {
+  refused @0 :Text;             # non-empty: the join is refused for this reason
+  runId @1 :UInt64;             # changes when the head starts again
+  topologyYaml @2 :Text;        # the resolved topology
+  networkYaml @3 :Text;         # every node's address (network.yaml)
+}
+
+struct NodeHeartbeat {
+  node @0 :Text;                # "head" for the head's
+  incarnation @1 :UInt64;
+  sequence @2 :UInt64;
+  processes @3 :List(ProcessReport);  # the node's supervisor's view (none from the head)
+}
+
+enum NodeStatus { waiting @0; joined @1; lost @2; }
+
+struct NodeReport {
+  name @0 :Text;
+  status @1 :NodeStatus;
+  address @2 :Text;             # host:port_base
+  lastHeartbeatAgeSeconds @3 :Float64;  # -1: never
+  losses @4 :UInt32;            # times it was lost
+  lastLossCause @5 :Text;
 }

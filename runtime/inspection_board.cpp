@@ -44,12 +44,20 @@ void InspectionBoard::update_processes(std::vector<ProcessView> processes) {
   processes_ = std::move(processes);
 }
 
+void InspectionBoard::update_network(std::vector<NodeView> nodes, uint64_t refused_peers) {
+  std::lock_guard lock(mutex_);
+  nodes_ = std::move(nodes);
+  refused_peers_ = refused_peers;
+}
+
 SystemView InspectionBoard::view() const {
   SystemView system;
   system.topology = topology_name_;
   system.run_dir = run_dir_;
   system.taken_unix_ms = clock_();
   std::lock_guard lock(mutex_);
+  system.nodes = nodes_;
+  system.refused_peers = refused_peers_;
 
   // The latest report of a process, if it comes from the incarnation running now.
   auto current_report = [&](const ProcessView& process) -> const Received* {

@@ -35,6 +35,8 @@ class InspectionBoard {
   void update_host(HostView host);
   // Every process, the head's included.
   void update_processes(std::vector<ProcessView> processes);
+  // The nodes of a multi-node run, and the peers CURVE refused so far.
+  void update_network(std::vector<NodeView> nodes, uint64_t refused_peers);
 
   SystemView view() const;
 
@@ -56,6 +58,8 @@ class InspectionBoard {
   std::vector<Placement> actors_;
   mutable std::mutex mutex_;
   std::vector<ProcessView> processes_;
+  std::vector<NodeView> nodes_;
+  uint64_t refused_peers_ = 0;
   std::map<std::string, Received, std::less<>> hosts_;
 };
 

@@ -219,6 +219,20 @@ std::string format_json(const SystemView& system, double hung_after_seconds) {
       dead_letters.integer("count", actor.dead_letters);
       dead_letters.texts("recent", actor.recent_dead_letters);
     });
+    json_array(root.key("nodes"), system.nodes, [&](const NodeView& node) {
+      JsonObject object(out);
+      object.text("name", node.name);
+      object.text("status", status_name(node.status));
+      object.text("address", node.address);
+      if (node.last_heartbeat_age_seconds < 0) {
+        object.key("last_heartbeat_age_s") += "null";
+      } else {
+        object.number("last_heartbeat_age_s", node.last_heartbeat_age_seconds);
+      }
+      object.integer("losses", node.losses);
+      object.text("last_loss_cause", node.last_loss_cause);
+    });
+    root.integer("refused_peers", system.refused_peers);
   }
   out += '\n';
   return out;
@@ -235,6 +249,17 @@ std::string format_table(const SystemView& system, double hung_after_seconds) {
                          process.recent_causes.empty() ? "" : process.recent_causes.back()});
   }
   out += layout(processes) + "\n";
+
+  if (!system.nodes.empty()) {
+    std::vector<std::vector<std::string>> nodes{{"NODE", "STATUS", "ADDRESS", "HEARD", "LOSSES", "LAST LOSS"}};
+    for (const NodeView& node : system.nodes) {
+      nodes.push_back({node.name, status_name(node.status), node.address,
+                       node.last_heartbeat_age_seconds < 0 ? "never"
+                                                           : fixed(node.last_heartbeat_age_seconds, 1) + " s ago",
+                       std::to_string(node.losses), node.last_loss_cause});
+    }
+    out += layout(nodes) + "refused peers: " + std::to_string(system.refused_peers) + "\n\n";
+  }
 
   std::vector<std::vector<std::string>> actors{
       {"ACTOR", "PROCESS", "PID", "STATE", "HANDLED", "MSG/S", "MEAN MS", "MAX MS", "DEPTH", "DEAD"}};

@@ -13,7 +13,8 @@
 
 namespace drk::runtime {
 
-inline constexpr double kDefaultHungAfterSeconds = 10.0;
+// The default of supervision.hung_handler_s (topology.h), which the head reports hung handlers at.
+inline constexpr double kDefaultHungAfterSeconds = 30.0;
 inline constexpr double kBusyShownAfterSeconds = 0.1;
 
 bool is_hung(const ActorView& actor, double hung_after_seconds);

@@ -8,7 +8,7 @@
 #include <kj/exception.h>
 #include <zmq_addon.hpp>
 
-#include "runtime/codec.h"
+#include "runtime/envelope_frame.h"
 #include "runtime/topology.h"
 #include "runtime/transport.h"
 
@@ -19,24 +19,6 @@ namespace fs = std::filesystem;
 
 constexpr std::chrono::milliseconds kStopCheck{100};  // how soon the server notices stop
 constexpr std::size_t kMaxRequestBytes = 64u << 10;
-
-zmq::message_t encode_envelope(const std::function<void(msg::Envelope::Builder)>& fill) {
-  capnp::MallocMessageBuilder builder;
-  auto envelope = builder.initRoot<msg::Envelope>();
-  fill(envelope);
-  envelope.setSentUnixMs(system_unix_ms());
-  const kj::Array<capnp::word> words = encode(builder);
-  const auto bytes = words.asBytes();
-  return zmq::message_t(bytes.begin(), bytes.size());
-}
-
-Result<DecodedMessage> decode_frame(zmq::message_t& frame, std::size_t max_bytes) {
-  DecodeLimits limits;
-  limits.max_frame_bytes = max_bytes;
-  auto owner = std::make_shared<zmq::message_t>(std::move(frame));
-  const std::span<const std::byte> bytes(static_cast<const std::byte*>(owner->data()), owner->size());
-  return decode_checked<msg::Envelope>(bytes, owner, limits);
-}
 
 }  // namespace
 
@@ -101,7 +83,7 @@ void InspectionServer::answer() {
   if (!zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait)) return;
   // From a REQ socket: identity, empty delimiter, request.
   if (frames.size() != 3 || frames[1].size() != 0) return;
-  auto request = decode_frame(frames[2], kMaxRequestBytes);
+  auto request = decode_envelope_frame(std::move(frames[2]), kMaxRequestBytes);
   if (!request) return;
   try {
     if (!request->root<msg::Envelope>().getBody().isInspectRequest()) return;
@@ -110,7 +92,7 @@ void InspectionServer::answer() {
   }
   const SystemView view = board_.view();
   std::array<zmq::message_t, 3> reply{std::move(frames[0]), zmq::message_t(),
-                                      encode_envelope([&](msg::Envelope::Builder envelope) {
+                                      envelope_frame([&](msg::Envelope::Builder envelope) {
                                         envelope.setSender(std::string(kHeadActor));
                                         write_system_report(view, envelope.getBody().initSystemReport());
                                       })};
@@ -134,17 +116,19 @@ Result<std::string> resolve_inspect_address(const std::string& address) {
   return endpoint;
 }
 
-InspectionClient::InspectionClient(std::string endpoint) : endpoint_(std::move(endpoint)) {}
+InspectionClient::InspectionClient(std::string endpoint, std::optional<CurveClientKeys> curve)
+    : endpoint_(std::move(endpoint)), curve_(std::move(curve)) {}
 
 Result<SystemView> InspectionClient::fetch(std::chrono::milliseconds timeout) {
   zmq::socket_t socket(context_, zmq::socket_type::req);
   socket.set(zmq::sockopt::linger, 0);
+  if (curve_) make_curve_client(socket, curve_->own, curve_->server_public_key);
   try {
     socket.connect(endpoint_);
   } catch (const zmq::error_t& error) {
     return make_error(Errc::invalid_argument, "cannot connect to '" + endpoint_ + "': " + error.what());
   }
-  auto request = encode_envelope([](msg::Envelope::Builder envelope) {
+  auto request = envelope_frame([](msg::Envelope::Builder envelope) {
     envelope.setSender("inspect");
     envelope.setRecipient(std::string(kHeadActor));
     envelope.getBody().initInspectRequest();
@@ -152,14 +136,15 @@ Result<SystemView> InspectionClient::fetch(std::chrono::milliseconds timeout) {
   const auto no_answer = [&] {
     return make_error(Errc::peer_unavailable, "no answer from " + endpoint_ + " within " +
                                                   std::to_string(timeout.count()) +
-                                                  " ms: the run has ended, or its head is stuck");
+                                                  " ms: the run has ended, or its head is stuck" +
+                                                  (curve_ ? ", or it does not allow this key" : ""));
   };
   if (!socket.send(request, zmq::send_flags::dontwait)) return no_answer();
   zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
   if (poll_sockets(&item, 1, timeout) == 0) return no_answer();
   zmq::message_t frame;
   if (!socket.recv(frame, zmq::recv_flags::dontwait)) return no_answer();
-  auto decoded = decode_frame(frame, DecodeLimits{}.max_frame_bytes);
+  auto decoded = decode_envelope_frame(std::move(frame), DecodeLimits{}.max_frame_bytes);
   if (!decoded) return decoded.error();
   try {
     const auto body = decoded->root<msg::Envelope>().getBody();

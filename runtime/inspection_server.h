@@ -8,7 +8,9 @@
 // Destroying the server stops its thread, closes the socket and removes the endpoint file.
 //
 // InspectionClient asks one endpoint, with a fresh REQ socket per request so that a request
-// that timed out leaves nothing behind. resolve_inspect_address() turns what a person typed
+// that timed out leaves nothing behind. A multi-node run's head answers at its node endpoint
+// (network.listen) too, with CURVE when the run has keys: the client then needs a key pair the
+// head allows and the head's public key. resolve_inspect_address() turns what a person typed
 // (a run directory, or an endpoint such as tcp://host:port) into an endpoint.
 //
 // Thread-safety: the server answers on its own thread (the board is thread-safe); a client is
@@ -18,10 +20,12 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <zmq.hpp>
 
+#include "runtime/curve_keys.h"
 #include "runtime/inspection_board.h"
 #include "runtime/inspection_view.h"
 #include "runtime/result.h"
@@ -59,9 +63,15 @@ class InspectionServer {
 // Errors: not_found when the directory has no inspect.endpoint (no run is live there).
 Result<std::string> resolve_inspect_address(const std::string& address);
 
+// The keys a client needs to reach a CURVE endpoint (a multi-node run's head).
+struct CurveClientKeys {
+  CurveKeyPair own;
+  std::string server_public_key;
+};
+
 class InspectionClient {
  public:
-  explicit InspectionClient(std::string endpoint);
+  explicit InspectionClient(std::string endpoint, std::optional<CurveClientKeys> curve = std::nullopt);
 
   // Errors: peer_unavailable when no answer came within `timeout` (the run ended, or its head
   // is stuck); protocol_error for an answer that is not a SystemReport.
@@ -71,6 +81,7 @@ class InspectionClient {
 
  private:
   std::string endpoint_;
+  std::optional<CurveClientKeys> curve_;
   zmq::context_t context_;
 };
 

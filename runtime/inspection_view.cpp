@@ -177,14 +177,19 @@ HostView read_host_stats(msg::HostStats::Reader in) {
   return host;
 }
 
-void write_system_report(const SystemView& system, msg::SystemReport::Builder out) {
-  out.setTopology(system.topology);
-  out.setRunDir(system.run_dir);
-  out.setTakenUnixMs(system.taken_unix_ms);
-  auto processes = out.initProcesses(static_cast<unsigned>(system.processes.size()));
-  for (unsigned index = 0; index < system.processes.size(); ++index) {
-    const ProcessView& process = system.processes[index];
-    auto built = processes[index];
+const char* status_name(NodeStatus status) {
+  switch (status) {
+    case NodeStatus::waiting: return "waiting";
+    case NodeStatus::joined: return "joined";
+    case NodeStatus::lost: return "lost";
+  }
+  return "unknown";
+}
+
+void write_processes(const std::vector<ProcessView>& processes, capnp::List<msg::ProcessReport>::Builder out) {
+  for (unsigned index = 0; index < processes.size(); ++index) {
+    const ProcessView& process = processes[index];
+    auto built = out[index];
     built.setName(process.name);
     built.setPid(process.pid);
     built.setStatus(to_message(process.status));
@@ -193,15 +198,32 @@ void write_system_report(const SystemView& system, msg::SystemReport::Builder ou
     write_texts(process.recent_causes, built.initRecentCauses(static_cast<unsigned>(process.recent_causes.size())));
     built.setReportAgeSeconds(process.report_age_seconds);
   }
-  write_actors(system.actors, out.initActors(static_cast<unsigned>(system.actors.size())));
 }
 
-SystemView read_system_report(msg::SystemReport::Reader in) {
-  SystemView system;
-  system.topology = bounded(in.getTopology());
-  system.run_dir = bounded(in.getRunDir());
-  system.taken_unix_ms = in.getTakenUnixMs();
-  const auto processes = in.getProcesses();
+void write_system_report(const SystemView& system, msg::SystemReport::Builder out) {
+  out.setTopology(system.topology);
+  out.setRunDir(system.run_dir);
+  out.setTakenUnixMs(system.taken_unix_ms);
+  write_processes(system.processes, out.initProcesses(static_cast<unsigned>(system.processes.size())));
+  write_actors(system.actors, out.initActors(static_cast<unsigned>(system.actors.size())));
+  auto nodes = out.initNodes(static_cast<unsigned>(system.nodes.size()));
+  for (unsigned index = 0; index < system.nodes.size(); ++index) {
+    const NodeView& node = system.nodes[index];
+    auto built = nodes[index];
+    built.setName(node.name);
+    built.setStatus(node.status == NodeStatus::joined ? msg::NodeStatus::JOINED
+                    : node.status == NodeStatus::lost ? msg::NodeStatus::LOST
+                                                      : msg::NodeStatus::WAITING);
+    built.setAddress(node.address);
+    built.setLastHeartbeatAgeSeconds(node.last_heartbeat_age_seconds);
+    built.setLosses(node.losses);
+    built.setLastLossCause(node.last_loss_cause);
+  }
+  out.setRefusedPeers(system.refused_peers);
+}
+
+std::vector<ProcessView> read_processes(capnp::List<msg::ProcessReport>::Reader processes) {
+  std::vector<ProcessView> read_all;
   const std::size_t count = std::min<std::size_t>(processes.size(), kMaxReportedActors);
   for (unsigned index = 0; index < count; ++index) {
     const auto read = processes[index];
@@ -213,9 +235,34 @@ SystemView read_system_report(msg::SystemReport::Reader in) {
     process.restarts = read.getRestarts();
     process.recent_causes = bounded(read.getRecentCauses(), kMaxReportedTexts);
     process.report_age_seconds = read.getReportAgeSeconds();
-    system.processes.push_back(std::move(process));
+    read_all.push_back(std::move(process));
   }
+  return read_all;
+}
+
+SystemView read_system_report(msg::SystemReport::Reader in) {
+  SystemView system;
+  system.topology = bounded(in.getTopology());
+  system.run_dir = bounded(in.getRunDir());
+  system.taken_unix_ms = in.getTakenUnixMs();
+  system.processes = read_processes(in.getProcesses());
   system.actors = read_actors(in.getActors());
+  const auto nodes = in.getNodes();
+  const std::size_t count = std::min<std::size_t>(nodes.size(), kMaxReportedActors);
+  for (unsigned index = 0; index < count; ++index) {
+    const auto read = nodes[index];
+    NodeView node;
+    node.name = bounded(read.getName());
+    node.status = read.getStatus() == msg::NodeStatus::JOINED ? NodeStatus::joined
+                  : read.getStatus() == msg::NodeStatus::LOST ? NodeStatus::lost
+                                                              : NodeStatus::waiting;
+    node.address = bounded(read.getAddress());
+    node.last_heartbeat_age_seconds = read.getLastHeartbeatAgeSeconds();
+    node.losses = read.getLosses();
+    node.last_loss_cause = bounded(read.getLastLossCause());
+    system.nodes.push_back(std::move(node));
+  }
+  system.refused_peers = in.getRefusedPeers();
   return system;
 }
 

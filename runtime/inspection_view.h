@@ -66,12 +66,27 @@ struct ProcessView {
   double report_age_seconds = -1;          // -1: no report from this incarnation yet
 };
 
+enum class NodeStatus { waiting, joined, lost };
+const char* status_name(NodeStatus status);
+
+// A node of a multi-node run as the head sees it.
+struct NodeView {
+  std::string name;
+  NodeStatus status = NodeStatus::waiting;
+  std::string address;  // host:port_base
+  double last_heartbeat_age_seconds = -1;  // -1: never
+  uint32_t losses = 0;
+  std::string last_loss_cause;
+};
+
 struct SystemView {
   std::string topology;
   std::string run_dir;
   int64_t taken_unix_ms = 0;
   std::vector<ProcessView> processes;
   std::vector<ActorView> actors;
+  std::vector<NodeView> nodes;  // empty on one machine
+  uint64_t refused_peers = 0;   // connections refused by CURVE authentication
 };
 
 // An ActorView of a local actor's statistics (no process, pid or capacity filled in).
@@ -79,6 +94,8 @@ ActorView view_of(const LocalActorStats& local, double messages_per_second);
 
 void write_host_stats(const HostView& host, msg::HostStats::Builder out);
 HostView read_host_stats(msg::HostStats::Reader in);
+void write_processes(const std::vector<ProcessView>& processes, capnp::List<msg::ProcessReport>::Builder out);
+std::vector<ProcessView> read_processes(capnp::List<msg::ProcessReport>::Reader in);
 void write_system_report(const SystemView& system, msg::SystemReport::Builder out);
 SystemView read_system_report(msg::SystemReport::Reader in);
 

@@ -18,10 +18,14 @@
 #include "runtime/outbox.h"
 #include "runtime/death_cause.h"
 #include "runtime/head_actor.h"
+#include "runtime/head_network.h"
+#include "runtime/heartbeat_monitor.h"
 #include "runtime/inspection_board.h"
 #include "runtime/inspection_reporter.h"
 #include "runtime/inspection_server.h"
+#include "runtime/peer_news.h"
 #include "runtime/role_registry.h"
+#include "runtime/run_network.h"
 #include "runtime/supervisor.h"
 #include "runtime/topology.h"
 #include "runtime/transport.h"
@@ -31,7 +35,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::chrono::milliseconds kControlWaitForRoom{200};
 constexpr std::chrono::milliseconds kPublishProcessesEvery{250};  // the supervisor's view, to inspection
 
 // RUN_DIR/run.lock, held for the life of the head: two runs must not share sockets and files.
@@ -204,7 +207,27 @@ int run_head(const RunOptions& options) {
 
   const uint64_t incarnation = static_cast<uint64_t>(system_unix_ms()) << 16;
   SocketDirCleanup socket_dir_cleanup(socket_dir_for(run_dir));
-  Transport transport(topology, std::string(kHeadProcess), run_dir);
+  InspectionBoard board(topology, run_dir, system_unix_ms);
+
+  // Multi-node: listen for nodes and wait until every one has joined (docs/multi-node.md);
+  // Ctrl-C while waiting stops the run.
+  int signal_exit_code = 0;
+  signals.async_wait([&](const boost::system::error_code& error, int signal_number) {
+    if (!error && signal_number != SIGCHLD) signal_exit_code = 128 + signal_number;
+  });
+  auto head_network = HeadNetwork::start(topology, run_dir, incarnation, io, board, std::cout, [&] {
+    io.poll();
+    io.restart();
+    return signal_exit_code != 0;
+  });
+  if (!head_network) {
+    if (signal_exit_code != 0) return signal_exit_code;
+    return fail("drk run", head_network.error());
+  }
+  signals.cancel();
+  io.poll();
+  io.restart();
+  Transport transport(topology, std::string(kHeadProcess), run_dir, (*head_network)->transport_network());
   Outbox control(transport, "supervisor");
   ForkExecLauncher launcher;
 
@@ -212,25 +235,10 @@ int run_head(const RunOptions& options) {
   supervisor_options.executable = executable;
   supervisor_options.run_dir = run_dir;
   supervisor_options.on_restarted = [&](const std::vector<std::string>& restarted) {
-    for (const std::string& actor : restarted) {
-      for (const auto& recipient : topology.actors) {
-        SendOptions send_options;
-        send_options.wait_for_room = kControlWaitForRoom;
-        const auto sent = control.send(
-            recipient.name,
-            [&](msg::Envelope::Builder envelope) {
-              envelope.getBody().initControl().setPeerRestarted(actor);
-            },
-            send_options);
-        if (!sent)
-          std::cerr << "supervisor: cannot tell '" << recipient.name << "' that '" << actor
-                    << "' restarted: " << sent.error().message << std::endl;
-      }
-    }
+    tell_every_actor(control, topology, restarted, PeerNews::restarted, std::cerr);
   };
   Supervisor supervisor(io, topology, launcher, supervisor_options);
 
-  InspectionBoard board(topology, run_dir, system_unix_ms);
   HostOptions host_options;
   host_options.run_dir = run_dir;
   host_options.incarnation = incarnation;
@@ -245,7 +253,12 @@ int run_head(const RunOptions& options) {
   host.add(std::move(head_spec),
            std::make_unique<HeadActor>(
                std::cout, topology.experiment_steps(),
-               [&] { boost::asio::post(io, [&] { supervisor.stop(); }); },
+               [&] {
+                 boost::asio::post(io, [&] {
+                   (*head_network)->shutdown_nodes();
+                   supervisor.stop();
+                 });
+               },
                [&](msg::HostStats::Reader stats) { board.update_host(read_host_stats(stats)); }));
   if (auto started = host.start(); !started) return fail("drk run", started.error());
 
@@ -262,14 +275,25 @@ int run_head(const RunOptions& options) {
     head.incarnation = incarnation;
     std::vector<ProcessView> processes{head};
     for (const ProcessRecord& record : supervisor.processes()) processes.push_back(process_view(record));
+    for (ProcessView& process : (*head_network)->node_processes()) processes.push_back(std::move(process));
     board.update_processes(std::move(processes));
+    board.update_network((*head_network)->nodes(), (*head_network)->refused_peers() + transport.refused_peers());
     publish_timer.expires_after(kPublishProcessesEvery);
     publish_timer.async_wait([&](const boost::system::error_code& error) {
       if (!error) publish_processes();
     });
   };
 
-  int signal_exit_code = 0;
+  (*head_network)->set_handlers(HeadNetworkHandlers{
+      [&](const std::string& node, const std::string& cause) {
+        std::cerr << "drk run: node " << node << " lost: " << cause << "; its work moves to the other nodes"
+                  << std::endl;
+        tell_every_actor(control, topology, topology.mailboxes_on(node), PeerNews::lost, std::cerr, node);
+      },
+      [&](const std::string& node) {
+        std::cerr << "drk run: node " << node << " is back" << std::endl;
+        tell_every_actor(control, topology, topology.mailboxes_on(node), PeerNews::restarted, std::cerr);
+      }});
   std::optional<Status> outcome;
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& error, int signal_number) {
@@ -281,6 +305,7 @@ int run_head(const RunOptions& options) {
           signal_exit_code = 128 + signal_number;
           std::cerr << "drk run: stopping (" << (signal_number == SIGINT ? "SIGINT" : "SIGTERM") << ")"
                     << std::endl;
+          (*head_network)->shutdown_nodes();
           supervisor.stop();
         }
         signals.async_wait(on_signal);
@@ -290,10 +315,12 @@ int run_head(const RunOptions& options) {
     outcome = std::move(result);
     io.stop();
   });
+  HealthChecks health_checks(io, supervisor, board, topology, std::cerr);
+  health_checks.start();
   publish_processes();
   io.run();
   if (inspection) inspection->reset();  // `drk top` sees the run end now, not after the summary
-  host.stop();
+  host.drain(std::chrono::milliseconds{topology.supervision.drain_ms});
 
   if (outcome && !outcome->ok()) return fail("drk run", outcome->error());
   if (signal_exit_code != 0) return signal_exit_code;
@@ -352,7 +379,9 @@ int run_host(const HostArgs& args) {
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code&, int) { io.stop(); });
 
-  Transport transport(topology, args.process, run_dir);
+  auto network = load_run_network(run_dir);
+  if (!network) return fail(command, network.error());
+  Transport transport(topology, args.process, run_dir, std::move(*network));
   HostOptions host_options;
   host_options.run_dir = run_dir;
   host_options.incarnation = args.incarnation;
@@ -363,10 +392,13 @@ int run_host(const HostArgs& args) {
     write_death_cause(run_dir, args.process, "process " + args.process + ": " + started.error().message);
     return fail(command, started.error());
   }
+  // Its reports are the process's heartbeats (heartbeat_monitor.h).
   InspectionReporter reporter(host, HostView{args.process, args.incarnation, ::getpid(), {}},
-                              send_to_head(transport));
+                              send_to_head(transport),
+                              std::chrono::milliseconds{topology.supervision.heartbeat_ms});
   io.run();
-  host.stop();
+  // SIGTERM is the supervisor's orderly stop: what the mailboxes already hold is handled first.
+  host.drain(std::chrono::milliseconds{topology.supervision.drain_ms});
   return 0;
 }
 

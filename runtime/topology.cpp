@@ -240,9 +240,8 @@ class Validator {
 
   std::string where(const YAML::Node& node) const { return locator_.where(node); }
 
-  void fail(const YAML::Node& at, const std::string& message) {
-    errors_.push_back(locator_.where(at) + ": " + message);
-  }
+  void fail(const YAML::Node& at, const std::string& message) { fail_at(locator_.where(at), message); }
+  void fail_at(const std::string& where, const std::string& message) { errors_.push_back(where + ": " + message); }
 
   void check_keys(const YAML::Node& map, const std::string& path, const std::set<std::string>& allowed) {
     for (const auto& pair : map) {
@@ -348,7 +347,8 @@ void read_supervision(const YAML::Node& node, Validator& validator, SupervisionP
   if (!validator.map_field(node, "supervision", "supervision: {strategy: one_for_one}")) return;
   if (node.IsNull()) return;
   validator.check_keys(node, "supervision",
-                       {"strategy", "max_restarts", "within_s", "backoff_initial_ms", "backoff_max_ms"});
+                       {"strategy", "max_restarts", "within_s", "backoff_initial_ms", "backoff_max_ms", "drain_ms",
+                        "heartbeat_ms", "missed_heartbeats", "hung_handler_s", "kill_hung"});
   if (const YAML::Node strategy = node["strategy"]; strategy.IsDefined()) {
     const std::string text = strategy.IsScalar() ? strategy.Scalar() : "";
     if (text == "one_for_one")
@@ -386,6 +386,137 @@ void read_supervision(const YAML::Node& node, Validator& validator, SupervisionP
       policy.backoff_max_ms = static_cast<int>(*n);
     }
   }
+  if (const YAML::Node value = node["drain_ms"]; value.IsDefined()) {
+    if (auto n = validator.integer_field(value, "supervision.drain_ms", 0, "drain_ms: 2000")) {
+      policy.drain_ms = static_cast<int>(*n);
+    }
+  }
+  if (const YAML::Node value = node["heartbeat_ms"]; value.IsDefined()) {
+    if (auto n = validator.integer_field(value, "supervision.heartbeat_ms", 1, "heartbeat_ms: 1000")) {
+      policy.heartbeat_ms = static_cast<int>(*n);
+    }
+  }
+  if (const YAML::Node value = node["missed_heartbeats"]; value.IsDefined()) {
+    if (auto n = validator.integer_field(value, "supervision.missed_heartbeats", 1, "missed_heartbeats: 5")) {
+      policy.missed_heartbeats = static_cast<int>(*n);
+    }
+  }
+  if (const YAML::Node value = node["hung_handler_s"]; value.IsDefined()) {
+    const auto seconds = parse_number(value);
+    if (!seconds || *seconds <= 0) {
+      validator.fail(value,
+                     "supervision.hung_handler_s must be a positive number of seconds, e.g. `hung_handler_s: 30`");
+    } else {
+      policy.hung_handler_s = *seconds;
+    }
+  }
+  if (const YAML::Node value = node["kill_hung"]; value.IsDefined()) {
+    const std::string text = value.IsScalar() ? value.Scalar() : "";
+    if (text == "true" || text == "false") {
+      policy.kill_hung = text == "true";
+    } else {
+      validator.fail(value, "supervision.kill_hung must be true or false, e.g. `kill_hung: false`");
+    }
+  }
+}
+
+bool is_tcp_endpoint_with_port(const std::string& text) {
+  if (text.rfind("tcp://", 0) != 0) return false;
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon < 6) return false;
+  const auto port = parse_integer(YAML::Node(text.substr(colon + 1)));
+  return port && *port > 0 && *port < 65536;
+}
+
+void read_network(const YAML::Node& node, Validator& validator, NetworkSettings& network) {
+  if (!validator.map_field(node, "network", "network: {listen: tcp://0.0.0.0:7700}") || node.IsNull()) return;
+  validator.check_keys(node, "network", {"listen", "advertise", "heartbeat_ms", "node_timeout_ms", "keys"});
+  network.enabled = true;
+  const YAML::Node listen = node["listen"];
+  if (!listen.IsDefined() || !listen.IsScalar() || !is_tcp_endpoint_with_port(listen.Scalar())) {
+    validator.fail(listen.IsDefined() ? listen : node,
+                   "network.listen must be a tcp endpoint with a port, where nodes join, e.g. "
+                   "`listen: tcp://0.0.0.0:7700`");
+  } else {
+    network.listen = listen.Scalar();
+  }
+  if (const YAML::Node advertise = node["advertise"]; advertise.IsDefined()) {
+    if (!advertise.IsScalar() || advertise.Scalar().empty() || advertise.Scalar().find(':') != std::string::npos) {
+      validator.fail(advertise, "network.advertise must be a host name or address without a port, e.g. "
+                                "`advertise: 10.0.0.1`");
+    } else {
+      network.advertise = advertise.Scalar();
+    }
+  }
+  if (const YAML::Node value = node["heartbeat_ms"]; value.IsDefined()) {
+    if (auto n = validator.integer_field(value, "network.heartbeat_ms", 1, "heartbeat_ms: 250"))
+      network.heartbeat_ms = static_cast<int>(*n);
+  }
+  if (const YAML::Node value = node["node_timeout_ms"]; value.IsDefined()) {
+    if (auto n = validator.integer_field(value, "network.node_timeout_ms", 1, "node_timeout_ms: 1500"))
+      network.node_timeout_ms = static_cast<int>(*n);
+  }
+  if (network.node_timeout_ms < 2 * network.heartbeat_ms) {
+    validator.fail(node, "network.node_timeout_ms (" + std::to_string(network.node_timeout_ms) +
+                             ") must be at least twice network.heartbeat_ms (" +
+                             std::to_string(network.heartbeat_ms) + "), or one late heartbeat loses a node");
+  }
+  if (const YAML::Node keys = node["keys"]; keys.IsDefined()) {
+    if (!keys.IsScalar() || keys.Scalar().empty()) {
+      validator.fail(keys, "network.keys must be a key directory (drk keys generate DIR head NODE...), e.g. "
+                           "`keys: keys/`");
+    } else {
+      network.keys = keys.Scalar();
+    }
+  }
+}
+
+void read_nodes(const YAML::Node& list, Validator& validator, Topology& topology) {
+  if (!list.IsSequence()) {
+    validator.fail(list, "`nodes` must be a list of node names, e.g. `nodes: [gpu1, gpu2]`");
+    return;
+  }
+  for (std::size_t position = 0; position < list.size(); ++position) {
+    const auto name =
+        validator.name_field(list[position], "nodes[" + std::to_string(position) + "]", "nodes: [gpu1]");
+    if (!name) continue;
+    if (*name == kHeadNode || std::find(topology.nodes.begin(), topology.nodes.end(), *name) != topology.nodes.end()) {
+      validator.fail(list[position], "node '" + *name + "' is " +
+                                         (*name == kHeadNode ? "the head's own node, which is implicit"
+                                                             : "listed twice") +
+                                         "; remove it");
+      continue;
+    }
+    topology.nodes.push_back(*name);
+  }
+}
+
+// Placement rules that span entries: known nodes, one node per process, the head on the head.
+void check_placement(Validator& validator, const Topology& topology) {
+  std::map<std::string, const ActorEntry*> process_node;
+  for (const ActorEntry& actor : topology.actors) {
+    if (actor.node != kHeadNode &&
+        std::find(topology.nodes.begin(), topology.nodes.end(), actor.node) == topology.nodes.end()) {
+      validator.fail_at(actor.where, "actor '" + actor.name + "' is placed on node '" + actor.node +
+                             "', which `nodes:` does not list; add it, e.g. `nodes: [" + actor.node + "]`");
+      continue;
+    }
+    if (actor.node != kHeadNode && !topology.network.enabled) {
+      validator.fail_at(actor.where, "actor '" + actor.name + "' is on node '" + actor.node +
+                             "': other nodes need a `network:` section, e.g. `network: {listen: "
+                             "tcp://0.0.0.0:7700}`");
+    }
+    if (actor.process == kHeadProcess && actor.node != kHeadNode) {
+      validator.fail_at(actor.where, "actor '" + actor.name + "' has `process: head` but `node: " +
+                             actor.node + "`; the head process is on the head node");
+    }
+    auto [placed, added] = process_node.emplace(actor.process, &actor);
+    if (!added && placed->second->node != actor.node) {
+      validator.fail_at(actor.where, "process '" + actor.process + "' would span nodes '" +
+                             placed->second->node + "' and '" + actor.node +
+                             "'; a process lives on one node: give these actors different processes");
+    }
+  }
 }
 
 void read_actors(const YAML::Node& list, Validator& validator, Topology& topology) {
@@ -395,6 +526,12 @@ void read_actors(const YAML::Node& list, Validator& validator, Topology& topolog
   }
   std::map<std::string, uint32_t> next_index;
   std::set<std::string> names;
+  struct FirstOfProcess {
+    std::string name;
+    ChildRestart restart;
+    std::string where;
+  };
+  std::map<std::string, FirstOfProcess> process_restart;  // a process is restarted as a whole
   for (std::size_t position = 0; position < list.size(); ++position) {
     const YAML::Node entry = list[position];
     const std::string path = "actors[" + std::to_string(position) + "]";
@@ -402,7 +539,8 @@ void read_actors(const YAML::Node& list, Validator& validator, Topology& topolog
       validator.fail(entry, path + " must be a map, e.g. `- {role: evaluator, count: 2, process: own}`");
       continue;
     }
-    validator.check_keys(entry, path, {"role", "name", "count", "process", "mailbox", "params"});
+    validator.check_keys(entry, path,
+                         {"role", "name", "count", "process", "node", "gpu", "mailbox", "restart", "params"});
     const YAML::Node role_node = entry["role"];
     if (!role_node.IsDefined()) {
       validator.fail(entry, path + " needs a `role`, e.g. `role: evaluator`");
@@ -425,6 +563,25 @@ void read_actors(const YAML::Node& list, Validator& validator, Topology& topolog
       if (auto given = validator.name_field(entry["process"], path + ".process", "process: own"))
         process = *given;
     }
+    std::string node(kHeadNode);
+    if (entry["node"].IsDefined()) {
+      if (auto given = validator.name_field(entry["node"], path + ".node", "node: gpu1")) node = *given;
+    }
+    int gpu = -1;
+    if (entry["gpu"].IsDefined()) {
+      if (auto n = validator.integer_field(entry["gpu"], path + ".gpu", 0, "gpu: 0")) gpu = static_cast<int>(*n);
+    }
+    ChildRestart restart = ChildRestart::permanent;
+    if (const YAML::Node value = entry["restart"]; value.IsDefined()) {
+      const std::string text = value.IsScalar() ? value.Scalar() : "";
+      if (text == "transient") {
+        restart = ChildRestart::transient;
+      } else if (text == "temporary") {
+        restart = ChildRestart::temporary;
+      } else if (text != "permanent") {
+        validator.fail(value, path + ".restart must be permanent, transient or temporary, e.g. `restart: permanent`");
+      }
+    }
     std::size_t capacity = 1000;
     if (entry["mailbox"].IsDefined()) {
       if (auto n = validator.integer_field(entry["mailbox"], path + ".mailbox", 1, "mailbox: 1000")) {
@@ -442,6 +599,10 @@ void read_actors(const YAML::Node& list, Validator& validator, Topology& topolog
       actor.index = next_index[*role]++;
       actor.name = count ? *role + "." + std::to_string(actor.index) : name.value_or(*role);
       actor.process = process == "own" ? actor.name : process;
+      actor.node = node;
+      // `count` instances with a gpu get consecutive devices: one Evaluator process per GPU.
+      actor.gpu = gpu < 0 ? -1 : gpu + static_cast<int>(k);
+      actor.restart = restart;
       actor.mailbox_capacity = capacity;
       actor.params = params.IsDefined() ? params : YAML::Node();
       actor.where = validator.where(entry);
@@ -453,6 +614,23 @@ void read_actors(const YAML::Node& list, Validator& validator, Topology& topolog
         validator.fail(entry, path + ": an actor named '" + actor.name +
                                   "' already exists; give this one "
                                   "a distinct `name`");
+        break;
+      }
+      if (actor.process == kHeadProcess && actor.restart != ChildRestart::permanent) {
+        validator.fail(entry["restart"], path + ": actors in process head live as long as `drk run`; drop `restart: " +
+                                             std::string(child_restart_name(actor.restart)) +
+                                             "` or give the actor a process of its own");
+        break;
+      }
+      const auto [first, inserted] =
+          process_restart.emplace(actor.process, FirstOfProcess{actor.name, actor.restart, actor.where});
+      if (!inserted && first->second.restart != actor.restart) {
+        validator.fail(entry, path + ": process '" + actor.process + "' would have actors '" + first->second.name +
+                                  "' (restart: " + std::string(child_restart_name(first->second.restart)) +
+                                  ", " + first->second.where + ") and '" + actor.name + "' (restart: " +
+                                  std::string(child_restart_name(actor.restart)) +
+                                  "); a process is restarted as a whole: give them the same `restart` "
+                                  "or different processes");
         break;
       }
       topology.actors.push_back(std::move(actor));
@@ -469,7 +647,8 @@ Result<Topology> validate_document(const YAML::Node& document, const Locator& lo
                    "a topology is a map with `name`, `run_dir` and `actors`, e.g. `name: quickstart`");
     return validator.finish(std::move(topology));
   }
-  validator.check_keys(document, "", {"name", "run_dir", "supervision", "actors", "experiment"});
+  validator.check_keys(document, "",
+                       {"name", "run_dir", "supervision", "network", "nodes", "actors", "experiment"});
   if (!document["name"].IsDefined()) {
     validator.fail(document, "the topology needs a `name`, e.g. `name: quickstart`");
   } else if (auto name = validator.name_field(document["name"], "name", "name: quickstart")) {
@@ -486,7 +665,10 @@ Result<Topology> validate_document(const YAML::Node& document, const Locator& lo
   }
   if (document["supervision"].IsDefined())
     read_supervision(document["supervision"], validator, topology.supervision);
+  if (document["network"].IsDefined()) read_network(document["network"], validator, topology.network);
+  if (document["nodes"].IsDefined()) read_nodes(document["nodes"], validator, topology);
   read_actors(document["actors"], validator, topology);
+  check_placement(validator, topology);
   topology.experiment = YAML::Node(YAML::NodeType::Map);
   if (const YAML::Node experiment = document["experiment"]; experiment.IsDefined()) {
     if (validator.map_field(experiment, "experiment", "experiment: {steps: 8}") && experiment.IsMap()) {
@@ -518,6 +700,29 @@ std::vector<std::string> Topology::child_processes() const {
     }
   }
   return processes;
+}
+
+std::vector<std::string> Topology::child_processes_on(std::string_view node) const {
+  std::vector<std::string> processes;
+  for (const std::string& process : child_processes()) {
+    if (node_of(actors_of(process).front()->name) == node) processes.push_back(process);
+  }
+  return processes;
+}
+
+std::optional<std::string> Topology::node_of(std::string_view actor_name) const {
+  if (actor_name == kHeadActor) return std::string(kHeadNode);
+  if (const ActorEntry* actor = find(actor_name)) return actor->node;
+  return std::nullopt;
+}
+
+std::vector<std::string> Topology::mailboxes_on(std::string_view node) const {
+  std::vector<std::string> names;
+  if (node == kHeadNode) names.emplace_back(kHeadActor);
+  for (const ActorEntry& actor : actors) {
+    if (actor.node == node) names.push_back(actor.name);
+  }
+  return names;
 }
 
 std::vector<const ActorEntry*> Topology::actors_of(std::string_view process) const {

@@ -14,6 +14,11 @@
 //
 // Processes: an actor's `process` is "head" (inside `drk run`), "own" (the actor gets a process
 // of its own, named after the actor) or any other name (actors sharing it share a process).
+// Nodes: every actor lives on a node, `head` (the machine of `drk run`) unless its entry says
+// `node: NAME` for a node of the `nodes:` list, which joins with `drk node --join`. Actors on
+// other nodes need a `network:` section (where the head listens for nodes; docs/topology.md).
+// A process lives on one node: the actors that share a process name share its node.
+//
 // Thread-safety: a Topology is an immutable value after loading; its YAML nodes must not be
 // read from several threads at once (hand each thread a YAML::Clone).
 #pragma once
@@ -36,12 +41,45 @@ inline constexpr std::string_view kHeadActor = "head";
 
 enum class RestartStrategy { one_for_one, one_for_all, rest_for_one };
 
+// Whether a child process is restarted when it ends (Erlang/OTP's child types; supervisor.h):
+// permanent always; transient only after an abnormal end (a signal, a non-zero exit code, a
+// kill by the supervisor: missed heartbeats, a hung handler), an exit with code 0 meaning it is
+// done; temporary never.
+enum class ChildRestart { permanent, transient, temporary };
+
+inline std::string_view child_restart_name(ChildRestart restart) {
+  switch (restart) {
+    case ChildRestart::transient: return "transient";
+    case ChildRestart::temporary: return "temporary";
+    case ChildRestart::permanent: break;
+  }
+  return "permanent";
+}
+
 struct SupervisionPolicy {
   RestartStrategy strategy = RestartStrategy::one_for_one;
   int max_restarts = 10;  // at most this many restarts ...
   double within_s = 60;   // ... in this many seconds, else the run stops
   int backoff_initial_ms = 0;
   int backoff_max_ms = 2000;
+  int drain_ms = 2000;          // after SIGTERM, a host handles what its mailboxes hold this long
+  int heartbeat_ms = 1000;      // every host reports to the head this often ...
+  int missed_heartbeats = 5;    // ... and a child silent for this many periods is killed
+  double hung_handler_s = 30;   // a handler running this long is reported (hung?) ...
+  bool kill_hung = false;       // ... and, when true, its process is killed and restarted
+};
+
+// The head node's name: the machine `drk run` runs on.
+inline constexpr std::string_view kHeadNode = "head";
+
+// Multi-node settings (`network:`); absent: every actor is on the head node.
+struct NetworkSettings {
+  bool enabled = false;
+  std::string listen;        // tcp://HOST:PORT where the head accepts nodes
+  std::string advertise;     // the host other nodes reach the head's mailboxes at
+  int heartbeat_ms = 250;    // node <-> head heartbeats
+  int node_timeout_ms = 1500;  // a node silent this long is lost
+  std::string keys;          // CURVE key directory (docs/security.md); empty: no encryption
 };
 
 // One actor instance (an entry with `count: N` gives N instances).
@@ -50,6 +88,9 @@ struct ActorEntry {
   std::string role;
   uint32_t index = 0;   // position within the role's pool
   std::string process;  // resolved: "head", the actor's name for "own", or the group name
+  std::string node = std::string(kHeadNode);
+  int gpu = -1;         // the CUDA device the actor's process is pinned to; -1: none
+  ChildRestart restart = ChildRestart::permanent;  // the same for every actor of a process
   std::size_t mailbox_capacity = 1000;
   YAML::Node params;  // may be null
   std::string where;  // "configs/q.yaml:12", for messages about this entry
@@ -59,12 +100,21 @@ struct Topology {
   std::string name;
   std::string run_dir;  // as written (relative to the current directory) or absolute
   SupervisionPolicy supervision;
+  NetworkSettings network;
+  std::vector<std::string> nodes;  // declared nodes, head excluded, in order
   std::vector<ActorEntry> actors;
   YAML::Node experiment;  // a map (empty when absent)
   YAML::Node resolved;    // the whole document after extends and overrides
 
   // The processes `drk run` starts, in topology order ("head" excluded).
   std::vector<std::string> child_processes() const;
+  // The child processes placed on one node, in topology order.
+  std::vector<std::string> child_processes_on(std::string_view node) const;
+  // The node an actor lives on (the built-in head actor's is head); empty when unknown.
+  std::optional<std::string> node_of(std::string_view actor) const;
+  // The actors of a node that have a mailbox there, in a fixed order (on the head node the
+  // built-in head actor first): the order of their tcp ports (network_address.h).
+  std::vector<std::string> mailboxes_on(std::string_view node) const;
   // The actors of one process, in topology order.
   std::vector<const ActorEntry*> actors_of(std::string_view process) const;
   // The actor called `name`; nullptr when there is none.

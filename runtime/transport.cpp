@@ -1,7 +1,7 @@
 #include "runtime/transport.h"
 
-#include <capnp/dynamic.h>
 #include <capnp/message.h>
+#include <capnp/schema.h>
 
 #include <cerrno>
 #include <chrono>
@@ -27,12 +27,19 @@ std::string socket_dir_for(const std::string& absolute_run_dir) {
 }
 
 std::string_view body_kind(msg::Envelope::Reader envelope) {
-  capnp::DynamicStruct::Reader body = capnp::toDynamic(envelope.getBody());
-  KJ_IF_MAYBE (field, body.which()) {
-    const auto name = field->getProto().getName();  // schema data: static for the program
-    return std::string_view(name.cStr(), name.size());
-  }
-  return "unknown";
+  // The union members' names by discriminant, read from the schema once.
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> by_discriminant;
+    for (const auto field : capnp::Schema::from<msg::Envelope::Body>().getUnionFields()) {
+      const auto proto = field.getProto();
+      const auto name = proto.getName();  // schema data: static for the program
+      if (by_discriminant.size() <= proto.getDiscriminantValue()) by_discriminant.resize(proto.getDiscriminantValue() + 1);
+      by_discriminant[proto.getDiscriminantValue()] = std::string_view(name.cStr(), name.size());
+    }
+    return by_discriminant;
+  }();
+  const auto which = static_cast<std::size_t>(envelope.getBody().which());
+  return which < names.size() ? names[which] : "unknown";
 }
 
 int poll_sockets(zmq::pollitem_t* items, std::size_t count, std::chrono::milliseconds timeout) {
@@ -51,30 +58,66 @@ int poll_sockets(zmq::pollitem_t* items, std::size_t count, std::chrono::millise
   }
 }
 
-Transport::Transport(const Topology& topology, std::string local_process, const std::string& absolute_run_dir)
+Transport::Transport(const Topology& topology, std::string local_process, const std::string& absolute_run_dir,
+                     TransportNetwork network)
     : topology_(topology),
       local_process_(std::move(local_process)),
-      socket_dir_(socket_dir_for(absolute_run_dir)) {
+      socket_dir_(socket_dir_for(absolute_run_dir)),
+      network_(std::move(network)) {
   std::error_code ignored;  // a failure shows at bind, with the path in the message
   std::filesystem::create_directories(socket_dir_, ignored);
+  if (network_.curve) authenticator_ = std::make_unique<ZapAuthenticator>(context_, network_.curve->allowed);
 }
 
 Transport::~Transport() {
+  authenticator_.reset();
   context_.close();
   std::error_code ignored;
   for (const auto& path : bound_ipc_paths_) std::filesystem::remove(path, ignored);
   std::filesystem::remove(socket_dir_, ignored);  // only when no other process still has sockets
 }
 
-Result<std::string> Transport::endpoint_of(std::string_view actor) const {
+Result<Route> Transport::route_to(std::string_view actor) const {
   const auto process = topology_.process_of(actor);
   if (!process) {
     return make_error(Errc::not_found, "no actor is named '" + std::string(actor) + "' in topology '" +
                                            topology_.name +
                                            "': check the recipient's name (e.g. evaluator.0)");
   }
-  if (*process == local_process_) return "inproc://" + std::string(actor);
-  return "ipc://" + socket_dir_ + "/" + std::string(actor);
+  if (*process == local_process_) return Route{"inproc://" + std::string(actor), {}};
+  if (network_.map.empty() || topology_.node_of(actor) == network_.local_node) {
+    return Route{"ipc://" + socket_dir_ + "/" + std::string(actor), {}};
+  }
+  auto endpoint = network_.map.mailbox_endpoint(topology_, actor, false);
+  if (!endpoint) return endpoint.error();
+  const NodeAddress* node = network_.map.find(*topology_.node_of(actor));
+  return Route{std::move(*endpoint), network_.curve ? node->public_key : std::string()};
+}
+
+zmq::socket_t Transport::sender_socket(const Route& route) {
+  zmq::socket_t socket(context_, zmq::socket_type::push);
+  if (!route.server_public_key.empty()) make_curve_client(socket, network_.curve->own, route.server_public_key);
+  return socket;
+}
+
+uint64_t Transport::refused_peers() const { return authenticator_ ? authenticator_->refused() : 0; }
+
+Result<std::optional<zmq::socket_t>> Transport::bind_network_mailbox(const std::string& actor) {
+  if (network_.map.empty()) return std::optional<zmq::socket_t>();
+  auto endpoint = network_.map.mailbox_endpoint(topology_, actor, true);
+  if (!endpoint) return endpoint.error();
+  zmq::socket_t socket(context_, zmq::socket_type::pull);
+  socket.set(zmq::sockopt::rcvhwm, static_cast<int>(capacity_of(actor)));
+  socket.set(zmq::sockopt::linger, 0);
+  if (network_.curve) make_curve_server(socket, network_.curve->own);
+  try {
+    socket.bind(*endpoint);
+  } catch (const zmq::error_t& error) {
+    return make_error(Errc::io_error, "actor '" + actor + "' cannot listen at " + *endpoint + ": " + error.what() +
+                                          " (is the port taken? choose another port base with "
+                                          "network.listen or `drk node --port`)");
+  }
+  return std::optional<zmq::socket_t>(std::move(socket));
 }
 
 std::size_t Transport::capacity_of(std::string_view actor) const {

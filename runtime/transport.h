@@ -1,9 +1,12 @@
 // Transport: how actors reach each other over ZeroMQ.
 //
 // Every actor owns one PULL socket (its mailbox) bound at inproc://NAME and
-// ipc://SOCKET_DIR/NAME. A sender keeps one PUSH socket per destination (outbox.h), connected to
-// the inproc endpoint when the recipient lives in the same process and to the ipc endpoint
-// otherwise, so the messages of one sender to one recipient arrive in the order sent. Both ends
+// ipc://SOCKET_DIR/NAME; in a multi-node run a second PULL socket, its network mailbox, listens
+// on tcp (network_map.h gives the port), CURVE-encrypted when the run has keys. A sender keeps
+// one PUSH socket per destination (outbox.h), connected to the inproc endpoint when the
+// recipient lives in the same process, to the ipc endpoint when it lives on the same node, and
+// to its tcp endpoint otherwise, so the messages of one sender to one recipient take one path
+// and arrive in the order sent. Both ends
 // have a high-water mark of the recipient's mailbox capacity: a full mailbox makes send() wait
 // up to SendOptions::wait_for_room and then fail with Errc::busy.
 //
@@ -26,8 +29,11 @@
 
 #include "runtime/actor.h"
 #include "runtime/codec.h"
+#include "runtime/curve_keys.h"
+#include "runtime/network_map.h"
 #include "runtime/result.h"
 #include "runtime/topology.h"
+#include "runtime/zap_authenticator.h"
 
 namespace drk::runtime {
 
@@ -44,10 +50,25 @@ std::string_view body_kind(msg::Envelope::Reader envelope);
 // zmq_poll that resumes after signals. Returns the number of ready items.
 int poll_sockets(zmq::pollitem_t* items, std::size_t count, std::chrono::milliseconds timeout);
 
+// How the processes of a multi-node run reach each other (an empty map: one machine).
+struct TransportNetwork {
+  std::string local_node = std::string(kHeadNode);
+  NetworkMap map;
+  // Set: tcp links are CURVE-encrypted; peers whose keys are not allowed are refused.
+  std::optional<CurveIdentity> curve;
+};
+
+// Where a sender connects to reach one actor; server_public_key is set for a CURVE link.
+struct Route {
+  std::string endpoint;
+  std::string server_public_key;
+};
+
 class Transport {
  public:
   // `topology` must outlive the Transport; `local_process` is the process this one is.
-  Transport(const Topology& topology, std::string local_process, const std::string& absolute_run_dir);
+  Transport(const Topology& topology, std::string local_process, const std::string& absolute_run_dir,
+            TransportNetwork network = {});
   ~Transport();
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
@@ -57,20 +78,32 @@ class Transport {
   const std::string& socket_dir() const { return socket_dir_; }
   zmq::context_t& context() { return context_; }
 
-  // inproc://NAME for a colocated actor, else ipc://SOCKET_DIR/NAME. not_found for a name the
-  // topology does not have.
-  Result<std::string> endpoint_of(std::string_view actor) const;
-  std::size_t capacity_of(std::string_view actor) const;
+  const TransportNetwork& network() const { return network_; }
 
-  // The PULL socket of a local actor, bound at both of its endpoints.
+  // inproc://NAME for an actor of this process, ipc://SOCKET_DIR/NAME for one on this node, its
+  // tcp endpoint otherwise. not_found for a name the topology does not have; peer_unavailable
+  // for an actor on a node that is not in the map.
+  Result<Route> route_to(std::string_view actor) const;
+  std::size_t capacity_of(std::string_view actor) const;
+  // A PUSH socket (options set, not connected) for `route`: CURVE client when the route says.
+  zmq::socket_t sender_socket(const Route& route);
+
+  // The PULL socket of a local actor, bound at its inproc and ipc endpoints.
   Result<zmq::socket_t> bind_mailbox(const std::string& actor);
+  // Its network mailbox in a multi-node run (nullopt on one machine). io_error when the port is
+  // taken.
+  Result<std::optional<zmq::socket_t>> bind_network_mailbox(const std::string& actor);
+  // Peers refused by CURVE authentication so far (0 without CURVE).
+  uint64_t refused_peers() const;
 
  private:
   const Topology& topology_;
   std::string local_process_;
   std::string socket_dir_;
   std::vector<std::string> bound_ipc_paths_;
+  TransportNetwork network_;
   zmq::context_t context_;
+  std::unique_ptr<ZapAuthenticator> authenticator_;  // before context_ closes
 };
 
 }  // namespace drk::runtime

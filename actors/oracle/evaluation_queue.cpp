@@ -23,7 +23,7 @@ void EvaluationQueue::evaluator_ready(const std::string& evaluator, uint64_t inc
   auto [it, inserted] = evaluators_.try_emplace(evaluator);
   auto& state = it->second;
   if (inserted || state.incarnation != incarnation) {
-    if (!inserted) evaluator_lost(evaluator);
+    if (!inserted) requeue_in_flight_of(evaluator);
     state.incarnation = incarnation;
     state.slots = slots;
     state.credits = slots;
@@ -39,6 +39,12 @@ void EvaluationQueue::requeue_front(InFlight&& flight) {
 }
 
 void EvaluationQueue::evaluator_lost(const std::string& evaluator) {
+  requeue_in_flight_of(evaluator);
+  // Forgotten until it announces itself again, which then grants its full slots.
+  evaluators_.erase(evaluator);
+}
+
+void EvaluationQueue::requeue_in_flight_of(const std::string& evaluator) {
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     if (it->second.evaluator == evaluator) {
       requeue_front(std::move(it->second));
@@ -47,7 +53,6 @@ void EvaluationQueue::evaluator_lost(const std::string& evaluator) {
       ++it;
     }
   }
-  if (auto it = evaluators_.find(evaluator); it != evaluators_.end()) it->second.credits = 0;
 }
 
 void EvaluationQueue::requeue_all_in_flight() {

@@ -42,8 +42,8 @@ class EvaluationQueue {
 
   Submitted submit(msg::Candidate::Reader candidate);
   void evaluator_ready(const std::string& evaluator, uint64_t incarnation, uint32_t slots);
-  // The evaluator died: its in-flight candidates go back to the queue; it gets no credit
-  // until it announces itself again.
+  // The evaluator died or its node was lost: its in-flight candidates go back to the queue; it
+  // gets no credit until it announces itself again (any EvaluatorReady then grants its slots).
   void evaluator_lost(const std::string& evaluator);
   // Re-queues every in-flight candidate (their results may have been lost downstream).
   void requeue_all_in_flight();
@@ -73,6 +73,8 @@ class EvaluationQueue {
     uint32_t attempts = 0;
     msg::Candidate::Reader reader() { return message->getRoot<msg::Candidate>().asReader(); }
   };
+  void requeue_in_flight_of(const std::string& evaluator);
+
   struct InFlight {
     Entry entry;
     std::string evaluator;

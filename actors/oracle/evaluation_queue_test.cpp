@@ -121,3 +121,16 @@ DRK_TEST_CASE("the most recent answers come back oldest first, bounded by the me
   DRK_CHECK(queue.recent_answers(10).size() == 3);
   DRK_CHECK_FALSE(queue.answer("a").has_value());
 }
+
+DRK_TEST_CASE("an evaluator whose node was lost gets its full slots back when it announces itself again") {
+  EvaluationQueue queue;
+  Candidates a;
+  for (const char* id : {"a", "b", "c"}) queue.submit(a.make(id));
+  queue.evaluator_ready("evaluator.0", 7, 2);
+  DRK_REQUIRE(queue.take_dispatches(0).size() == 2);
+  queue.evaluator_lost("evaluator.0");
+  DRK_CHECK(queue.in_flight() == 0);
+  DRK_CHECK(queue.take_dispatches(0).empty());
+  queue.evaluator_ready("evaluator.0", 7, 2);  // the same process: its node came back
+  DRK_CHECK(queue.take_dispatches(0).size() == 2);
+}

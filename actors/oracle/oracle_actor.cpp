@@ -67,6 +67,8 @@ class OracleActor final : public runtime::Actor {
           if (peer.rfind("verifier", 0) == 0) queue_.requeue_all_in_flight();
           if (peer.rfind("archivist", 0) == 0) resend_recent_records(context);
         }
+        // Its node is unreachable: its work goes to the others now; a late result is a duplicate.
+        if (body.getControl().isPeerLost()) queue_.evaluator_lost(body.getControl().getPeerLost().cStr());
         break;
       default:
         break;

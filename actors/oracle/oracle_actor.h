@@ -10,6 +10,8 @@
 //  - Control.peerRestarted: an Evaluator's in-flight work is re-queued; after a Verifier
 //    restart all in-flight work is (its results may be lost); after an Archivist restart the
 //    most recent records are sent again.
+//  - Control.peerLost (an Evaluator's node is unreachable): its in-flight work is dispatched to
+//    the other Evaluators; a result that arrives later from it is a duplicate and is dropped.
 // Parameters (experiment): reward {...}, dispatch_timeout_s (default 45).
 #pragma once
 

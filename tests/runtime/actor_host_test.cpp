@@ -145,11 +145,11 @@ DRK_TEST_CASE("a message that does not fit the Envelope schema is a dead letter 
   capnp::MallocMessageBuilder builder;
   builder.initRoot<msg::Advantages>().initItems(3)[0].setTrajectoryId("s0/relu/0");
   const auto words = encode(builder);
-  auto endpoint = f.transport.endpoint_of("collector");
-  DRK_REQUIRE(endpoint.ok());
+  auto route = f.transport.route_to("collector");
+  DRK_REQUIRE(route.ok());
   zmq::socket_t raw(f.transport.context(), zmq::socket_type::push);
   raw.set(zmq::sockopt::linger, 0);
-  raw.connect(*endpoint);
+  raw.connect(route->endpoint);
   raw.send(zmq::buffer(words.asBytes().begin(), words.asBytes().size()), zmq::send_flags::none);
   DRK_REQUIRE(f.send(9).ok());
   DRK_REQUIRE(f.inbox.wait_for(1));

@@ -11,14 +11,20 @@ using Args = std::vector<std::string>;
 
 int cmd_run(const Args& args);      // drk run TOPOLOGY.yaml [--set key=value ...]
 int cmd_host(const Args& args);     // drk host ... (started by `drk run`, not by people)
+int cmd_node(const Args& args);     // drk node --join tcp://HEAD:PORT --name NAME [--keys DIR]
 int cmd_eval(const Args& args);     // drk eval --task NAME --candidate FILE [--device] [--json]
 int cmd_tasks(const Args& args);    // drk tasks [show NAME]
 int cmd_archive(const Args& args);  // drk archive summary|best RUN_DIR
 int cmd_inspect(const Args& args);  // drk inspect ADDRESS [--json] [--hung-after S]
 int cmd_top(const Args& args);      // drk top ADDRESS [--hung-after S]
+int cmd_keys(const Args& args);     // drk keys generate DIR NAME... [--force] | show DIR
+int cmd_bench(const Args& args);    // drk bench runtime [--quick] [--json]
 
 // Registers the six actor roles, and the experiment keys they read, with the runtime
 // (tools/drk/roles.cpp).
 void register_roles();
+// Registers the role the benchmarks' child processes host (tools/drk/bench_command.cpp), so that
+// `drk host` can be the child of `drk bench runtime`'s restart measurement.
+void register_bench_roles();
 
 }  // namespace drk::tools

@@ -25,13 +25,15 @@ struct InspectArgs {
   std::string address;
   bool json = false;
   double hung_after_seconds = runtime::kDefaultHungAfterSeconds;
+  std::string keys;  // CURVE key directory, for a multi-node run's head
+  std::string as;    // the identity in it to connect as
   bool help = false;
 };
 
 std::string usage(const std::string& command) {
   const bool top = command == "top";
   return std::string("usage: drk ") + command + " ADDRESS" + (top ? "" : " [--json]") +
-         " [--hung-after SECONDS]\n"
+         " [--hung-after SECONDS] [--keys DIR --as NAME]\n"
          "\n" +
          (top ? "Shows the actors of a live run, refreshed every second, until the run ends\n"
                 "(q or Ctrl-C quits).\n"
@@ -40,11 +42,15 @@ std::string usage(const std::string& command) {
                 "per process its restarts and their causes.\n") +
          "\n"
          "ADDRESS is the run directory of a running `drk run` (it holds inspect.endpoint), or\n"
-         "an inspection endpoint (ipc://PATH, tcp://HOST:PORT).\n"
+         "an inspection endpoint (ipc://PATH, tcp://HOST:PORT; a multi-node run's head answers\n"
+         "at its network.listen address).\n"
          "\n"
          "options:\n" +
          (top ? "" : "  --json                one JSON object (docs/inspection.md names its fields)\n") +
-         "  --hung-after SECONDS  a handler running this long is shown as hung (default 10)\n"
+         "  --hung-after SECONDS  a handler running this long is shown as hung (default 30,\n"
+         "                        the topology's supervision.hung_handler_s default)\n"
+         "  --keys DIR --as NAME  connect with CURVE as identity NAME of key directory DIR\n"
+         "                        (DIR/NAME.key, DIR/head.pub): for a run with network.keys\n"
          "  --help                show this text\n";
 }
 
@@ -64,6 +70,9 @@ Result<InspectArgs> parse(const Args& args, bool allow_json) {
         return make_error(Errc::invalid_argument, "--hung-after needs a number of seconds, e.g. --hung-after 30");
       }
       parsed.hung_after_seconds = seconds;
+    } else if (arg == "--keys" || arg == "--as") {
+      if (i + 1 == args.size()) return make_error(Errc::invalid_argument, arg + " needs a value");
+      (arg == "--keys" ? parsed.keys : parsed.as) = args[++i];
     } else if (arg.rfind("-", 0) == 0) {
       return make_error(Errc::invalid_argument, "unknown option '" + arg + "'");
     } else if (parsed.address.empty()) {
@@ -75,7 +84,22 @@ Result<InspectArgs> parse(const Args& args, bool allow_json) {
   if (parsed.address.empty() && !parsed.help) {
     return make_error(Errc::invalid_argument, "which run? e.g. drk inspect runs/quickstart");
   }
+  if (parsed.keys.empty() != parsed.as.empty()) {
+    return make_error(Errc::invalid_argument, "--keys and --as go together, e.g. --keys keys/ --as ops");
+  }
   return parsed;
+}
+
+// The client for the parsed address, with CURVE keys when given.
+Result<runtime::InspectionClient> make_client(const InspectArgs& parsed) {
+  auto endpoint = runtime::resolve_inspect_address(parsed.address);
+  if (!endpoint) return endpoint.error();
+  if (parsed.keys.empty()) return runtime::InspectionClient(*endpoint);
+  auto own = runtime::read_key_pair(parsed.keys, parsed.as);
+  if (!own) return own.error();
+  auto head = runtime::read_public_key(parsed.keys, "head");
+  if (!head) return head.error();
+  return runtime::InspectionClient(*endpoint, runtime::CurveClientKeys{*own, *head});
 }
 
 // Parses, prints usage or an argument error; returns the exit code when the command is done.
@@ -136,13 +160,12 @@ bool wait_for_quit(int timeout_ms) {
 int cmd_inspect(const Args& args) {
   InspectArgs parsed;
   if (auto done = handle_arguments("inspect", args, parsed)) return *done;
-  auto endpoint = runtime::resolve_inspect_address(parsed.address);
-  if (!endpoint) {
-    std::cerr << "drk inspect: " << endpoint.error().message << "\n";
+  auto client = make_client(parsed);
+  if (!client) {
+    std::cerr << "drk inspect: " << client.error().message << "\n";
     return 1;
   }
-  runtime::InspectionClient client(*endpoint);
-  auto view = client.fetch(kAnswerTimeout);
+  auto view = client->fetch(kAnswerTimeout);
   if (!view) {
     std::cerr << "drk inspect: " << view.error().message << "\n";
     return 1;
@@ -155,9 +178,9 @@ int cmd_inspect(const Args& args) {
 int cmd_top(const Args& args) {
   InspectArgs parsed;
   if (auto done = handle_arguments("top", args, parsed)) return *done;
-  auto endpoint = runtime::resolve_inspect_address(parsed.address);
-  if (!endpoint) {
-    std::cerr << "drk top: " << endpoint.error().message << "\n";
+  auto client = make_client(parsed);
+  if (!client) {
+    std::cerr << "drk top: " << client.error().message << "\n";
     return 1;
   }
   struct sigaction action {};
@@ -165,10 +188,9 @@ int cmd_top(const Args& args) {
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
   RawTerminal terminal;
-  runtime::InspectionClient client(*endpoint);
   bool shown = false;
   while (interrupted == 0) {
-    auto view = client.fetch(kAnswerTimeout);
+    auto view = client->fetch(kAnswerTimeout);
     if (!view) {
       if (interrupted != 0) break;
       if (!shown) {

@@ -28,6 +28,12 @@ commands:
         show the actors of a live run: state, messages, handler times, restarts
   top RUN_DIR
         the same, refreshed every second
+  keys generate DIR NAME [NAME ...] [--force] | show DIR
+        the CURVE key pairs that secure the links between machines
+  node --join tcp://HEAD:PORT --name NAME [--keys DIR]
+        join this machine to a multi-node run and host the actors placed on it
+  bench runtime [--quick] [--json]
+        measure drkernel's messaging against raw ZeroMQ, restart and node failure times
   host ...
         host one process of a running topology (started by `drk run`, not by people)
 )";
@@ -41,7 +47,8 @@ constexpr Command kCommands[] = {
     {"run", drk::tools::cmd_run},     {"host", drk::tools::cmd_host},
     {"eval", drk::tools::cmd_eval},   {"tasks", drk::tools::cmd_tasks},
     {"archive", drk::tools::cmd_archive}, {"inspect", drk::tools::cmd_inspect},
-    {"top", drk::tools::cmd_top},
+    {"top", drk::tools::cmd_top},       {"keys", drk::tools::cmd_keys},
+    {"node", drk::tools::cmd_node},     {"bench", drk::tools::cmd_bench},
 };
 
 }  // namespace
@@ -53,6 +60,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   drk::tools::register_roles();
+  drk::tools::register_bench_roles();
   drk::tools::set_run_summary(drk::tools::print_run_summary);
   const drk::tools::Args args(argv + 2, argv + argc);
   for (const auto& command : kCommands) {

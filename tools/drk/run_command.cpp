@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "runtime/node_main.h"
 #include "runtime/process_main.h"
 #include "tools/drk/commands.h"
 
@@ -46,6 +47,19 @@ int cmd_host(const Args& args) {
     return 2;
   }
   return runtime::run_host(*parsed);
+}
+
+int cmd_node(const Args& args) {
+  auto parsed = runtime::parse_node_args(args);
+  if (!parsed) {
+    std::cerr << "drk node: " << parsed.error().message << "\n\n" << runtime::node_usage();
+    return 2;
+  }
+  if (parsed->help) {
+    std::cout << runtime::node_usage();
+    return 0;
+  }
+  return runtime::run_node(*parsed);
 }
 
 }  // namespace drk::tools

@@ -1,0 +1,138 @@
+// What the multi-node tests share: free ports, keys, the head's and a node's command lines, and
+// reading a live run through inspection.
+#pragma once
+
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "runtime/curve_keys.h"
+#include "runtime/inspection_server.h"
+#include "tests/support/run_dir.h"
+#include "tests/support/spawned_program.h"
+
+namespace drk::testing::nodes {
+
+struct Ports {
+  int head = 0;  // network.listen; the head's mailboxes follow it
+  int node = 0;  // the node's first mailbox port
+};
+
+// A free port with `span` free ports after it (checked now; taken later by the run).
+inline int free_port_range(int span) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const int base = 20000 + (::getpid() * 37 + attempt * 101) % 30000;
+    bool all_free = true;
+    for (int port = base; port < base + span && all_free; ++port) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      address.sin_port = htons(static_cast<uint16_t>(port));
+      all_free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+      ::close(fd);
+    }
+    if (all_free) return base;
+  }
+  return 0;
+}
+
+inline Ports pick_ports() {
+  Ports ports;
+  ports.head = free_port_range(12);
+  ports.node = ports.head + 12;
+  return ports;
+}
+
+// `drk keys generate DIR/keys NAME...`
+inline void generate_keys(const RunDir& dir, const std::vector<std::string>& names) {
+  std::vector<std::string> argv{DRK_BINARY, "keys", "generate", dir.file("keys")};
+  argv.insert(argv.end(), names.begin(), names.end());
+  SpawnedProgram keys(argv, dir.file("keys.txt"));
+  keys.wait_for(30'000);
+}
+
+inline std::vector<std::string> head_command(const RunDir& dir, const Ports& ports, int steps, bool curve,
+                                             const std::string& topology = "multinode.yaml") {
+  std::vector<std::string> argv{DRK_BINARY,
+                                "run",
+                                std::string(DRK_SOURCE_DIR) + "/tests/integration/" + topology,
+                                "--fresh",
+                                "--set",
+                                "run_dir=" + dir.file("run"),
+                                "--set",
+                                "experiment.steps=" + std::to_string(steps),
+                                "--set",
+                                "network.listen=tcp://127.0.0.1:" + std::to_string(ports.head)};
+  if (curve) {
+    argv.push_back("--set");
+    argv.push_back("network.keys=" + dir.file("keys"));
+  }
+  return argv;
+}
+
+inline std::vector<std::string> node_command(const RunDir& dir, const Ports& ports, const std::string& name,
+                                             bool curve, const std::string& head_host = "127.0.0.1",
+                                             const std::string& advertise = "127.0.0.1") {
+  std::vector<std::string> argv{DRK_BINARY,  "node",     "--join", "tcp://" + head_host + ":" + std::to_string(ports.head),
+                                "--name",    name,       "--port", std::to_string(ports.node),
+                                "--advertise", advertise, "--run-dir", dir.file("node")};
+  if (curve) {
+    argv.push_back("--keys");
+    argv.push_back(dir.file("keys"));
+  }
+  return argv;
+}
+
+// Messages an actor has handled, as the live run's inspection shows it; 0 when unknown.
+inline uint64_t evaluated_by(const std::string& run_dir, const std::string& actor) {
+  auto endpoint = runtime::resolve_inspect_address(run_dir);
+  if (!endpoint) return 0;
+  runtime::InspectionClient client(*endpoint);
+  auto view = client.fetch(std::chrono::milliseconds(2000));
+  if (!view) return 0;
+  for (const auto& seen : view->actors) {
+    if (seen.name == actor) return seen.messages_handled;
+  }
+  return 0;
+}
+
+// Peers the head refused, asked at its node endpoint with the `ops` identity of DIR/keys.
+inline uint64_t refused_peers(const RunDir& dir, const Ports& ports) {
+  auto own = runtime::read_key_pair(dir.file("keys"), "ops");
+  auto head = runtime::read_public_key(dir.file("keys"), "head");
+  if (!own || !head) return 0;
+  runtime::InspectionClient client("tcp://127.0.0.1:" + std::to_string(ports.head),
+                                   runtime::CurveClientKeys{*own, *head});
+  auto view = client.fetch(std::chrono::milliseconds(1000));
+  return view ? view->refused_peers : 0;
+}
+
+// `drk node` (pid) and the hosts it started for the node run directory `node_run_dir`.
+inline std::vector<pid_t> processes_of_node(pid_t node_pid, const std::string& node_run_dir) {
+  std::vector<pid_t> pids{node_pid};
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return pids;
+  while (dirent* entry = ::readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atol(entry->d_name));
+    if (pid <= 0) continue;
+    std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline");
+    std::vector<std::string> args;
+    for (std::string arg; std::getline(file, arg, '\0');) args.push_back(arg);
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "--run-dir" && args[i + 1] == node_run_dir && args.size() > 1 && args[1] == "host") {
+        pids.push_back(pid);
+      }
+    }
+  }
+  ::closedir(proc);
+  return pids;
+}
+
+}  // namespace drk::testing::nodes
