@@ -379,6 +379,10 @@ int run_host(const HostArgs& args) {
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code&, int) { io.stop(); });
 
+  // Pinned before anything touches CUDA: the process sees its GPU as device 0.
+  if (const int gpu = topology.actors_of(args.process).front()->gpu; gpu >= 0) {
+    ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(gpu).c_str(), 1);
+  }
   auto network = load_run_network(run_dir);
   if (!network) return fail(command, network.error());
   Transport transport(topology, args.process, run_dir, std::move(*network));

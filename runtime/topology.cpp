@@ -516,6 +516,11 @@ void check_placement(Validator& validator, const Topology& topology) {
                              placed->second->node + "' and '" + actor.node +
                              "'; a process lives on one node: give these actors different processes");
     }
+    if (!added && placed->second->gpu != actor.gpu) {
+      validator.fail_at(actor.where, "process '" + actor.process + "' would be pinned to GPUs " +
+                                         std::to_string(placed->second->gpu) + " and " + std::to_string(actor.gpu) +
+                                         "; a process sees one GPU: give these actors different processes");
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "runtime/experiment_keys.h"
+#include "runtime/network_map.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 
@@ -198,4 +199,59 @@ DRK_TEST_CASE("the resolved topology reads back the same") {
 }
 
 }  // namespace
+
+const char* const kTwoNodes =
+    "name: two\n"                                                  // 1
+    "network: {listen: 'tcp://127.0.0.1:7700', heartbeat_ms: 100}\n"  // 2
+    "nodes: [gpu1]\n"                                              // 3
+    "actors:\n"                                                    // 4
+    "  - {role: learner, process: own}\n"                          // 5
+    "  - {role: evaluator, count: 2, process: own, node: gpu1, gpu: 4}\n";  // 6
+
+DRK_TEST_CASE("actors are placed on nodes, pinned to consecutive GPUs, and get tcp ports in a fixed order") {
+  RunDir dir;
+  auto topology = load_topology(dir.write("two.yaml", kTwoNodes));
+  DRK_REQUIRE_MESSAGE(topology.ok(), topology.error().message);
+  DRK_CHECK(topology->network.enabled);
+  DRK_CHECK(topology->network.heartbeat_ms == 100);
+  DRK_CHECK(topology->nodes == std::vector<std::string>{"gpu1"});
+  DRK_CHECK(topology->find("evaluator.1")->node == "gpu1");
+  DRK_CHECK(topology->find("evaluator.0")->gpu == 4);
+  DRK_CHECK(topology->find("evaluator.1")->gpu == 5);
+  DRK_CHECK(topology->child_processes_on("gpu1") == std::vector<std::string>{"evaluator.0", "evaluator.1"});
+  DRK_CHECK(topology->child_processes_on("head") == std::vector<std::string>{"learner"});
+  DRK_CHECK(topology->mailboxes_on("head") == std::vector<std::string>{"head", "learner"});
+  NetworkMap map;
+  map.nodes["head"] = NodeAddress{"10.0.0.1", "0.0.0.0", 7701, ""};
+  map.nodes["gpu1"] = NodeAddress{"10.0.0.2", "0.0.0.0", 7800, ""};
+  DRK_CHECK(*map.mailbox_endpoint(*topology, "evaluator.1", false) == "tcp://10.0.0.2:7801");
+  DRK_CHECK(*map.mailbox_endpoint(*topology, "learner", true) == "tcp://0.0.0.0:7702");
+  auto reread = parse_network_map(network_map_text(map), "test");
+  DRK_REQUIRE(reread.ok());
+  DRK_CHECK(reread->nodes == map.nodes);
+}
+
+DRK_TEST_CASE("placement errors name the entry: unknown node, no network, a process across nodes or GPUs") {
+  RunDir dir;
+  const auto error_of = [&](const std::string& text) {
+    auto topology = load_topology(dir.write("bad.yaml", text));
+    return topology.ok() ? std::string() : topology.error().message;
+  };
+  DRK_CHECK(contains(error_of("name: a\nactors:\n  - {role: learner, node: gpu9}\n"),
+                     "bad.yaml:3: actor 'learner' is placed on node 'gpu9', which `nodes:` does not list"));
+  DRK_CHECK(contains(error_of("name: a\nnodes: [b]\nactors:\n  - {role: learner, node: b}\n"),
+                     "other nodes need a `network:` section"));
+  DRK_CHECK(contains(error_of("name: a\nnetwork: {listen: 'tcp://127.0.0.1:1'}\nnodes: [b]\nactors:\n"
+                              "  - {role: learner, process: p}\n  - {role: oracle, process: p, node: b}\n"),
+                     "process 'p' would span nodes 'head' and 'b'"));
+  DRK_CHECK(contains(error_of("name: a\nactors:\n  - {role: learner, process: p, gpu: 0}\n"
+                              "  - {role: oracle, process: p, gpu: 1}\n"),
+                     "process 'p' would be pinned to GPUs 0 and 1"));
+  DRK_CHECK(contains(error_of("name: a\nnetwork: {listen: 'udp://x'}\nactors:\n  - {role: learner}\n"),
+                     "bad.yaml:2: network.listen must be a tcp endpoint with a port"));
+  DRK_CHECK(contains(error_of("name: a\nnetwork: {listen: 'tcp://127.0.0.1:1', heartbeat_ms: 500, "
+                              "node_timeout_ms: 600}\nactors:\n  - {role: learner}\n"),
+                     "at least twice network.heartbeat_ms"));
+}
+
 }  // namespace drk::runtime
