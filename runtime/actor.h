@@ -61,6 +61,23 @@ class ActorContext {
                       const std::function<void(msg::Envelope::Builder)>& fill,
                       const SendOptions& options = {}) = 0;
 
+  // Sends a request: an envelope with a fresh correlation id (returned) and a deadline
+  // `timeout` from now, after which the recipient drops it. The reply is the first envelope
+  // from `recipient` with the same correlation id (see reply()); it reaches on_message as
+  // usual. When no reply has come within `timeout`, or the recipient's node is lost
+  // (Control.peerLost), Actor::on_request_failed runs once with Errc::timeout or
+  // Errc::peer_unavailable: a request never hangs. Errors now: as send().
+  virtual Result<uint64_t> request(std::string_view recipient,
+                                   const std::function<void(msg::Envelope::Builder)>& fill,
+                                   std::chrono::milliseconds timeout) = 0;
+
+  // Answers `request` (its sender, its correlation id).
+  Status reply(msg::Envelope::Reader request, const std::function<void(msg::Envelope::Builder)>& fill) {
+    SendOptions options;
+    options.correlation_id = request.getCorrelationId();
+    return send(request.getSender().cStr(), fill, options);
+  }
+
   // The names of every actor of a role, in index order ("evaluator" -> evaluator.0, ...).
   virtual std::vector<std::string> members(std::string_view role) const = 0;
 
@@ -77,6 +94,8 @@ class Actor {
   virtual void on_start(ActorContext&) {}
   virtual void on_message(ActorContext& context, msg::Envelope::Reader envelope) = 0;
   virtual void on_timer(ActorContext&, uint64_t /*token*/) {}
+  // A request (ActorContext::request) got no reply in time, or its recipient was lost.
+  virtual void on_request_failed(ActorContext&, uint64_t /*correlation_id*/, const Error& /*why*/) {}
   virtual void on_stop(ActorContext&) {}
 };
 

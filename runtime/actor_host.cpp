@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <queue>
 #include <thread>
@@ -89,7 +90,20 @@ class ActorCell final : public ActorContext {
   }
 
   void start_timer(std::chrono::milliseconds delay, uint64_t token) override {
-    timers_.push(Timer{std::chrono::steady_clock::now() + delay, next_timer_sequence_++, token});
+    timers_.push(Timer{std::chrono::steady_clock::now() + delay, next_timer_sequence_++, token, false});
+  }
+
+  Result<uint64_t> request(std::string_view recipient, const std::function<void(msg::Envelope::Builder)>& fill,
+                           std::chrono::milliseconds timeout) override {
+    // Unique across this actor's restarts: the incarnation in the high bits.
+    const uint64_t id = (options_.incarnation << 20) ^ ++requests_sent_;
+    SendOptions options;
+    options.correlation_id = id;
+    options.deadline_unix_ms = options_.clock() + timeout.count();
+    if (auto sent = send(recipient, fill, options); !sent) return sent.error();
+    pending_requests_.emplace(id, PendingRequest{std::string(recipient), timeout});
+    timers_.push(Timer{std::chrono::steady_clock::now() + timeout, next_timer_sequence_++, id, true});
+    return id;
   }
 
   int64_t now_unix_ms() const override { return options_.clock(); }
@@ -104,7 +118,8 @@ class ActorCell final : public ActorContext {
   struct Timer {
     std::chrono::steady_clock::time_point due;
     uint64_t sequence;  // timers due at the same time fire in the order started
-    uint64_t token;
+    uint64_t token;     // the actor's token, or a request's correlation id
+    bool request_deadline;
     bool operator>(const Timer& other) const {
       return due != other.due ? due > other.due : sequence > other.sequence;
     }
@@ -173,6 +188,7 @@ class ActorCell final : public ActorContext {
           continue;
         }
       }
+      settle_requests(envelope);
       guarded(kind, HandlerKind::message, [&] { actor_->on_message(*this, envelope); });
     }
   }
@@ -204,9 +220,44 @@ class ActorCell final : public ActorContext {
   void fire_due_timers() {
     const auto now = std::chrono::steady_clock::now();
     while (!timers_.empty() && timers_.top().due <= now) {
-      const uint64_t token = timers_.top().token;
+      const Timer timer = timers_.top();
       timers_.pop();
-      guarded("on_timer", HandlerKind::timer, [&] { actor_->on_timer(*this, token); });
+      if (!timer.request_deadline) {
+        guarded("on_timer", HandlerKind::timer, [&] { actor_->on_timer(*this, timer.token); });
+        continue;
+      }
+      const auto pending = pending_requests_.find(timer.token);
+      if (pending == pending_requests_.end()) continue;  // answered, or failed already
+      const std::string message = "no reply from '" + pending->second.recipient + "' within " +
+                                  std::to_string(pending->second.timeout.count()) + " ms";
+      pending_requests_.erase(pending);
+      fail_request(timer.token, make_error(Errc::timeout, message));
+    }
+  }
+
+  void fail_request(uint64_t id, const Error& why) {
+    guarded("on_request_failed", HandlerKind::timer, [&] { actor_->on_request_failed(*this, id, why); });
+  }
+
+  // Replies settle their request; news of a lost peer fails every request it holds.
+  void settle_requests(msg::Envelope::Reader envelope) {
+    if (!pending_requests_.empty() && envelope.getCorrelationId() != 0) {
+      const auto pending = pending_requests_.find(envelope.getCorrelationId());
+      if (pending != pending_requests_.end() && pending->second.recipient == envelope.getSender().cStr()) {
+        pending_requests_.erase(pending);
+      }
+    }
+    const auto body = envelope.getBody();
+    if (!body.isControl() || !body.getControl().isPeerLost()) return;
+    const std::string lost = body.getControl().getPeerLost().cStr();
+    for (auto pending = pending_requests_.begin(); pending != pending_requests_.end();) {
+      if (pending->second.recipient != lost) {
+        ++pending;
+        continue;
+      }
+      const uint64_t id = pending->first;
+      pending = pending_requests_.erase(pending);
+      fail_request(id, make_error(Errc::peer_unavailable, "'" + lost + "' was lost with its node"));
     }
   }
 
@@ -251,6 +302,12 @@ class ActorCell final : public ActorContext {
   std::optional<Outbox> outbox_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t next_timer_sequence_ = 0;
+  struct PendingRequest {
+    std::string recipient;
+    std::chrono::milliseconds timeout;
+  };
+  std::map<uint64_t, PendingRequest> pending_requests_;
+  uint64_t requests_sent_ = 0;
   ActorStats stats_;
   bool stop_requested_ = false;  // by the owner's thread
   std::thread thread_;

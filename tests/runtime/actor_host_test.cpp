@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <future>
+#include <map>
 #include <mutex>
 #include <sstream>
 
@@ -215,6 +216,95 @@ DRK_TEST_CASE("the head prints each step once and finishes once when the Learner
   DRK_CHECK(std::count(printed.begin(), printed.end(), '\n') == 2);
   DRK_CHECK(printed.find("step 2/2") != std::string::npos);
   DRK_CHECK(finished == 1);
+}
+
+
+// A requester that asks "answerer" (which replies to even sequences only), and records how its
+// requests ended.
+struct Outcomes {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::map<uint64_t, std::string> by_sequence;  // "replied" | errc name
+
+  bool wait_for(std::size_t count) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, 10s, [&] { return by_sequence.size() >= count; });
+  }
+  void record(uint64_t sequence, std::string outcome) {
+    std::lock_guard lock(mutex);
+    by_sequence.emplace(sequence, std::move(outcome));
+    changed.notify_all();
+  }
+};
+
+class Answerer final : public Actor {
+ public:
+  void on_message(ActorContext& context, msg::Envelope::Reader envelope) override {
+    const uint64_t sequence = envelope.getBody().getHeartbeat().getSequence();
+    if (sequence % 2 != 0) return;  // odd requests go unanswered
+    (void)context.reply(envelope, [&](msg::Envelope::Builder out) { out.getBody().initHeartbeat().setSequence(sequence); });
+  }
+};
+
+class Requester final : public Actor {
+ public:
+  explicit Requester(Outcomes& outcomes) : outcomes_(outcomes) {}
+  void on_message(ActorContext& context, msg::Envelope::Reader envelope) override {
+    const auto body = envelope.getBody();
+    if (body.isControl() && body.getControl().isShutdown()) {  // the test's cue: ask four times
+      for (uint64_t sequence : {0, 1, 2, 3}) {
+        auto id = context.request(
+            "answerer", [&](msg::Envelope::Builder out) { out.getBody().initHeartbeat().setSequence(sequence); },
+            sequence == 3 ? 10s : 300ms);
+        if (id) sequence_of_[*id] = sequence;
+      }
+      return;
+    }
+    if (body.isHeartbeat() && envelope.getSender() == "answerer") {
+      outcomes_.record(sequence_of_.at(envelope.getCorrelationId()), "replied");
+    }
+  }
+  void on_request_failed(ActorContext&, uint64_t id, const Error& why) override {
+    outcomes_.record(sequence_of_.at(id), std::string(errc_name(why.code)));
+  }
+
+ private:
+  Outcomes& outcomes_;
+  std::map<uint64_t, uint64_t> sequence_of_;
+};
+
+DRK_TEST_CASE("a request gets its reply, or fails with timeout, or at once with peer_unavailable when its peer is lost") {
+  RunDir dir;
+  Topology topology;
+  topology.name = "requests";
+  for (const char* name : {"requester", "answerer"}) {
+    ActorEntry entry;
+    entry.name = name;
+    entry.role = name;
+    entry.process = "p";
+    topology.actors.push_back(entry);
+  }
+  Transport transport(topology, "p", dir.path().string());
+  HostOptions options;
+  options.run_dir = dir.path().string();
+  Outcomes outcomes;
+  {
+    ActorHost host(transport, options);
+    ActorSpec requester{"requester", "requester"}, answerer{"answerer", "answerer"};
+    host.add(requester, std::make_unique<Requester>(outcomes));
+    host.add(answerer, std::make_unique<Answerer>());
+    DRK_REQUIRE(host.start().ok());
+    Outbox outbox(transport, "test");
+    DRK_REQUIRE(outbox.send("requester", [](msg::Envelope::Builder e) { e.getBody().initControl().setShutdown(); }).ok());
+    // 0 and 2 are answered; 1 times out after 300 ms; 3 (10 s) fails when its peer is lost.
+    DRK_REQUIRE(outcomes.wait_for(3));
+    DRK_REQUIRE(outbox.send("requester", [](msg::Envelope::Builder e) {
+                        e.getBody().initControl().setPeerLost("answerer");
+                      }).ok());
+    DRK_REQUIRE(outcomes.wait_for(4));
+  }
+  DRK_CHECK(outcomes.by_sequence == std::map<uint64_t, std::string>{
+                                        {0, "replied"}, {1, "timeout"}, {2, "replied"}, {3, "peer_unavailable"}});
 }
 
 }  // namespace

@@ -45,6 +45,16 @@ class FakeActorContext final : public runtime::ActorContext {
     return {};
   }
 
+  // Recorded as a send with the next correlation id; tests deliver replies or failures.
+  Result<uint64_t> request(std::string_view recipient, const std::function<void(msg::Envelope::Builder)>& fill,
+                           std::chrono::milliseconds) override {
+    runtime::SendOptions options;
+    options.correlation_id = ++last_request_id;
+    if (auto sent = send(recipient, fill, options); !sent) return sent.error();
+    sent.back().message->getRoot<msg::Envelope>().setCorrelationId(last_request_id);
+    return last_request_id;
+  }
+
   std::vector<std::string> members(std::string_view role) const override {
     const auto found = roles.find(std::string(role));
     return found == roles.end() ? std::vector<std::string>{} : found->second;
@@ -69,6 +79,7 @@ class FakeActorContext final : public runtime::ActorContext {
   std::vector<Sent> sent;
   std::vector<Timer> timers;
   int64_t now_ms = 1'000'000;
+  uint64_t last_request_id = 0;
 
  private:
   runtime::ActorSpec spec_;
