@@ -18,6 +18,7 @@ HealthSettings HealthSettings::of(const SupervisionPolicy& policy) {
   settings.missed_heartbeats = policy.missed_heartbeats;
   settings.hung_handler = milliseconds_of(policy.hung_handler_s);
   settings.kill_hung = policy.kill_hung;
+  settings.start_timeout = milliseconds_of(policy.start_timeout_s);
   return settings;
 }
 
@@ -36,7 +37,14 @@ std::vector<HealthAction> HeartbeatMonitor::check(const std::vector<ProcessHealt
   std::vector<HealthAction> actions;
   decltype(reported_) still_hung;
   for (const ProcessHealth& process : processes) {
-    if (process.supervised && process.silent_for > settings_.silence_limit()) {
+    if (process.supervised && !process.reported &&
+        process.silent_for > std::max(settings_.start_timeout, settings_.silence_limit())) {
+      actions.push_back({HealthAction::Kind::kill, process.name, process.incarnation,
+                         "no first heartbeat within " + format_health_seconds(process.silent_for) +
+                             " of its start (supervision.start_timeout_s)"});
+      continue;
+    }
+    if (process.supervised && process.reported && process.silent_for > settings_.silence_limit()) {
       // Its handler figures are as old as its last report: only the silence is news.
       actions.push_back({HealthAction::Kind::kill, process.name, process.incarnation,
                          "missed " + std::to_string(settings_.missed_heartbeats) + " heartbeats (no report for " +
@@ -125,6 +133,7 @@ std::vector<ProcessHealth> HealthChecks::sample() const {
       return p.name == record.name && p.incarnation == record.incarnation && p.report_age_seconds >= 0;
     });
     if (reported != view.processes.end()) {
+      health.reported = true;
       health.silent_for = std::min(health.silent_for, milliseconds_of(reported->report_age_seconds));
       add_handlers(health, *reported);
     }

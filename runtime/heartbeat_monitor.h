@@ -45,6 +45,9 @@ struct HealthSettings {
   int missed_heartbeats = 5;
   std::chrono::milliseconds hung_handler{30000};
   bool kill_hung = false;
+  // Before its first report a process is starting (loading libraries, on a loaded machine):
+  // it is given this long instead of the silence limit.
+  std::chrono::milliseconds start_timeout{60000};
 
   static HealthSettings of(const SupervisionPolicy& policy);
   // The silence after which a process is killed.
@@ -67,6 +70,7 @@ struct ProcessHealth {
   uint64_t incarnation = 0;
   bool supervised = true;                   // false: the head's own process (never killed)
   std::chrono::milliseconds silent_for{0};  // since its last report, or since it started
+  bool reported = false;                    // this incarnation has reported at least once
   std::vector<RunningHandler> handlers;
 };
 

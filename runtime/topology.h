@@ -65,6 +65,7 @@ struct SupervisionPolicy {
   int drain_ms = 2000;          // after SIGTERM, a host handles what its mailboxes hold this long
   int heartbeat_ms = 1000;      // every host reports to the head this often ...
   int missed_heartbeats = 5;    // ... and a child silent for this many periods is killed
+  double start_timeout_s = 60;  // a started process must report (heartbeat) within this
   double hung_handler_s = 30;   // a handler running this long is reported (hung?) ...
   bool kill_hung = false;       // ... and, when true, its process is killed and restarted
 };

@@ -14,6 +14,7 @@
 
 #include "actors/evaluator/evaluation.h"
 #include "tests/doctest_drk.h"
+#include "tests/support/test_engine.h"
 
 namespace fs = std::filesystem;
 using namespace drk::evaluator;
@@ -21,46 +22,19 @@ using drk::msg::SandboxOutcome;
 
 namespace {
 
-std::string source_dir() {
-  const char* dir = std::getenv("DRK_SOURCE_DIR");
-  return dir ? dir : ".";
-}
+std::string candidate(const std::string& name) { return drk::testing::candidate_source(name); }
 
-std::string candidate(const std::string& name) {
-  std::ifstream in(source_dir() + "/tests/candidates/" + name);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// One engine for the whole file: a sandbox start loads LibTorch, which is the slow part. Its
-// compile cache is removed at exit.
-struct SharedEngine {
-  fs::path cache = fs::temp_directory_path() / ("drk-engine-test-" + std::to_string(getpid()));
-  std::unique_ptr<EvaluationEngine> engine;
-  SharedEngine() {
-    auto catalog = drk::kernels::TaskCatalog::load(drk::kernels::TaskCatalog::default_directory());
-    if (!catalog) throw std::runtime_error(catalog.error().message);
+EvaluationEngine& engine() {
+  static drk::testing::TestEngine shared("engine-test", [] {
     EngineOptions options;
     options.trials = 2;
     options.seed = 1234;
     options.timing_budget_ms = 20;
     options.min_samples = 3;
     options.call_timeout = std::chrono::milliseconds(1500);
-    options.cache_dir = cache.string();
-    auto created = EvaluationEngine::create(std::move(*catalog), options);
-    if (!created) throw std::runtime_error(created.error().message);
-    engine = std::move(*created);
-  }
-  ~SharedEngine() {
-    engine.reset();
-    fs::remove_all(cache);
-  }
-};
-
-EvaluationEngine& engine() {
-  static SharedEngine shared;
-  return *shared.engine;
+    return options;
+  }());
+  return *shared;
 }
 
 struct Evaluated {

@@ -1,6 +1,5 @@
 // The whole training loop with real processes and sockets: `drk run` on a small topology,
 // and the same run with every actor process SIGKILLed in turn while it works.
-#include <dirent.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -12,6 +11,7 @@
 
 #include "actors/archivist/archive.h"
 #include "tests/doctest_drk.h"
+#include "tests/support/process_table.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/spawned_program.h"
 
@@ -30,24 +30,10 @@ std::vector<std::string> drk_run(const RunDir& dir, int steps) {
 
 // The pid of the `drk host` process that hosts `process` of the run in `run_dir`, or -1.
 pid_t host_pid(const std::string& run_dir, const std::string& process) {
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return -1;
-  pid_t found = -1;
-  while (dirent* entry = ::readdir(proc)) {
-    const pid_t pid = static_cast<pid_t>(std::atol(entry->d_name));
-    if (pid <= 0) continue;
-    std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline");
-    std::vector<std::string> args;
-    for (std::string arg; std::getline(file, arg, '\0');) args.push_back(arg);
-    bool is_process = false, is_run = false;
-    for (size_t i = 0; i + 1 < args.size(); ++i) {
-      is_process |= args[i] == "--process" && args[i + 1] == process;
-      is_run |= args[i] == "--run-dir" && args[i + 1] == run_dir;
-    }
-    if (is_process && is_run) found = pid;
-  }
-  ::closedir(proc);
-  return found;
+  const auto found = drk::testing::processes_where([&](const std::vector<std::string>& argv) {
+    return drk::testing::has_option(argv, "--process", process) && drk::testing::has_option(argv, "--run-dir", run_dir);
+  });
+  return found.empty() ? -1 : found.back();
 }
 
 size_t archived_candidates(const std::string& run_dir) {

@@ -2,18 +2,17 @@
 // reading a live run through inspection.
 #pragma once
 
-#include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "runtime/curve_keys.h"
 #include "runtime/inspection_server.h"
+#include "tests/support/process_table.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/spawned_program.h"
 
@@ -117,21 +116,11 @@ inline uint64_t refused_peers(const RunDir& dir, const Ports& ports) {
 // `drk node` (pid) and the hosts it started for the node run directory `node_run_dir`.
 inline std::vector<pid_t> processes_of_node(pid_t node_pid, const std::string& node_run_dir) {
   std::vector<pid_t> pids{node_pid};
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return pids;
-  while (dirent* entry = ::readdir(proc)) {
-    const pid_t pid = static_cast<pid_t>(std::atol(entry->d_name));
-    if (pid <= 0) continue;
-    std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline");
-    std::vector<std::string> args;
-    for (std::string arg; std::getline(file, arg, '\0');) args.push_back(arg);
-    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-      if (args[i] == "--run-dir" && args[i + 1] == node_run_dir && args.size() > 1 && args[1] == "host") {
-        pids.push_back(pid);
-      }
-    }
+  for (pid_t host : processes_where([&](const std::vector<std::string>& argv) {
+         return argv.size() > 1 && argv[1] == "host" && has_option(argv, "--run-dir", node_run_dir);
+       })) {
+    pids.push_back(host);
   }
-  ::closedir(proc);
   return pids;
 }
 

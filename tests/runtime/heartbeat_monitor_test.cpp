@@ -33,7 +33,22 @@ ProcessHealth process(std::string name, std::chrono::milliseconds silent_for, bo
   health.incarnation = 7;
   health.supervised = supervised;
   health.silent_for = silent_for;
+  health.reported = true;
   return health;
+}
+
+DRK_TEST_CASE("a starting process that has never reported gets start_timeout, then is killed with that cause") {
+  HealthSettings slow_start = settings();
+  slow_start.start_timeout = 2s;
+  HeartbeatMonitor monitor(slow_start);
+  ProcessHealth starting = process("a", 1500ms);
+  starting.reported = false;
+  DRK_CHECK(monitor.check({starting}).empty());  // past the silence limit, within start_timeout
+  starting.silent_for = 2100ms;
+  const auto actions = monitor.check({starting});
+  DRK_REQUIRE(actions.size() == 1);
+  DRK_CHECK(actions[0].kind == HealthAction::Kind::kill);
+  DRK_CHECK(actions[0].text == "no first heartbeat within 2.1 s of its start (supervision.start_timeout_s)");
 }
 
 DRK_TEST_CASE("a process silent for more than missed_heartbeats periods is killed with that cause") {
@@ -121,6 +136,7 @@ struct Head {
     topology.supervision.heartbeat_ms = 100;
     topology.supervision.missed_heartbeats = 5;
     topology.supervision.hung_handler_s = 0.5;
+    topology.supervision.start_timeout_s = 0.5;
     SupervisorOptions options;
     options.executable = "drk";
     options.run_dir = dir.path().string();
@@ -176,10 +192,11 @@ DRK_TEST_CASE("the head kills a child that stopped reporting, with that cause, a
   head.checks->check_now();
   DRK_CHECK(head.launcher.signalled == std::vector<std::pair<std::string, int>>{{"b", SIGKILL}});
   head.settle();
-  DRK_CHECK(head.supervisor->processes()[1].last_cause == "missed 5 heartbeats (no report for 0.6 s)");
+  DRK_CHECK(head.supervisor->processes()[1].last_cause ==
+            "no first heartbeat within 0.6 s of its start (supervision.start_timeout_s)");
   DRK_CHECK(head.launcher.starts_of("b") == 2);
-  DRK_CHECK_MESSAGE(head.log.str().find("process 'b' (pid 1001) died: missed 5 heartbeats (no report for 0.6 s); "
-                                        "restarting in 0 ms") != std::string::npos,
+  DRK_CHECK_MESSAGE(head.log.str().find("process 'b' (pid 1001) died: no first heartbeat within 0.6 s of its start "
+                                        "(supervision.start_timeout_s); restarting in 0 ms") != std::string::npos,
                     head.log.str());
   head.now = 1000ms;  // the new b started at 600 ms; a's report is 600 ms old
   head.report("b");

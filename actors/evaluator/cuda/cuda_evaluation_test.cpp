@@ -16,6 +16,7 @@
 #include "actors/evaluator/cuda/cuda_device.h"
 #include "actors/evaluator/evaluation.h"
 #include "tests/doctest_drk.h"
+#include "tests/support/test_engine.h"
 
 namespace fs = std::filesystem;
 using namespace drk::evaluator;
@@ -23,22 +24,12 @@ using drk::msg::SandboxOutcome;
 
 namespace {
 
-std::string cuda_candidate(const std::string& name) {
-  const char* dir = std::getenv("DRK_SOURCE_DIR");
-  std::ifstream in(std::string(dir ? dir : ".") + "/tests/candidates/cuda/" + name);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string cuda_candidate(const std::string& name) { return drk::testing::candidate_source("cuda/" + name); }
 
 // One engine for the file (a CUDA sandbox start creates a context and loads LibTorch CUDA).
 // Tasks run at their scaled (cpu) shapes so that the test stays fast.
-struct CudaEngine {
-  fs::path cache = fs::temp_directory_path() / ("drk-cuda-engine-test-" + std::to_string(getpid()));
-  std::unique_ptr<EvaluationEngine> engine;
-  CudaEngine() {
-    auto catalog = drk::kernels::TaskCatalog::load(drk::kernels::TaskCatalog::default_directory());
-    if (!catalog) throw std::runtime_error(catalog.error().message);
+drk::testing::TestEngine& shared_engine() {
+  static drk::testing::TestEngine engine("cuda-engine-test", [] {
     EngineOptions options;
     options.device = drk::kernels::DeviceKind::cuda;
     options.shapes = drk::kernels::DeviceKind::cpu;
@@ -46,19 +37,8 @@ struct CudaEngine {
     options.seed = 4321;
     options.timing_budget_ms = 300;
     options.call_timeout = std::chrono::milliseconds(4000);
-    options.cache_dir = cache.string();
-    auto created = EvaluationEngine::create(std::move(*catalog), options);
-    if (!created) throw std::runtime_error(created.error().message);
-    engine = std::move(*created);
-  }
-  ~CudaEngine() {
-    engine.reset();
-    fs::remove_all(cache);
-  }
-};
-
-CudaEngine& shared_engine() {
-  static CudaEngine engine;
+    return options;
+  }());
   return engine;
 }
 
@@ -79,7 +59,7 @@ std::unique_ptr<Evaluated> evaluate(const std::string& task, const std::string& 
   auto evaluated = std::make_unique<Evaluated>();
   auto out = evaluated->message.initRoot<drk::msg::EvalResult>();
   CandidateInput input{"test/" + file, task, drk::kernels::DeviceKind::cuda, cuda_candidate(file)};
-  auto status = shared_engine().engine->evaluate(input, out);
+  auto status = shared_engine()->evaluate(input, out);
   DRK_REQUIRE_MESSAGE(status.ok(), status.error().describe());
   evaluated->result = out.asReader();
   DRK_INFO("error text: " << evaluated->result.getErrorText().cStr());
@@ -130,13 +110,13 @@ DRK_TEST_CASE("an illegal address and a device-side assert kill only the sandbox
   if (gpu_missing()) return;
   for (auto [file, words] : {std::pair{"illegal_address.cu", "illegal"}, {"device_assert.cu", "assert"}}) {
     DRK_INFO("candidate " << file);
-    pid_t before = shared_engine().engine->sandbox_pid();
+    pid_t before = shared_engine()->sandbox_pid();
     auto crashed = evaluate("relu", file);
     DRK_CHECK_FALSE(crashed->result.getCorrect());
     DRK_CHECK(crashed->result.getSandbox() == SandboxOutcome::CRASHED);
     std::string cuda_error = crashed->result.getEvidence().getCudaError();
     DRK_CHECK_MESSAGE(cuda_error.find(words) != std::string::npos, cuda_error);
-    DRK_CHECK(shared_engine().engine->sandbox_pid() != before);
+    DRK_CHECK(shared_engine()->sandbox_pid() != before);
     auto next = evaluate("relu", "relu.cu");
     check_honest(next->result);
   }
