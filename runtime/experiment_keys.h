@@ -4,11 +4,26 @@
 // that would otherwise be ignored silently) or a value of the wrong kind, before anything
 // starts. `steps` is the runtime's own (the head shows "step 3/8").
 //
-// Thread-safety: register from one thread before any topology is loaded; read afterwards.
+// A list of maps (`training_stages`) registers its own path with ValueKind::list_of_maps and the
+// keys of its entries below "PATH[]." (e.g. "training_stages[].learning_rate").
+//
+// Training stages (experiment.training_stages, docs/topology.md): consecutive phases of the run,
+// each {name, steps, ...keys that override the experiment's for its steps}. read_training_stages
+// gives each stage with its view of the experiment (the stage's keys merged over the
+// experiment's, maps key by key); an actor reads its keys from the view of the step at hand.
+//
+// Thread-safety: register from one thread before any topology is loaded; read afterwards. The
+// stage functions are pure.
+// Errors: read_training_stages returns invalid_argument naming the stage and the fix.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "runtime/result.h"
 
 namespace drk::runtime {
 
@@ -17,6 +32,7 @@ enum class ValueKind {
   number,        // any number
   text,          // a scalar
   text_or_list,  // a scalar or a list of scalars
+  list_of_maps,  // a list of maps whose keys are registered below "PATH[]."
 };
 
 struct ExperimentKey {
@@ -28,5 +44,20 @@ struct ExperimentKey {
 // Registering the same path twice with the same kind is harmless.
 void register_experiment_keys(const std::vector<ExperimentKey>& keys);
 std::vector<ExperimentKey> registered_experiment_keys();  // sorted by path
+
+struct TrainingStage {
+  std::string name;
+  uint32_t first_step = 0;
+  uint32_t steps = 0;      // 0: the last stage, without `steps`: until the end of the run
+  YAML::Node experiment;   // the experiment as this stage sees it (an independent copy)
+};
+
+// The stages of experiment.training_stages in order; without that key, one stage named "" that
+// sees the experiment as it is. Every stage but the last needs `steps` >= 1.
+Result<std::vector<TrainingStage>> read_training_stages(const YAML::Node& experiment);
+
+// The stage that step `step` (from 0) belongs to; past the last stage's steps, the last stage.
+// `stages` is not empty.
+size_t training_stage_at(const std::vector<TrainingStage>& stages, uint32_t step);
 
 }  // namespace drk::runtime

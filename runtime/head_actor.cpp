@@ -14,7 +14,16 @@ std::string format_progress(msg::StepReport::Reader report, uint32_t total_steps
       text, sizeof text, "%s  policy v%u  mean reward %.3f  correct %.0f%%  best speedup %.2fx  (%.1f s)",
       step.c_str(), report.getPolicyVersion(), report.getMeanReward(),
       std::round(report.getCorrectFraction() * 100.0), report.getBestSpeedup(), report.getSeconds());
-  return text;
+  std::string line = text;
+  // What the Learner did beyond a plain update, only when it did.
+  if (report.getStage().size() != 0) line += std::string("  stage ") + report.getStage().cStr();
+  if (report.getPrsRejected() + report.getMrsRejected() != 0) {
+    line += "  rejected prs " + std::to_string(report.getPrsRejected()) + " mrs " +
+            std::to_string(report.getMrsRejected());
+  }
+  if (report.getRolledBack()) line += "  ROLLBACK to v" + std::to_string(report.getRolledBackTo());
+  if (report.getDiagnostic()) line += "  DIAGNOSTIC";
+  return line;
 }
 
 HeadActor::HeadActor(std::ostream& out, uint32_t total_steps, std::function<void()> on_finished,

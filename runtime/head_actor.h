@@ -2,6 +2,8 @@
 //
 // For every StepReport it prints one line to `out`:
 //   "step 3/8  policy v3  mean reward 0.812  correct 75%  best speedup 1.43x  (12.1 s)"
+// followed, only when they apply, by "  stage NAME", "  rejected prs N mrs M",
+// "  ROLLBACK to vN" and "  DIAGNOSTIC" (docs/topology.md, "Rollback and diagnostic mode")
 // (each step once: a restarted Learner sends its reports again) and when a report says
 // finished, it calls on_finished (once) so the head stops the run.
 // A HostStats (an actor host's inspection report) goes to on_host_stats when one is given.

@@ -312,7 +312,9 @@ void read_experiment(const YAML::Node& map, const std::string& prefix, Validator
     if (key == keys.end()) {
       std::set<std::string> names;  // the keys at this level
       for (const auto& k : keys) {
-        if (k.path.rfind(prefix, 0) == 0) names.insert(k.path.substr(prefix.size(), k.path.find('.', prefix.size()) - prefix.size()));
+        if (k.path.rfind(prefix, 0) != 0) continue;
+        const std::string name = k.path.substr(prefix.size(), k.path.find('.', prefix.size()) - prefix.size());
+        if (!name.ends_with("[]")) names.insert(name);  // the entries of a list of maps
       }
       std::string known;
       for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
@@ -339,6 +341,17 @@ void read_experiment(const YAML::Node& map, const std::string& prefix, Validator
         if (!ok) validator.fail(value, expected + "a value or a list of values" + example);
         break;
       }
+      case ValueKind::list_of_maps: {
+        if (!value.IsSequence()) {
+          validator.fail(value, expected + "a list of maps" + example);
+          break;
+        }
+        for (const auto& item : value) {
+          if (item.IsMap()) read_experiment(item, path + "[].", validator);
+          else validator.fail(item, expected + "a list of maps" + example);
+        }
+        break;
+      }
     }
   }
 }
@@ -348,7 +361,7 @@ void read_supervision(const YAML::Node& node, Validator& validator, SupervisionP
   if (node.IsNull()) return;
   validator.check_keys(node, "supervision",
                        {"strategy", "max_restarts", "within_s", "backoff_initial_ms", "backoff_max_ms", "drain_ms",
-                        "heartbeat_ms", "missed_heartbeats", "hung_handler_s", "kill_hung"});
+                        "heartbeat_ms", "missed_heartbeats", "start_timeout_s", "hung_handler_s", "kill_hung"});
   if (const YAML::Node strategy = node["strategy"]; strategy.IsDefined()) {
     const std::string text = strategy.IsScalar() ? strategy.Scalar() : "";
     if (text == "one_for_one")
@@ -399,6 +412,14 @@ void read_supervision(const YAML::Node& node, Validator& validator, SupervisionP
   if (const YAML::Node value = node["missed_heartbeats"]; value.IsDefined()) {
     if (auto n = validator.integer_field(value, "supervision.missed_heartbeats", 1, "missed_heartbeats: 5")) {
       policy.missed_heartbeats = static_cast<int>(*n);
+    }
+  }
+  if (const YAML::Node value = node["start_timeout_s"]; value.IsDefined()) {
+    const auto seconds = parse_number(value);
+    if (!seconds || *seconds <= 0) {
+      validator.fail(value, "supervision.start_timeout_s must be a positive number of seconds, e.g. `start_timeout_s: 60`");
+    } else {
+      policy.start_timeout_s = *seconds;
     }
   }
   if (const YAML::Node value = node["hung_handler_s"]; value.IsDefined()) {

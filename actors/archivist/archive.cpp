@@ -1,6 +1,10 @@
 #include "actors/archivist/archive.h"
 
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
 #include <utility>
 
 namespace drk::archivist {
@@ -28,6 +32,17 @@ CREATE TABLE IF NOT EXISTS steps (
   step INTEGER PRIMARY KEY, policy_version INTEGER, mean_reward REAL, best_speedup REAL,
   correct_fraction REAL, trajectories INTEGER, loss REAL, seconds REAL, finished INTEGER,
   clip_fraction REAL, approx_kl REAL);
+CREATE TABLE IF NOT EXISTS feedback (
+  candidate_id TEXT PRIMARY KEY REFERENCES candidates(id), summary TEXT);
+CREATE TABLE IF NOT EXISTS step_training (
+  step INTEGER PRIMARY KEY, rolled_back INTEGER, rolled_back_to INTEGER, diagnostic INTEGER,
+  prs_rejected INTEGER, mrs_rejected INTEGER, mrs_vetoed INTEGER, ppo_epochs INTEGER, stage TEXT);
+CREATE TABLE IF NOT EXISTS samples (
+  candidate_id TEXT PRIMARY KEY, trajectory_id TEXT, turn INTEGER, step INTEGER, task TEXT,
+  policy_version INTEGER, family TEXT, reward REAL, advantage REAL, return REAL, trained INTEGER,
+  rejected_by TEXT, correct INTEGER, honest INTEGER, speedup REAL, coverage REAL, actions TEXT,
+  logprobs TEXT, learner_logprobs TEXT, kept TEXT);
+CREATE INDEX IF NOT EXISTS samples_by_trajectory ON samples (trajectory_id, turn);
 )sql";
 
 int64_t now_ms() {
@@ -85,6 +100,41 @@ std::string schedule_text(msg::Schedule::Reader schedule) {
     text += std::string(" ") + decision.getKnob().cStr() + "=" + decision.getValue().cStr();
   }
   return text;
+}
+
+// A list of numbers as a JSON array (also how the samples table stores them).
+template <typename List>
+std::string json_numbers(List list) {
+  std::string text = "[";
+  char number[32];
+  for (unsigned index = 0; index < list.size(); ++index) {
+    const double value = static_cast<double>(list[index]);
+    if (std::isfinite(value)) std::snprintf(number, sizeof number, "%.9g", value);
+    else std::snprintf(number, sizeof number, "null");
+    text += (index == 0 ? "" : ",") + std::string(number);
+  }
+  return text + "]";
+}
+
+std::vector<double> parse_numbers(const std::string& text) {
+  std::vector<double> values;
+  const char* at = text.c_str();
+  while (*at) {
+    if (*at == '[' || *at == ']' || *at == ',' || *at == ' ') {
+      ++at;
+      continue;
+    }
+    if (std::string_view(at).rfind("null", 0) == 0) {
+      values.push_back(std::nan(""));
+      at += 4;
+      continue;
+    }
+    char* end = nullptr;
+    values.push_back(std::strtod(at, &end));
+    if (end == at) break;
+    at = end;
+  }
+  return values;
 }
 
 const char* sandbox_name(msg::SandboxOutcome outcome) {
@@ -183,6 +233,11 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
     insert.text(id).real(scored.getReward());
     ok = insert.step() == SQLITE_DONE;
   }
+  if (ok) {
+    Statement insert(db_.get(), "INSERT OR REPLACE INTO feedback VALUES (?,?)");
+    insert.text(id).text(scored.getSummary().cStr());
+    ok = insert.step() == SQLITE_DONE;
+  }
   if (!ok) {
     Error error = sqlite_error("cannot record candidate '" + id + "'");
     (void)exec("ROLLBACK");
@@ -211,7 +266,38 @@ Status Archive::record_step(msg::StepReport::Reader report) {
   if (insert.step() != SQLITE_DONE) {
     return sqlite_error("cannot record step " + std::to_string(report.getStep()));
   }
+  Statement training(db_.get(), "INSERT OR REPLACE INTO step_training VALUES (?,?,?,?,?,?,?,?,?)");
+  training.integer(report.getStep()).integer(report.getRolledBack()).integer(report.getRolledBackTo())
+      .integer(report.getDiagnostic()).integer(report.getPrsRejected()).integer(report.getMrsRejected())
+      .integer(report.getMrsVetoed()).integer(report.getPpoEpochs()).text(report.getStage().cStr());
+  if (training.step() != SQLITE_DONE) {
+    return sqlite_error("cannot record the training fields of step " + std::to_string(report.getStep()));
+  }
   return {};
+}
+
+Status Archive::record_trajectory(msg::Trajectory::Reader trajectory) {
+  if (auto status = exec("BEGIN"); !status) return status;
+  const auto turns = trajectory.getTurns();
+  for (unsigned index = 0; index < turns.size(); ++index) {
+    const auto turn = turns[index];
+    Statement insert(db_.get(),
+                     "INSERT OR REPLACE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    insert.text(turn.getCandidateId().cStr()).text(trajectory.getId().cStr()).integer(index + 1)
+        .integer(trajectory.getStep()).text(trajectory.getTask().cStr())
+        .integer(trajectory.getPolicyVersion()).text(turn.getFamily().cStr()).real(turn.getReward())
+        .real(turn.getAdvantage()).real(turn.getReturn()).integer(turn.getTrained())
+        .text(turn.getRejectedBy().cStr()).integer(turn.getCorrect()).integer(turn.getHonest())
+        .real(turn.getSpeedup()).real(turn.getCoverage()).text(json_numbers(turn.getActions()))
+        .text(json_numbers(turn.getActionLogprobs())).text(json_numbers(turn.getLearnerLogprobs()))
+        .text(json_numbers(turn.getKeptDecisions()));
+    if (insert.step() != SQLITE_DONE) {
+      Error error = sqlite_error("cannot record the turns of trajectory '" + std::string(trajectory.getId().cStr()) + "'");
+      (void)exec("ROLLBACK");
+      return error;
+    }
+  }
+  return exec("COMMIT");
 }
 
 Result<std::vector<BestKernel>> Archive::best_per_task() const {
@@ -236,19 +322,89 @@ Result<std::vector<BestKernel>> Archive::best_per_task() const {
 }
 
 Result<std::vector<StepRow>> Archive::steps() const {
-  Statement query(db_.get(),
+  Statement joined(db_.get(),
+                   "SELECT s.step, s.policy_version, s.mean_reward, s.best_speedup, s.correct_fraction, "
+                   "s.trajectories, s.seconds, s.finished, t.rolled_back, t.rolled_back_to, t.diagnostic, "
+                   "t.prs_rejected, t.mrs_rejected, t.mrs_vetoed, t.ppo_epochs, t.stage "
+                   "FROM steps s LEFT JOIN step_training t ON t.step = s.step ORDER BY s.step");
+  // The archive of an older run has no step_training table.
+  const bool has_training = joined.prepared();
+  Statement plain(db_.get(),
                   "SELECT step, policy_version, mean_reward, best_speedup, correct_fraction, "
                   "trajectories, seconds, finished FROM steps ORDER BY step");
+  Statement& query = has_training ? joined : plain;
   if (!query.prepared()) return sqlite_error("cannot query the steps");
   std::vector<StepRow> rows;
   while (query.step() == SQLITE_ROW) {
-    rows.push_back({static_cast<uint32_t>(query.column_integer(0)),
-                    static_cast<uint32_t>(query.column_integer(1)), query.column_real(2),
-                    query.column_real(3), query.column_real(4),
-                    static_cast<uint32_t>(query.column_integer(5)), query.column_real(6),
-                    query.column_integer(7) != 0});
+    StepRow row;
+    row.step = static_cast<uint32_t>(query.column_integer(0));
+    row.policy_version = static_cast<uint32_t>(query.column_integer(1));
+    row.mean_reward = query.column_real(2);
+    row.best_speedup = query.column_real(3);
+    row.correct_fraction = query.column_real(4);
+    row.trajectories = static_cast<uint32_t>(query.column_integer(5));
+    row.seconds = query.column_real(6);
+    row.finished = query.column_integer(7) != 0;
+    if (has_training) {
+      row.rolled_back = query.column_integer(8) != 0;
+      row.rolled_back_to = static_cast<uint32_t>(query.column_integer(9));
+      row.diagnostic = query.column_integer(10) != 0;
+      row.prs_rejected = static_cast<uint32_t>(query.column_integer(11));
+      row.mrs_rejected = static_cast<uint32_t>(query.column_integer(12));
+      row.mrs_vetoed = static_cast<uint32_t>(query.column_integer(13));
+      row.ppo_epochs = static_cast<uint32_t>(query.column_integer(14));
+      row.stage = query.column_text(15);
+    }
+    rows.push_back(std::move(row));
   }
   return rows;
+}
+
+Result<std::vector<TrainingSample>> Archive::training_samples() const {
+  Statement query(db_.get(), R"sql(
+    SELECT s.candidate_id, s.trajectory_id, s.task, s.family, s.turn, s.step, s.policy_version,
+      COALESCE(f.summary, ''), COALESCE(c.source, ''), COALESCE(c.schedule, ''), s.reward,
+      s.advantage, s.return, s.trained, s.rejected_by, s.correct, s.honest, s.speedup, s.coverage,
+      s.actions, s.logprobs, s.learner_logprobs, s.kept
+    FROM samples s LEFT JOIN candidates c ON c.id = s.candidate_id
+    LEFT JOIN samples p ON p.trajectory_id = s.trajectory_id AND p.turn = s.turn - 1
+    LEFT JOIN feedback f ON f.candidate_id = p.candidate_id
+    ORDER BY s.step, s.trajectory_id, s.turn)sql");
+  if (!query.prepared()) {
+    return make_error(Errc::not_found, "archive '" + path_ +
+                                           "' has no training samples (recorded by runs since the samples "
+                                           "table exists; run the experiment again): " +
+                                           sqlite3_errmsg(db_.get()));
+  }
+  std::vector<TrainingSample> samples;
+  while (query.step() == SQLITE_ROW) {
+    TrainingSample sample;
+    sample.candidate_id = query.column_text(0);
+    sample.trajectory_id = query.column_text(1);
+    sample.task = query.column_text(2);
+    sample.family = query.column_text(3);
+    sample.turn = static_cast<uint32_t>(query.column_integer(4));
+    sample.step = static_cast<uint32_t>(query.column_integer(5));
+    sample.policy_version = static_cast<uint32_t>(query.column_integer(6));
+    sample.feedback = query.column_text(7);
+    sample.source = query.column_text(8);
+    sample.schedule = query.column_text(9);
+    sample.reward = query.column_real(10);
+    sample.advantage = query.column_real(11);
+    sample.return_value = query.column_real(12);
+    sample.trained = query.column_integer(13) != 0;
+    sample.rejected_by = query.column_text(14);
+    sample.correct = query.column_integer(15) != 0;
+    sample.honest = query.column_integer(16) != 0;
+    sample.speedup = query.column_real(17);
+    sample.coverage = query.column_real(18);
+    for (const double value : parse_numbers(query.column_text(19))) sample.actions.push_back(static_cast<int64_t>(value));
+    sample.logprobs = parse_numbers(query.column_text(20));
+    sample.learner_logprobs = parse_numbers(query.column_text(21));
+    for (const double value : parse_numbers(query.column_text(22))) sample.kept.push_back(value != 0.0);
+    samples.push_back(std::move(sample));
+  }
+  return samples;
 }
 
 Result<std::vector<TaskTally>> Archive::tallies() const {

@@ -1,5 +1,8 @@
 // Archive: the durable record of an experiment in one SQLite file: every scored candidate
-// (source, schedule, result, verdict, reward), every policy version, every step report.
+// (source, schedule, result, verdict, reward, the feedback its Generator got), every policy
+// version, every step report (with its rollback, rejection-sampling and trust-region fields),
+// and every trained turn as a training sample (the Learner's Trajectory copies: actions,
+// log-probabilities, advantage, return, whether it entered the loss; docs/archive.md).
 // Records are keyed by candidate id, version and step and written with INSERT OR REPLACE, so a
 // message delivered twice (after a restart) is recorded once.
 //
@@ -39,6 +42,30 @@ struct StepRow {
   uint32_t trajectories = 0;
   double seconds = 0;
   bool finished = false;
+  // From the step_training table (absent in archives of older runs: the defaults).
+  bool rolled_back = false;
+  uint32_t rolled_back_to = 0;
+  bool diagnostic = false;
+  uint32_t prs_rejected = 0, mrs_rejected = 0, mrs_vetoed = 0, ppo_epochs = 0;
+  std::string stage;
+};
+
+// One turn as a training sample (docs/archive.md gives the JSONL form).
+struct TrainingSample {
+  std::string candidate_id, trajectory_id, task, family;
+  uint32_t turn = 0;  // from 1
+  uint32_t step = 0, policy_version = 0;
+  std::string feedback;   // the Feedback summary of the previous turn ("" for the first)
+  std::string source;     // the candidate's source ("" if its Scored record is missing)
+  std::string schedule;   // "family knob=value ..."
+  double reward = 0, advantage = 0, return_value = 0;
+  bool trained = false;
+  std::string rejected_by;
+  bool correct = false, honest = false;
+  double speedup = 0, coverage = 0;
+  std::vector<int64_t> actions;
+  std::vector<double> logprobs, learner_logprobs;
+  std::vector<bool> kept;
 };
 
 struct TaskTally {
@@ -58,11 +85,15 @@ class Archive {
   Status record_scored(msg::Scored::Reader scored);
   Status record_policy(msg::PolicyWeights::Reader weights);
   Status record_step(msg::StepReport::Reader report);
+  // One trained step's trajectory, as the Learner sends it after the update.
+  Status record_trajectory(msg::Trajectory::Reader trajectory);
 
   // The fastest correct, honest candidate per task, by task name.
   Result<std::vector<BestKernel>> best_per_task() const;
   Result<std::vector<StepRow>> steps() const;
   Result<std::vector<TaskTally>> tallies() const;
+  // Every recorded turn, by step, trajectory and turn.
+  Result<std::vector<TrainingSample>> training_samples() const;
   // The source of one candidate; not_found when the id is unknown.
   Result<std::string> source_of(const std::string& candidate_id) const;
 

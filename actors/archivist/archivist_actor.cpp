@@ -21,6 +21,9 @@ class ArchivistActor final : public runtime::Actor {
       case msg::Envelope::Body::SCORED:
         status = archive_.record_scored(body.getScored());
         break;
+      case msg::Envelope::Body::TRAJECTORY:
+        status = archive_.record_trajectory(body.getTrajectory());
+        break;
       case msg::Envelope::Body::POLICY_WEIGHTS:
         status = archive_.record_policy(body.getPolicyWeights());
         break;

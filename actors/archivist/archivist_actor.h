@@ -1,4 +1,5 @@
-// ArchivistActor: writes every Scored candidate, PolicyWeights and StepReport it receives into
+// ArchivistActor: writes every Scored candidate, PolicyWeights, StepReport and trained
+// Trajectory (the Learner's training samples) it receives into
 // the experiment's archive (RUN_DIR/archive.sqlite, archive.h), and passes each StepReport on to
 // the head once it is recorded (so the run ends only when its last step is on record). The
 // archive is the only state and it is on disk; messages in flight when it dies are sent again

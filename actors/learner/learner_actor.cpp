@@ -3,6 +3,7 @@
 #include <capnp/message.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -16,6 +17,8 @@
 #include <torch/torch.h>
 
 #include "actors/learner/ppo_loss.h"
+#include "actors/learner/rejection_sampling.h"
+#include "actors/learner/rollback_monitor.h"
 #include "actors/learner/task_selection.h"
 #include "kernels/catalog/task.h"
 #include "kernels/schedule/observation.h"
@@ -29,6 +32,14 @@ namespace {
 
 using schedule::Family;
 
+// What a training stage sets (experiment.training_stages; the experiment's values without).
+struct StageSettings {
+  std::string name;
+  double learning_rate = 1e-3;
+  uint32_t ppo_epochs = 4;
+  double kl_max = 0.0;  // 0: no trust region
+};
+
 struct Settings {
   uint64_t seed = 1;
   uint32_t steps = 1;
@@ -36,17 +47,37 @@ struct Settings {
   uint32_t turns = 1;
   kernels::DeviceKind device = kernels::DeviceKind::cpu;
   msg::AdvantageEstimator estimator = msg::AdvantageEstimator::TRLOO;
-  double learning_rate = 1e-3;
-  uint32_t ppo_epochs = 4;
   int64_t rollout_timeout_ms = 180'000;
   int64_t advantage_timeout_ms = 60'000;
   std::string tasks_dir;
   std::vector<std::string> tasks;  // empty: all
+  std::vector<runtime::TrainingStage> stages;
+  std::vector<StageSettings> stage_settings;  // one per stage
+  PrsSettings prs;
+  MrsSettings mrs;
+  RollbackSettings rollback;
+  double diagnostic_learning_rate_scale = 0.5;
 };
 
 template <typename T>
 T setting(const YAML::Node& experiment, const char* key, T fallback) {
   return experiment[key] ? experiment[key].as<T>() : fallback;
+}
+
+// experiment.GROUP.KEY, or `fallback` when absent.
+template <typename T>
+T group_setting(const YAML::Node& experiment, const char* group, const char* key, T fallback) {
+  const YAML::Node node = experiment[group];
+  return node && node.IsMap() && node[key] ? node[key].as<T>() : fallback;
+}
+
+StageSettings read_stage(const runtime::TrainingStage& stage) {
+  StageSettings settings;
+  settings.name = stage.name;
+  settings.learning_rate = setting<double>(stage.experiment, "learning_rate", 1e-3);
+  settings.ppo_epochs = std::max<uint32_t>(setting<uint32_t>(stage.experiment, "ppo_epochs", 4), 1);
+  settings.kl_max = setting<double>(stage.experiment, "kl_max", 0.0);
+  return settings;
 }
 
 Settings read_settings(const YAML::Node& experiment) {
@@ -63,8 +94,31 @@ Settings read_settings(const YAML::Node& experiment) {
     throw std::runtime_error("experiment.estimator '" + estimator + "' is unknown: use trloo or grpo");
   }
   settings.estimator = estimator == "grpo" ? msg::AdvantageEstimator::GRPO : msg::AdvantageEstimator::TRLOO;
-  settings.learning_rate = setting<double>(experiment, "learning_rate", 1e-3);
-  settings.ppo_epochs = std::max<uint32_t>(setting<uint32_t>(experiment, "ppo_epochs", 4), 1);
+  auto stages = runtime::read_training_stages(experiment);
+  if (!stages) throw std::runtime_error(stages.error().message);
+  settings.stages = std::move(*stages);
+  for (const auto& stage : settings.stages) settings.stage_settings.push_back(read_stage(stage));
+
+  settings.prs.enabled = group_setting<bool>(experiment, "prs", "enabled", true);
+  settings.prs.coverage_min = group_setting<double>(experiment, "prs", "coverage_min", 0.3);
+  settings.prs.ramp = group_setting<double>(experiment, "prs", "ramp", 0.1);
+  settings.mrs.enabled = group_setting<bool>(experiment, "mrs", "enabled", true);
+  settings.mrs.veto = group_setting<double>(experiment, "mrs", "veto", 1e-4);
+  if (experiment["mrs"] && experiment["mrs"]["band"]) {
+    const auto band = experiment["mrs"]["band"].as<std::vector<double>>();
+    if (band.size() != 2 || band[0] > band[1] || band[0] <= 0.0) {
+      throw std::runtime_error("experiment.mrs.band must be two ratios [low, high], 0 < low <= high, e.g. "
+                               "`band: [0.999, 1.001]`");
+    }
+    settings.mrs.band_low = band[0];
+    settings.mrs.band_high = band[1];
+  }
+  settings.rollback.enabled = group_setting<bool>(experiment, "rollback", "enabled", true);
+  settings.rollback.drop = group_setting<double>(experiment, "rollback", "drop", 0.15);
+  settings.rollback.patience = group_setting<uint32_t>(experiment, "rollback", "patience", 3);
+  settings.rollback.window = group_setting<uint32_t>(experiment, "rollback", "window", 5);
+  settings.diagnostic_learning_rate_scale =
+      group_setting<double>(experiment, "rollback", "diagnostic_lr_scale", 0.5);
   settings.rollout_timeout_ms =
       static_cast<int64_t>(1000.0 * setting<double>(experiment, "rollout_timeout_s", 180.0));
   settings.advantage_timeout_ms =
@@ -89,13 +143,21 @@ struct Rollout {
   std::unique_ptr<capnp::MallocMessageBuilder> trajectory;  // msg::Trajectory once received
 };
 
-// The turns of one family, as tensors for the update.
+// Where a row of a FamilyBatch comes from.
+struct RowSource {
+  size_t rollout = 0;
+  unsigned turn = 0;  // index into the trajectory's turns
+};
+
+// The well-formed turns of one family, as tensors for the update.
 struct FamilyBatch {
   std::vector<float> observations;
   std::vector<int64_t> actions;
   std::vector<float> old_logprobs;
   std::vector<float> advantages;
   std::vector<uint8_t> later_turn;
+  std::vector<RowSource> sources;
+  std::vector<int64_t> trained_rows;  // the rows that enter the loss
   int64_t rows = 0;
 };
 
@@ -103,17 +165,28 @@ struct UpdateStats {
   double loss = 0.0;
   double clip_fraction = 0.0;
   double approx_kl = 0.0;
+  uint32_t ppo_epochs = 0;
+  uint32_t prs_rejected = 0, mrs_rejected = 0, mrs_vetoed = 0;
+  bool rolled_back = false;
+  uint32_t rolled_back_to = 0;
 };
+
+// Why a turn stayed out of the loss (Turn.rejectedBy).
+constexpr const char* kNoAdvantage = "no_advantage";
+constexpr const char* kMalformed = "malformed";
+constexpr const char* kPrs = "prs";
+constexpr const char* kMrsBand = "mrs_band";
+constexpr const char* kMrsVeto = "mrs_veto";
+constexpr const char* kRollback = "rollback";
 
 class LearnerActor final : public runtime::Actor {
  public:
   explicit LearnerActor(const runtime::ActorSpec& spec)
-      : settings_(read_settings(spec.experiment)), policy_(settings_.seed) {}
+      : settings_(read_settings(spec.experiment)), policy_(settings_.seed), rollback_(settings_.rollback) {}
 
   void on_start(runtime::ActorContext& context) override {
     load_tasks();
-    optimizer_ = std::make_unique<torch::optim::Adam>(
-        policy_.network().parameters(), torch::optim::AdamOptions(settings_.learning_rate));
+    reset_optimizer();
     restore_or_initialise(context.spec().run_dir);
     generators_ = context.members("generator");
     if (generators_.empty()) throw std::runtime_error("the topology has no generator: add one");
@@ -191,6 +264,19 @@ class LearnerActor final : public runtime::Actor {
     version_ = saved.version;
     step_ = saved.step;
     reports_ = saved.reports;
+    // The rollback rule's state follows from the reports: play them again.
+    for (size_t index = 0; index < reports_.size(); ++index) {
+      (void)rollback_.observe(index == 0 ? 0 : reports_[index - 1].policy_version, reports_[index].mean_reward);
+    }
+  }
+
+  void reset_optimizer() {
+    optimizer_ = std::make_unique<torch::optim::Adam>(
+        policy_.network().parameters(), torch::optim::AdamOptions(stage().learning_rate));
+  }
+
+  const StageSettings& stage() const {
+    return settings_.stage_settings[runtime::training_stage_at(settings_.stages, step_)];
   }
 
   void checkpoint() {
@@ -310,8 +396,21 @@ class LearnerActor final : public runtime::Actor {
     for (auto item : advantages.getItems()) {
       by_turn[{item.getTrajectoryId().cStr(), item.getTurn()}] = item.getAdvantage();
     }
-    const UpdateStats stats = update(by_turn);
+    std::map<std::pair<std::string, uint32_t>, double> returns;
+    for (auto item : advantages.getItems()) returns[{item.getTrajectoryId().cStr(), item.getTurn()}] = item.getReturn();
+    const double reward = mean_reward();
+    const RollbackDecision decision = rollback_.observe(version_, reward);
+    UpdateStats stats;
+    if (decision.rollback) {
+      roll_back(decision, reward);
+      stats.rolled_back = true;
+      stats.rolled_back_to = decision.target_version;
+    } else {
+      stats = update(by_turn);
+    }
+    record_outcomes(by_turn, returns);
     ++version_;
+    send_samples(context);
     report_and_record(context, stats);
     ++step_;
     checkpoint();
@@ -319,22 +418,91 @@ class LearnerActor final : public runtime::Actor {
     if (step_ < settings_.steps) start_step(context);
   }
 
+  double mean_reward() const {
+    double sum = 0.0;
+    uint32_t turns = 0;
+    for (const auto& rollout : rollouts_) {
+      for (auto turn : rollout.trajectory->getRoot<msg::Trajectory>().getTurns()) {
+        sum += turn.getReward();
+        ++turns;
+      }
+    }
+    return turns == 0 ? 0.0 : sum / turns;
+  }
+
+  // Back to the parameters of `decision.target_version` (kept in RUN_DIR/policy), with a fresh
+  // optimizer; they become the next version.
+  void roll_back(const RollbackDecision& decision, double reward) {
+    auto bytes = schedule::read_policy_version(run_dir_, decision.target_version);
+    if (!bytes) throw std::runtime_error("rollback: " + bytes.error().describe());
+    if (auto loaded = policy_.load(*bytes); !loaded) throw std::runtime_error("rollback: " + loaded.error().describe());
+    reset_optimizer();
+    std::fprintf(stderr,
+                 "learner: ROLLBACK at step %u: mean reward %.3f is more than %.0f%% below the best stable "
+                 "%.3f for %u steps in a row; policy v%u is back as v%u; diagnostic mode (learning rate x%g "
+                 "until a step is stable)\n",
+                 step_ + 1, reward, 100.0 * settings_.rollback.drop, decision.reference,
+                 settings_.rollback.patience, decision.target_version, version_ + 1,
+                 settings_.diagnostic_learning_rate_scale);
+  }
+
+  // Turn.advantage, return, trained and rejectedBy on the step's trajectories, as the update
+  // left them (update() marks what it trained and rejected; the rest had no advantage).
+  void record_outcomes(const std::map<std::pair<std::string, uint32_t>, double>& advantages,
+                       const std::map<std::pair<std::string, uint32_t>, double>& returns) {
+    for (auto& rollout : rollouts_) {
+      auto turns = rollout.trajectory->getRoot<msg::Trajectory>().getTurns();
+      for (unsigned index = 0; index < turns.size(); ++index) {
+        auto turn = turns[index];
+        const std::pair<std::string, uint32_t> key{rollout.id, index + 1};
+        if (const auto found = advantages.find(key); found != advantages.end()) turn.setAdvantage(found->second);
+        if (const auto found = returns.find(key); found != returns.end()) turn.setReturn(found->second);
+        if (auto family = schedule::parse_family(turn.getFamily().cStr())) {
+          const auto actions = turn.asReader().getActions();
+          const size_t knob_count = schedule::knobs(*family).size();
+          auto kept = turn.initKeptDecisions(actions.size());
+          for (unsigned knob = 0; knob < actions.size() && knob < knob_count; ++knob) {
+            kept.set(knob, actions[knob] == schedule::keep_decision(*family, static_cast<int>(knob)));
+          }
+        }
+        if (turn.getTrained() || turn.getRejectedBy().size() != 0) continue;
+        turn.setRejectedBy(advantages.count(key) == 0 ? kNoAdvantage : kRollback);
+      }
+    }
+  }
+
+  // Every trajectory of the step, with its outcome, to the Archivist: the training samples of
+  // `drk archive export` (docs/archive.md). Best effort, like the Oracle's records.
+  void send_samples(runtime::ActorContext& context) {
+    const std::string archivist = destination(context, "archivist");
+    for (const auto& rollout : rollouts_) {
+      (void)context.send(archivist, [&](msg::Envelope::Builder envelope) {
+        envelope.getBody().setTrajectory(rollout.trajectory->getRoot<msg::Trajectory>().asReader());
+      });
+    }
+  }
+
   UpdateStats update(const std::map<std::pair<std::string, uint32_t>, double>& advantages) {
     std::map<Family, FamilyBatch> batches;
     const int observation_size = schedule::observation_size();
-    for (const auto& rollout : rollouts_) {
-      const auto trajectory = rollout.trajectory->getRoot<msg::Trajectory>().asReader();
+    for (size_t rollout_index = 0; rollout_index < rollouts_.size(); ++rollout_index) {
+      const auto& rollout = rollouts_[rollout_index];
+      auto turns = rollout.trajectory->getRoot<msg::Trajectory>().getTurns();
       uint32_t turn_number = 0;
-      for (auto turn : trajectory.getTurns()) {
+      for (auto turn : turns.asReader()) {
         ++turn_number;
         const auto advantage = advantages.find({rollout.id, turn_number});
         auto family = schedule::parse_family(turn.getFamily().cStr());
-        // Turns without an advantage (filtered by the Oracle) or with a malformed shape carry
-        // no gradient.
-        if (advantage == advantages.end() || !family) continue;
+        // Turns with a malformed shape carry no gradient; those without an advantage (filtered
+        // by the Oracle) are kept for the MRS ratio of their trajectory, but not trained.
+        if (!family) {
+          turns[turn_number - 1].setRejectedBy(kMalformed);
+          continue;
+        }
         const size_t knob_count = schedule::knobs(*family).size();
         if (turn.getObservation().size() != static_cast<unsigned>(observation_size) ||
             turn.getActions().size() != knob_count || turn.getActionLogprobs().size() != knob_count) {
+          turns[turn_number - 1].setRejectedBy(kMalformed);
           continue;
         }
         FamilyBatch& batch = batches[*family];
@@ -349,41 +517,134 @@ class LearnerActor final : public runtime::Actor {
           batch.observations.resize(static_cast<size_t>(batch.rows) * observation_size);
           batch.actions.resize(static_cast<size_t>(batch.rows) * knob_count);
           batch.old_logprobs.resize(static_cast<size_t>(batch.rows) * knob_count);
+          turns[turn_number - 1].setRejectedBy(kMalformed);
           continue;
         }
-        batch.advantages.push_back(static_cast<float>(advantage->second));
+        batch.advantages.push_back(advantage == advantages.end() ? 0.0f : static_cast<float>(advantage->second));
         batch.later_turn.push_back(turn_number > 1 ? 1 : 0);
+        batch.sources.push_back({rollout_index, turn_number - 1});
         ++batch.rows;
       }
     }
-    return run_epochs(batches);
+    UpdateStats stats;
+    auto tensors = make_tensors(batches);
+    select_rows(batches, tensors, advantages, stats);
+    run_epochs(tensors, stats);
+    return stats;
   }
 
-  UpdateStats run_epochs(std::map<Family, FamilyBatch>& batches) {
-    UpdateStats stats;
-    struct Tensors {
-      Family family;
-      torch::Tensor observations, actions, old_logprobs, advantages, later_turn;
-    };
+  struct Tensors {
+    Family family;
+    torch::Tensor observations, actions, old_logprobs, advantages, later_turn;
+    torch::Tensor learner_logprobs;  // before the update: the previous policy of the trust region
+  };
+
+  std::vector<Tensors> make_tensors(std::map<Family, FamilyBatch>& batches) {
     std::vector<Tensors> tensors;
     const int64_t observation_size = schedule::observation_size();
+    torch::NoGradGuard no_grad;
     for (auto& [family, batch] : batches) {
       if (batch.rows == 0) continue;
       const auto knob_count = static_cast<int64_t>(schedule::knobs(family).size());
-      tensors.push_back(Tensors{
+      Tensors t{
           family,
           torch::from_blob(batch.observations.data(), {batch.rows, observation_size}, torch::kFloat32).clone(),
           torch::from_blob(batch.actions.data(), {batch.rows, knob_count}, torch::kInt64).clone(),
           torch::from_blob(batch.old_logprobs.data(), {batch.rows, knob_count}, torch::kFloat32).clone(),
           torch::from_blob(batch.advantages.data(), {batch.rows}, torch::kFloat32).clone(),
-          torch::from_blob(batch.later_turn.data(), {batch.rows}, torch::kUInt8).to(torch::kBool)});
+          torch::from_blob(batch.later_turn.data(), {batch.rows}, torch::kUInt8).to(torch::kBool),
+          {}};
+      t.learner_logprobs = policy_.network().log_probs(family, t.observations, t.actions, t.later_turn).detach();
+      tensors.push_back(std::move(t));
     }
-    if (tensors.empty()) return stats;
+    return tensors;
+  }
+
+  // MRS per trajectory, then PRS per turn; marks each turn and keeps only the trained rows of
+  // `tensors`.
+  void select_rows(std::map<Family, FamilyBatch>& batches, std::vector<Tensors>& tensors,
+                   const std::map<std::pair<std::string, uint32_t>, double>& advantages, UpdateStats& stats) {
+    std::vector<std::vector<double>> log_ratios(rollouts_.size());
+    size_t tensor_index = 0;
+    for (auto& [family, batch] : batches) {
+      if (batch.rows == 0) continue;
+      auto& t = tensors[tensor_index++];
+      const auto learner = t.learner_logprobs.contiguous();
+      const auto behaviour = t.old_logprobs.contiguous();
+      const auto knob_count = learner.size(1);
+      const float* learner_data = learner.data_ptr<float>();
+      const float* behaviour_data = behaviour.data_ptr<float>();
+      for (int64_t row = 0; row < batch.rows; ++row) {
+        const auto& source = batch.sources[static_cast<size_t>(row)];
+        auto turn = rollouts_[source.rollout].trajectory->getRoot<msg::Trajectory>().getTurns()[source.turn];
+        auto logprobs = turn.initLearnerLogprobs(static_cast<unsigned>(knob_count));
+        for (int64_t knob = 0; knob < knob_count; ++knob) {
+          const float value = learner_data[row * knob_count + knob];
+          logprobs.set(static_cast<unsigned>(knob), value);
+          log_ratios[source.rollout].push_back(static_cast<double>(value) - behaviour_data[row * knob_count + knob]);
+        }
+      }
+    }
+    std::vector<MrsOutcome> mrs(rollouts_.size());
+    for (size_t index = 0; index < rollouts_.size(); ++index) mrs[index] = mrs_check(settings_.mrs, log_ratios[index]);
+    tensor_index = 0;
+    for (auto& [family, batch] : batches) {
+      if (batch.rows == 0) continue;
+      auto& t = tensors[tensor_index++];
+      for (int64_t row = 0; row < batch.rows; ++row) {
+        const auto& source = batch.sources[static_cast<size_t>(row)];
+        const auto& rollout = rollouts_[source.rollout];
+        auto turn = rollout.trajectory->getRoot<msg::Trajectory>().getTurns()[source.turn];
+        const char* rejected = nullptr;
+        if (advantages.count({rollout.id, source.turn + 1}) == 0) {
+          rejected = kNoAdvantage;
+        } else if (mrs[source.rollout] == MrsOutcome::vetoed) {
+          rejected = kMrsVeto;
+          ++stats.mrs_rejected;
+          ++stats.mrs_vetoed;
+        } else if (mrs[source.rollout] == MrsOutcome::outside_band) {
+          rejected = kMrsBand;
+          ++stats.mrs_rejected;
+        } else if (!prs_keeps(settings_.prs, turn.getCorrect(), turn.getCoverage(),
+                              prs_uniform_draw(settings_.seed, turn.getCandidateId().cStr()))) {
+          rejected = kPrs;
+          ++stats.prs_rejected;
+        }
+        if (rejected) {
+          turn.setRejectedBy(rejected);
+          continue;
+        }
+        turn.setTrained(true);
+        batch.trained_rows.push_back(row);
+      }
+      const auto rows = torch::tensor(batch.trained_rows, torch::kInt64);
+      t.observations = t.observations.index_select(0, rows);
+      t.actions = t.actions.index_select(0, rows);
+      t.old_logprobs = t.old_logprobs.index_select(0, rows);
+      t.advantages = t.advantages.index_select(0, rows);
+      t.later_turn = t.later_turn.index_select(0, rows);
+      t.learner_logprobs = t.learner_logprobs.index_select(0, rows);
+    }
+    tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                                 [](const Tensors& t) { return t.observations.size(0) == 0; }),
+                  tensors.end());
+  }
+
+  // experiment.ppo_epochs epochs of the clipped objective, stopped early (before the optimizer
+  // step) when the approximate KL to the policy before the update exceeds kl_max.
+  void run_epochs(const std::vector<Tensors>& tensors, UpdateStats& stats) {
+    if (tensors.empty()) return;
+    const StageSettings& current = stage();
+    const double scale = rollback_.diagnostic() ? settings_.diagnostic_learning_rate_scale : 1.0;
+    for (auto& group : optimizer_->param_groups()) {
+      static_cast<torch::optim::AdamOptions&>(group.options()).lr(current.learning_rate * scale);
+    }
     auto& network = policy_.network();
-    for (uint32_t epoch = 0; epoch < settings_.ppo_epochs; ++epoch) {
+    double loss_sum_over_epochs = 0.0, clip_sum = 0.0, kl_sum_over_epochs = 0.0;
+    for (uint32_t epoch = 0; epoch < current.ppo_epochs; ++epoch) {
       optimizer_->zero_grad();
       torch::Tensor loss_sum = torch::zeros({});
-      double clipped = 0.0, kl_sum = 0.0;
+      double clipped = 0.0, kl_sum = 0.0, kl_previous_sum = 0.0;
       int64_t count = 0;
       for (const auto& batch : tensors) {
         const auto new_logp =
@@ -392,20 +653,27 @@ class LearnerActor final : public runtime::Actor {
         loss_sum = loss_sum + terms.loss_sum;
         clipped += terms.clipped;
         kl_sum += terms.approx_kl_sum;
+        kl_previous_sum += learner::approx_kl_sum(batch.learner_logprobs, new_logp);
         count += terms.count;
       }
+      if (kl_bound_reached(kl_previous_sum / static_cast<double>(count), current.kl_max)) break;
       const auto loss = loss_sum / static_cast<double>(count);
       loss.backward();
       optimizer_->step();
-      stats.loss += loss.item<double>() / settings_.ppo_epochs;
-      stats.clip_fraction += clipped / static_cast<double>(count) / settings_.ppo_epochs;
-      stats.approx_kl += kl_sum / static_cast<double>(count) / settings_.ppo_epochs;
+      ++stats.ppo_epochs;
+      loss_sum_over_epochs += loss.item<double>();
+      clip_sum += clipped / static_cast<double>(count);
+      kl_sum_over_epochs += kl_sum / static_cast<double>(count);
     }
-    return stats;
+    if (stats.ppo_epochs == 0) return;
+    stats.loss = loss_sum_over_epochs / stats.ppo_epochs;
+    stats.clip_fraction = clip_sum / stats.ppo_epochs;
+    stats.approx_kl = kl_sum_over_epochs / stats.ppo_epochs;
   }
 
   // Sends the StepReport of the step just trained and records its mean reward.
   void report_and_record(runtime::ActorContext& context, const UpdateStats& stats) {
+    const uint32_t stage_index = static_cast<uint32_t>(runtime::training_stage_at(settings_.stages, step_));
     double reward_sum = 0.0, best_speedup = 0.0;
     uint32_t turns = 0, correct = 0;
     for (const auto& rollout : rollouts_) {
@@ -427,6 +695,14 @@ class LearnerActor final : public runtime::Actor {
     summary.seconds = static_cast<double>(context.now_unix_ms() - step_started_ms_) / 1000.0;
     summary.clip_fraction = stats.clip_fraction;
     summary.approx_kl = stats.approx_kl;
+    summary.rolled_back = stats.rolled_back;
+    summary.rolled_back_to = stats.rolled_back_to;
+    summary.diagnostic = rollback_.diagnostic();
+    summary.prs_rejected = stats.prs_rejected;
+    summary.mrs_rejected = stats.mrs_rejected;
+    summary.mrs_vetoed = stats.mrs_vetoed;
+    summary.ppo_epochs = stats.ppo_epochs;
+    summary.stage = settings_.stage_settings[stage_index].name;
     reports_.push_back(summary);
     send_report(context, summary);
   }
@@ -447,6 +723,14 @@ class LearnerActor final : public runtime::Actor {
       report.setFinished(summary.step + 1 >= settings_.steps);
       report.setClipFraction(summary.clip_fraction);
       report.setApproxKl(summary.approx_kl);
+      report.setRolledBack(summary.rolled_back);
+      report.setRolledBackTo(summary.rolled_back_to);
+      report.setDiagnostic(summary.diagnostic);
+      report.setPrsRejected(summary.prs_rejected);
+      report.setMrsRejected(summary.mrs_rejected);
+      report.setMrsVetoed(summary.mrs_vetoed);
+      report.setPpoEpochs(summary.ppo_epochs);
+      report.setStage(summary.stage);
     };
     (void)context.send(destination(context, "archivist"), fill);
   }
@@ -459,6 +743,7 @@ class LearnerActor final : public runtime::Actor {
   const Settings settings_;
   const learner::PpoSettings ppo_{};
   schedule::Policy policy_;
+  RollbackMonitor rollback_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
   kernels::TaskCatalog catalog_;
   std::vector<const kernels::Task*> tasks_;
@@ -493,7 +778,25 @@ std::vector<runtime::ExperimentKey> learner_experiment_keys() {
           {"tasks", runtime::ValueKind::text_or_list, "[relu, softmax]"},
           {"tasks_dir", runtime::ValueKind::text, "kernels/tasks"},
           {"rollout_timeout_s", runtime::ValueKind::number, "180"},
-          {"advantage_timeout_s", runtime::ValueKind::number, "60"}};
+          {"advantage_timeout_s", runtime::ValueKind::number, "60"},
+          {"kl_max", runtime::ValueKind::number, "0.05"},
+          {"prs.enabled", runtime::ValueKind::text, "true"},
+          {"prs.coverage_min", runtime::ValueKind::number, "0.3"},
+          {"prs.ramp", runtime::ValueKind::number, "0.1"},
+          {"mrs.enabled", runtime::ValueKind::text, "true"},
+          {"mrs.band", runtime::ValueKind::text_or_list, "[0.999, 1.001]"},
+          {"mrs.veto", runtime::ValueKind::number, "1e-4"},
+          {"rollback.enabled", runtime::ValueKind::text, "true"},
+          {"rollback.drop", runtime::ValueKind::number, "0.15"},
+          {"rollback.patience", runtime::ValueKind::integer, "3"},
+          {"rollback.window", runtime::ValueKind::integer, "5"},
+          {"rollback.diagnostic_lr_scale", runtime::ValueKind::number, "0.5"},
+          {"training_stages", runtime::ValueKind::list_of_maps, "[{name: warmup, steps: 2}, {name: main}]"},
+          {"training_stages[].name", runtime::ValueKind::text, "warmup"},
+          {"training_stages[].steps", runtime::ValueKind::integer, "2"},
+          {"training_stages[].learning_rate", runtime::ValueKind::number, "0.1"},
+          {"training_stages[].ppo_epochs", runtime::ValueKind::integer, "2"},
+          {"training_stages[].kl_max", runtime::ValueKind::number, "0.05"}};
 }
 
 }  // namespace drk::learner

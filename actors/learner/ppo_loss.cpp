@@ -21,4 +21,12 @@ PpoTerms ppo_terms(const torch::Tensor& new_logp, const torch::Tensor& old_logp,
   return terms;
 }
 
+double approx_kl_sum(const torch::Tensor& reference_logp, const torch::Tensor& new_logp) {
+  torch::NoGradGuard no_grad;
+  const auto log_ratio = new_logp - reference_logp;
+  return (torch::exp(log_ratio) - 1.0 - log_ratio).sum().item<double>();
+}
+
+bool kl_bound_reached(double mean_kl, double kl_max) { return kl_max > 0.0 && mean_kl > kl_max; }
+
 }  // namespace drk::learner

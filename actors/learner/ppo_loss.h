@@ -28,4 +28,12 @@ struct PpoTerms {
 PpoTerms ppo_terms(const torch::Tensor& new_logp, const torch::Tensor& old_logp,
                    const torch::Tensor& advantages, const PpoSettings& settings);
 
+// The trust region (experiment.kl_max): the sum over decisions of the k3 estimate of
+// KL(reference || new), (r - 1) - log r with r = exp(new_logp - reference_logp): never negative,
+// 0 where the policies agree. reference_logp is the policy before the update.
+double approx_kl_sum(const torch::Tensor& reference_logp, const torch::Tensor& new_logp);
+
+// Whether the epochs stop before this optimizer step: kl_max > 0 and the mean KL exceeds it.
+bool kl_bound_reached(double mean_kl, double kl_max);
+
 }  // namespace drk::learner

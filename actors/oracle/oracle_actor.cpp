@@ -21,9 +21,17 @@ constexpr size_t kRecordsResentToArchivist = 256;
 class OracleActor final : public runtime::Actor {
  public:
   explicit OracleActor(const runtime::ActorSpec& spec) {
-    auto weights = reward_weights_from(spec.experiment);
-    if (!weights) throw std::invalid_argument(weights.error().message);
-    weights_ = *weights;
+    auto stages = runtime::read_training_stages(spec.experiment);
+    if (!stages) throw std::invalid_argument(stages.error().message);
+    stages_ = std::move(*stages);
+    for (const auto& stage : stages_) {
+      auto weights = reward_weights_from(stage.experiment);
+      if (!weights) {
+        throw std::invalid_argument((stage.name.empty() ? "" : "training stage '" + stage.name + "': ") +
+                                    weights.error().message);
+      }
+      weights_.push_back(*weights);
+    }
     if (spec.experiment && spec.experiment["dispatch_timeout_s"]) {
       dispatch_timeout_ms_ = static_cast<int64_t>(
           1000 * spec.experiment["dispatch_timeout_s"].as<double>());
@@ -99,8 +107,11 @@ class OracleActor final : public runtime::Actor {
     const auto candidate = verdict.getResult().getCandidate();
     const std::string id = candidate.getId().cStr();
     if (queue_.answer(id)) return;  // a duplicate result after a re-dispatch
-    const double coverage = 1.0;    // CPU candidates: all time is their own
-    const double value = reward(weights_, verdict, coverage);
+    // CPU candidates: all time is their own; CUDA ones: CUPTI's share of GPU time.
+    const double coverage =
+        candidate.getDevice() == msg::Device::CUDA ? verdict.getResult().getGpu().getCoverage() : 1.0;
+    const double value =
+        reward(weights_[runtime::training_stage_at(stages_, candidate.getStep())], verdict, coverage);
 
     capnp::MallocMessageBuilder feedback_message;
     auto feedback = feedback_message.initRoot<msg::Feedback>();
@@ -119,6 +130,7 @@ class OracleActor final : public runtime::Actor {
       auto scored = out.getBody().initScored();
       scored.setVerdict(feedback.getVerdict());
       scored.setReward(feedback.getReward());
+      scored.setSummary(feedback.getSummary());
     });
   }
 
@@ -168,7 +180,8 @@ class OracleActor final : public runtime::Actor {
     }
   }
 
-  RewardWeights weights_;
+  std::vector<runtime::TrainingStage> stages_;
+  std::vector<RewardWeights> weights_;  // one per stage
   int64_t dispatch_timeout_ms_ = 45000;
   EvaluationQueue queue_;
 };
@@ -180,11 +193,19 @@ std::unique_ptr<runtime::Actor> make_oracle_actor(const runtime::ActorSpec& spec
 }
 
 std::vector<runtime::ExperimentKey> oracle_experiment_keys() {
-  return {{"reward.correct", runtime::ValueKind::number, "0.5"},
-          {"reward.speedup", runtime::ValueKind::number, "0.5"},
-          {"reward.speedup_cap", runtime::ValueKind::number, "3.0"},
-          {"reward.coverage", runtime::ValueKind::number, "0.0"},
-          {"dispatch_timeout_s", runtime::ValueKind::number, "45"}};
+  std::vector<runtime::ExperimentKey> keys = {
+      {"dispatch_timeout_s", runtime::ValueKind::number, "45"},
+      {"training_stages", runtime::ValueKind::list_of_maps, "[{name: warmup, steps: 2}, {name: main}]"},
+      {"training_stages[].name", runtime::ValueKind::text, "warmup"},
+      {"training_stages[].steps", runtime::ValueKind::integer, "2"}};
+  // experiment.reward, and each stage's override of it.
+  for (const std::string prefix : {"reward.", "training_stages[].reward."}) {
+    keys.push_back({prefix + "correct", runtime::ValueKind::number, "0.5"});
+    keys.push_back({prefix + "speedup", runtime::ValueKind::number, "0.5"});
+    keys.push_back({prefix + "speedup_cap", runtime::ValueKind::number, "3.0"});
+    keys.push_back({prefix + "coverage", runtime::ValueKind::number, "0.0"});
+  }
+  return keys;
 }
 
 }  // namespace drk::oracle

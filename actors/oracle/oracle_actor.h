@@ -12,7 +12,10 @@
 //    most recent records are sent again.
 //  - Control.peerLost (an Evaluator's node is unreachable): its in-flight work is dispatched to
 //    the other Evaluators; a result that arrives later from it is a duplicate and is dropped.
-// Parameters (experiment): reward {...}, dispatch_timeout_s (default 45).
+// Parameters (experiment): reward {...}, dispatch_timeout_s (default 45). With
+// training_stages, a candidate's reward uses the weights of the stage of its step (a stage's
+// `reward` overrides experiment.reward key by key). Coverage is CUPTI's for CUDA candidates
+// and 1 on the CPU. Scored carries the Feedback summary, for the archive's training samples.
 #pragma once
 
 #include <memory>

@@ -72,6 +72,10 @@ std::string feedback_summary(msg::Verdict::Reader verdict, double reward_value) 
                   100.0 * result.getCandidateTiming().getCv(),
                   result.getReferenceTiming().getMedianUs());
     text = line;
+    if (verdict.hasWarnings() && verdict.getWarnings().size() > 0) {
+      text += "; verifier warnings:";
+      for (auto warning : verdict.getWarnings()) text += std::string(" [") + warning.getCode().cStr() + "]";
+    }
   }
   std::snprintf(line, sizeof line, "; reward %.3f", reward_value);
   return text + line;

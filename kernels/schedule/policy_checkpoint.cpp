@@ -75,6 +75,14 @@ Result<std::optional<CheckpointState>> read_checkpoint_state(const std::string& 
       report.seconds = item["seconds"].as<double>();
       report.clip_fraction = item["clip_fraction"].as<double>();
       report.approx_kl = item["approx_kl"].as<double>();
+      report.rolled_back = item["rolled_back"].as<bool>(false);
+      report.rolled_back_to = item["rolled_back_to"].as<uint32_t>(0);
+      report.diagnostic = item["diagnostic"].as<bool>(false);
+      report.prs_rejected = item["prs_rejected"].as<uint32_t>(0);
+      report.mrs_rejected = item["mrs_rejected"].as<uint32_t>(0);
+      report.mrs_vetoed = item["mrs_vetoed"].as<uint32_t>(0);
+      report.ppo_epochs = item["ppo_epochs"].as<uint32_t>(0);
+      report.stage = item["stage"].as<std::string>("");
       state.reports.push_back(report);
     }
     return std::optional<CheckpointState>{state};
@@ -122,7 +130,13 @@ Status write_checkpoint(const std::string& run_dir, const CheckpointState& state
          << report.trajectories << YAML::Key << "loss" << YAML::Value << report.loss << YAML::Key
          << "seconds" << YAML::Value << report.seconds << YAML::Key << "clip_fraction"
          << YAML::Value << report.clip_fraction << YAML::Key << "approx_kl" << YAML::Value
-         << report.approx_kl << YAML::EndMap;
+         << report.approx_kl << YAML::Key << "rolled_back" << YAML::Value << report.rolled_back
+         << YAML::Key << "rolled_back_to" << YAML::Value << report.rolled_back_to << YAML::Key
+         << "diagnostic" << YAML::Value << report.diagnostic << YAML::Key << "prs_rejected"
+         << YAML::Value << report.prs_rejected << YAML::Key << "mrs_rejected" << YAML::Value
+         << report.mrs_rejected << YAML::Key << "mrs_vetoed" << YAML::Value << report.mrs_vetoed
+         << YAML::Key << "ppo_epochs" << YAML::Value << report.ppo_epochs << YAML::Key << "stage"
+         << YAML::Value << report.stage << YAML::EndMap;
   }
   yaml << YAML::EndSeq << YAML::EndMap;
   if (auto status = write_file_atomically(policy_directory(run_dir) + "/state.yaml",

@@ -1,7 +1,8 @@
 // The policy's checkpoints in a run directory, written by the Learner and read by Generators:
 //
 //   RUN_DIR/policy/v<N>.pt        parameters of policy version N (Policy::serialize bytes,
-//                                 the same bytes PolicyWeights.parameters carries)
+//                                 the same bytes PolicyWeights.parameters carries); every
+//                                 version is kept, so that the Learner can roll back to any
 //   RUN_DIR/policy/adam-v<N>.pt   the Learner's optimizer state after producing version N
 //   RUN_DIR/policy/latest.pt      a copy of the newest v<N>.pt, for people and tools
 //   RUN_DIR/policy/state.yaml     written last: version, step (the next step to run: the one in
@@ -32,6 +33,14 @@ struct StepSummary {
   double mean_reward = 0, best_speedup = 0, correct_fraction = 0;
   uint32_t trajectories = 0;
   double loss = 0, seconds = 0, clip_fraction = 0, approx_kl = 0;
+  // Rollback, rejection sampling and the trust region (absent from older state.yaml files:
+  // the defaults below).
+  bool rolled_back = false;
+  uint32_t rolled_back_to = 0;
+  bool diagnostic = false;
+  uint32_t prs_rejected = 0, mrs_rejected = 0, mrs_vetoed = 0;
+  uint32_t ppo_epochs = 0;
+  std::string stage;
 };
 
 struct CheckpointState {

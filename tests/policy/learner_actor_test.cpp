@@ -30,7 +30,8 @@ struct TemporaryDirectory {
   std::string path;
 };
 
-FakeActorContext make_context(const std::string& run_dir) {
+// `extra`: more experiment keys, as a YAML map's entries ("kl_max: 0.1, steps: 4").
+FakeActorContext make_context(const std::string& run_dir, const std::string& extra = "") {
   runtime::ActorSpec spec;
   spec.name = "learner";
   spec.role = "learner";
@@ -38,6 +39,7 @@ FakeActorContext make_context(const std::string& run_dir) {
   spec.experiment = YAML::Load(
       "{seed: 3, tasks: [relu], group_size: 2, turns: 2, steps: 2, learning_rate: 0.01, "
       "ppo_epochs: 2, estimator: trloo, device: cpu}");
+  for (const auto& entry : YAML::Load("{" + extra + "}")) spec.experiment[entry.first.Scalar()] = entry.second;
   FakeActorContext context(spec);
   context.roles = {{"generator", {"generator.0", "generator.1"}},
                    {"oracle", {"oracle"}},
@@ -47,7 +49,7 @@ FakeActorContext make_context(const std::string& run_dir) {
 
 // Plays the trajectory of `request` with the version-0 policy (seed 3), rewards as given.
 void answer(runtime::Actor& actor, FakeActorContext& context, msg::RolloutRequest::Reader request,
-            const std::vector<double>& rewards) {
+            const std::vector<double>& rewards, double coverage = 1.0) {
   auto problem = schedule::problem_from_task(request.getTask());
   DRK_REQUIRE(problem.ok());
   schedule::Policy policy(3);
@@ -79,6 +81,8 @@ void answer(runtime::Actor& actor, FakeActorContext& context, msg::RolloutReques
       turn.setCorrect(rewards[index] > 0.0);
       turn.setHonest(true);
       turn.setSpeedup(rewards[index]);
+      turn.setCoverage(coverage);
+      turn.setCandidateId(std::string(request.getTrajectoryId().cStr()) + "/t" + std::to_string(index + 1));
       previous = schedule::PreviousTurn{sampled.choice, true, rewards[index] > 0.0, true, rewards[index],
                                         rewards[index]};
     }
@@ -209,6 +213,171 @@ DRK_TEST_CASE("rollouts of a restarted or silent generator go to the next one") 
   requests = requests_of_step(context, 0);
   DRK_REQUIRE(requests.size() == 4);
   DRK_CHECK(requests[3]->recipient == "generator.0");
+}
+
+// Delivers the Advantages of `step` for every trajectory of group 2 with 2 turns.
+void deliver_advantages(runtime::Actor& actor, FakeActorContext& context, uint32_t step) {
+  testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
+    auto advantages = envelope.getBody().initAdvantages();
+    advantages.setStep(step);
+    auto items = advantages.initItems(4);
+    const double values[] = {1.25, 0.75, -1.25, -0.75};
+    for (unsigned index = 0; index < 4; ++index) {
+      items[index].setTrajectoryId("s" + std::to_string(step) + "/relu/" + std::to_string(index / 2));
+      items[index].setTurn(index % 2 + 1);
+      items[index].setAdvantage(values[index]);
+      items[index].setReturn(2.0 * values[index]);
+    }
+  });
+}
+
+// Answers both rollouts of `step` with the rewards of each sample, then the advantages.
+void play_step(runtime::Actor& actor, FakeActorContext& context, uint32_t step,
+               const std::vector<std::vector<double>>& rewards, double coverage = 1.0) {
+  auto requests = requests_of_step(context, step);
+  DRK_REQUIRE(requests.size() >= 2);
+  for (unsigned sample = 0; sample < 2; ++sample) {
+    answer(actor, context, requests[sample]->envelope().getBody().getRolloutRequest(), rewards[sample], coverage);
+  }
+  deliver_advantages(actor, context, step);
+}
+
+msg::StepReport::Reader last_report(const FakeActorContext& context) {
+  return context.sent_of(Body::STEP_REPORT).back()->envelope().getBody().getStepReport();
+}
+
+DRK_TEST_CASE("the trained trajectories go to the Archivist with advantages, returns and masks") {
+  TemporaryDirectory run_dir;
+  auto context = make_context(run_dir.path);
+  auto actor = make_learner_actor(context.spec());
+  actor->on_start(context);
+  play_step(*actor, context, 0, {{1.0, 2.0}, {0.0, 0.5}});
+  const auto samples = context.sent_of(Body::TRAJECTORY);
+  DRK_REQUIRE(samples.size() == 2);
+  DRK_CHECK(samples[0]->recipient == "archivist");
+  const auto turns = samples[0]->envelope().getBody().getTrajectory().getTurns();
+  DRK_REQUIRE(turns.size() == 2);
+  DRK_CHECK(turns[0].getAdvantage() == doctest::Approx(1.25));
+  DRK_CHECK(turns[0].getReturn() == doctest::Approx(2.5));
+  DRK_CHECK(turns[0].getTrained());
+  DRK_CHECK(std::string(turns[0].getRejectedBy().cStr()).empty());
+  DRK_CHECK(turns[0].getLearnerLogprobs().size() == 4);
+  DRK_CHECK(turns[0].getKeptDecisions().size() == 4);
+  // The Learner's version-0 log-probabilities are the behaviour policy's: MRS keeps everything.
+  DRK_CHECK(turns[0].getLearnerLogprobs()[0] == doctest::Approx(turns[0].getActionLogprobs()[0]));
+  // Samples go before the report, so the archive holds them when the step is shown.
+  size_t report_position = 0, sample_position = 0;
+  for (size_t index = 0; index < context.sent.size(); ++index) {
+    const auto which = context.sent[index].envelope().getBody().which();
+    if (which == Body::STEP_REPORT) report_position = index;
+    if (which == Body::TRAJECTORY) sample_position = index;
+  }
+  DRK_CHECK(sample_position < report_position);
+  const auto report = last_report(context);
+  DRK_CHECK(report.getPpoEpochs() == 2);
+  DRK_CHECK(report.getMrsRejected() == 0);
+  DRK_CHECK(report.getPrsRejected() == 0);
+  DRK_CHECK_FALSE(report.getRolledBack());
+  DRK_CHECK_FALSE(report.getDiagnostic());
+}
+
+DRK_TEST_CASE("PRS keeps low-coverage correct turns out of the update, MRS stale trajectories") {
+  TemporaryDirectory run_dir;
+  auto context = make_context(run_dir.path, "steps: 3");
+  auto actor = make_learner_actor(context.spec());
+  actor->on_start(context);
+  // Coverage 0.1: every correct turn is rejected by PRS (incorrect ones stay).
+  play_step(*actor, context, 0, {{1.0, 2.0}, {0.0, 0.5}}, 0.1);
+  auto report = last_report(context);
+  DRK_CHECK(report.getPrsRejected() == 3);
+  DRK_CHECK(report.getMrsRejected() == 0);
+  auto turns = context.sent_of(Body::TRAJECTORY)[1]->envelope().getBody().getTrajectory().getTurns();
+  DRK_CHECK(turns[0].getTrained());  // reward 0: incorrect, kept
+  DRK_CHECK(std::string(turns[1].getRejectedBy().cStr()) == "prs");
+  // Step 1 played by the version-0 policy while the Learner holds version 1: the ratios leave
+  // the band and MRS masks both trajectories.
+  play_step(*actor, context, 1, {{1.0, 2.0}, {0.0, 0.5}});
+  report = last_report(context);
+  DRK_CHECK(report.getMrsRejected() == 4);
+  DRK_CHECK(report.getPpoEpochs() == 0);
+  turns = context.sent_of(Body::TRAJECTORY)[2]->envelope().getBody().getTrajectory().getTurns();
+  DRK_CHECK_FALSE(turns[0].getTrained());
+  const std::string reason = turns[0].getRejectedBy().cStr();
+  DRK_CHECK((reason == "mrs_band" || reason == "mrs_veto"));
+}
+
+DRK_TEST_CASE("the KL bound to the previous policy stops the epochs early") {
+  TemporaryDirectory run_dir;
+  auto context = make_context(run_dir.path, "ppo_epochs: 4, kl_max: 1e-12");
+  auto actor = make_learner_actor(context.spec());
+  actor->on_start(context);
+  play_step(*actor, context, 0, {{1.0, 2.0}, {0.0, 0.5}});
+  // Epoch 1 starts at the previous policy (KL 0); after its step the bound is exceeded.
+  DRK_CHECK(last_report(context).getPpoEpochs() == 1);
+}
+
+DRK_TEST_CASE("training stages set the learning rate and epochs of their steps") {
+  TemporaryDirectory run_dir;
+  auto context = make_context(run_dir.path,
+                              "steps: 2, mrs: {enabled: false}, training_stages: [{name: warmup, steps: 1, "
+                              "ppo_epochs: 1}, {name: main, ppo_epochs: 3}]");
+  auto actor = make_learner_actor(context.spec());
+  actor->on_start(context);
+  play_step(*actor, context, 0, {{1.0, 2.0}, {0.0, 0.5}});
+  DRK_CHECK(std::string(last_report(context).getStage().cStr()) == "warmup");
+  DRK_CHECK(last_report(context).getPpoEpochs() == 1);
+  play_step(*actor, context, 1, {{1.0, 2.0}, {0.0, 0.5}});
+  DRK_CHECK(std::string(last_report(context).getStage().cStr()) == "main");
+  DRK_CHECK(last_report(context).getPpoEpochs() == 3);
+}
+
+DRK_TEST_CASE("a collapsing reward rolls the policy back to the last stable version, in diagnostic mode") {
+  TemporaryDirectory run_dir;
+  auto context = make_context(run_dir.path, "steps: 4, rollback: {patience: 2}");
+  auto actor = make_learner_actor(context.spec());
+  actor->on_start(context);
+  const std::string version_0 = [&] {
+    auto bytes = schedule::read_policy_version(run_dir.path, 0);
+    DRK_REQUIRE(bytes.ok());
+    return *bytes;
+  }();
+  play_step(*actor, context, 0, {{1.0, 2.0}, {1.0, 2.0}});  // v0: mean 1.5, stable
+  DRK_CHECK_FALSE(last_report(context).getRolledBack());
+  play_step(*actor, context, 1, {{0.5, 0.5}, {0.0, 0.5}});  // v1: mean 0.375, a fall
+  DRK_CHECK_FALSE(last_report(context).getRolledBack());
+  play_step(*actor, context, 2, {{0.5, 0.5}, {0.0, 0.5}});  // v2: the second fall in a row
+  auto report = last_report(context);
+  DRK_CHECK(report.getRolledBack());
+  DRK_CHECK(report.getRolledBackTo() == 0);
+  DRK_CHECK(report.getDiagnostic());
+  DRK_CHECK(report.getPolicyVersion() == 3);
+  DRK_CHECK(report.getPpoEpochs() == 0);
+  // Version 3 is version 0's parameters, sent to every Generator and checkpointed.
+  const auto weights = context.sent_of(Body::POLICY_WEIGHTS);
+  const auto latest = weights.back()->envelope().getBody().getPolicyWeights();
+  DRK_CHECK(latest.getVersion() == 3);
+  const auto parameters = latest.getParameters();
+  DRK_CHECK(std::string(reinterpret_cast<const char*>(parameters.begin()), parameters.size()) == version_0);
+  auto v3 = schedule::read_policy_version(run_dir.path, 3);
+  DRK_REQUIRE(v3.ok());
+  DRK_CHECK(*v3 == version_0);
+  auto turns = context.sent_of(Body::TRAJECTORY).back()->envelope().getBody().getTrajectory().getTurns();
+  DRK_CHECK(std::string(turns[0].getRejectedBy().cStr()) == "rollback");
+
+  // A restarted Learner rebuilds the rule's state from its reports: still in diagnostic mode.
+  auto restarted_context = make_context(run_dir.path, "steps: 4, rollback: {patience: 2}");
+  auto restarted = make_learner_actor(restarted_context.spec());
+  restarted->on_start(restarted_context);
+  play_step(*restarted, restarted_context, 3, {{0.5, 0.5}, {0.0, 0.5}});  // a fall: still diagnostic
+  report = last_report(restarted_context);
+  DRK_CHECK(report.getDiagnostic());
+  DRK_CHECK_FALSE(report.getRolledBack());
+  auto state = schedule::read_checkpoint_state(run_dir.path);
+  DRK_REQUIRE(state.ok());
+  DRK_REQUIRE((*state)->reports.size() == 4);
+  DRK_CHECK((*state)->reports[2].rolled_back);
+  DRK_CHECK((*state)->reports[2].rolled_back_to == 0);
+  DRK_CHECK((*state)->reports[2].diagnostic);
 }
 
 }  // namespace

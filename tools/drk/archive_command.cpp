@@ -1,7 +1,10 @@
 #include <cstdio>
+#include <fstream>
+#include <iostream>
 #include <string>
 
 #include "actors/archivist/archive.h"
+#include "actors/archivist/training_samples_jsonl.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/run_summary.h"
 
@@ -16,6 +19,11 @@ commands:
   summary RUN_DIR       the end-of-run summary: best verified speedup per task, rewards
   best RUN_DIR          the best verified kernel per task, with its source
   show RUN_DIR ID       the source of one candidate (ids as printed by `best`)
+  steps RUN_DIR         one line per training step: reward, rejection sampling, KL epochs,
+                        stage; ROLLBACK and DIAGNOSTIC where the Learner rolled back
+  export RUN_DIR --format jsonl [--out FILE]
+                        the turn-level training samples, one JSON object per line, to
+                        stdout or FILE (fields: docs/archive.md)
 )";
 
 int usage_error(const std::string& message) {
@@ -56,6 +64,47 @@ int cmd_archive(const Args& args) {
       auto source = archive->source_of(row.candidate_id);
       if (source) std::printf("%s\n", source->c_str());
     }
+    return 0;
+  }
+  if (command == "steps") {
+    auto steps = archive->steps();
+    if (!steps) {
+      std::fprintf(stderr, "drk archive: %s\n", steps.error().message.c_str());
+      return 1;
+    }
+    for (const auto& row : *steps) {
+      std::printf("step %u  policy v%u  mean reward %.3f  correct %.0f%%  best %.2fx  epochs %u  "
+                  "rejected prs %u mrs %u (veto %u)%s%s%s%s\n",
+                  row.step + 1, row.policy_version, row.mean_reward, 100.0 * row.correct_fraction,
+                  row.best_speedup, row.ppo_epochs, row.prs_rejected, row.mrs_rejected, row.mrs_vetoed,
+                  row.stage.empty() ? "" : ("  stage " + row.stage).c_str(),
+                  row.rolled_back ? ("  ROLLBACK to v" + std::to_string(row.rolled_back_to)).c_str() : "",
+                  row.diagnostic ? "  DIAGNOSTIC" : "", row.finished ? "  (last)" : "");
+    }
+    return 0;
+  }
+  if (command == "export") {
+    std::string format, out_path;
+    for (size_t index = 2; index < args.size(); ++index) {
+      if (args[index] == "--format" && index + 1 < args.size()) format = args[++index];
+      else if (args[index] == "--out" && index + 1 < args.size()) out_path = args[++index];
+      else return usage_error("unknown argument '" + args[index] + "' to export");
+    }
+    if (format != "jsonl") return usage_error("export needs `--format jsonl` (the one format there is)");
+    std::ofstream file;
+    if (!out_path.empty()) {
+      file.open(out_path, std::ios::trunc);
+      if (!file) {
+        std::fprintf(stderr, "drk archive: cannot write '%s'\n", out_path.c_str());
+        return 1;
+      }
+    }
+    auto written = archivist::write_training_samples_jsonl(*archive, out_path.empty() ? std::cout : file);
+    if (!written) {
+      std::fprintf(stderr, "drk archive: %s\n", written.error().message.c_str());
+      return 1;
+    }
+    if (!out_path.empty()) std::fprintf(stderr, "drk archive: %zu samples written to %s\n", *written, out_path.c_str());
     return 0;
   }
   if (command == "show") {

@@ -1,0 +1,28 @@
+// The training samples of an archive as JSON Lines (`drk archive export --format jsonl`): one
+// JSON object per turn, the fields and their meaning in docs/archive.md. Python RL trainers read
+// it with `json.loads` per line.
+//
+// Thread-safety: pure functions; the stream is the caller's.
+// Errors: write_training_samples_jsonl passes on the archive's error (an archive without
+// samples is not_found) and returns io_error when the stream fails.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "actors/archivist/archive.h"
+
+namespace drk::archivist {
+
+// `text` as a JSON string, quotes included (control characters as \uXXXX; other bytes as they
+// are, so UTF-8 stays UTF-8).
+std::string json_string(std::string_view text);
+
+// One sample as one line of JSON (no newline).
+std::string training_sample_json(const TrainingSample& sample);
+
+// Writes every sample, one per line; returns how many.
+Result<size_t> write_training_samples_jsonl(const Archive& archive, std::ostream& out);
+
+}  // namespace drk::archivist
