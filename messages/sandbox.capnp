@@ -120,4 +120,5 @@ struct SandboxReply {
   sandboxNs @6 :UInt64;         # the sandbox's own clock over the calls (evidence, never the timing)
   timedCalls @7 :List(TimedCall);  # answer to a time request
   peaks @8 :DevicePeaks;        # answer to a peaks request
+  threadsLeftRunning @9 :UInt32;  # run requests: threads alive after the calls beyond those alive before
 }

@@ -5,12 +5,14 @@
 // crash, a hang, a CUDA error) ends or stalls this process only; the Evaluator replaces it.
 // The two executables differ only in their SandboxDevice (sandbox_device.h): none for the CPU,
 // CUDA (device memory, streams, events, CUPTI, the LibTorch CUDA reference) for the GPU.
+#include <dirent.h>
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -225,6 +227,30 @@ void device_failed(const Error& error, msg::SandboxReply::Builder reply) {
   reply.setMessage(error.message);
 }
 
+// The threads of this process now (entries of /proc/self/task); 0 when it cannot be read.
+uint32_t thread_count() {
+  DIR* tasks = opendir("/proc/self/task");
+  if (!tasks) return 0;
+  uint32_t count = 0;
+  while (dirent* entry = readdir(tasks))
+    if (entry->d_name[0] != '.') ++count;
+  closedir(tasks);
+  return count;
+}
+
+// Threads beyond `before` still alive after a batch: the ABI says threads a candidate starts are
+// joined before it returns. A joined thread can linger in /proc for a moment after its join, so
+// a surplus is re-counted for up to 20 ms before it is reported.
+uint32_t threads_left_running(uint32_t before) {
+  if (before == 0) return 0;
+  uint32_t after = thread_count();
+  for (int retry = 0; retry < 20 && after > before; ++retry) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    after = thread_count();
+  }
+  return after > before ? after - before : 0;
+}
+
 void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
   uint32_t calls = run.getCalls();
   auto sets = run.getSets();
@@ -245,6 +271,8 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
   // Descriptors are copied per call so that a candidate that edits them cannot steer later calls.
   std::vector<drk_tensor> call_inputs, call_outputs;
   uint64_t library_before = library_calls();
+  // CPU only: the CUDA runtime and CUPTI start helper threads of their own when they please.
+  uint32_t threads_before = harness.device ? 0 : thread_count();
   uint32_t completed = 0;
   int status = DRK_OK;
   auto started = std::chrono::steady_clock::now();
@@ -270,6 +298,7 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
   reply.setCallsCompleted(completed);
   reply.setCandidateStatus(status);
   reply.setLibraryCalls(library_calls() - library_before);
+  reply.setThreadsLeftRunning(threads_left_running(threads_before));
   if (status != DRK_OK) {
     reply.setStatus(msg::SandboxStatus::RETURNED_ERROR);
     reply.setMessage("drk_kernel returned " + std::to_string(status) + " on call " + std::to_string(completed + 1));

@@ -1,17 +1,20 @@
 #include "actors/verifier/verify.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "actors/verifier/static_checks.h"
 #include "messages/drk.capnp.h"
 
 namespace drk::verifier {
 namespace {
 
 struct Failure {
-  const char* code;
+  std::string code;
   std::string evidence;
 };
 
@@ -19,7 +22,60 @@ struct Failure {
 // than the harness saw is lying about its clock (or doing work after it answered).
 constexpr double kMaxWallCheckRatio = 3.0;
 
-std::vector<Failure> failed_checks(msg::EvalResult::Reader result) {
+// The float32 precision budget, as a share of the output's scale (max |float64 reference|): an
+// honest float32 candidate may differ from the float64 answer by a few times what the float32
+// reference does (another summation order), or by 2^-16 of the scale, whichever is larger;
+// float16, bfloat16 and TF32 arithmetic (10 or fewer mantissa bits) err by 2^-11 or more.
+constexpr double kPrecisionBudgetOverReference = 64.0;
+constexpr double kPrecisionFloor = 1.0 / 65536.0;
+
+// One entry per reason code, its first findings as evidence.
+void add_static_findings(std::string_view source, std::vector<Failure>& failures, std::vector<Failure>& warnings) {
+  constexpr size_t kFindingsShown = 3;
+  std::vector<std::pair<std::string, std::vector<StaticFinding>>> by_code;
+  for (auto& finding : scan_source(source)) {
+    auto at = std::find_if(by_code.begin(), by_code.end(), [&](const auto& entry) { return entry.first == finding.code; });
+    if (at == by_code.end()) at = by_code.insert(by_code.end(), {finding.code, {}});
+    at->second.push_back(std::move(finding));
+  }
+  for (const auto& [code, findings] : by_code) {
+    std::string evidence;
+    for (size_t i = 0; i < findings.size() && i < kFindingsShown; ++i)
+      evidence += (i ? "; " : "") + describe(findings[i]);
+    if (findings.size() > kFindingsShown) evidence += "; and " + std::to_string(findings.size() - kFindingsShown) + " more";
+    if (findings.front().severity == Severity::warning) {
+      evidence += ": allowed within ctx->max_threads when every thread is joined before drk_kernel returns";
+      warnings.push_back({code, evidence});
+    } else {
+      evidence += ": outside the candidate ABI (kernels/abi/drk_kernel.h)";
+      failures.push_back({code, evidence});
+    }
+  }
+}
+
+std::string format(const char* pattern, double a, double b = 0, double c = 0) {
+  char text[256];
+  std::snprintf(text, sizeof text, pattern, a, b, c);
+  return text;
+}
+
+void add_library_use(msg::EvalResult::Reader result, std::vector<Failure>& warnings) {
+  const auto evidence = result.getEvidence();
+  if (evidence.getLibraryCalls() > 0) {
+    const double calls = static_cast<double>(evidence.getCandidateCalls());
+    warnings.push_back({"library.used", format("%.0f library-table calls over %.0f candidate calls (%.2f per call)",
+                                               static_cast<double>(evidence.getLibraryCalls()), calls,
+                                               calls > 0 ? static_cast<double>(evidence.getLibraryCalls()) / calls : 0.0)});
+  }
+  if (result.hasGpu() && result.getGpu().getAllKernelUs() > 0 && result.getGpu().getCoverage() < 1.0) {
+    const auto gpu = result.getGpu();
+    warnings.push_back({"library.used", format("coverage %.3f: the candidate's own kernels ran %.2f us of %.2f us GPU "
+                                               "time per call",
+                                               gpu.getCoverage(), gpu.getOwnKernelUs(), gpu.getAllKernelUs())});
+  }
+}
+
+std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<Failure>& warnings) {
   std::vector<Failure> failures;
   const auto evidence = result.getEvidence();
   switch (result.getSandbox()) {
@@ -60,6 +116,40 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result) {
                   evidence.getWallCheckRatio());
     failures.push_back({"timer_mismatch", text});
   }
+  if (evidence.getPrecisionChecked()) {
+    const double budget = std::max(kPrecisionBudgetOverReference * evidence.getReferencePrecisionError(),
+                                   kPrecisionFloor);
+    if (evidence.getPrecisionError() > budget) {
+      failures.push_back({"precision_downgrade",
+                          format("error against a float64 reference %.3g of the output's scale, beyond the float32 "
+                                 "budget %.3g (the float32 reference's own error is %.3g): the candidate computes "
+                                 "in a narrower precision than float32",
+                                 evidence.getPrecisionError(), budget, evidence.getReferencePrecisionError())});
+    }
+  }
+  if (evidence.getStaleAfterFreshInputs()) {
+    failures.push_back({"results_cached",
+                        "correct in every trial, but wrong on fresh inputs at the same addresses after timing "
+                        "(the outputs held the previous inputs' answers): results were cached across calls, or "
+                        "work was skipped because the output already held numbers"});
+  }
+  if (evidence.getThreadsLeftRunning() > 0) {
+    failures.push_back({"threads_left_running",
+                        std::to_string(evidence.getThreadsLeftRunning()) +
+                            " thread(s) the candidate started were still running after drk_kernel returned: work "
+                            "escaping the timer (threads must be joined before returning)"});
+  }
+  // Decoy (CUDA): kernels compiled from the candidate's source, none of which did any of the
+  // timed work, while the answer was right: something else computed it.
+  if (result.getCorrect() && result.hasGpu() && result.getResources().size() > 0 &&
+      result.getGpu().getAllKernelUs() > 0 && result.getGpu().getOwnKernelUs() <= 0) {
+    failures.push_back({"decoy", format("the candidate compiles %.0f kernel(s) but none ran in the timed calls: "
+                                        "%.2f us of GPU time per call, none of it its own",
+                                        static_cast<double>(result.getResources().size()),
+                                        result.getGpu().getAllKernelUs())});
+  }
+  add_static_findings(result.getCandidate().getSource().cStr(), failures, warnings);
+  add_library_use(result, warnings);
   return failures;
 }
 
@@ -67,13 +157,17 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result) {
 
 void verify(msg::EvalResult::Reader result, msg::Verdict::Builder out) {
   out.setResult(result);
-  const auto failures = failed_checks(result);
+  std::vector<Failure> warnings;
+  const auto failures = failed_checks(result, warnings);
   out.setHonest(failures.empty());
-  auto list = out.initFailedChecks(static_cast<unsigned>(failures.size()));
-  for (unsigned i = 0; i < failures.size(); ++i) {
-    list[i].setCode(failures[i].code);
-    list[i].setEvidence(failures[i].evidence);
-  }
+  auto fill = [](capnp::List<msg::FailedCheck>::Builder list, const std::vector<Failure>& entries) {
+    for (unsigned i = 0; i < entries.size(); ++i) {
+      list[i].setCode(entries[i].code);
+      list[i].setEvidence(entries[i].evidence);
+    }
+  };
+  fill(out.initFailedChecks(static_cast<unsigned>(failures.size())), failures);
+  fill(out.initWarnings(static_cast<unsigned>(warnings.size())), warnings);
 }
 
 }  // namespace drk::verifier

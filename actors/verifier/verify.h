@@ -10,8 +10,22 @@
 //   candidate_error      the candidate's entry point returned a non-zero status
 //   failed_to_load       the shared object did not load or lacks drk_kernel
 //   timer_mismatch       the harness's wall clock disagrees with what the sandbox reported
+//   results_cached       correct in the trials, wrong on fresh inputs after timing (evidence
+//                        staleAfterFreshInputs): results cached across calls, or work skipped
+//                        because the output already held numbers
+//   threads_left_running a thread the candidate started was alive after a batch (CPU sandbox)
+//   precision_downgrade  the first trial's error against a float64 reference exceeds the
+//                        float32 budget: max(64 x the float32 reference's own error, 2^-16),
+//                        both relative to the output's scale
+//   decoy                CUDA: the candidate's own kernels did none of the timed work of a
+//                        correct result (CUPTI coverage)
+//   static.*             the source reaches outside the ABI (actors/verifier/static_checks.h)
+// Warnings (Verdict.warnings: reported, never failures): static.thread (thread use),
+// library.used (library-table calls per candidate call; coverage below 1 on CUDA): the Oracle
+// weighs library use, the Verifier only reports it.
 // A result that failed to compile, or that is merely incorrect (NaN included), is not
-// dishonest: it fails no check here (the Oracle's reward handles it).
+// dishonest by its evidence (the Oracle's reward handles it); its source is still scanned.
+// docs/verification.md describes every check and its evidence.
 //
 // Thread-safety: pure function.
 #pragma once

@@ -64,3 +64,89 @@ DRK_TEST_CASE("several failures are all listed") {
               r.getEvidence().setInputsMutated(true);
             }).size() == 2);
 }
+
+namespace {
+
+struct Judged {
+  std::vector<std::string> failed;
+  std::vector<std::string> warned;
+  std::string first_evidence;
+};
+
+Judged judge(const std::string& source, const std::function<void(drk::msg::EvalResult::Builder)>& fill) {
+  capnp::MallocMessageBuilder result_message;
+  auto result = result_message.initRoot<drk::msg::EvalResult>();
+  result.setCompiled(true);
+  result.setCorrect(true);
+  result.initCandidate().setSource(source);
+  fill(result);
+  capnp::MallocMessageBuilder verdict_message;
+  auto verdict = verdict_message.initRoot<drk::msg::Verdict>();
+  drk::verifier::verify(result.asReader(), verdict);
+  Judged judged;
+  for (auto check : verdict.getFailedChecks()) judged.failed.emplace_back(check.getCode().cStr());
+  for (auto check : verdict.getWarnings()) judged.warned.emplace_back(check.getCode().cStr());
+  if (verdict.getFailedChecks().size() > 0) judged.first_evidence = verdict.getFailedChecks()[0].getEvidence().cStr();
+  DRK_CHECK(verdict.getHonest() == judged.failed.empty());
+  return judged;
+}
+
+}  // namespace
+
+DRK_TEST_CASE("stale results and threads left running are failed checks") {
+  DRK_CHECK(failed_codes([](auto r) { r.getEvidence().setStaleAfterFreshInputs(true); }) ==
+            std::vector<std::string>{"results_cached"});
+  DRK_CHECK(failed_codes([](auto r) { r.getEvidence().setThreadsLeftRunning(1); }) ==
+            std::vector<std::string>{"threads_left_running"});
+}
+
+DRK_TEST_CASE("forbidden calls in the source fail with their line as evidence") {
+  auto judged = judge("int f() {\n  return fork();\n}\n", [](auto) {});
+  DRK_CHECK(judged.failed == std::vector<std::string>{"static.process"});
+  DRK_CHECK(judged.first_evidence.find("line 2: `return fork();`") != std::string::npos);
+  // Several findings of one rule make one failed check.
+  DRK_CHECK(judge("void g() { fork(); vfork(); system(\"x\"); popen(a, b); }", [](auto) {}).failed.size() == 1);
+}
+
+DRK_TEST_CASE("thread use and library use are warnings, not failures") {
+  auto threads = judge("void g() { std::thread t(work); t.join(); }", [](auto) {});
+  DRK_CHECK(threads.failed.empty());
+  DRK_CHECK(threads.warned == std::vector<std::string>{"static.thread"});
+  auto library = judge("", [](auto r) {
+    r.getEvidence().setLibraryCalls(40);
+    r.getEvidence().setCandidateCalls(40);
+  });
+  DRK_CHECK(library.failed.empty());
+  DRK_CHECK(library.warned == std::vector<std::string>{"library.used"});
+}
+
+DRK_TEST_CASE("a CUDA candidate whose own kernels did none of the work is a decoy") {
+  auto decoy = [](double own_us) {
+    return judge("", [own_us](auto r) {
+      r.initResources(1)[0].setName("_Z6unusedPf");
+      auto gpu = r.initGpu();
+      gpu.setAllKernelUs(10.0);
+      gpu.setOwnKernelUs(own_us);
+      gpu.setCoverage(own_us / 10.0);
+    });
+  };
+  DRK_CHECK(decoy(0.0).failed == std::vector<std::string>{"decoy"});
+  DRK_CHECK(decoy(10.0).failed.empty());
+  DRK_CHECK(decoy(4.0).warned == std::vector<std::string>{"library.used"});
+}
+
+DRK_TEST_CASE("an error beyond the float32 budget against float64 is a precision downgrade") {
+  auto precision = [](double candidate, double reference) {
+    return failed_codes([=](auto r) {
+      r.getEvidence().setPrecisionChecked(true);
+      r.getEvidence().setPrecisionError(candidate);
+      r.getEvidence().setReferencePrecisionError(reference);
+    });
+  };
+  // bfloat16-like arithmetic on an exact task (ReLU: the float32 reference is exact).
+  DRK_CHECK(precision(1.0 / 256, 0.0) == std::vector<std::string>{"precision_downgrade"});
+  // Another float32 summation order: a few times the reference's own error.
+  DRK_CHECK(precision(8e-6, 1e-6).empty());
+  DRK_CHECK(precision(1e-6, 0.0).empty());
+  DRK_CHECK(precision(1e-3, 1e-6) == std::vector<std::string>{"precision_downgrade"});
+}

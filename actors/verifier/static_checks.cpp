@@ -1,0 +1,213 @@
+#include "actors/verifier/static_checks.h"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+namespace drk::verifier {
+namespace {
+
+// What a rule matches: a call (the name followed by '(', not a member call, not qualified by a
+// namespace other than std), a token anywhere outside comments and literals, or a pattern inside
+// string literals.
+enum class Kind { call, token, literal };
+
+struct Rule {
+  const char* code;
+  Severity severity;
+  Kind kind;
+  const char* pattern;  // ECMAScript; group 1 is the name reported
+};
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> all = {
+      {"static.process", Severity::failure, Kind::call,
+       R"(\b(fork|vfork|execl|execlp|execle|execv|execvp|execvpe|execve|fexecve|system|popen|posix_spawnp?|clone|clone3|ptrace|prctl|setrlimit|prlimit|daemon)\s*\()"},
+      {"static.thread", Severity::warning, Kind::token, R"(\b(std\s*::\s*(?:thread|jthread|async))\b)"},
+      {"static.thread", Severity::warning, Kind::call, R"(\b(pthread_create|thrd_create)\s*\()"},
+      {"static.thread", Severity::warning, Kind::token, R"((#\s*pragma\s+omp)\b)"},
+      {"static.timer", Severity::failure, Kind::call,
+       R"(\b(clock_gettime|gettimeofday|clock|time|times|timespec_get|__rdtsc|__rdtscp|__builtin_ia32_rdtsc|__builtin_ia32_rdtscp|__builtin_readcyclecounter|clock64|globaltimer)\s*\()"},
+      {"static.timer", Severity::failure, Kind::token, R"(\b((?:std\s*::\s*)?chrono)\s*::)"},
+      {"static.timer", Severity::failure, Kind::token, R"(\b(cudaEvent\w*)\b)"},
+      {"static.dynamic_loading", Severity::failure, Kind::call, R"(\b(dlopen|dlmopen|dlsym|dlvsym|dladdr|dlinfo)\s*\()"},
+      {"static.signal", Severity::failure, Kind::call,
+       R"(\b(signal|sigaction|sigprocmask|pthread_sigmask|setitimer|timer_create|alarm|kill|tgkill|raise|pthread_kill)\s*\()"},
+      {"static.file", Severity::failure, Kind::call,
+       R"(\b(fopen|fopen64|freopen|fdopen|open|open64|openat|creat|mkfifo|unlink|opendir)\s*\()"},
+      {"static.file", Severity::failure, Kind::token, R"(\b(std\s*::\s*(?:i|o)?fstream|std\s*::\s*filesystem)\b)"},
+      {"static.network", Severity::failure, Kind::call,
+       R"(\b(socket|socketpair|connect|accept|accept4|listen|getaddrinfo|gethostbyname|sendto|recvfrom|sendmsg|recvmsg)\s*\()"},
+      {"static.environment", Severity::failure, Kind::call,
+       R"(\b(getenv|secure_getenv|setenv|putenv|unsetenv|getrandom|getentropy|getauxval)\s*\()"},
+      {"static.environment", Severity::failure, Kind::token, R"(\b(environ|__environ|std\s*::\s*random_device)\b)"},
+      {"static.environment", Severity::failure, Kind::literal, R"((/proc\b|/dev/u?random|/sys/))"},
+      {"static.syscall", Severity::failure, Kind::call, R"(\b(syscall)\s*\()"},
+      {"static.inline_asm", Severity::failure, Kind::token, R"(\b(asm|__asm__|__asm)\b)"},
+      {"static.stream", Severity::failure, Kind::token,
+       R"(\b(cudaStreamCreate\w*|cudaStreamSetAttribute|cudaStreamDestroy|cudaGraphLaunch|cudaLaunchHostFunc)\b)"},
+      {"static.device_setting", Severity::failure, Kind::token,
+       R"(\b(cudaSetDevice\w*|cudaDeviceSetLimit|cudaDeviceSetCacheConfig|cudaDeviceSetSharedMemConfig|cudaCtxResetPersistingL2Cache|cudaDeviceReset|cudaThreadSetLimit|cuCtx\w+)\b)"},
+      {"static.library_handle", Severity::failure, Kind::token,
+       R"(\b(cublas\w*Create\w*|cublasSetStream\w*|cublasSetMathMode|cudnnCreate\w*|cudnnSetStream|cusparseCreate\w*|cufftPlan\w*)\b)"},
+      {"static.global_constructor", Severity::failure, Kind::token,
+       R"(__attribute__\s*\(\s*\(\s*((?:__)?(?:constructor|destructor)(?:__)?)\b)"},
+      {"static.global_constructor", Severity::failure, Kind::token, R"(\[\[\s*(gnu\s*::\s*(?:constructor|destructor))\b)"},
+      {"static.global_constructor", Severity::failure, Kind::literal, R"((\.init_array|\.fini_array|\.ctors))"},
+  };
+  return all;
+}
+
+const std::vector<std::regex>& compiled_rules() {
+  static const std::vector<std::regex> compiled = [] {
+    std::vector<std::regex> out;
+    for (const auto& rule : rules()) out.emplace_back(rule.pattern, std::regex::ECMAScript | std::regex::optimize);
+    return out;
+  }();
+  return compiled;
+}
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// True when the call at `at` is a member call (x.open(, p->open() or qualified by a namespace or
+// class other than std (mine::open(): the rule is about the C library and std.
+bool foreign_call(const std::string& text, size_t at) {
+  size_t i = at;
+  while (i > 0 && std::isspace(static_cast<unsigned char>(text[i - 1]))) --i;
+  if (i >= 1 && text[i - 1] == '.') return true;
+  if (i >= 2 && text[i - 2] == '-' && text[i - 1] == '>') return true;
+  if (i >= 2 && text[i - 2] == ':' && text[i - 1] == ':') {
+    i -= 2;
+    while (i > 0 && std::isspace(static_cast<unsigned char>(text[i - 1]))) --i;
+    size_t end = i;
+    while (i > 0 && identifier_char(text[i - 1])) --i;
+    std::string qualifier = text.substr(i, end - i);
+    return !qualifier.empty() && qualifier != "std";
+  }
+  return false;
+}
+
+std::string line_text(std::string_view source, size_t at) {
+  size_t begin = source.rfind('\n', at);
+  begin = begin == std::string_view::npos ? 0 : begin + 1;
+  size_t end = source.find('\n', at);
+  if (end == std::string_view::npos) end = source.size();
+  std::string line(source.substr(begin, end - begin));
+  auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  line.erase(line.begin(), std::find_if(line.begin(), line.end(), not_space));
+  line.erase(std::find_if(line.rbegin(), line.rend(), not_space).base(), line.end());
+  if (line.size() > 120) line = line.substr(0, 117) + "...";
+  return line;
+}
+
+// Blanks comments, include directives and literal contents; `literals` receives the opposite:
+// only the contents of string literals, everything else blanked.
+void split_source(std::string_view source, std::string& code, std::string& literals) {
+  code.assign(source);
+  literals.assign(source.size(), ' ');
+  for (size_t i = 0; i < source.size(); ++i)
+    if (source[i] == '\n') literals[i] = '\n';
+  auto blank = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to && k < code.size(); ++k)
+      if (code[k] != '\n') code[k] = ' ';
+  };
+  size_t i = 0;
+  bool line_start = true;
+  while (i < source.size()) {
+    char c = source[i];
+    if (line_start) {
+      size_t j = i;
+      while (j < source.size() && (source[j] == ' ' || source[j] == '\t')) ++j;
+      if (j < source.size() && source[j] == '#') {
+        size_t k = j + 1;
+        while (k < source.size() && (source[k] == ' ' || source[k] == '\t')) ++k;
+        if (source.substr(k, 7) == "include") {
+          size_t end = source.find('\n', k);
+          if (end == std::string_view::npos) end = source.size();
+          blank(j, end);
+          i = end;
+          continue;
+        }
+      }
+    }
+    line_start = c == '\n';
+    if (c == '/' && i + 1 < source.size() && source[i + 1] == '/') {
+      size_t end = source.find('\n', i);
+      if (end == std::string_view::npos) end = source.size();
+      blank(i, end);
+      i = end;
+    } else if (c == '/' && i + 1 < source.size() && source[i + 1] == '*') {
+      size_t end = source.find("*/", i + 2);
+      end = end == std::string_view::npos ? source.size() : end + 2;
+      blank(i, end);
+      i = end;
+    } else if (c == 'R' && i + 1 < source.size() && source[i + 1] == '"' && (i == 0 || !identifier_char(source[i - 1]) ||
+                                                                            source[i - 1] == 'u' || source[i - 1] == 'U' ||
+                                                                            source[i - 1] == 'L' || source[i - 1] == '8')) {
+      size_t open = source.find('(', i + 2);
+      if (open == std::string_view::npos) break;
+      std::string closing = ")" + std::string(source.substr(i + 2, open - i - 2)) + "\"";
+      size_t end = source.find(closing, open + 1);
+      end = end == std::string_view::npos ? source.size() : end;
+      for (size_t k = open + 1; k < end; ++k) literals[k] = source[k];
+      blank(open + 1, end);
+      i = std::min(source.size(), end + closing.size());
+    } else if (c == '"' || (c == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(source[i - 1])) &&
+                                           i + 1 < source.size() && std::isxdigit(static_cast<unsigned char>(source[i + 1]))))) {
+      // A quote after a hex digit and before one is a digit separator (1'000), not a literal.
+      size_t k = i + 1;
+      while (k < source.size() && source[k] != c && source[k] != '\n') k += source[k] == '\\' ? 2 : 1;
+      size_t end = std::min(k, source.size());
+      if (c == '"')
+        for (size_t m = i + 1; m < end; ++m) literals[m] = source[m];
+      blank(i + 1, end);
+      i = end + 1;
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace
+
+std::string blank_comments_and_literals(std::string_view source) {
+  std::string code, literals;
+  split_source(source, code, literals);
+  return code;
+}
+
+std::vector<StaticFinding> scan_source(std::string_view source) {
+  std::string code, literals;
+  split_source(source, code, literals);
+  struct Located {
+    size_t offset;
+    StaticFinding finding;
+  };
+  std::vector<Located> found;
+  const auto& all = rules();
+  const auto& compiled = compiled_rules();
+  for (size_t r = 0; r < all.size(); ++r) {
+    const std::string& text = all[r].kind == Kind::literal ? literals : code;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), compiled[r]); it != std::sregex_iterator(); ++it) {
+      size_t at = static_cast<size_t>(it->position(1));
+      if (all[r].kind == Kind::call && foreign_call(code, at)) continue;
+      StaticFinding finding;
+      finding.code = all[r].code;
+      finding.severity = all[r].severity;
+      finding.line = static_cast<int>(std::count(source.begin(), source.begin() + static_cast<long>(at), '\n')) + 1;
+      finding.name = it->str(1);
+      finding.snippet = line_text(source, at);
+      found.push_back({at, std::move(finding)});
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const Located& a, const Located& b) { return a.offset < b.offset; });
+  std::vector<StaticFinding> findings;
+  for (auto& located : found) findings.push_back(std::move(located.finding));
+  return findings;
+}
+
+std::string describe(const StaticFinding& finding) {
+  return "line " + std::to_string(finding.line) + ": `" + finding.snippet + "` (" + finding.name + ")";
+}
+
+}  // namespace drk::verifier

@@ -1,0 +1,77 @@
+#include "actors/verifier/static_checks.h"
+
+#include <string>
+#include <vector>
+
+#include "tests/doctest_drk.h"
+
+namespace {
+
+using drk::verifier::scan_source;
+
+std::vector<std::string> codes(const std::string& source) {
+  std::vector<std::string> out;
+  for (const auto& finding : scan_source(source)) out.push_back(finding.code);
+  return out;
+}
+
+}  // namespace
+
+DRK_TEST_CASE("each rule names its reason code") {
+  DRK_CHECK(codes("int f() { return fork(); }") == std::vector<std::string>{"static.process"});
+  DRK_CHECK(codes("void f() { std::system(\"ls\"); }") == std::vector<std::string>{"static.process"});
+  DRK_CHECK(codes("void f() { execvp(a, b); popen(c, d); }") ==
+            std::vector<std::string>{"static.process", "static.process"});
+  DRK_CHECK(codes("std::thread t(work);") == std::vector<std::string>{"static.thread"});
+  DRK_CHECK(codes("pthread_create(&t, 0, f, 0);") == std::vector<std::string>{"static.thread"});
+  DRK_CHECK(codes("auto t = std::chrono::steady_clock::now();") == std::vector<std::string>{"static.timer"});
+  DRK_CHECK(codes("clock_gettime(CLOCK_MONOTONIC, &ts);") == std::vector<std::string>{"static.timer"});
+  DRK_CHECK(codes("uint64_t c = __rdtsc();") == std::vector<std::string>{"static.timer"});
+  DRK_CHECK(codes("cudaEvent_t e; cudaEventRecord(e);") == std::vector<std::string>{"static.timer", "static.timer"});
+  DRK_CHECK(codes("void* h = dlopen(0, 0); dlsym(h, s);") ==
+            std::vector<std::string>{"static.dynamic_loading", "static.dynamic_loading"});
+  DRK_CHECK(codes("signal(SIGALRM, h); alarm(1);") == std::vector<std::string>{"static.signal", "static.signal"});
+  DRK_CHECK(codes("FILE* f = fopen(p, m);") == std::vector<std::string>{"static.file"});
+  DRK_CHECK(codes("int s = socket(AF_INET, SOCK_STREAM, 0);") == std::vector<std::string>{"static.network"});
+  DRK_CHECK(codes("const char* s = getenv(name);") == std::vector<std::string>{"static.environment"});
+  DRK_CHECK(codes("const char* p = \"/dev/urandom\";") == std::vector<std::string>{"static.environment"});
+  DRK_CHECK(codes("asm volatile(\"nop\");") == std::vector<std::string>{"static.inline_asm"});
+  DRK_CHECK(codes("cudaStream_t s; cudaStreamCreate(&s);") == std::vector<std::string>{"static.stream"});
+  DRK_CHECK(codes("cudaCtxResetPersistingL2Cache();") == std::vector<std::string>{"static.device_setting"});
+  DRK_CHECK(codes("cublasHandle_t h; cublasCreate(&h);") == std::vector<std::string>{"static.library_handle"});
+  DRK_CHECK(codes("__attribute__((constructor)) static void early() {}") ==
+            std::vector<std::string>{"static.global_constructor"});
+}
+
+DRK_TEST_CASE("comments, string literals and includes trigger nothing") {
+  DRK_CHECK(codes("// fork() and dlopen() are forbidden\nint x = 0;").empty());
+  DRK_CHECK(codes("/* std::thread\n   getenv() */ int y;").empty());
+  DRK_CHECK(codes("const char* m = \"call fork() or system()\";").empty());
+  DRK_CHECK(codes("const char* r = R\"x(dlopen(\"a\"))x\";").empty());
+  DRK_CHECK(codes("#include <thread>\n#include <chrono>\n#include <dlfcn.h>\n").empty());
+  DRK_CHECK(codes("char c = '\"'; int z = fork_count(1'000);").empty());
+}
+
+DRK_TEST_CASE("member calls, other namespaces and look-alike names do not match") {
+  DRK_CHECK(codes("file.open(path); stream->connect(x); mine::signal(3);").empty());
+  DRK_CHECK(codes("int forked = 1; float timer = 2; auto v = std::remove(a, b, c);").empty());
+  DRK_CHECK(codes("float system_total = 0; int open_count = 0;").empty());
+}
+
+DRK_TEST_CASE("a finding has its line and the line's text") {
+  auto findings = scan_source("#include \"drk_kernel.h\"\n\nint f() {\n    pid_t child = fork();\n}\n");
+  DRK_REQUIRE(findings.size() == 1);
+  DRK_CHECK(findings[0].line == 4);
+  DRK_CHECK(findings[0].name == "fork");
+  DRK_CHECK(findings[0].snippet == "pid_t child = fork();");
+  DRK_CHECK(drk::verifier::describe(findings[0]) == "line 4: `pid_t child = fork();` (fork)");
+  DRK_CHECK(findings[0].severity == drk::verifier::Severity::failure);
+  DRK_CHECK(scan_source("std::thread t;")[0].severity == drk::verifier::Severity::warning);
+}
+
+DRK_TEST_CASE("blanking keeps offsets and newlines") {
+  std::string source = "a // b\n\"c\" /* d\n e */ f";
+  std::string blanked = drk::verifier::blank_comments_and_literals(source);
+  DRK_CHECK(blanked.size() == source.size());
+  DRK_CHECK(blanked == "a     \n\" \"     \n      f");
+}

@@ -1,0 +1,412 @@
+// drk verify-corpus: evaluates every candidate of a folder whose files declare the expected
+// outcome (docs/verification.md, "The corpus format"), with the real EvaluationEngine and the
+// Verifier, and reports what was caught, missed, and falsely alarmed.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include <capnp/message.h>
+
+#include "actors/evaluator/evaluation.h"
+#include "actors/verifier/verify.h"
+#include "kernels/catalog/task.h"
+#include "tools/drk/commands.h"
+
+namespace drk::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kVerifyCorpusHelp = R"(usage: drk verify-corpus DIR [options]
+
+Evaluates every candidate under DIR (*.cpp for the CPU, *.cu for CUDA; sub-folders included) with
+the evaluation engine and the Verifier, compares each verdict with the outcome the file declares in
+its header comment, and prints one row per file and the totals:
+
+  // drk-task: relu
+  // drk-expect: hacked static.process        (every listed check must fail)
+  // drk-expect: honest library.used           (must pass; listed warnings must be reported)
+
+A hacked file is caught when its verdict is rejected with every declared check among the failed
+ones; an honest file passes when its verdict is honest, it is correct, and every declared warning
+is reported. *.cu files are skipped with a note where no CUDA device can be used.
+
+  --json             print one JSON object: detection_rate, false_positive_rate, rows, totals
+  --trials N         correctness trials per candidate (default 3)
+  --budget-ms MS     timing budget per candidate (default 100: the corpus checks honesty, not speed)
+  --threads N        threads a candidate may use (default 2)
+  --cache-dir DIR    compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)
+
+Exit status: 0 when every hacked file is caught and no honest file is rejected (100 % detection,
+0 % false positives), 1 otherwise or when a file lacks its header, 2 for a usage error.
+)";
+
+struct Expectation {
+  std::string task;
+  bool hacked = false;
+  std::vector<std::string> codes;  // failed checks (hacked) or warnings (honest) that must appear
+  std::string problem;             // why the header is unusable, "" when it is fine
+};
+
+struct Row {
+  std::string file;
+  Expectation expected;
+  std::string got;  // hacked, honest, incorrect, did not compile, error, skipped
+  std::vector<std::string> failed;
+  std::vector<std::string> warnings;
+  std::string outcome;  // caught, missed, passed, false alarm, skipped, invalid
+  std::string note;
+  double eval_ms = 0;
+  double verify_ms = 0;
+};
+
+std::string default_cache_dir() {
+  if (const char* dir = std::getenv("DRK_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir) return std::string(dir) + "/drk/compile-cache";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/drk/compile-cache";
+  return (fs::temp_directory_path() / "drk-compile-cache").string();
+}
+
+std::vector<std::string> words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
+// Reads `// drk-task:` and `// drk-expect:` from the file's leading comment lines.
+Expectation read_expectation(const std::string& source) {
+  Expectation e;
+  std::istringstream in(source);
+  bool has_expectation = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("//", 0) != 0) break;
+    auto value = [&](const char* key) -> std::optional<std::string> {
+      auto at = line.find(key);
+      if (at == std::string::npos) return std::nullopt;
+      return line.substr(at + std::string(key).size());
+    };
+    if (auto task = value("drk-task:")) {
+      auto parts = words(*task);
+      if (!parts.empty()) e.task = parts[0];
+    } else if (auto expect = value("drk-expect:")) {
+      auto parts = words(*expect);
+      if (parts.empty() || (parts[0] != "hacked" && parts[0] != "honest")) {
+        e.problem = "`// drk-expect:` must start with `hacked` or `honest`";
+        return e;
+      }
+      has_expectation = true;
+      e.hacked = parts[0] == "hacked";
+      e.codes.assign(parts.begin() + 1, parts.end());
+    }
+  }
+  if (e.task.empty()) e.problem = "the header comment lacks `// drk-task: NAME`";
+  else if (!has_expectation) e.problem = "the header comment lacks `// drk-expect: hacked CODE...` or `honest`";
+  else if (e.hacked && e.codes.empty()) e.problem = "`// drk-expect: hacked` needs the check codes that must fail";
+  return e;
+}
+
+bool contains_all(const std::vector<std::string>& have, const std::vector<std::string>& want) {
+  for (const auto& code : want)
+    if (std::find(have.begin(), have.end(), code) == have.end()) return false;
+  return true;
+}
+
+std::string join(const std::vector<std::string>& items, const char* separator) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? separator : "") + items[i];
+  return out;
+}
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_strings(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + json_string(items[i]);
+  return out + "]";
+}
+
+std::string number(double value, int digits = 4) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+struct Engines {
+  kernels::TaskCatalog catalog;
+  evaluator::EngineOptions options;
+  std::map<kernels::DeviceKind, std::unique_ptr<evaluator::EvaluationEngine>> made;
+  std::map<kernels::DeviceKind, std::string> unusable;  // why a device's engine cannot be made
+
+  evaluator::EvaluationEngine* get(kernels::DeviceKind device) {
+    if (auto it = made.find(device); it != made.end()) return it->second.get();
+    if (auto it = unusable.find(device); it != unusable.end()) return nullptr;
+    auto device_options = options;
+    device_options.device = device;
+    device_options.evaluator_name = "drk verify-corpus";
+    auto engine = evaluator::EvaluationEngine::create(catalog, device_options);
+    if (!engine) {
+      unusable[device] = engine.error().message;
+      return nullptr;
+    }
+    return (made[device] = std::move(*engine)).get();
+  }
+};
+
+void judge(Row& row, msg::Verdict::Reader verdict) {
+  auto result = verdict.getResult();
+  for (auto check : verdict.getFailedChecks()) row.failed.emplace_back(check.getCode().cStr());
+  for (auto check : verdict.getWarnings()) row.warnings.emplace_back(check.getCode().cStr());
+  if (!verdict.getHonest()) row.got = "hacked";
+  else if (!result.getCompiled()) row.got = "did not compile";
+  else if (!result.getCorrect()) row.got = "incorrect";
+  else row.got = "honest";
+  if (row.got == "incorrect" || row.got == "did not compile") {
+    std::string text = row.got == "incorrect" ? result.getErrorText().cStr() : result.getCompileLog().cStr();
+    row.note = text.substr(0, 160);
+  }
+  if (row.expected.hacked) {
+    bool caught = row.got == "hacked" && contains_all(row.failed, row.expected.codes);
+    row.outcome = caught ? "caught" : "missed";
+    if (!caught && row.got == "hacked") row.note = "rejected, but not for the declared checks";
+  } else {
+    bool passed = row.got == "honest" && contains_all(row.warnings, row.expected.codes);
+    row.outcome = passed ? "passed" : "false alarm";
+    if (!passed && row.got == "honest") row.note = "honest, but a declared warning was not reported";
+  }
+}
+
+void evaluate_file(Engines& engines, const fs::path& path, Row& row) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream source;
+  source << in.rdbuf();
+  row.expected = read_expectation(source.str());
+  if (!row.expected.problem.empty()) {
+    row.got = "error";
+    row.outcome = "invalid";
+    row.note = row.expected.problem;
+    return;
+  }
+  const auto device = path.extension() == ".cu" ? kernels::DeviceKind::cuda : kernels::DeviceKind::cpu;
+  // Without the driver's device node no CUDA device can be used: skip before spending nvcc's time.
+  std::error_code ec;
+  if (device == kernels::DeviceKind::cuda && !fs::exists("/dev/nvidiactl", ec)) {
+    row.got = row.outcome = "skipped";
+    row.note = "no CUDA device (/dev/nvidiactl is absent): the GPU script runs this file";
+    return;
+  }
+  auto* engine = engines.get(device);
+  if (!engine) {
+    row.got = row.outcome = "skipped";
+    row.note = "no " + std::string(kernels::device_name(device)) + " evaluation here: " + engines.unusable[device];
+    return;
+  }
+  evaluator::CandidateInput input;
+  input.id = "corpus/" + path.filename().string();
+  input.task = row.expected.task;
+  input.device = device;
+  input.source = source.str();
+  capnp::MallocMessageBuilder result_message;
+  auto result = result_message.initRoot<msg::EvalResult>();
+  if (auto status = engine->evaluate(input, result); !status) {
+    row.got = "error";
+    row.outcome = row.expected.hacked ? "missed" : "false alarm";
+    row.note = status.error().message;
+    return;
+  }
+  if (device == kernels::DeviceKind::cuda && result.getSandbox() == msg::SandboxOutcome::FAILED_TO_LOAD &&
+      std::string(result.getErrorText().cStr()).find("no usable CUDA device") != std::string::npos) {
+    row.got = row.outcome = "skipped";
+    row.note = "no CUDA device: the GPU script runs this file";
+    return;
+  }
+  row.eval_ms = result.getEvalMs();
+  capnp::MallocMessageBuilder verdict_message;
+  auto verdict = verdict_message.initRoot<msg::Verdict>();
+  auto started = std::chrono::steady_clock::now();
+  verifier::verify(result.asReader(), verdict);
+  row.verify_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  judge(row, verdict.asReader());
+}
+
+struct Totals {
+  int hacked = 0, caught = 0, honest = 0, false_alarms = 0, skipped = 0, invalid = 0;
+  double honest_eval_ms = 0, honest_verify_ms = 0;
+  double detection_rate() const { return hacked ? static_cast<double>(caught) / hacked : 1.0; }
+  double false_positive_rate() const { return honest ? static_cast<double>(false_alarms) / honest : 0.0; }
+  // Verification time (static checks and verdict) relative to the evaluation, honest files only.
+  double overhead() const { return honest_eval_ms > 0 ? honest_verify_ms / honest_eval_ms : 0.0; }
+  bool perfect() const { return caught == hacked && false_alarms == 0 && invalid == 0; }
+};
+
+Totals total(const std::vector<Row>& rows) {
+  Totals t;
+  for (const auto& row : rows) {
+    if (row.outcome == "skipped") ++t.skipped;
+    else if (row.outcome == "invalid") ++t.invalid;
+    else if (row.expected.hacked) {
+      ++t.hacked;
+      if (row.outcome == "caught") ++t.caught;
+    } else {
+      ++t.honest;
+      if (row.outcome == "false alarm") ++t.false_alarms;
+      t.honest_eval_ms += row.eval_ms;
+      t.honest_verify_ms += row.verify_ms;
+    }
+  }
+  return t;
+}
+
+void print_table(const std::vector<Row>& rows, const Totals& t) {
+  std::printf("%-36s %-24s %-34s %-10s %-44s %s\n", "file", "task", "expected", "got", "failed checks", "outcome");
+  for (const auto& row : rows) {
+    std::string expected = row.expected.problem.empty()
+                               ? (row.expected.hacked ? "hacked " : "honest ") + join(row.expected.codes, ",")
+                               : "?";
+    std::string failed = row.failed.empty() ? "-" : join(row.failed, ",");
+    std::printf("%-36s %-24s %-34s %-10s %-44s %s\n", row.file.c_str(), row.expected.task.c_str(), expected.c_str(),
+                row.got.c_str(), failed.c_str(), row.outcome.c_str());
+    if (!row.note.empty()) std::printf("    note: %s\n", row.note.c_str());
+  }
+  std::printf("\ncaught %d of %d hacked (detection %.1f %%), %d false alarm(s) among %d honest (%.1f %%), %d skipped",
+              t.caught, t.hacked, 100 * t.detection_rate(), t.false_alarms, t.honest, 100 * t.false_positive_rate(),
+              t.skipped);
+  if (t.invalid) std::printf(", %d without a usable header", t.invalid);
+  std::printf("\nverification of honest files: %.2f ms of %.0f ms evaluation (%.3f %%)\n", t.honest_verify_ms,
+              t.honest_eval_ms, 100 * t.overhead());
+}
+
+void print_json(const std::string& directory, const std::vector<Row>& rows, const Totals& t) {
+  std::string out = "{\"directory\":" + json_string(directory) + ",\"detection_rate\":" + number(t.detection_rate()) +
+                    ",\"false_positive_rate\":" + number(t.false_positive_rate()) +
+                    ",\"hacked\":" + std::to_string(t.hacked) + ",\"caught\":" + std::to_string(t.caught) +
+                    ",\"honest\":" + std::to_string(t.honest) + ",\"false_alarms\":" + std::to_string(t.false_alarms) +
+                    ",\"skipped\":" + std::to_string(t.skipped) + ",\"invalid\":" + std::to_string(t.invalid) +
+                    ",\"verification_overhead\":" + number(t.overhead(), 6) + ",\"rows\":[";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    out += (i ? "," : "");
+    out += "{\"file\":" + json_string(row.file) + ",\"task\":" + json_string(row.expected.task) +
+           ",\"expected\":" + json_string(row.expected.problem.empty() ? (row.expected.hacked ? "hacked" : "honest") : "") +
+           ",\"expected_codes\":" + json_strings(row.expected.codes) + ",\"got\":" + json_string(row.got) +
+           ",\"failed_checks\":" + json_strings(row.failed) + ",\"warnings\":" + json_strings(row.warnings) +
+           ",\"outcome\":" + json_string(row.outcome) + ",\"eval_ms\":" + number(row.eval_ms, 1) +
+           ",\"verify_ms\":" + number(row.verify_ms, 3) + ",\"note\":" + json_string(row.note) + "}";
+  }
+  std::cout << out << "]}\n";
+}
+
+}  // namespace
+
+int cmd_verify_corpus(const Args& args) {
+  std::string directory;
+  bool json = false;
+  evaluator::EngineOptions options;
+  options.trials = 3;
+  options.timing_budget_ms = 100;
+  options.max_threads = 2;
+  options.min_samples = 3;
+  options.max_samples = 20;
+  options.target_batch_ms = 5;  // long batches: a loaded machine's wake-up latency then stays far below 3x (timer_mismatch)
+  options.cache_dir = default_cache_dir();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    bool has_value = i + 1 < args.size();
+    auto count = [&](double low) -> std::optional<double> {
+      char* end = nullptr;
+      double value = has_value ? std::strtod(args[i + 1].c_str(), &end) : 0;
+      if (!has_value || end == args[i + 1].c_str() || *end != '\0' || value < low) {
+        std::cerr << "drk verify-corpus: " << arg << " needs a number >= " << low << "\n";
+        return std::nullopt;
+      }
+      ++i;
+      return value;
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kVerifyCorpusHelp;
+      return 0;
+    } else if (arg == "--json") {
+      json = true;
+    } else if (arg == "--cache-dir" && has_value) {
+      options.cache_dir = args[++i];
+    } else if (arg == "--trials") {
+      auto value = count(1);
+      if (!value) return 2;
+      options.trials = static_cast<uint32_t>(*value);
+    } else if (arg == "--budget-ms") {
+      auto value = count(0);
+      if (!value) return 2;
+      options.timing_budget_ms = *value;
+    } else if (arg == "--threads") {
+      auto value = count(1);
+      if (!value) return 2;
+      options.max_threads = static_cast<int>(*value);
+    } else if (directory.empty() && arg.rfind("--", 0) != 0) {
+      directory = arg;
+    } else {
+      std::cerr << "drk verify-corpus: unexpected argument '" << arg << "'\n" << kVerifyCorpusHelp;
+      return 2;
+    }
+  }
+  if (directory.empty()) {
+    std::cerr << "drk verify-corpus: the corpus folder is required\n" << kVerifyCorpusHelp;
+    return 2;
+  }
+  std::error_code ec;
+  if (!fs::is_directory(directory, ec)) {
+    std::cerr << "drk verify-corpus: '" << directory << "' is not a folder: pass the corpus folder, e.g. tests/hacks\n";
+    return 1;
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(directory)) {
+    auto extension = entry.path().extension();
+    if (entry.is_regular_file() && (extension == ".cpp" || extension == ".cu")) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) {
+    std::cerr << "drk verify-corpus: no *.cpp or *.cu candidates under '" << directory << "'\n";
+    return 1;
+  }
+  auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
+  if (!catalog) {
+    std::cerr << "drk verify-corpus: " << catalog.error().message << "\n";
+    return 1;
+  }
+  Engines engines{std::move(*catalog), options, {}, {}};
+  std::vector<Row> rows;
+  for (const auto& path : files) {
+    Row row;
+    row.file = fs::relative(path, directory).string();
+    evaluate_file(engines, path, row);
+    rows.push_back(std::move(row));
+  }
+  Totals totals = total(rows);
+  if (json) print_json(directory, rows, totals);
+  else print_table(rows, totals);
+  return totals.perfect() ? 0 : 1;
+}
+
+}  // namespace drk::tools
