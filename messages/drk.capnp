@@ -142,6 +142,13 @@ struct Evidence {
   candidateStatus @5 :Int32;    # what the candidate's entry point returned
   wallCheckRatio @6 :Float64;   # parent-measured batch wall time / sandbox-reported, 0 if n/a
   cudaError @7 :Text;           # the CUDA error a call raised (illegal address, device-side assert), "" if none
+  libraryCalls @8 :UInt64;      # library-table (ctx->lib) calls over all of the candidate's calls
+  candidateCalls @9 :UInt64;    # drk_kernel calls that returned DRK_OK over the whole evaluation
+  staleAfterFreshInputs @10 :Bool;  # correct in the trials, wrong in the batch on fresh inputs after timing
+  threadsLeftRunning @11 :UInt32;   # most threads still alive after a batch beyond those alive before it
+  precisionChecked @12 :Bool;       # the first trial was also compared with a float64 reference
+  precisionError @13 :Float64;      # max |candidate - float64 reference| / max |float64 reference|
+  referencePrecisionError @14 :Float64;  # the same for the float32 reference (what float32 arithmetic gives)
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.
@@ -211,6 +218,11 @@ struct EvalResult {
   evalMs @17 :Float64;          # wall time of the whole evaluation
   resources @18 :List(KernelResources);  # CUDA candidates: nvcc's report per kernel
   gpu @19 :GpuProfile;          # CUDA evaluations only
+  # Where the time of evalMs went (drk bench eval shows them):
+  compileWaitMs @20 :Float64;   # waiting for the compile (less than compileMs when compiled ahead)
+  loadMs @21 :Float64;          # loading the object into the sandbox (starting one if needed)
+  correctnessMs @22 :Float64;   # the trials: drawing inputs, the calls, the reference, comparing
+  timingMs @23 :Float64;        # timing candidate and reference, and the last check
 }
 
 struct FailedCheck {
@@ -223,6 +235,7 @@ struct Verdict {
   result @0 :EvalResult;
   honest @1 :Bool;              # no check failed
   failedChecks @2 :List(FailedCheck);
+  warnings @3 :List(FailedCheck);  # reported, not failed: thread use, library-table use (docs/verification.md)
 }
 
 # Oracle -> Generator: the reward and everything the next turn learns from.
@@ -237,6 +250,7 @@ struct Feedback {
 struct Scored {
   verdict @0 :Verdict;
   reward @1 :Float64;
+  summary @2 :Text;             # the Feedback summary its Generator was given
 }
 
 struct Turn {
@@ -250,6 +264,14 @@ struct Turn {
   honest @7 :Bool;
   speedup @8 :Float64;
   coverage @9 :Float64;          # share of GPU time in the candidate's own kernels (1 on CPU)
+  # Set by the Learner once the step is trained, on the copy it sends to the Archivist
+  # (docs/archive.md); a Generator leaves them at their defaults.
+  advantage @10 :Float64;
+  return @11 :Float64;
+  trained @12 :Bool;             # the turn's decisions entered the policy loss
+  rejectedBy @13 :Text;          # why not: no_advantage | prs | mrs_band | mrs_veto | rollback; "" when trained
+  learnerLogprobs @14 :List(Float32);  # per decision under the Learner's policy before the update
+  keptDecisions @15 :List(Bool); # per decision: the policy chose "keep" (the previous turn's option)
 }
 
 # Generator -> Learner: a finished trajectory.
@@ -304,6 +326,14 @@ struct StepReport {
   finished @8 :Bool;            # the last step of the experiment
   clipFraction @9 :Float64;
   approxKl @10 :Float64;
+  rolledBack @11 :Bool;         # this step returned the policy to an earlier version (docs/topology.md)
+  rolledBackTo @12 :UInt32;     # that version, when rolledBack
+  diagnostic @13 :Bool;         # the Learner is in diagnostic mode after a rollback
+  prsRejected @14 :UInt32;      # turns kept out of the update by PRS (coverage)
+  mrsRejected @15 :UInt32;      # turns kept out by MRS (ratio band or token veto)
+  mrsVetoed @16 :UInt32;        # of those, by the token veto
+  ppoEpochs @17 :UInt32;        # epochs run: fewer than asked when the KL bound stopped them
+  stage @18 :Text;              # the training stage of this step; "" without training_stages
 }
 
 struct Control {

@@ -76,14 +76,22 @@ Result<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions options, std:
   return std::unique_ptr<Compiler>(new Compiler(std::move(options), std::move(runner), version->output + *header));
 }
 
+std::string Compiler::command_line() const {
+  std::string command = options_.compiler;
+  for (const auto& flag : options_.flags) command += " " + flag;
+  return command;
+}
+
+std::string Compiler::cache_key(const std::string& source) const {
+  return content_hash(source + '\0' + command_line() + '\0' + identity_);
+}
+
 Result<CompiledCandidate> Compiler::compile(const std::string& source) {
   auto started = std::chrono::steady_clock::now();
   auto elapsed_ms = [&] {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   };
-  std::string command = options_.compiler;
-  for (const auto& flag : options_.flags) command += " " + flag;
-  std::string key = content_hash(source + '\0' + command + '\0' + identity_);
+  std::string key = cache_key(source);
   fs::path dir(options_.cache_dir);
   fs::path library = dir / (key + ".so");
   fs::path failure_log = dir / (key + ".log");

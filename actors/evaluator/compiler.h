@@ -63,11 +63,17 @@ class Compiler {
 
   Result<CompiledCandidate> compile(const std::string& source);
 
+  // The content hash compile() files `source` under: equal keys, equal objects (CompilePool
+  // deduplicates in-flight compiles by it).
+  std::string cache_key(const std::string& source) const;
+
   const CompilerOptions& options() const { return options_; }
 
  private:
   Compiler(CompilerOptions options, std::shared_ptr<CommandRunner> runner, std::string identity)
       : options_(std::move(options)), runner_(std::move(runner)), identity_(std::move(identity)) {}
+
+  std::string command_line() const;
 
   CompilerOptions options_;
   std::shared_ptr<CommandRunner> runner_;

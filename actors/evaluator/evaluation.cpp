@@ -307,7 +307,7 @@ struct EvaluationEngine::Impl {
   kernels::TaskCatalog catalog;
   EngineOptions options;
   std::map<std::string, kernels::Reference> references;
-  std::unique_ptr<Compiler> compiler;
+  std::unique_ptr<CompilePool> compile_pool;
   std::optional<SharedRegion> region;
   std::unique_ptr<SandboxProcess> sandbox;
   uint64_t secret = 0;
@@ -374,6 +374,11 @@ struct EvaluationEngine::Impl {
     answer.library_calls = reply.getLibraryCalls();
     answer.sandbox_ns = reply.getSandboxNs();
     answer.wall_ns = wall_ns;
+    // Evidence for the Verifier: library-table use, and threads a call left running.
+    auto evidence = run.out.getEvidence();
+    evidence.setLibraryCalls(evidence.getLibraryCalls() + answer.library_calls);
+    evidence.setCandidateCalls(evidence.getCandidateCalls() + answer.calls_completed);
+    evidence.setThreadsLeftRunning(std::max(evidence.getThreadsLeftRunning(), reply.getThreadsLeftRunning()));
     if (answer.status == msg::SandboxStatus::CUDA_ERROR) {
       // The sandbox's CUDA context is dead and it exits: evidence, then a fresh sandbox next time.
       run.out.getEvidence().setCudaError(answer.message);
@@ -467,6 +472,62 @@ struct EvaluationEngine::Impl {
     return c;
   }
 
+  // The candidate's outputs of `set` and the float32 reference against a float64 reference on the
+  // same inputs (precision evidence for the Verifier). Skipped above kPrecisionCheckElements
+  // input elements (KernelBench's CUDA shapes), where a float64 copy would not fit.
+  Status check_precision(Run& run, uint32_t set) {
+    constexpr int64_t kPrecisionCheckElements = int64_t{1} << 24;
+    int64_t elements = 0;
+    std::vector<at::Tensor> wide;
+    for (const auto& input : run.pristine[set]) {
+      elements += input.numel();
+      wide.push_back(input.is_floating_point() ? input.to(at::kDouble) : input);
+    }
+    if (elements > kPrecisionCheckElements) return {};
+    auto reference = run.reference->run(run.pristine[set]);
+    if (!reference) return reference.error();
+    auto exact = run.reference->run(wide);
+    if (!exact) return {};  // an expression LibTorch cannot evaluate in float64: no evidence
+    at::Tensor exact64 = exact->to(at::kDouble).contiguous();
+    at::Tensor reference32 = reference->contiguous();
+    const auto& slot = run.layout.sets[set].outputs[0];
+    const float* candidate = slot_data(slot);
+    const double* want = exact64.data_ptr<double>();
+    const float* ref = reference32.data_ptr<float>();
+    double scale = 0, candidate_error = 0, reference_error = 0;
+    for (size_t i = 0; i < slot.elements; ++i) {
+      scale = std::max(scale, std::fabs(want[i]));
+      candidate_error = std::max(candidate_error, std::fabs(static_cast<double>(candidate[i]) - want[i]));
+      reference_error = std::max(reference_error, std::fabs(static_cast<double>(ref[i]) - want[i]));
+    }
+    if (scale == 0) scale = 1;
+    auto evidence = run.out.getEvidence();
+    evidence.setPrecisionChecked(true);
+    evidence.setPrecisionError(candidate_error / scale);
+    evidence.setReferencePrecisionError(reference_error / scale);
+    return {};
+  }
+
+  // Whether most of the output elements of `set` that miss the reference hold, bit for bit, what
+  // the output held before the last batch: stale answers (a cache, or skipped work) rather than
+  // an inaccurate computation.
+  Result<bool> mostly_stale(Run& run, uint32_t set, const std::vector<float>& previous) {
+    auto reference = run.reference->run(run.pristine[set]);
+    if (!reference) return reference.error();
+    at::Tensor want = reference->contiguous();
+    const float* ref = want.data_ptr<float>();
+    const auto& slot = run.layout.sets[set].outputs[0];
+    const float* now = slot_data(slot);
+    size_t missing = 0, stale = 0;
+    for (size_t i = 0; i < slot.elements; ++i) {
+      double r = ref[i];
+      if (std::fabs(static_cast<double>(now[i]) - r) <= run.tolerance.atol + run.tolerance.rtol * std::fabs(r)) continue;
+      ++missing;
+      if (std::memcmp(&now[i], &previous[i], sizeof(float)) == 0) ++stale;
+    }
+    return missing > 0 && 2 * stale >= missing;
+  }
+
   Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out);
   Status run_trials(Run& run);
   Status run_timing(Run& run);
@@ -508,7 +569,8 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
     ~EvalClock() { out.setEvalMs(ms_since(started)); }
   } eval_clock{out, started};
 
-  auto compiled = compiler->compile(candidate.getSource());
+  auto compiled = compile_pool->compile(candidate.getSource());
+  out.setCompileWaitMs(ms_since(started));
   if (!compiled) {
     if (compiled.error().code != Errc::compile_error) return compiled.error();
     out.setCompiled(false);
@@ -549,11 +611,13 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   if (auto s = region->reserve(run.layout.bytes); !s) return s;
   at::set_num_threads(options.max_threads);
 
+  auto phase_started = Clock::now();
   auto loaded = call(run, options.load_timeout, [&](msg::SandboxRequest::Builder request) {
     auto load = request.initLoad();
     load.setLibrary(compiled->library_path);
     load.setMaxThreads(options.max_threads);
   });
+  out.setLoadMs(ms_since(phase_started));
   if (!loaded) {
     if (!run.sandbox_failed) return loaded.error();
     out.setErrorText("while loading the candidate: " + std::string(out.getErrorText().cStr()));
@@ -561,9 +625,13 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
     out.setSandbox(msg::SandboxOutcome::FAILED_TO_LOAD);
     out.setErrorText(loaded->message);
   } else {
+    phase_started = Clock::now();
     if (auto s = run_trials(run); !s) return s;
+    out.setCorrectnessMs(ms_since(phase_started));
+    phase_started = Clock::now();
     if (out.getCorrect())
       if (auto s = run_timing(run); !s) return s;
+    out.setTimingMs(ms_since(phase_started));
   }
   if (!out.getCorrect()) out.setSpeedup(0.0);
   // Keep one sandbox warm for the next candidate.
@@ -603,6 +671,8 @@ Status EvaluationEngine::Impl::run_trials(Run& run) {
       out.setErrorText(text.str());
       break;
     }
+    if (trial == 0)
+      if (auto s = check_precision(run, 0); !s) return s;
     // Mutated inputs with matching outputs still pass the numbers; the evidence goes to the Verifier.
     if (out.getEvidence().getInputsMutated() && out.getErrorText().size() == 0)
       out.setErrorText("trial " + std::to_string(trial + 1) + ": " + comparison->first_failure);
@@ -673,10 +743,15 @@ Status EvaluationEngine::Impl::run_timing(Run& run) {
   fill_timing(reference_summary, out.initReferenceTiming());
   if (options.device == DeviceKind::cuda) fill_roofline(run, candidate_summary.median);
 
-  // Fresh values at the same addresses: a result cached across timed calls shows here.
+  // Fresh values at the same addresses: a result cached across timed calls shows here. The
+  // outputs are not poisoned this time: they keep the answers to the previous inputs, a finite,
+  // plausible second poison that catches a candidate that skips work when its output already
+  // holds numbers (the trials' NaN poison caught outputs never written).
+  std::vector<std::vector<float>> previous_answers(set_count);
   for (uint32_t s = 0; s < set_count; ++s) {
     write_inputs(run, s, kernels::draw_inputs(*run.task, shape_kind(), mix(run.seed, 2000 + s)));
-    poison_outputs(run, s);
+    const auto& slot = run.layout.sets[s].outputs[0];
+    previous_answers[s].assign(slot_data(slot), slot_data(slot) + slot.elements);
   }
   auto check = run_batch(run, std::max(candidate_calls, set_count));
   if (auto f = batch_failed(run, check, "the batch after timing")) return *f;
@@ -685,7 +760,11 @@ Status EvaluationEngine::Impl::run_timing(Run& run) {
     if (!comparison) return comparison.error();
     if (!comparison->passed) {
       out.setCorrect(false);
-      out.setErrorText("the last timed batch (fresh inputs): " + comparison->first_failure);
+      auto stale = mostly_stale(run, s, previous_answers[s]);
+      if (!stale) return stale.error();
+      if (*stale) out.getEvidence().setStaleAfterFreshInputs(true);
+      out.setErrorText("the last timed batch (fresh inputs): " + comparison->first_failure +
+                       (*stale ? " (the output still holds the answer to the previous inputs)" : ""));
       return {};
     }
   }
@@ -774,8 +853,10 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
     }
     if (timing_settled(candidate_us, reference_us, timing_started)) break;
   }
-  // The median batch, so that one batch delayed by the scheduler does not speak for all.
-  if (!clock_ratios.empty()) out.getEvidence().setWallCheckRatio(summarize(clock_ratios, 1).median);
+  // A low percentile of the batches: a loaded machine delays many round trips (its wake-up
+  // latency alone can triple a 1 ms batch), while a sandbox that lies about its clock, or works
+  // after it answered, inflates every batch.
+  if (!clock_ratios.empty()) out.getEvidence().setWallCheckRatio(summarize(clock_ratios, 1).p10);
   return {};
 }
 
@@ -912,7 +993,9 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
   compiler_options.timeout = options.compile_timeout;
   auto compiler = Compiler::create(compiler_options, options.runner ? options.runner : system_command_runner());
   if (!compiler) return compiler.error();
-  impl->compiler = std::move(*compiler);
+  auto pool = CompilePool::create(std::move(*compiler), options.compile_workers);
+  if (!pool) return pool.error();
+  impl->compile_pool = std::move(*pool);
   auto region = SharedRegion::create(1);
   if (!region) return region.error();
   impl->region.emplace(std::move(*region));
@@ -948,6 +1031,7 @@ Status EvaluationEngine::evaluate(const CandidateInput& input, msg::EvalResult::
   return impl_->evaluate(candidate.asReader(), out);
 }
 
+CompilePool& EvaluationEngine::compile_pool() { return *impl_->compile_pool; }
 const kernels::TaskCatalog& EvaluationEngine::catalog() const { return impl_->catalog; }
 const EngineOptions& EvaluationEngine::options() const { return impl_->options; }
 pid_t EvaluationEngine::sandbox_pid() const {

@@ -2,7 +2,8 @@
 //
 // evaluate() ALWAYS fills a complete msg::EvalResult for a candidate it can evaluate: a compile
 // failure, a crash, a hang, a wrong answer are fields of the result, never errors. Steps:
-//   1. compile (actors/evaluator/compiler.h; cached by content);
+//   1. compile (actors/evaluator/compiler.h; cached by content) on the engine's CompilePool, which
+//      may already be compiling it (compile_pool(): compile ahead);
 //   2. load it into the warm sandbox (actors/evaluator/sandbox_process.h);
 //   3. correctness over `trials` fresh input draws (seeds derived from a secret drawn per engine
 //      from /dev/urandom): outputs are poisoned with a NaN before every call, the candidate runs
@@ -15,8 +16,11 @@
 //      at::set_num_threads(max_threads); batches of both are interleaved in random order,
 //      rotating over several input sets in shared memory, until the standard error of both
 //      medians is under 1 % or the timing budget is spent;
-//   5. a last batch on freshly drawn inputs (same addresses, outputs poisoned again) whose
-//      outputs must still be correct: catches results cached across timed calls.
+//   5. a last batch on freshly drawn inputs (same addresses; the outputs keep the previous
+//      inputs' answers, a finite second poison) whose outputs must still be correct: catches
+//      results cached across timed calls and work skipped when the output already holds numbers
+//      (evidence staleAfterFreshInputs, when most elements that miss still hold the previous
+//      answers bit for bit; otherwise the candidate is merely incorrect).
 // On CUDA (device cuda; the build needs the CUDA toolkit) the candidate is CUDA C++ compiled by
 // nvcc (its resource report becomes `resources`) and runs in drk-sandbox-cuda on device copies
 // of the shared region; correctness is checked here as above. Timing happens in the sandbox:
@@ -26,7 +30,8 @@
 // every kernel of every timed call (`gpu`: coverage, kernels, event/CUPTI agreement, roofline
 // against peaks the sandbox measures once). The stop rule is the CPU one. docs/gpu.md.
 // speedup = reference median / candidate median when correct, else 0. The engine never judges
-// honesty: it records evidence (poisoned outputs, mutated inputs, non-finite values, the
+// honesty: it records evidence (poisoned outputs, mutated inputs, non-finite values, library-table
+// calls, threads left running after a batch (CPU sandbox), stale results on fresh inputs, the
 // sandbox's signal, the candidate's status) for the Verifier.
 //
 // Errors (only for a request that cannot be evaluated): not_found for an unknown task,
@@ -48,6 +53,7 @@
 #include <string>
 
 #include "actors/evaluator/command_runner.h"
+#include "actors/evaluator/compile_pool.h"
 #include "actors/evaluator/sandbox_process.h"
 #include "kernels/catalog/task.h"
 #include "messages/drk.capnp.h"
@@ -66,6 +72,7 @@ struct EngineOptions {
   std::chrono::milliseconds call_timeout{10000};  // one sandbox call: a trial or a timed batch
   std::chrono::milliseconds load_timeout{30000};  // sandbox start-up and loading a candidate
   std::chrono::milliseconds compile_timeout{60000};
+  uint32_t compile_workers = 2;           // threads of the engine's CompilePool
   SandboxOptions sandbox;                 // executable and limits (max_threads is set from above)
   std::shared_ptr<CommandRunner> runner;  // runs the compiler; null: real processes
   double target_batch_ms = 1.0;           // a timed batch lasts at least this long
@@ -94,6 +101,10 @@ class EvaluationEngine {
 
   Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out);
   Status evaluate(const CandidateInput& input, msg::EvalResult::Builder out);
+
+  // The engine's compiles: submit a source here to compile it ahead of its evaluate() (which then
+  // joins that compile or finds it in the cache). Thread-safe, unlike the engine.
+  CompilePool& compile_pool();
 
   const kernels::TaskCatalog& catalog() const;
   const EngineOptions& options() const;

@@ -11,6 +11,14 @@ namespace drk::evaluator {
 namespace {
 
 constexpr size_t kRecentResults = 64;
+constexpr uint64_t kServeNextTimer = 1;
+
+// A held EvalRequest: its envelope's ids and the candidate, copied out of the received frame.
+struct HeldRequest {
+  uint64_t correlation_id = 0;
+  uint64_t trace_id = 0;
+  kj::Array<capnp::word> candidate;  // a flat msg::Candidate
+};
 
 class EvaluatorActor final : public runtime::Actor {
  public:
@@ -19,6 +27,9 @@ class EvaluatorActor final : public runtime::Actor {
   void on_start(runtime::ActorContext& context) override {
     auto options = engine_options_for(spec_);
     if (!options) throw std::runtime_error("evaluator " + spec_.name + ": " + options.error().describe());
+    auto slots = evaluator_slots_for(spec_);
+    if (!slots) throw std::runtime_error("evaluator " + spec_.name + ": " + slots.error().describe());
+    slots_ = *slots;
     std::string tasks_dir = kernels::TaskCatalog::default_directory();
     if (spec_.experiment && spec_.experiment["tasks_dir"]) tasks_dir = spec_.experiment["tasks_dir"].as<std::string>();
     auto catalog = kernels::TaskCatalog::load(tasks_dir);
@@ -33,7 +44,7 @@ class EvaluatorActor final : public runtime::Actor {
     auto body = envelope.getBody();
     switch (body.which()) {
       case msg::Envelope::Body::EVAL_REQUEST:
-        serve(context, envelope, body.getEvalRequest());
+        hold(context, envelope, body.getEvalRequest().getCandidate());
         break;
       case msg::Envelope::Body::CONTROL: {
         auto control = body.getControl();
@@ -67,12 +78,42 @@ class EvaluatorActor final : public runtime::Actor {
     (void)context.send(first_of_role(context, "oracle"), [&](msg::Envelope::Builder envelope) {
       auto ready = envelope.getBody().initEvaluatorReady();
       ready.setIncarnation(spec_.incarnation);
-      ready.setSlots(1);
+      ready.setSlots(slots_);
     });
   }
 
-  void serve(runtime::ActorContext& context, msg::Envelope::Reader envelope, msg::EvalRequest::Reader request) {
-    auto candidate = request.getCandidate();
+  void on_timer(runtime::ActorContext& context, uint64_t token) override {
+    if (token != kServeNextTimer) return;
+    serve_scheduled_ = false;
+    if (held_.empty()) return;
+    HeldRequest request = std::move(held_.front());
+    held_.pop_front();
+    capnp::FlatArrayMessageReader reader(request.candidate);
+    serve(context, request, reader.getRoot<msg::Candidate>());
+    schedule_serving(context);
+  }
+
+  void hold(runtime::ActorContext& context, msg::Envelope::Reader envelope, msg::Candidate::Reader candidate) {
+    // Compile ahead what this engine can evaluate and has not answered yet; anything else is
+    // answered (or refused) when its turn comes.
+    const auto device = engine_->options().device == kernels::DeviceKind::cuda ? msg::Device::CUDA : msg::Device::CPU;
+    const auto language = device == msg::Device::CUDA ? msg::Language::CUDA : msg::Language::CPP;
+    if (candidate.getDevice() == device && candidate.getLanguage() == language &&
+        recent_.find(candidate.getId().cStr()) == recent_.end())
+      (void)engine_->compile_pool().submit(candidate.getSource());
+    capnp::MallocMessageBuilder copy;
+    copy.setRoot(candidate);
+    held_.push_back(HeldRequest{envelope.getCorrelationId(), envelope.getTraceId(), capnp::messageToFlatArray(copy)});
+    schedule_serving(context);
+  }
+
+  void schedule_serving(runtime::ActorContext& context) {
+    if (serve_scheduled_ || held_.empty()) return;
+    serve_scheduled_ = true;
+    context.start_timer(std::chrono::milliseconds(0), kServeNextTimer);
+  }
+
+  void serve(runtime::ActorContext& context, const HeldRequest& request, msg::Candidate::Reader candidate) {
     std::string id = candidate.getId();
     auto cached = recent_.find(id);
     if (cached == recent_.end()) {
@@ -94,8 +135,8 @@ class EvaluatorActor final : public runtime::Actor {
     capnp::FlatArrayMessageReader reader(cached->second);
     auto result = reader.getRoot<msg::EvalResult>();
     runtime::SendOptions options;
-    options.correlation_id = envelope.getCorrelationId();
-    options.trace_id = envelope.getTraceId();
+    options.correlation_id = request.correlation_id;
+    options.trace_id = request.trace_id;
     (void)context.send(first_of_role(context, "verifier"),
                        [&](msg::Envelope::Builder out) { out.getBody().setEvalResult(result); }, options);
     send_ready(context);
@@ -112,6 +153,9 @@ class EvaluatorActor final : public runtime::Actor {
 
   runtime::ActorSpec spec_;
   std::unique_ptr<EvaluationEngine> engine_;
+  uint32_t slots_ = 1;
+  std::deque<HeldRequest> held_;
+  bool serve_scheduled_ = false;
   std::map<std::string, kj::Array<capnp::word>> recent_;
   std::deque<std::string> order_;
 };
@@ -134,15 +178,31 @@ Result<EngineOptions> engine_options_for(const runtime::ActorSpec& spec) {
         options.trials = eval["trials"].as<uint32_t>(options.trials);
         options.timing_budget_ms = eval["timing_budget_ms"].as<double>(options.timing_budget_ms);
         options.max_threads = eval["max_threads"].as<int>(options.max_threads);
+        options.compile_workers = eval["compile_workers"].as<uint32_t>(options.compile_workers);
       }
     }
   } catch (const YAML::Exception& e) {
     return make_error(Errc::invalid_argument, "experiment.eval of the topology is malformed: " + e.msg +
-                                                  " (expected {trials: N, timing_budget_ms: MS, max_threads: N})");
+                                                  " (expected {trials: N, timing_budget_ms: MS, max_threads: N, "
+                                                  "compile_workers: N, slots: N})");
   }
-  if (options.trials < 1 || options.max_threads < 1 || options.timing_budget_ms < 0)
-    return make_error(Errc::invalid_argument, "experiment.eval needs trials >= 1, max_threads >= 1, timing_budget_ms >= 0");
+  if (options.trials < 1 || options.max_threads < 1 || options.timing_budget_ms < 0 || options.compile_workers < 1)
+    return make_error(Errc::invalid_argument, "experiment.eval needs trials >= 1, max_threads >= 1, "
+                                              "timing_budget_ms >= 0, compile_workers >= 1");
   return options;
+}
+
+Result<uint32_t> evaluator_slots_for(const runtime::ActorSpec& spec) {
+  uint32_t slots = 2;
+  try {
+    if (spec.experiment && spec.experiment.IsMap())
+      if (YAML::Node eval = spec.experiment["eval"]) slots = eval["slots"].as<uint32_t>(slots);
+  } catch (const YAML::Exception& e) {
+    return make_error(Errc::invalid_argument, "experiment.eval.slots of the topology is malformed: " + e.msg +
+                                                  " (expected a whole number >= 1)");
+  }
+  if (slots < 1) return make_error(Errc::invalid_argument, "experiment.eval.slots must be at least 1");
+  return slots;
 }
 
 std::unique_ptr<runtime::Actor> make_evaluator_actor(const runtime::ActorSpec& spec) {
@@ -154,7 +214,9 @@ std::vector<runtime::ExperimentKey> evaluator_experiment_keys() {
           {"tasks_dir", runtime::ValueKind::text, "kernels/tasks"},
           {"eval.trials", runtime::ValueKind::integer, "5"},
           {"eval.timing_budget_ms", runtime::ValueKind::number, "100"},
-          {"eval.max_threads", runtime::ValueKind::integer, "1"}};
+          {"eval.max_threads", runtime::ValueKind::integer, "1"},
+          {"eval.compile_workers", runtime::ValueKind::integer, "2"},
+          {"eval.slots", runtime::ValueKind::integer, "2"}};
 }
 
 }  // namespace drk::evaluator

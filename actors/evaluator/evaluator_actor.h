@@ -1,7 +1,12 @@
-// EvaluatorActor: the Evaluator role (docs/architecture.md). It owns one EvaluationEngine and
-// serves one EvalRequest at a time:
-//   on start:              create the engine, send EvaluatorReady{incarnation, slots = 1} to the oracle;
-//   on EvalRequest:        evaluate, send EvalResult to the verifier, then EvaluatorReady to the oracle;
+// EvaluatorActor: the Evaluator role (docs/architecture.md). It owns one EvaluationEngine, holds
+// up to `slots` EvalRequests and evaluates them one at a time, in the order received, compiling
+// the held ones ahead on the engine's CompilePool while it checks and times the current one:
+//   on start:              create the engine, send EvaluatorReady{incarnation, slots} to the oracle;
+//   on EvalRequest:        hold it, submit its compile to the pool, and ask for a timer of 0 ms
+//                          (the host fires timers after it has handled what the mailbox holds, so
+//                          every request that arrived meanwhile is compiling by then);
+//   on that timer:         evaluate the oldest held request, send EvalResult to the verifier, then
+//                          EvaluatorReady to the oracle (one credit back); again while any is held;
 //   on peerRestarted(oracle) or peerRestarted(itself, its node came back): send EvaluatorReady
 //   again (the credit the Oracle lost).
 // A request for a candidate id it answered recently gets the cached result again (idempotence).
@@ -10,13 +15,15 @@
 //
 // Configuration, from the topology's experiment section:
 //   device: cpu | cuda                (default cpu)
-//   eval: {trials: 5, timing_budget_ms: 2000, max_threads: 1}
+//   eval: {trials: 5, timing_budget_ms: 2000, max_threads: 1, compile_workers: 2, slots: 2}
 //   tasks_dir: DIR                    (default: TaskCatalog::default_directory())
-// and the compile cache in RUN_DIR/compile-cache.
+// and the compile cache in RUN_DIR/compile-cache. A held request waits for the one being
+// evaluated: slots x the longest evaluation must stay under the Oracle's dispatch_timeout_s.
 //
 // Errors: an engine that cannot be created (no compiler, no sandbox, a bad task folder) is a
 // fault: on_start throws, the runtime records the cause and the supervisor restarts the process.
-// Thread-safety: as every actor, handlers run on the actor's own thread.
+// Thread-safety: as every actor, handlers run on the actor's own thread (the compile pool's
+// workers only compile).
 #pragma once
 
 #include <memory>
@@ -30,6 +37,9 @@ namespace drk::evaluator {
 
 // The engine options an ActorSpec asks for (invalid_argument for malformed values).
 Result<EngineOptions> engine_options_for(const runtime::ActorSpec& spec);
+
+// How many requests the Evaluator holds (eval.slots, default 2; invalid_argument below 1).
+Result<uint32_t> evaluator_slots_for(const runtime::ActorSpec& spec);
 
 std::unique_ptr<runtime::Actor> make_evaluator_actor(const runtime::ActorSpec& spec);
 

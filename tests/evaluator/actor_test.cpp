@@ -23,6 +23,15 @@ runtime::ActorSpec evaluator_spec(const std::string& run_dir) {
   return spec;
 }
 
+// Fires the timers the actor asked for, as its host would once the mailbox is empty.
+void fire_timers(testing::FakeActorContext& context, runtime::Actor& actor) {
+  while (!context.timers.empty()) {
+    auto timer = context.timers.front();
+    context.timers.erase(context.timers.begin());
+    actor.on_timer(context, timer.token);
+  }
+}
+
 }  // namespace
 
 DRK_TEST_CASE("engine options come from the experiment section") {
@@ -46,7 +55,7 @@ DRK_TEST_CASE("the evaluator announces itself, answers a request to the verifier
   DRK_REQUIRE(context.sent.size() == 1);
   DRK_CHECK(context.sent[0].recipient == "oracle");
   DRK_CHECK(context.sent[0].envelope().getBody().getEvaluatorReady().getIncarnation() == 77);
-  DRK_CHECK(context.sent[0].envelope().getBody().getEvaluatorReady().getSlots() == 1);
+  DRK_CHECK(context.sent[0].envelope().getBody().getEvaluatorReady().getSlots() == 2);
 
   capnp::MallocMessageBuilder message;
   auto envelope = message.initRoot<msg::Envelope>();
@@ -58,6 +67,8 @@ DRK_TEST_CASE("the evaluator announces itself, answers a request to the verifier
   candidate.setSource("#include \"drk_kernel.h\"\nDRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor*, "
                       "int32_t, drk_tensor*, int32_t) { return DRK_E_UNSUPPORTED_SHAPE; }\n");
   actor->on_message(context, envelope.asReader());
+  DRK_CHECK(context.sent.size() == 1);  // held until the mailbox is empty
+  fire_timers(context, *actor);
   DRK_REQUIRE(context.sent.size() == 3);
   DRK_CHECK(context.sent[1].recipient == "verifier");
   auto result = context.sent[1].envelope().getBody().getEvalResult();
@@ -70,6 +81,7 @@ DRK_TEST_CASE("the evaluator announces itself, answers a request to the verifier
 
   // The same candidate again: the cached answer, without evaluating it twice.
   actor->on_message(context, envelope.asReader());
+  fire_timers(context, *actor);
   DRK_REQUIRE(context.sent.size() == 5);
   DRK_CHECK(context.sent[3].envelope().getBody().getEvalResult().getEvalMs() == result.getEvalMs());
 
@@ -81,4 +93,52 @@ DRK_TEST_CASE("the evaluator announces itself, answers a request to the verifier
   DRK_CHECK(context.sent[5].envelope().getBody().isEvaluatorReady());
   actor->on_stop(context);
   actor.reset();
+}
+
+DRK_TEST_CASE("requests that arrive together are held, compiled ahead and answered in order") {
+  testing::RunDir run_dir;
+  auto spec = evaluator_spec(run_dir.path().string());
+  spec.experiment["eval"]["slots"] = 3;
+  spec.experiment["eval"]["compile_workers"] = 2;
+  testing::FakeActorContext context(spec);
+  auto actor = evaluator::make_evaluator_actor(spec);
+  actor->on_start(context);
+  DRK_REQUIRE(context.sent.size() == 1);
+  DRK_CHECK(context.sent[0].envelope().getBody().getEvaluatorReady().getSlots() == 3);
+
+  const std::vector<std::string> ids = {"s0/relu/0/t0", "s0/relu/1/t0", "s0/relu/2/t0"};
+  for (size_t i = 0; i < ids.size(); ++i) {
+    capnp::MallocMessageBuilder message;
+    auto envelope = message.initRoot<msg::Envelope>();
+    envelope.setSender("oracle");
+    auto candidate = envelope.getBody().initEvalRequest().initCandidate();
+    candidate.setId(ids[i]);
+    candidate.setTask("relu");
+    candidate.setSource("#include \"drk_kernel.h\"\nDRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor*, "
+                        "int32_t, drk_tensor*, int32_t) { return DRK_E_UNSUPPORTED_SHAPE; }\n// " + std::to_string(i) + "\n");
+    actor->on_message(context, envelope.asReader());
+  }
+  DRK_CHECK(context.sent.size() == 1);  // nothing evaluated while the mailbox held more
+  DRK_CHECK(context.timers.size() == 1);
+  fire_timers(context, *actor);
+  auto results = context.sent_of(msg::Envelope::Body::EVAL_RESULT);
+  DRK_REQUIRE(results.size() == 3);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto result = results[i]->envelope().getBody().getEvalResult();
+    DRK_CHECK(std::string(result.getCandidate().getId().cStr()) == ids[i]);
+    DRK_CHECK(result.getCompiled());
+  }
+  DRK_CHECK(context.sent_of(msg::Envelope::Body::EVALUATOR_READY).size() == 4);
+  actor->on_stop(context);
+}
+
+DRK_TEST_CASE("eval.slots and eval.compile_workers must be at least 1") {
+  auto spec = evaluator_spec("/tmp/run");
+  spec.experiment["eval"]["slots"] = 0;
+  DRK_CHECK_FALSE(evaluator::evaluator_slots_for(spec).ok());
+  spec.experiment["eval"]["slots"] = 4;
+  DRK_REQUIRE(evaluator::evaluator_slots_for(spec).ok());
+  DRK_CHECK(*evaluator::evaluator_slots_for(spec) == 4);
+  spec.experiment["eval"]["compile_workers"] = 0;
+  DRK_CHECK_FALSE(evaluator::engine_options_for(spec).ok());
 }

@@ -1,10 +1,14 @@
 // drk bench SUBCOMMAND: benchmarks of drkernel, each a subcommand of the table below.
 //   runtime   the actor runtime against raw ZeroMQ, restart and node failure detection times
 //             (tools/bench/runtime_report.h)
+//   eval      evaluation latency (cold and warm compile cache, per phase) and throughput with
+//             and without the compile pool (tools/bench/eval_bench.h)
 // A new benchmark is a function and a row of kSubcommands, with its lines in kBenchHelp.
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
+#include "tools/bench/eval_bench.h"
 #include "tools/bench/restart_bench.h"
 #include "tools/bench/runtime_report.h"
 #include "tools/drk/commands.h"
@@ -22,6 +26,18 @@ subcommands:
         failed node (medians). Prints a table with the goals and a summary line; --json prints
         one JSON object whose TRANSPORT_PAYLOAD_throughput_ratio fields give each ratio.
         About 60 s; --quick about 12 s.
+  eval [--device cpu|cuda] [--shapes cpu|cuda] [--workers N] [--trials N] [--budget-ms MS]
+       [--quick] [--json]
+        The real evaluation engine over one task per family the policy renders (relu,
+        softmax, gemm_multiply_leakyrelu on cpu; relu, softmax, matmul on cuda) with the
+        honest candidates of tests/candidates: the latency of one evaluation with a cold and
+        a warm compile cache (medians, with the compile, load, correctness and timing phases),
+        and evaluations per hour (per GPU-hour on cuda) over fresh candidates compiled inline,
+        with a pool of 1 compiling one ahead, and with a pool of N (--workers, default 2)
+        compiling N ahead. --shapes: whose shapes (default the scaled cpu ones); --trials
+        (default 5) and --budget-ms (timing budget, default 100) as in `drk eval`. --json
+        prints one object (cold_latency_ms, warm_latency_ms, evals_per_hour, throughput, ...).
+        About 2 min on cpu; --quick about a third of that.
 
 See docs/benchmarks.md.
 )";
@@ -53,6 +69,55 @@ int bench_runtime(const Args& args) {
   return bench::run_runtime_bench(options, std::cout, std::cerr);
 }
 
+int bench_eval(const Args& args) {
+  bench::EvalBenchOptions options;
+  auto whole_number = [&](size_t& i, uint32_t& into) {
+    char* end = nullptr;
+    long value = i + 1 < args.size() ? std::strtol(args[i + 1].c_str(), &end, 10) : 0;
+    if (i + 1 >= args.size() || *end != '\0' || value < 1) {
+      std::cerr << "drk bench eval: " << args[i] << " needs a whole number >= 1\n";
+      return false;
+    }
+    into = static_cast<uint32_t>(value);
+    ++i;
+    return true;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (arg == "--json") {
+      options.json = true;
+    } else if (arg == "--quick") {
+      options.quick = true;
+    } else if ((arg == "--device" || arg == "--shapes") && has_value) {
+      auto device = kernels::parse_device(args[++i]);
+      if (!device) {
+        std::cerr << "drk bench eval: " << arg << ": " << device.error().message << "\n";
+        return 2;
+      }
+      (arg == "--device" ? options.device : options.shapes.emplace()) = *device;
+    } else if (arg == "--workers") {
+      if (!whole_number(i, options.compile_workers)) return 2;
+    } else if (arg == "--trials") {
+      if (!whole_number(i, options.trials)) return 2;
+    } else if (arg == "--budget-ms" && has_value) {
+      char* end = nullptr;
+      options.timing_budget_ms = std::strtod(args[++i].c_str(), &end);
+      if (*end != '\0' || options.timing_budget_ms < 0) {
+        std::cerr << "drk bench eval: --budget-ms needs a number >= 0, got '" << args[i] << "'\n";
+        return 2;
+      }
+    } else if (arg == "--help" || arg == "-h") {
+      std::cout << kBenchHelp;
+      return 0;
+    } else {
+      std::cerr << "drk bench eval: unknown option '" << arg << "'\n\n" << kBenchHelp;
+      return 2;
+    }
+  }
+  return bench::run_eval_bench(options, std::cout, std::cerr);
+}
+
 struct Subcommand {
   const char* name;
   int (*run)(const Args&);
@@ -60,6 +125,7 @@ struct Subcommand {
 
 constexpr Subcommand kSubcommands[] = {
     {"runtime", bench_runtime},
+    {"eval", bench_eval},
 };
 
 }  // namespace

@@ -19,6 +19,7 @@ int cmd_inspect(const Args& args);  // drk inspect ADDRESS [--json] [--hung-afte
 int cmd_top(const Args& args);      // drk top ADDRESS [--hung-after S]
 int cmd_keys(const Args& args);     // drk keys generate DIR NAME... [--force] | show DIR
 int cmd_bench(const Args& args);    // drk bench runtime [--quick] [--json]
+int cmd_verify_corpus(const Args& args);  // drk verify-corpus DIR [--json] (tools/drk/verify_corpus_command.cpp)
 
 // Registers the six actor roles, and the experiment keys they read, with the runtime
 // (tools/drk/roles.cpp).

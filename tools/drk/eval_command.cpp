@@ -130,6 +130,8 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
   std::cout << "verdict     " << (verdict.getHonest() ? "honest: no check failed" : "rejected: these checks failed");
   for (auto check : verdict.getFailedChecks())
     std::cout << "\n  failed    " << check.getCode().cStr() << ": " << check.getEvidence().cStr();
+  for (auto warning : verdict.getWarnings())
+    std::cout << "\n  warning   " << warning.getCode().cStr() << ": " << warning.getEvidence().cStr();
   std::cout << "\nevaluated   in " << fixed(r.getEvalMs(), 0) << " ms by " << r.getEvaluator().cStr() << "\n";
 }
 

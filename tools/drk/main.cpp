@@ -34,6 +34,9 @@ commands:
         join this machine to a multi-node run and host the actors placed on it
   bench runtime [--quick] [--json]
         measure drkernel's messaging against raw ZeroMQ, restart and node failure times
+  verify-corpus DIR [--json]
+        evaluate a folder of candidates that declare their expected verdict (tests/hacks):
+        caught, missed, false alarms
   host ...
         host one process of a running topology (started by `drk run`, not by people)
 )";
@@ -49,6 +52,7 @@ constexpr Command kCommands[] = {
     {"archive", drk::tools::cmd_archive}, {"inspect", drk::tools::cmd_inspect},
     {"top", drk::tools::cmd_top},       {"keys", drk::tools::cmd_keys},
     {"node", drk::tools::cmd_node},     {"bench", drk::tools::cmd_bench},
+    {"verify-corpus", drk::tools::cmd_verify_corpus},
 };
 
 }  // namespace

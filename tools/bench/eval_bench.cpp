@@ -1,0 +1,337 @@
+#include "tools/bench/eval_bench.h"
+
+#include <capnp/message.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <iomanip>
+#include <random>
+#include <span>
+#include <sstream>
+#include <vector>
+
+#include "actors/evaluator/evaluation.h"
+#include "tools/bench/temp_dir.h"
+
+#ifndef DRK_SOURCE_DIR
+#error "DRK_SOURCE_DIR must be defined by the build (tools/bench/CMakeLists.txt)"
+#endif
+
+namespace drk::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using kernels::DeviceKind;
+
+// One task of each family the embedded policy renders, with its honest hand-written candidate.
+struct MixEntry {
+  const char* task;
+  const char* family;
+  const char* candidate;  // below tests/candidates
+};
+
+constexpr MixEntry kCpuMix[] = {{"relu", "elementwise", "relu.cpp"},
+                                {"softmax", "rowwise", "softmax.cpp"},
+                                {"gemm_multiply_leakyrelu", "gemm", "gemm_multiply_leakyrelu.cpp"}};
+constexpr MixEntry kCudaMix[] = {{"relu", "elementwise", "cuda/relu.cu"},
+                                 {"softmax", "rowwise", "cuda/softmax.cu"},
+                                 {"matmul", "gemm", "cuda/matmul.cu"}};
+
+struct Phases {
+  double eval = 0, compile = 0, compile_wait = 0, load = 0, correctness = 0, timing = 0;
+};
+
+struct Sample {
+  std::string task;
+  bool correct = false;
+  bool compile_cached = false;
+  std::string error;
+  Phases ms;
+};
+
+struct ThroughputRow {
+  std::string name;
+  uint32_t workers = 1;
+  uint32_t ahead = 0;
+  size_t evaluations = 0;
+  double seconds = 0;
+  Phases mean_ms;
+  double per_hour() const { return seconds > 0 ? 3600.0 * static_cast<double>(evaluations) / seconds : 0; }
+};
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+Phases median_phases(const std::vector<Sample>& samples) {
+  auto column = [&](double Phases::*field) {
+    std::vector<double> values;
+    for (const auto& s : samples) values.push_back(s.ms.*field);
+    return median(values);
+  };
+  return {column(&Phases::eval),        column(&Phases::compile),     column(&Phases::compile_wait),
+          column(&Phases::load),        column(&Phases::correctness), column(&Phases::timing)};
+}
+
+Phases mean_phases(const std::vector<Sample>& samples) {
+  Phases sum;
+  for (const auto& s : samples) {
+    sum.eval += s.ms.eval;
+    sum.compile += s.ms.compile;
+    sum.compile_wait += s.ms.compile_wait;
+    sum.load += s.ms.load;
+    sum.correctness += s.ms.correctness;
+    sum.timing += s.ms.timing;
+  }
+  double n = samples.empty() ? 1.0 : static_cast<double>(samples.size());
+  return {sum.eval / n, sum.compile / n, sum.compile_wait / n, sum.load / n, sum.correctness / n, sum.timing / n};
+}
+
+std::string source_dir() {
+  if (const char* dir = std::getenv("DRK_SOURCE_DIR"); dir && *dir) return dir;
+  return DRK_SOURCE_DIR;
+}
+
+// A candidate never seen by any compile cache: the honest source with a unique last line.
+struct Candidate {
+  std::string task;
+  std::string source;
+};
+
+class Bench {
+ public:
+  Bench(const EvalBenchOptions& options, std::ostream& err) : options_(options), err_(err) {
+    std::random_device entropy;
+    nonce_ = (static_cast<uint64_t>(entropy()) << 32) ^ entropy() ^
+             static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+  }
+
+  bool load_mix() {
+    const bool cuda = options_.device == DeviceKind::cuda;
+    for (const MixEntry& entry : cuda ? std::span<const MixEntry>(kCudaMix) : std::span<const MixEntry>(kCpuMix)) {
+      std::string path = source_dir() + "/tests/candidates/" + entry.candidate;
+      std::ifstream in(path, std::ios::binary);
+      if (!in) {
+        err_ << options_.program << ": cannot read the candidate '" << path
+             << "': set DRK_SOURCE_DIR to the drkernel source tree\n";
+        return false;
+      }
+      std::ostringstream text;
+      text << in.rdbuf();
+      mix_.push_back({entry.task, text.str()});
+      families_.push_back(entry.family);
+    }
+    return true;
+  }
+
+  Candidate fresh(size_t index) {
+    const Candidate& base = mix_[index % mix_.size()];
+    return {base.task, base.source + "\n// drk bench eval " + std::to_string(nonce_) + " " + std::to_string(serial_++) + "\n"};
+  }
+
+  Result<std::unique_ptr<evaluator::EvaluationEngine>> make_engine(uint32_t workers) {
+    auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
+    if (!catalog) return catalog.error();
+    evaluator::EngineOptions engine;
+    engine.device = options_.device;
+    engine.shapes = options_.shapes.value_or(DeviceKind::cpu);
+    engine.trials = options_.trials;
+    engine.timing_budget_ms = options_.timing_budget_ms;
+    engine.max_threads = 1;
+    engine.cache_dir = cache_.path() + "/compile-cache";
+    engine.compile_workers = workers;
+    engine.evaluator_name = options_.program;
+    auto created = evaluator::EvaluationEngine::create(std::move(*catalog), engine);
+    if (!created) return created.error();
+    // One-time costs out of every measurement: the sandbox's first load, LibTorch's lazy set-up,
+    // and on CUDA the device peaks the first timed evaluation measures.
+    for (const Candidate& candidate : mix_) {
+      auto sample = evaluate(**created, candidate);
+      if (!sample) return sample.error();
+    }
+    return created;
+  }
+
+  Result<Sample> evaluate(evaluator::EvaluationEngine& engine, const Candidate& candidate) {
+    capnp::MallocMessageBuilder message;
+    auto result = message.initRoot<msg::EvalResult>();
+    evaluator::CandidateInput input{"bench/" + candidate.task + "/" + std::to_string(evaluated_++), candidate.task,
+                                    options_.device, candidate.source};
+    if (auto status = engine.evaluate(input, result); !status) return status.error();
+    Sample sample;
+    sample.task = candidate.task;
+    sample.correct = result.getCorrect();
+    sample.compile_cached = result.getCompileCached();
+    sample.error = result.getErrorText().size() ? std::string(result.getErrorText().cStr())
+                                                : std::string(result.getCompileLog().cStr());
+    sample.ms = {result.getEvalMs(), result.getCompileMs(),     result.getCompileWaitMs(),
+                 result.getLoadMs(), result.getCorrectnessMs(), result.getTimingMs()};
+    if (!sample.correct)
+      return make_error(Errc::internal, "the honest candidate for '" + candidate.task +
+                                            "' was not found correct, so the numbers would measure a failure: " +
+                                            sample.error);
+    return sample;
+  }
+
+  // Evaluates `count` fresh candidates as an Evaluator holding ahead + 1 requests does: before
+  // each evaluation the next `ahead` are submitted to the pool.
+  Result<ThroughputRow> throughput(const std::string& name, uint32_t workers, uint32_t ahead, size_t count) {
+    auto engine = make_engine(workers);
+    if (!engine) return engine.error();
+    std::vector<Candidate> stream;
+    for (size_t i = 0; i < count; ++i) stream.push_back(fresh(i));
+    std::vector<Sample> samples;
+    size_t next = 1;  // the first stream candidate to submit ahead
+    auto started = Clock::now();
+    for (size_t i = 0; i < stream.size(); ++i) {
+      next = std::max(next, i + 1);
+      while (next < stream.size() && next <= i + ahead) (void)(*engine)->compile_pool().submit(stream[next++].source);
+      auto sample = evaluate(**engine, stream[i]);
+      if (!sample) return sample.error();
+      samples.push_back(*sample);
+    }
+    ThroughputRow row;
+    row.name = name;
+    row.workers = workers;
+    row.ahead = ahead;
+    row.evaluations = samples.size();
+    row.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    row.mean_ms = mean_phases(samples);
+    return row;
+  }
+
+  const EvalBenchOptions& options_;
+  std::ostream& err_;
+  TempDir cache_{"drk-bench-eval"};
+  std::vector<Candidate> mix_;
+  std::vector<std::string> families_;
+  uint64_t nonce_ = 0;
+  uint64_t serial_ = 0;
+  uint64_t evaluated_ = 0;
+};
+
+std::string fixed(double value, int digits) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(digits) << value;
+  return text.str();
+}
+
+void print_phases_json(std::ostream& out, const char* name, const Phases& p) {
+  out << "\"" << name << "\":{\"eval\":" << fixed(p.eval, 3) << ",\"compile\":" << fixed(p.compile, 3)
+      << ",\"compile_wait\":" << fixed(p.compile_wait, 3) << ",\"load\":" << fixed(p.load, 3)
+      << ",\"correctness\":" << fixed(p.correctness, 3) << ",\"timing\":" << fixed(p.timing, 3) << "}";
+}
+
+std::string phases_line(const Phases& p) {
+  return "compile " + fixed(p.compile, 1) + " (waited " + fixed(p.compile_wait, 1) + "), load " + fixed(p.load, 1) +
+         ", correctness " + fixed(p.correctness, 1) + ", timing " + fixed(p.timing, 1) + " ms";
+}
+
+}  // namespace
+
+int run_eval_bench(const EvalBenchOptions& options, std::ostream& out, std::ostream& err) {
+  Bench bench(options, err);
+  if (!bench.load_mix()) return 1;
+  const size_t mix = bench.mix_.size();
+  const size_t latency_samples = options.quick ? mix : 3 * mix;
+  const size_t stream = options.quick ? 2 * mix : 6 * mix;
+  const uint32_t workers = std::max<uint32_t>(options.compile_workers, 1);
+  const bool cuda = options.device == DeviceKind::cuda;
+  auto fail = [&](const Error& error) {
+    err << options.program << ": " << error.describe() << "\n";
+    return 1;
+  };
+
+  // Latency: cold (sources no cache has seen), then warm (the same sources again).
+  auto engine = bench.make_engine(1);
+  if (!engine) return fail(engine.error());
+  std::vector<Candidate> sources;
+  for (size_t i = 0; i < latency_samples; ++i) sources.push_back(bench.fresh(i));
+  std::vector<Sample> cold, warm;
+  for (const auto& candidate : sources) {
+    auto sample = bench.evaluate(**engine, candidate);
+    if (!sample) return fail(sample.error());
+    cold.push_back(*sample);
+  }
+  for (const auto& candidate : sources) {
+    auto sample = bench.evaluate(**engine, candidate);
+    if (!sample) return fail(sample.error());
+    warm.push_back(*sample);
+  }
+  engine->reset();
+
+  // Throughput, side by side: inline compiles, a pool of 1 ahead by 1, a pool of N ahead by N.
+  std::vector<ThroughputRow> rows;
+  struct Config {
+    std::string name;
+    uint32_t workers, ahead;
+  };
+  std::vector<Config> configs = {{"inline (pool 1, no compile ahead)", 1, 0},
+                                 {"pool 1, 1 ahead", 1, 1},
+                                 {"pool " + std::to_string(workers) + ", " + std::to_string(workers) + " ahead", workers,
+                                  workers}};
+  for (const auto& config : configs) {
+    auto row = bench.throughput(config.name, config.workers, config.ahead, stream);
+    if (!row) return fail(row.error());
+    rows.push_back(*row);
+  }
+
+  const Phases cold_p = median_phases(cold), warm_p = median_phases(warm);
+  const ThroughputRow& best = rows.back();
+  const std::string shapes(kernels::device_name(options.shapes.value_or(DeviceKind::cpu)));
+  std::string tasks;
+  for (size_t i = 0; i < mix; ++i) tasks += (i ? ", " : "") + bench.mix_[i].task + " (" + bench.families_[i] + ")";
+
+  if (options.json) {
+    out << "{\"device\":\"" << kernels::device_name(options.device) << "\",\"shapes\":\"" << shapes << "\",\"tasks\":[";
+    for (size_t i = 0; i < mix; ++i) out << (i ? "," : "") << "\"" << bench.mix_[i].task << "\"";
+    out << "],\"trials\":" << options.trials << ",\"timing_budget_ms\":" << fixed(options.timing_budget_ms, 1)
+        << ",\"latency_samples\":" << latency_samples << ",\"cold_latency_ms\":" << fixed(cold_p.eval, 3)
+        << ",\"warm_latency_ms\":" << fixed(warm_p.eval, 3) << ",";
+    print_phases_json(out, "cold_phases_ms", cold_p);
+    out << ",";
+    print_phases_json(out, "warm_phases_ms", warm_p);
+    out << ",\"evals_per_hour\":" << fixed(best.per_hour(), 1);
+    if (cuda) out << ",\"evals_per_gpu_hour\":" << fixed(best.per_hour(), 1);
+    out << ",\"evals_per_hour_compile_workers\":" << best.workers << ",\"evals_per_hour_ahead\":" << best.ahead
+        << ",\"throughput\":[";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      out << (i ? "," : "") << "{\"compile_workers\":" << r.workers << ",\"ahead\":" << r.ahead
+          << ",\"evaluations\":" << r.evaluations << ",\"seconds\":" << fixed(r.seconds, 3)
+          << ",\"evals_per_hour\":" << fixed(r.per_hour(), 1) << ",";
+      print_phases_json(out, "mean_phases_ms", r.mean_ms);
+      out << "}";
+    }
+    out << "],\"speedup_pool_vs_inline\":" << fixed(rows[0].per_hour() > 0 ? best.per_hour() / rows[0].per_hour() : 0, 3)
+        << "}\n";
+    return 0;
+  }
+
+  out << "drk bench eval: device " << kernels::device_name(options.device) << ", " << shapes << " shapes, "
+      << options.trials << " trials, timing budget " << fixed(options.timing_budget_ms, 0) << " ms, one thread\n"
+      << "mix: " << tasks << "; every candidate a source no cache has seen unless said\n\n"
+      << "latency of one evaluation (median of " << latency_samples << ")\n"
+      << "  cold compile cache  " << std::setw(9) << fixed(cold_p.eval, 1) << " ms: " << phases_line(cold_p) << "\n"
+      << "  warm compile cache  " << std::setw(9) << fixed(warm_p.eval, 1) << " ms: " << phases_line(warm_p) << "\n\n"
+      << "throughput over " << stream << " fresh candidates (mean phases per evaluation)\n";
+  for (const auto& r : rows) {
+    out << "  " << std::left << std::setw(36) << r.name << std::right << std::setw(9) << fixed(r.per_hour(), 0)
+        << " evals/" << (cuda ? "GPU-hour" : "hour") << "  (" << fixed(r.seconds, 1) << " s; eval "
+        << fixed(r.mean_ms.eval, 0) << " ms, waited for compile " << fixed(r.mean_ms.compile_wait, 0) << " ms)\n";
+  }
+  out << "\n" << fixed(best.per_hour(), 0) << " evals/" << (cuda ? "GPU-hour" : "hour") << " (" << best.name << ", "
+      << fixed(rows[0].per_hour() > 0 ? best.per_hour() / rows[0].per_hour() : 0, 2) << "x inline); latency cold "
+      << fixed(cold_p.eval, 0) << " ms, warm " << fixed(warm_p.eval, 0) << " ms"
+      << (cuda ? " (goal: 1000 evals/GPU-hour)" : "") << "\n";
+  return 0;
+}
+
+}  // namespace drk::bench
