@@ -21,6 +21,10 @@ int cmd_keys(const Args& args);     // drk keys generate DIR NAME... [--force] |
 int cmd_bench(const Args& args);    // drk bench runtime [--quick] [--json]
 int cmd_verify_corpus(const Args& args);  // drk verify-corpus DIR [--json] (tools/drk/verify_corpus_command.cpp)
 
+// Where `drk eval` and `drk verify-corpus` cache compiled candidates: $DRK_CACHE_DIR, else
+// $XDG_CACHE_HOME/drk/compile-cache, else ~/.cache/drk/compile-cache (tools/drk/eval_command.cpp).
+std::string default_compile_cache_dir();
+
 // Registers the six actor roles, and the experiment keys they read, with the runtime
 // (tools/drk/roles.cpp).
 void register_roles();

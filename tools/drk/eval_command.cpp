@@ -42,13 +42,6 @@ Exit status: 0 when the candidate was evaluated (correct or not: see the verdict
 does not compile or cannot be evaluated (unknown task, missing file), 2 for a usage error.
 )";
 
-std::string default_cache_dir() {
-  if (const char* dir = std::getenv("DRK_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir) return std::string(dir) + "/drk/compile-cache";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/drk/compile-cache";
-  return (std::filesystem::temp_directory_path() / "drk-compile-cache").string();
-}
-
 std::string fixed(double value, int digits) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", digits, value);
@@ -137,8 +130,15 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
 
 }  // namespace
 
+std::string default_compile_cache_dir() {
+  if (const char* dir = std::getenv("DRK_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir) return std::string(dir) + "/drk/compile-cache";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/drk/compile-cache";
+  return (std::filesystem::temp_directory_path() / "drk-compile-cache").string();
+}
+
 int cmd_eval(const Args& args) {
-  std::string task_name, candidate_file, device_text = "cpu", cache_dir = default_cache_dir();
+  std::string task_name, candidate_file, device_text = "cpu", cache_dir = default_compile_cache_dir();
   bool json = false;
   evaluator::EngineOptions options;
   auto number = [&](size_t& i, const std::string& flag, double low) -> std::optional<double> {

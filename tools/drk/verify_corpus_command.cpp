@@ -68,13 +68,6 @@ struct Row {
   double verify_ms = 0;
 };
 
-std::string default_cache_dir() {
-  if (const char* dir = std::getenv("DRK_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir) return std::string(dir) + "/drk/compile-cache";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/drk/compile-cache";
-  return (fs::temp_directory_path() / "drk-compile-cache").string();
-}
-
 std::vector<std::string> words(const std::string& text) {
   std::istringstream in(text);
   std::vector<std::string> out;
@@ -331,7 +324,7 @@ int cmd_verify_corpus(const Args& args) {
   options.min_samples = 3;
   options.max_samples = 20;
   options.target_batch_ms = 5;  // long batches: a loaded machine's wake-up latency then stays far below 3x (timer_mismatch)
-  options.cache_dir = default_cache_dir();
+  options.cache_dir = default_compile_cache_dir();
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     bool has_value = i + 1 < args.size();
