@@ -20,6 +20,7 @@
 #include "runtime/network_map.h"
 #include "runtime/peer_news.h"
 #include "runtime/process_launcher.h"
+#include "runtime/warm_spare.h"
 #include "runtime/run_network.h"
 #include "runtime/supervisor.h"
 #include "runtime/transport.h"
@@ -241,6 +242,7 @@ class NodeAgent {
     options.on_restarted = [raw](const std::vector<std::string>& restarted) {
       tell_every_actor(*raw->control, raw->topology, restarted, PeerNews::restarted, std::cerr);
     };
+    launcher_.keep_warm_spare(spare_argv(options.executable, run->topology.supervision.warm_spare));
     run->supervisor = std::make_unique<Supervisor>(io_, run->topology, launcher_, options);
     run_ = std::move(run);
     const auto processes = run_->topology.child_processes_on(args_.name);

@@ -29,6 +29,7 @@
 #include "runtime/supervisor.h"
 #include "runtime/topology.h"
 #include "runtime/transport.h"
+#include "runtime/warm_spare.h"
 
 namespace drk::runtime {
 namespace {
@@ -230,6 +231,7 @@ int run_head(const RunOptions& options) {
   Transport transport(topology, std::string(kHeadProcess), run_dir, (*head_network)->transport_network());
   Outbox control(transport, "supervisor");
   ForkExecLauncher launcher;
+  launcher.keep_warm_spare(spare_argv(executable, topology.supervision.warm_spare));
 
   SupervisorOptions supervisor_options;
   supervisor_options.executable = executable;

@@ -356,12 +356,27 @@ void read_experiment(const YAML::Node& map, const std::string& prefix, Validator
   }
 }
 
+// A true/false key of the supervision section; `example` is the value the error suggests.
+void parse_flag(const YAML::Node& section, const char* key, const char* example, Validator& validator,
+                bool& flag) {
+  const YAML::Node value = section[key];
+  if (!value.IsDefined()) return;
+  const std::string text = value.IsScalar() ? value.Scalar() : "";
+  if (text == "true" || text == "false") {
+    flag = text == "true";
+  } else {
+    validator.fail(value, std::string("supervision.") + key + " must be true or false, e.g. `" + key + ": " +
+                              example + "`");
+  }
+}
+
 void read_supervision(const YAML::Node& node, Validator& validator, SupervisionPolicy& policy) {
   if (!validator.map_field(node, "supervision", "supervision: {strategy: one_for_one}")) return;
   if (node.IsNull()) return;
   validator.check_keys(node, "supervision",
                        {"strategy", "max_restarts", "within_s", "backoff_initial_ms", "backoff_max_ms", "drain_ms",
-                        "heartbeat_ms", "missed_heartbeats", "start_timeout_s", "hung_handler_s", "kill_hung"});
+                        "heartbeat_ms", "missed_heartbeats", "start_timeout_s", "hung_handler_s", "kill_hung",
+                        "warm_spare"});
   if (const YAML::Node strategy = node["strategy"]; strategy.IsDefined()) {
     const std::string text = strategy.IsScalar() ? strategy.Scalar() : "";
     if (text == "one_for_one")
@@ -431,14 +446,8 @@ void read_supervision(const YAML::Node& node, Validator& validator, SupervisionP
       policy.hung_handler_s = *seconds;
     }
   }
-  if (const YAML::Node value = node["kill_hung"]; value.IsDefined()) {
-    const std::string text = value.IsScalar() ? value.Scalar() : "";
-    if (text == "true" || text == "false") {
-      policy.kill_hung = text == "true";
-    } else {
-      validator.fail(value, "supervision.kill_hung must be true or false, e.g. `kill_hung: false`");
-    }
-  }
+  parse_flag(node, "kill_hung", "false", validator, policy.kill_hung);
+  parse_flag(node, "warm_spare", "true", validator, policy.warm_spare);
 }
 
 bool is_tcp_endpoint_with_port(const std::string& text) {

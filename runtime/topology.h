@@ -68,6 +68,7 @@ struct SupervisionPolicy {
   double start_timeout_s = 60;  // a started process must report (heartbeat) within this
   double hung_handler_s = 30;   // a handler running this long is reported (hung?) ...
   bool kill_hung = false;       // ... and, when true, its process is killed and restarted
+  bool warm_spare = true;       // keep one child loaded ahead, so restarts skip program load
 };
 
 // The head node's name: the machine `drk run` runs on.

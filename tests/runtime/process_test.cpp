@@ -13,7 +13,11 @@
 #include <vector>
 
 #include <functional>
+#include <algorithm>
+#include <map>
 
+#include "runtime/process_launcher.h"
+#include "runtime/warm_spare.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/spawned_program.h"
@@ -225,6 +229,52 @@ DRK_TEST_CASE("a stopping process first handles the messages already in its mail
   DRK_CHECK_MESSAGE(cut.exit_code == 0, cut.output);
   const std::string drained = read_file(dir.file("run/drained.txt"));
   DRK_CHECK_MESSAGE((drained.rfind("handled ", 0) == 0 && drained != "handled 200\n"), drained);
+}
+
+}  // namespace
+}  // namespace drk::runtime
+
+namespace drk::runtime {
+namespace {
+
+// The launcher's children, reaped until every one of `pids` has ended (10 s at most: a hang
+// fails the test): how each ended.
+std::map<pid_t, ExitStatus> reap_all(ForkExecLauncher& launcher, const std::vector<pid_t>& pids) {
+  std::map<pid_t, ExitStatus> ended;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    for (const auto& [pid, status] : launcher.reap()) ended.emplace(pid, status);
+    if (std::all_of(pids.begin(), pids.end(), [&](pid_t pid) { return ended.count(pid) > 0; })) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return ended;
+}
+
+DRK_TEST_CASE("a warm spare is handed the next command line, runs it, and another spare takes its place") {
+  ForkExecLauncher launcher;
+  launcher.keep_warm_spare(spare_argv(DRK_TEST_HOST_PATH, true));
+  DRK_CHECK(launcher.spare_pid() == 0);  // the first spare starts with the first child
+  auto first = launcher.start({DRK_TEST_HOST_PATH, "no-such-command"});
+  DRK_REQUIRE(first.ok());
+  const pid_t spare = launcher.spare_pid();
+  DRK_REQUIRE(spare != 0);
+  DRK_CHECK(spare != *first);
+
+  auto second = launcher.start({DRK_TEST_HOST_PATH, "no-such-command"});
+  DRK_REQUIRE(second.ok());
+  DRK_CHECK(*second == spare);  // the spare became the child ...
+  DRK_CHECK(launcher.spare_pid() != 0);
+  DRK_CHECK(launcher.spare_pid() != spare);  // ... and a new spare waits
+  const auto ended = reap_all(launcher, {*first, spare});
+  DRK_REQUIRE(ended.count(spare) == 1);
+  DRK_CHECK(ended.at(spare).exit_code == 2);  // drk_test_host's usage error: the orders were run
+  DRK_CHECK(ended.count(*first) == 1);
+
+  // Without spares, the waiting one is ended and never reported as a child.
+  const pid_t waiting = launcher.spare_pid();
+  launcher.keep_warm_spare({});
+  DRK_CHECK(launcher.spare_pid() == 0);
+  DRK_CHECK(::kill(waiting, 0) != 0);
+  DRK_CHECK(launcher.reap().empty());
 }
 
 }  // namespace

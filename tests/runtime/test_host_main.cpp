@@ -30,6 +30,7 @@
 
 #include "runtime/actor.h"
 #include "runtime/process_main.h"
+#include "runtime/warm_spare.h"
 
 namespace {
 
@@ -247,8 +248,10 @@ int main(int argc, char** argv) {
                          [](const runtime::ActorSpec& spec) { return std::make_unique<Quitter>(spec); });
   runtime::register_role("drainer",
                          [](const runtime::ActorSpec& spec) { return std::make_unique<Drainer>(spec); });
-  const std::vector<std::string> args(argv + std::min(argc, 2), argv + argc);
-  const std::string command = argc > 1 ? argv[1] : "";
+  const std::vector<std::string> command_line = runtime::command_line_or_orders(argc, argv);
+  const std::vector<std::string> args(command_line.begin() + std::min<std::ptrdiff_t>(command_line.size(), 2),
+                                      command_line.end());
+  const std::string command = command_line.size() > 1 ? command_line[1] : "";
   if (command == "run") {
     auto parsed = runtime::parse_run_args(args);
     if (!parsed) {

@@ -20,6 +20,7 @@
 #include "runtime/supervisor.h"
 #include "runtime/topology.h"
 #include "runtime/transport.h"
+#include "runtime/warm_spare.h"
 #include "tools/bench/temp_dir.h"
 
 namespace drk::bench {
@@ -30,6 +31,8 @@ using namespace std::chrono_literals;
 
 constexpr auto kAnswerWithin = 10s;
 constexpr auto kProbePeriod = 1ms;
+// Between kills with warm spares: long enough for a spare of drk with CUDA LibTorch to load.
+constexpr auto kSpareLoads = 1500ms;
 
 class Echo final : public runtime::Actor {
  public:
@@ -119,7 +122,7 @@ void register_echo_role() {
   runtime::register_role("bench_echo", [](const runtime::ActorSpec& spec) { return std::make_unique<Echo>(spec); });
 }
 
-Result<std::vector<double>> restart_times_ms(const std::string& executable, int samples) {
+Result<std::vector<double>> restart_times_ms(const std::string& executable, int samples, bool warm_spare) {
   TempDir dir("drk-bench-restart");
   auto topology = runtime::parse_topology(YAML::Load(topology_text(dir.path())), "the restart benchmark");
   if (!topology) return topology.error();
@@ -134,6 +137,7 @@ Result<std::vector<double>> restart_times_ms(const std::string& executable, int 
   boost::asio::signal_set child_signals(io, SIGCHLD);
   std::ostringstream log;  // written on the io thread; read after it ends or on failure
   runtime::ForkExecLauncher launcher;
+  launcher.keep_warm_spare(runtime::spare_argv(executable, warm_spare));
   runtime::SupervisorOptions options;
   options.executable = executable;
   options.run_dir = dir.path();
@@ -185,6 +189,7 @@ Result<std::vector<double>> restart_times_ms(const std::string& executable, int 
     return no_answer("after it started", log);
   }
   for (int sample = 0; sample < samples; ++sample) {
+    if (warm_spare) std::this_thread::sleep_for(kSpareLoads);
     std::promise<Clock::time_point> killed;
     boost::asio::post(io, [&] {
       const pid_t pid = supervisor.processes().front().pid;

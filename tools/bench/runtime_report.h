@@ -1,12 +1,12 @@
 // The runtime benchmark as one run: drkernel's actors against raw ZeroMQ, side by side, and the
-// restart time after kill -9; what `drk bench runtime` and drk-bench-runtime both print.
+// restart time after kill -9; what `drk bench runtime` prints.
 //
 // For each transport (inproc, ipc, tcp, tcp+CURVE; tcp+CURVE is left out, with a note, when
 // libzmq has no CURVE) and payload (64 B, 64 KiB): messages per second one way and the p50/p99
 // round trip (ping-pong), for raw ZeroMQ PUSH/PULL (raw_zmq_bench.h) and for two drkernel actors
 // (actor_bench.h), alternating, best of 3 repetitions of 0.5 s each (1 of 0.25 s when quick),
 // and the ratios drkernel/raw. Then the restart time (restart_bench.h; median of 7, 3 when
-// quick) and the node failure detection time (node_failure_bench.h; median of 3, 1 when quick).
+// quick; with a warm spare, which the goal is judged on, and cold) and the node failure detection time (node_failure_bench.h; median of 3, 1 when quick).
 // The table names the goals (throughput >= 0.7 of raw, p99 <= 1.5x raw, restart median
 // < 200 ms, node failure detected in < 3 s) and ends with a summary line against them; with
 // `json`, one JSON object instead, with a `TRANSPORT_PAYLOAD_throughput_ratio` and

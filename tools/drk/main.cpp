@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/warm_spare.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/run_command.h"
 #include "tools/drk/run_summary.h"
@@ -39,6 +40,9 @@ commands:
         caught, missed, false alarms
   host ...
         host one process of a running topology (started by `drk run`, not by people)
+  spare
+        a process loaded ahead that waits for its `host` orders from the supervisor
+        (supervision.warm_spare; not for people)
 )";
 
 struct Command {
@@ -58,18 +62,20 @@ constexpr Command kCommands[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
-      std::strcmp(argv[1], "help") == 0) {
+  // Before anything else: a warm spare has loaded the program and now learns what to run.
+  const std::vector<std::string> command_line = drk::runtime::command_line_or_orders(argc, argv);
+  const std::string command = command_line.size() > 1 ? command_line[1] : "";
+  if (command.empty() || command == "--help" || command == "-h" || command == "help") {
     std::printf("%s", kUsage);
-    return argc < 2 ? 2 : 0;
+    return command.empty() ? 2 : 0;
   }
   drk::tools::register_roles();
   drk::tools::register_bench_roles();
   drk::tools::set_run_summary(drk::tools::print_run_summary);
-  const drk::tools::Args args(argv + 2, argv + argc);
-  for (const auto& command : kCommands) {
-    if (std::strcmp(argv[1], command.name) == 0) return command.run(args);
+  const drk::tools::Args args(command_line.begin() + 2, command_line.end());
+  for (const auto& entry : kCommands) {
+    if (command == entry.name) return entry.run(args);
   }
-  std::fprintf(stderr, "drk: unknown command '%s'\n\n%s", argv[1], kUsage);
+  std::fprintf(stderr, "drk: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }
