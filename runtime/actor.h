@@ -61,6 +61,11 @@ class ActorContext {
                       const std::function<void(msg::Envelope::Builder)>& fill,
                       const SendOptions& options = {}) = 0;
 
+  // Sends what send() holds now. Small envelopes after the first that one handler sends to
+  // one recipient may be held until the handler returns (they share a frame; runtime/outbox.h):
+  // a handler that goes on to work for long after sending calls flush() first.
+  virtual void flush() {}
+
   // Sends a request: an envelope with a fresh correlation id (returned) and a deadline
   // `timeout` from now, after which the recipient drops it. The reply is the first envelope
   // from `recipient` with the same correlation id (see reply()); it reaches on_message as

@@ -20,7 +20,7 @@ namespace drk::runtime {
 namespace {
 
 constexpr int kFaultExitCode = 70;      // EX_SOFTWARE
-constexpr int kMessagesPerWakeup = 64;  // then timers get their turn
+constexpr int kMessagesPerWakeup = 64;  // envelopes (a frame is finished), then timers get their turn
 
 }  // namespace
 
@@ -85,6 +85,10 @@ class ActorCell final : public ActorContext {
     return outbox_->send(recipient, fill, options);
   }
 
+  void flush() override {
+    for (const Error& lost : outbox_->flush()) dead_letter(lost.message);
+  }
+
   std::vector<std::string> members(std::string_view role) const override {
     return transport_.topology().members(role);
   }
@@ -127,7 +131,7 @@ class ActorCell final : public ActorContext {
 
   void run() {
     block_process_signals_in_this_thread();
-    outbox_.emplace(transport_, spec_.name, options_.clock);
+    outbox_.emplace(transport_, spec_.name, options_.clock, OutboxMode::batching);
     guarded("on_start", HandlerKind::lifecycle, [&] { actor_->on_start(*this); });
     stats_.set_phase(ActorPhase::running);
     // The network mailbox, when there is one, is polled last: a missing one is not polled.
@@ -163,34 +167,48 @@ class ActorCell final : public ActorContext {
   }
 
   void receive_some(zmq::socket_t& mailbox) {
-    for (int received = 0; received < kMessagesPerWakeup; ++received) {
+    for (int received = 0; received < kMessagesPerWakeup;) {
       zmq::message_t frame;
       if (!mailbox.recv(frame, zmq::recv_flags::dontwait)) return;
-      stats_.received();
-      const std::span<const std::byte> bytes(static_cast<const std::byte*>(frame.data()), frame.size());
-      // The frame outlives the decoded message (both end with this iteration): an owner that
-      // owns nothing lets decode read it in place without allocating.
-      const std::shared_ptr<const void> borrowed(std::shared_ptr<void>(), frame.data());
-      auto decoded = decode_checked<msg::Envelope>(bytes, borrowed, options_.limits);
-      if (!decoded) {
-        dead_letter("a message that does not decode (" + decoded.error().message + ")");
-        continue;
-      }
-      // decode_checked read the whole envelope against its schema: reading it cannot throw.
-      const auto envelope = decoded->root<msg::Envelope>();
-      const std::string_view kind = body_kind(envelope);
-      const int64_t deadline = envelope.getDeadlineUnixMs();
-      if (deadline != 0) {
-        const int64_t late_ms = options_.clock() - deadline;
-        if (late_ms > 0) {
-          dead_letter("a " + std::string(kind) + " from '" + envelope.getSender().cStr() + "' " +
-                      std::to_string(late_ms) + " ms past its deadline");
-          continue;
+      std::span<const std::byte> rest(static_cast<const std::byte*>(frame.data()), frame.size());
+      // A frame holds one envelope or, from a batching sender, several back to back.
+      while (!rest.empty()) {
+        ++received;
+        stats_.received();
+        auto length = first_message_bytes(rest);
+        if (!length) {
+          dead_letter("the rest of a frame that does not decode (" + length.error().message + ")");
+          break;
         }
+        handle_envelope(rest.first(*length));
+        rest = rest.subspan(*length);
       }
-      settle_requests(envelope);
-      guarded(kind, HandlerKind::message, [&] { actor_->on_message(*this, envelope); });
     }
+  }
+
+  void handle_envelope(std::span<const std::byte> bytes) {
+    // The frame outlives the decoded message (both end with this call's caller's iteration): an
+    // owner that owns nothing lets decode read it in place without allocating.
+    const std::shared_ptr<const void> borrowed(std::shared_ptr<void>(), bytes.data());
+    auto decoded = decode_checked<msg::Envelope>(bytes, borrowed, options_.limits);
+    if (!decoded) {
+      dead_letter("a message that does not decode (" + decoded.error().message + ")");
+      return;
+    }
+    // decode_checked read the whole envelope against its schema: reading it cannot throw.
+    const auto envelope = decoded->root<msg::Envelope>();
+    const std::string_view kind = body_kind(envelope);
+    const int64_t deadline = envelope.getDeadlineUnixMs();
+    if (deadline != 0) {
+      const int64_t late_ms = options_.clock() - deadline;
+      if (late_ms > 0) {
+        dead_letter("a " + std::string(kind) + " from '" + envelope.getSender().cStr() + "' " +
+                    std::to_string(late_ms) + " ms past its deadline");
+        return;
+      }
+    }
+    settle_requests(envelope);
+    guarded(kind, HandlerKind::message, [&] { actor_->on_message(*this, envelope); });
   }
 
   StopRequest take_stop_request() {
@@ -273,6 +291,7 @@ class ActorCell final : public ActorContext {
     try {
       handler();
       stats_.end_handler(handler_kind);
+      flush();
     } catch (const kj::Exception& fault) {
       die(kind, fault.getDescription().cStr());
     } catch (const std::exception& fault) {

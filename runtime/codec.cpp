@@ -66,6 +66,36 @@ Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<
   return decoded;
 }
 
+Result<std::size_t> first_message_bytes(std::span<const std::byte> bytes) {
+  constexpr uint64_t kMaxSegments = 512;  // Cap'n Proto's own reader refuses more
+  const auto word_at = [&](uint64_t index) {
+    uint32_t value = 0;
+    std::memcpy(&value, bytes.data() + index * sizeof value, sizeof value);
+    return value;
+  };
+  if (bytes.size() < sizeof(capnp::word)) {
+    return make_error(Errc::protocol_error, "a frame of " + std::to_string(bytes.size()) +
+                                                " bytes is too short for a Cap'n Proto segment table");
+  }
+  const uint64_t segments = uint64_t{word_at(0)} + 1;
+  if (segments > kMaxSegments) {
+    return make_error(Errc::protocol_error, "a message names " + std::to_string(segments) +
+                                                " segments (at most " + std::to_string(kMaxSegments) + ")");
+  }
+  const uint64_t table_bytes = (4 * (1 + segments) + 7) / 8 * 8;
+  if (table_bytes > bytes.size()) {
+    return make_error(Errc::protocol_error, "a message's segment table (" + std::to_string(table_bytes) +
+                                                " bytes) runs past its frame of " + std::to_string(bytes.size()));
+  }
+  uint64_t total = table_bytes;
+  for (uint64_t segment = 0; segment < segments; ++segment) total += uint64_t{word_at(1 + segment)} * 8;
+  if (total > bytes.size()) {
+    return make_error(Errc::protocol_error, "a message of " + std::to_string(total) +
+                                                " bytes runs past its frame of " + std::to_string(bytes.size()));
+  }
+  return static_cast<std::size_t>(total);
+}
+
 // A SchemaCheck's compiled form. A Layout is what one struct or group must hold in its pointer
 // section: pointer slots with the type each holds, the groups that share the struct, and its
 // union (the discriminant's place and, per discriminant value, the member's own Layout). A

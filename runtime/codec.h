@@ -107,6 +107,12 @@ class DecodedMessage {
 Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                               const DecodeLimits& limits = {});
 
+// The length in bytes of the first message in `bytes`, from its segment table: a batching
+// sender (runtime/outbox.h) puts several messages back to back in one frame.
+// Errors: protocol_error when the table is cut short, names more than 512 segments, or its
+// segments run past the end of `bytes`.
+Result<std::size_t> first_message_bytes(std::span<const std::byte> bytes);
+
 // Reads every pointer of the root that `check` says the root type has: every pointer field of
 // every struct, of the active member of every union, every list element, every Text and Data.
 // Errors: protocol_error naming what does not fit. It reads with a reader of its own, limited to

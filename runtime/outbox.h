@@ -7,6 +7,21 @@
 // Each envelope is built in a first segment the Outbox keeps and reuses, and encoded straight
 // into its ZeroMQ frame (one copy, no allocation for a small message); `fill` must therefore
 // not call send() on the same Outbox.
+//
+// Batching (an actor host's outboxes; OutboxMode::batching): a ZeroMQ message costs about as
+// much as a whole small envelope, so small envelopes that one handler sends to one recipient
+// share frames. The first goes out at once, as without batching (a handler that sends one
+// message pays nothing and waits for nothing); later ones are held and leave together when
+// flush() is called (the actor host calls it after every handler), when kMaxBatchEnvelopes or
+// kMaxBatchBytes are held, or when the clock (the Outbox's seam) has moved kMaxBatchDelayMs
+// past the oldest held one at the next send (held 1 to 2 ms at most, by a millisecond clock).
+// Backpressure is unchanged: a batch is opened only when its recipient's mailbox has room for
+// one more frame (or after waiting for it, as send() waits), and the frame it becomes needs no
+// more room than that. Envelopes larger than kMaxBatchedEnvelopeBytes are never held (the
+// held ones to that recipient leave first: order is kept). A mailbox's capacity counts frames,
+// so it holds at most capacity x kMaxBatchBytes of batched envelopes. Receivers read every
+// message of a frame (codec.h: first_message_bytes).
+//
 // Thread-safety: one thread uses an Outbox (ZeroMQ sockets are single-threaded); it must be
 // destroyed before its Transport.
 #pragma once
@@ -14,11 +29,13 @@
 #include <capnp/common.h>
 #include <kj/array.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 #include <zmq.hpp>
 
 #include "runtime/actor.h"
@@ -26,21 +43,56 @@
 
 namespace drk::runtime {
 
+enum class OutboxMode { immediate, batching };
+
 class Outbox {
  public:
-  Outbox(Transport& transport, std::string sender, std::function<int64_t()> clock = system_unix_ms);
+  static constexpr uint32_t kMaxBatchEnvelopes = 64;
+  static constexpr std::size_t kMaxBatchBytes = 32u << 10;
+  static constexpr std::size_t kMaxBatchedEnvelopeBytes = 4u << 10;
+  static constexpr int64_t kMaxBatchDelayMs = 2;
+
+  Outbox(Transport& transport, std::string sender, std::function<int64_t()> clock = system_unix_ms,
+         OutboxMode mode = OutboxMode::immediate);
 
   // Builds an Envelope from `sender` to `recipient` with `fill` and sends it (see ActorContext).
   Status send(std::string_view recipient, const std::function<void(msg::Envelope::Builder)>& fill,
               const SendOptions& options = {});
 
+  // Sends every held envelope (batching mode; nothing to do otherwise). A frame whose mailbox
+  // has no room although it had when its batch opened (its peer went away) waits as long as the
+  // most patient of its envelopes would have; the error, per recipient, says how many
+  // envelopes were lost (the caller counts them as dead letters).
+  std::vector<Error> flush();
+
+  // Envelopes held for batching now, over every recipient (for tests and inspection).
+  std::size_t held() const;
+
  private:
-  Result<zmq::socket_t*> socket_for(std::string_view recipient);
+  struct Link {
+    std::string recipient;
+    zmq::socket_t socket;
+    std::string held;                // encoded envelopes, back to back: the next frame
+    uint32_t held_count = 0;
+    int64_t oldest_held_unix_ms = 0;
+    std::chrono::milliseconds held_patience{0};  // the longest wait_for_room among them
+    bool sent_since_flush = false;   // the first envelope after a flush goes out at once
+  };
+
+  Result<Link*> link_for(std::string_view recipient);
+  // Sends `frame` without waiting, then waits up to `patience` for room.
+  Status send_frame(std::string_view recipient, Link& link, zmq::message_t& frame,
+                    std::chrono::milliseconds patience);
+  Status wait_for_room(std::string_view recipient, Link& link, std::chrono::milliseconds patience);
+  Status flush_link(std::string_view recipient, Link& link);
 
   Transport& transport_;
   std::string sender_;
   std::function<int64_t()> clock_;
-  std::map<std::string, zmq::socket_t, std::less<>> sockets_;
+  OutboxMode mode_;
+  std::map<std::string, Link, std::less<>> links_;  // nodes stay put: touched_ points into it
+  std::vector<Link*> touched_;  // links with a send since the last flush()
+  std::vector<Error> lost_;     // batches that could not leave, until the next flush()
   kj::Array<capnp::word> first_segment_;  // zeroed; a builder zeroes what it used when it ends
 };
 

@@ -1,7 +1,8 @@
 // decode_fuzz: a libFuzzer target for runtime::decode, the reader of every byte an actor receives.
 //
-// Each input is handed to decode() with the production limits (DecodeLimits{}, what ActorHost
-// uses), read in place as the host reads an aligned ZeroMQ frame. When it decodes, every field
+// Each input is read as the host reads a ZeroMQ frame: split into messages by their segment
+// tables (first_message_bytes; a batching sender puts several in one frame), each handed to
+// decode() with the production limits (DecodeLimits{}, what ActorHost uses), in place. When it decodes, every field
 // of the Envelope is read through Cap'n Proto's reflection: the non-union fields and the active
 // union member of every struct, every list element, every byte of every Text and Data, so that
 // traversal limits, list bounds and text terminators are all exercised.
@@ -96,20 +97,33 @@ void walk_value(const capnp::DynamicValue::Reader& value) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
-  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
-  // libFuzzer keeps `data` alive for the call: a non-owning owner makes decode read aligned
-  // inputs in place, as the host does with a ZeroMQ frame.
-  const std::shared_ptr<const void> borrowed(data, [](const void*) {});
+namespace {
+
+void read_one(std::span<const std::byte> bytes, const std::shared_ptr<const void>& borrowed) {
   auto decoded = drk::runtime::decode(bytes, borrowed, drk::runtime::DecodeLimits{});
-  if (!decoded) return 0;
-  if (!drk::runtime::check_schema(*decoded, capnp::Schema::from<drk::msg::Envelope>())) return 0;
+  if (!decoded) return;
+  if (!drk::runtime::check_schema(*decoded, capnp::Schema::from<drk::msg::Envelope>())) return;
   try {
     walk_struct(capnp::toDynamic(decoded->root<drk::msg::Envelope>()));
   } catch (const kj::Exception& fault) {
     std::fprintf(stderr, "decode_fuzz: a message that passed check_schema cannot be read: %s\n",
                  fault.getDescription().cStr());
     std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
+  std::span<const std::byte> rest(reinterpret_cast<const std::byte*>(data), size);
+  // libFuzzer keeps `data` alive for the call: a non-owning owner makes decode read aligned
+  // inputs in place, as the host does with a ZeroMQ frame.
+  const std::shared_ptr<const void> borrowed(data, [](const void*) {});
+  while (!rest.empty()) {
+    auto length = drk::runtime::first_message_bytes(rest);
+    if (!length) return 0;
+    read_one(rest.first(*length), borrowed);
+    rest = rest.subspan(*length);
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "messages/drk.capnp.h"
@@ -43,6 +44,31 @@ DRK_TEST_CASE("a frame that is not 8-byte aligned decodes (it is copied)") {
   auto decoded = decode(shifted, buffer);
   DRK_REQUIRE(decoded.ok());
   DRK_CHECK(std::string(decoded->root<msg::Envelope>().getSender().cStr()) == "misaligned");
+}
+
+DRK_TEST_CASE("messages back to back in one frame are found by their segment tables") {
+  const auto first = encoded_envelope("first");
+  const auto second = encoded_envelope("a longer sender name, so the sizes differ");
+  std::vector<std::byte> frame(first);
+  frame.insert(frame.end(), second.begin(), second.end());
+  auto length = first_message_bytes(frame);
+  DRK_REQUIRE(length.ok());
+  DRK_CHECK(*length == first.size());
+  auto rest = std::span<const std::byte>(frame).subspan(*length);
+  auto second_length = first_message_bytes(rest);
+  DRK_REQUIRE(second_length.ok());
+  DRK_CHECK(*second_length == second.size());
+  auto decoded = decode(rest.first(*second_length), nullptr);
+  DRK_REQUIRE(decoded.ok());
+  DRK_CHECK(std::string(decoded->root<msg::Envelope>().getSender().cStr()) == "a longer sender name, so the sizes differ");
+  // Cut short, or naming absurdly many segments: protocol errors.
+  DRK_CHECK(first_message_bytes(std::span<const std::byte>(frame).first(first.size() - 8)).error().code ==
+            Errc::protocol_error);
+  DRK_CHECK(first_message_bytes(std::span<const std::byte>(frame).first(4)).error().code == Errc::protocol_error);
+  std::vector<std::byte> many(first);
+  const uint32_t segments_minus_one = 100000;
+  std::memcpy(many.data(), &segments_minus_one, sizeof segments_minus_one);
+  DRK_CHECK(first_message_bytes(many).error().code == Errc::protocol_error);
 }
 
 DRK_TEST_CASE("a frame over the size limit is a protocol error") {
