@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -41,14 +42,34 @@ Result<std::optional<std::vector<std::string>>> await_spare_orders(int fd) {
   return std::optional<std::vector<std::string>>(std::move(argv));
 }
 
+namespace {
+
+// Writes `command_line` over the process's argument strings, which the kernel shows as
+// /proc/PID/cmdline: [argv[0], end of the last argument), NUL-separated, the rest NULs.
+void show_command_line(int argc, char** argv, const std::vector<std::string>& command_line) {
+  char* const begin = argv[0];
+  char* const end = argv[argc - 1] + std::strlen(argv[argc - 1]) + 1;
+  std::string shown;
+  for (const auto& argument : command_line) {
+    shown += argument;
+    shown += '\0';
+  }
+  const std::size_t room = static_cast<std::size_t>(end - begin);
+  std::memset(begin, 0, room);
+  std::memcpy(begin, shown.data(), std::min(shown.size(), room - 1));
+}
+
+}  // namespace
+
 std::vector<std::string> command_line_or_orders(int argc, char** argv) {
-  if (argc != 2 || argv[1] != kSpareCommand) return std::vector<std::string>(argv, argv + argc);
+  if (argc != 3 || argv[1] != kSpareCommand) return std::vector<std::string>(argv, argv + argc);
   auto orders = await_spare_orders(STDIN_FILENO);
   if (!orders) {
     std::cerr << argv[0] << " spare: " << orders.error().message << "\n";
     std::exit(1);
   }
   if (!*orders || (*orders)->empty()) std::exit(0);
+  show_command_line(argc, argv, **orders);
   return std::move(**orders);
 }
 

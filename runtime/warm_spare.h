@@ -27,15 +27,20 @@ namespace drk::runtime {
 // The command (argv[1]) that makes a program a spare.
 inline constexpr std::string_view kSpareCommand = "spare";
 
+// Room that a spare's command line keeps (a blank third argument) so that, once it has its
+// orders, `ps` and /proc/PID/cmdline show them instead of `spare`: the orders are written over
+// the spare's own argument strings (cut to this room).
+inline constexpr std::size_t kSpareCommandLineRoom = 4096;
+
 // The command line of a spare of `executable`, or none when `wanted` is false (what
 // ForkExecLauncher::keep_warm_spare takes).
 inline std::vector<std::string> spare_argv(const std::string& executable, bool wanted) {
   if (!wanted) return {};
-  return {executable, std::string(kSpareCommand)};
+  return {executable, std::string(kSpareCommand), std::string(kSpareCommandLineRoom, ' ')};
 }
 
-// For a program's main: its command line, argv[0] first; for `PROGRAM spare`, the orders that
-// the spare waits for. A spare whose orders never come ends the process here (exit 0; exit 1
+// For a program's main: its command line, argv[0] first; for `PROGRAM spare ROOM`, the orders
+// that the spare waits for (then shown as its command line). A spare whose orders never come ends the process here (exit 0; exit 1
 // with the reason on stderr when they were cut short).
 std::vector<std::string> command_line_or_orders(int argc, char** argv);
 
