@@ -1,7 +1,9 @@
 #include "runtime/inspection_reporter.h"
 
 #include <memory>
+#include <optional>
 
+#include "runtime/envelope_frame.h"
 #include "runtime/outbox.h"
 #include "runtime/process_signals.h"
 
@@ -56,6 +58,37 @@ InspectionReporter::Sink send_to_head(Transport& transport) {
     (void)outbox->send(
         kHeadActor, [&](msg::Envelope::Builder envelope) { write_host_stats(report, envelope.getBody().initHostStats()); },
         options);
+  };
+}
+
+std::string node_supervisor_endpoint(const std::string& socket_dir, std::string_view node) {
+  return "ipc://" + socket_dir + "/supervisor@" + std::string(node);
+}
+
+InspectionReporter::Sink send_to_node_supervisor(zmq::context_t& context, std::string endpoint) {
+  struct Link {
+    zmq::context_t& context;
+    std::string endpoint;
+    std::optional<zmq::socket_t> socket;  // opened and used on the reporter's thread only
+  };
+  auto link = std::make_shared<Link>(Link{context, std::move(endpoint), std::nullopt});
+  return [link](const HostView& report) {
+    if (!link->socket) {
+      link->socket.emplace(link->context, zmq::socket_type::push);
+      link->socket->set(zmq::sockopt::linger, 0);
+      link->socket->set(zmq::sockopt::sndhwm, 4);
+      link->socket->connect(link->endpoint);
+    }
+    zmq::message_t frame = envelope_frame(
+        [&](msg::Envelope::Builder envelope) { write_host_stats(report, envelope.getBody().initHostStats()); });
+    (void)link->socket->send(frame, zmq::send_flags::dontwait);
+  };
+}
+
+InspectionReporter::Sink both(InspectionReporter::Sink first, InspectionReporter::Sink second) {
+  return [first = std::move(first), second = std::move(second)](const HostView& report) {
+    first(report);
+    second(report);
   };
 }
 

@@ -4,7 +4,9 @@
 // send_to_head() (a HostStats message to the head actor, through the transport), in the head
 // the InspectionBoard directly. The first report goes out at once, so that a process shows as
 // running within moments of its start. In a child the period is supervision.heartbeat_ms: its
-// reports are the process's heartbeats, which the head checks (heartbeat_monitor.h).
+// reports are the process's heartbeats, which the head checks (heartbeat_monitor.h). A process
+// on another node also reports to its node's supervisor (send_to_node_supervisor()), which
+// checks the heartbeats of the processes it started the same way.
 //
 // Cost: one snapshot per actor and one small message per process per period.
 // Thread-safety: construct and destroy from one thread; the sink runs on the reporter's thread.
@@ -18,7 +20,9 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <zmq.hpp>
 
 #include "runtime/actor_host.h"
 #include "runtime/inspection_view.h"
@@ -55,5 +59,16 @@ class InspectionReporter {
 // A sink that sends each HostView to the head actor as a HostStats message; a report that finds
 // the head's mailbox full is dropped (the next one follows within a period).
 InspectionReporter::Sink send_to_head(Transport& transport);
+
+// Where the supervisor of `node` (drk node) takes its processes' reports: an ipc socket in the
+// node's socket directory.
+std::string node_supervisor_endpoint(const std::string& socket_dir, std::string_view node);
+
+// A sink that sends each HostView as a HostStats envelope to `endpoint` (a PUSH socket of its
+// own, opened on the reporter's thread at the first report); a full queue drops the report.
+InspectionReporter::Sink send_to_node_supervisor(zmq::context_t& context, std::string endpoint);
+
+// A sink that hands each report to `first`, then to `second`.
+InspectionReporter::Sink both(InspectionReporter::Sink first, InspectionReporter::Sink second);
 
 }  // namespace drk::runtime

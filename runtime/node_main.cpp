@@ -16,7 +16,9 @@
 #include <optional>
 
 #include "runtime/envelope_frame.h"
+#include "runtime/heartbeat_monitor.h"
 #include "runtime/inspection_board.h"
+#include "runtime/inspection_reporter.h"
 #include "runtime/network_map.h"
 #include "runtime/peer_news.h"
 #include "runtime/process_launcher.h"
@@ -32,6 +34,7 @@ namespace fs = std::filesystem;
 
 constexpr std::chrono::milliseconds kJoinEvery{250};  // before the first welcome
 constexpr std::size_t kMaxHeadMessageBytes = 16u << 20;
+constexpr std::size_t kMaxReportBytes = 1u << 20;  // a HostStats of every actor of a process
 
 std::string this_program() {
   std::error_code error;
@@ -45,7 +48,11 @@ struct NodeRun {
   Topology topology;
   std::unique_ptr<Transport> transport;
   std::unique_ptr<Outbox> control;
+  // The reports of this node's processes (their heartbeats), for the health checks.
+  std::unique_ptr<InspectionBoard> board;
+  std::optional<zmq::socket_t> reports;
   std::unique_ptr<Supervisor> supervisor;
+  std::unique_ptr<HealthChecks> health;  // declared last: stops before what it reads
 };
 
 class NodeAgent {
@@ -106,6 +113,7 @@ class NodeAgent {
   void tick() {
     check_handshakes();
     if (!stopping_) receive();
+    take_reports();
     if (stopping_) return;
     const int64_t now = steady_ms();
     if (!run_) {
@@ -243,6 +251,10 @@ class NodeAgent {
       tell_every_actor(*raw->control, raw->topology, restarted, PeerNews::restarted, std::cerr);
     };
     launcher_.keep_warm_spare(spare_argv(options.executable, run->topology.supervision.warm_spare));
+    run->board = std::make_unique<InspectionBoard>(run->topology, run_dir_, system_unix_ms);
+    run->reports.emplace(run->transport->context(), zmq::socket_type::pull);
+    run->reports->set(zmq::sockopt::linger, 0);
+    run->reports->bind(node_supervisor_endpoint(run->transport->socket_dir(), args_.name));
     run->supervisor = std::make_unique<Supervisor>(io_, run->topology, launcher_, options);
     run_ = std::move(run);
     const auto processes = run_->topology.child_processes_on(args_.name);
@@ -251,6 +263,9 @@ class NodeAgent {
     run_->supervisor->start([this](Status outcome) {
       boost::asio::post(io_, [this, outcome] { on_run_over(outcome); });
     });
+    // Missed heartbeats and hung handlers of this node's processes, as the head checks its own.
+    run_->health = std::make_unique<HealthChecks>(io_, *run_->supervisor, *run_->board, run_->topology, std::cerr);
+    run_->health->start();
     return {};
   }
 
@@ -273,6 +288,26 @@ class NodeAgent {
     io_.stop();
   }
 
+  std::vector<ProcessView> process_views() const {
+    std::vector<ProcessView> processes;
+    for (const ProcessRecord& record : run_->supervisor->processes()) processes.push_back(process_view(record));
+    return processes;
+  }
+
+  // The reports this node's processes sent since the last tick, and their current incarnations.
+  void take_reports() {
+    if (!run_ || !run_->reports) return;
+    run_->board->update_processes(process_views());
+    while (true) {
+      zmq::message_t frame;
+      if (!run_->reports->recv(frame, zmq::recv_flags::dontwait)) return;
+      auto decoded = decode_envelope_frame(std::move(frame), kMaxReportBytes);
+      if (!decoded) continue;  // not from one of our hosts: ignored
+      const auto body = decoded->root<msg::Envelope>().getBody();
+      if (body.isHostStats()) run_->board->update_host(read_host_stats(body.getHostStats()));
+    }
+  }
+
   void send_join() {
     send(envelope_frame([&](msg::Envelope::Builder envelope) {
       envelope.setSender(args_.name);
@@ -289,8 +324,7 @@ class NodeAgent {
   }
 
   void send_heartbeat() {
-    std::vector<ProcessView> processes;
-    for (const ProcessRecord& record : run_->supervisor->processes()) processes.push_back(process_view(record));
+    const std::vector<ProcessView> processes = process_views();
     send(envelope_frame([&](msg::Envelope::Builder envelope) {
       envelope.setSender(args_.name);
       envelope.setRecipient(std::string(kHeadActor));

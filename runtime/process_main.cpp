@@ -399,9 +399,15 @@ int run_host(const HostArgs& args) {
     return fail(command, started.error());
   }
   // Its reports are the process's heartbeats (heartbeat_monitor.h).
-  InspectionReporter reporter(host, HostView{args.process, args.incarnation, ::getpid(), {}},
-                              send_to_head(transport),
-                              std::chrono::milliseconds{topology.supervision.heartbeat_ms});
+  // On another node, its supervisor checks them too (it can kill and restart the process).
+  const std::string& node = transport.network().local_node;
+  InspectionReporter reporter(
+      host, HostView{args.process, args.incarnation, ::getpid(), {}},
+      node == kHeadNode ? send_to_head(transport)
+                        : both(send_to_head(transport),
+                               send_to_node_supervisor(transport.context(),
+                                                       node_supervisor_endpoint(transport.socket_dir(), node))),
+      std::chrono::milliseconds{topology.supervision.heartbeat_ms});
   io.run();
   // SIGTERM is the supervisor's orderly stop: what the mailboxes already hold is handled first.
   host.drain(std::chrono::milliseconds{topology.supervision.drain_ms});

@@ -90,6 +90,41 @@ DRK_TEST_CASE("a silent node is lost within its timeout, its work moves, and it 
   DRK_CHECK(node.wait_for(20'000));
 }
 
+DRK_TEST_CASE("a wedged process on a node misses its heartbeats there, and its node kills and restarts it") {
+  RunDir dir;
+  const Ports ports = pick_ports();
+  SpawnedProgram head(head_command(dir, ports, 3, false, "multinode.yaml",
+                                   {"supervision.heartbeat_ms=200", "supervision.missed_heartbeats=3"}),
+                      dir.file("head.txt"));
+  SpawnedProgram node(node_command(dir, ports, "b", false), dir.file("node.txt"));
+  for (int waited = 0; evaluated_by(dir.file("run"), "evaluator.1") == 0; waited += 100) {
+    DRK_REQUIRE_MESSAGE((head.running() && waited < kRunTimeoutMs), dir.read("head.txt") << dir.read("node.txt"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // Only evaluator.1's host: the node itself keeps answering the head, so only its own health
+  // checks can see the process is wedged.
+  const std::vector<pid_t> wedged = drk::testing::processes_where([&](const std::vector<std::string>& argv) {
+    return argv.size() > 1 && argv[1] == "host" && drk::testing::has_option(argv, "--run-dir", dir.file("node")) &&
+           drk::testing::has_option(argv, "--process", "evaluator.1");
+  });
+  DRK_REQUIRE(wedged.size() == 1);
+  ::kill(wedged.front(), SIGSTOP);
+  for (int waited = 0; dir.read("node.txt").find("missed 3 heartbeats") == std::string::npos; waited += 50) {
+    DRK_REQUIRE_MESSAGE(waited < 30'000, dir.read("node.txt"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const bool ended = head.wait_for(kRunTimeoutMs);
+  const std::string output = dir.read("head.txt");
+  DRK_REQUIRE_MESSAGE(ended, "the run did not end in time:\n" << output << "\nnode:\n" << dir.read("node.txt"));
+  DRK_CHECK_MESSAGE(head.exit_code() == 0, output << "\nnode:\n" << dir.read("node.txt"));
+  DRK_CHECK(output.find("step 3/3") != std::string::npos);
+  // The node's own supervisor restarted it (the head may also have lost the node for a moment
+  // on a loaded machine: its 800 ms timeout is not what this test is about).
+  DRK_CHECK(dir.read("node.txt").find("missed 3 heartbeats") != std::string::npos);
+  DRK_CHECK(dir.read("node.txt").find("; restarting") != std::string::npos);
+  DRK_CHECK(node.wait_for(20'000));
+}
+
 DRK_TEST_CASE("a node whose key the head does not allow is refused and the head keeps waiting") {
   RunDir dir;
   const Ports ports = pick_ports();

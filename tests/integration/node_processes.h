@@ -58,7 +58,8 @@ inline void generate_keys(const RunDir& dir, const std::vector<std::string>& nam
 }
 
 inline std::vector<std::string> head_command(const RunDir& dir, const Ports& ports, int steps, bool curve,
-                                             const std::string& topology = "multinode.yaml") {
+                                             const std::string& topology = "multinode.yaml",
+                                             const std::vector<std::string>& overrides = {}) {
   std::vector<std::string> argv{DRK_BINARY,
                                 "run",
                                 std::string(DRK_SOURCE_DIR) + "/tests/integration/" + topology,
@@ -72,6 +73,10 @@ inline std::vector<std::string> head_command(const RunDir& dir, const Ports& por
   if (curve) {
     argv.push_back("--set");
     argv.push_back("network.keys=" + dir.file("keys"));
+  }
+  for (const std::string& override_text : overrides) {
+    argv.push_back("--set");
+    argv.push_back(override_text);
   }
   return argv;
 }
