@@ -149,6 +149,11 @@ struct Evidence {
   precisionChecked @12 :Bool;       # the first trial was also compared with a float64 reference
   precisionError @13 :Float64;      # max |candidate - float64 reference| / max |float64 reference|
   referencePrecisionError @14 :Float64;  # the same for the float32 reference (what float32 arithmetic gives)
+  gpuMemoryBytes @15 :UInt64;       # CUDA: the most device memory the candidate held after a call (docs/gpu.md)
+  gpuMemoryLimitExceeded @16 :Bool; # CUDA: gpuMemoryBytes went over eval.gpu_memory_limit_mb; outcome crashed
+  secondShapeChecked @17 :Bool;     # one more trial ran at the task's second shapes (docs/tasks.md)
+  secondShapeStatus @18 :Int32;     # what drk_kernel returned there; non-zero: it declined those shapes
+  secondShapeWrong @19 :Text;       # the first mismatch at the second shapes ("" if none): hard-coded shapes
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.
@@ -194,6 +199,42 @@ struct GpuProfile {
   peakFlopsPerS @13 :Float64;   # measured in the sandbox: an FP32 FMA kernel
   l2FlushBytes @14 :UInt64;     # written before every timed call (2x the L2 cache)
   shapes @15 :Device;           # whose shapes were evaluated (cuda: KernelBench's; cpu: scaled)
+  energy @16 :GpuEnergy;        # energy per call from NVML (eval.energy_min_ms > 0)
+  hardwareMetrics @17 :GpuHardwareMetrics;  # on request (eval.hardware_metrics, drk eval --metrics)
+}
+
+# Hardware-counter metrics of the kernels of one candidate call, from CUPTI's Range Profiler with
+# kernel replay (docs/gpu.md); never a failure: unavailable says why.
+struct GpuHardwareMetrics {
+  available @0 :Bool;
+  reason @1 :Text;
+  kernels @2 :List(GpuKernelMetrics);
+}
+
+struct GpuKernelMetrics {
+  name @0 :Text;
+  own @1 :Bool;                      # compiled from the candidate's source
+  dramThroughputPct @2 :Float64;     # % of peak sustained DRAM throughput over the kernel
+  smThroughputPct @3 :Float64;       # % of peak sustained SM throughput
+  l2HitRatePct @4 :Float64;          # L2 sector hit rate
+  achievedOccupancyPct @5 :Float64;  # active warps / maximum warps per SM
+}
+
+# Energy per call, candidate and reference, from NVML's total-energy counter over a batch of
+# back-to-back calls per side (docs/gpu.md). Never a failure: unavailable says why.
+struct GpuEnergy {
+  available @0 :Bool;           # false: no NVML, no matching device, not requested, ...
+  reason @1 :Text;              # why not available; or, when available, why not resolved
+  resolved @2 :Bool;            # both batches long enough for NVML's slowly updated counter
+  candidateMillijoulesPerCall @3 :Float64;
+  referenceMillijoulesPerCall @4 :Float64;
+  candidateCalls @5 :UInt64;
+  referenceCalls @6 :UInt64;
+  candidateBatchMs @7 :Float64;
+  referenceBatchMs @8 :Float64;
+  candidateWatts @9 :Float64;   # average board power over the candidate's batch
+  referenceWatts @10 :Float64;
+  counterUpdates @11 :UInt32;   # the fewer of the two batches' counter updates
 }
 
 # Evaluator -> Verifier.
@@ -244,6 +285,7 @@ struct Feedback {
   reward @1 :Float64;
   verdict @2 :Verdict;
   summary @3 :Text;             # one paragraph for the policy or an LLM
+  screened @4 :Bool;            # not evaluated: reward is the cost model's prediction (docs/cost-model.md); verdict holds no measurement
 }
 
 # Oracle -> Archivist: the full record of one scored candidate.
@@ -251,6 +293,7 @@ struct Scored {
   verdict @0 :Verdict;
   reward @1 :Float64;
   summary @2 :Text;             # the Feedback summary its Generator was given
+  screened @3 :Bool;            # as Feedback.screened: the reward is predicted, not measured
 }
 
 struct Turn {

@@ -83,6 +83,51 @@ struct TimedCall {
   kernels @3 :List(KernelActivity);  # every kernel that ran during the call
 }
 
+# Energy per call: each side called back to back (no L2 flush, sets rotating) for at least
+# `minMs` while NVML's total-energy counter (mJ, which the driver updates only every few tens of
+# ms) is read between groups of calls; the batch starts and ends at an update of the counter.
+struct EnergyRequest {
+  sets @0 :List(BufferSet);
+  reference @1 :ReferenceSpec;
+  minMs @2 :UInt32 = 200;       # per side
+}
+
+struct EnergySide {
+  millijoulesPerCall @0 :Float64;
+  calls @1 :UInt64;
+  batchMs @2 :Float64;          # between the two counter updates
+  averageWatts @3 :Float64;
+  counterUpdates @4 :UInt32;    # changes of the counter seen during the batch
+}
+
+struct EnergyReading {
+  available @0 :Bool;           # false: `reason` says why (no NVML, no matching device, ...)
+  reason @1 :Text;              # also set when available: a batch too short to resolve the counter
+  candidate @2 :EnergySide;
+  reference @3 :EnergySide;
+  resolved @4 :Bool;            # both batches saw at least kMinCounterUpdates counter updates
+}
+
+# One call of the candidate on sets[0], profiled with CUPTI's Range Profiler: one range per
+# kernel, kernel replay (each kernel is replayed as many passes as the metrics need).
+struct MetricsRequest {
+  sets @0 :List(BufferSet);
+}
+
+struct KernelHardwareMetrics {
+  name @0 :Text;                # the kernel's (mangled) name
+  dramThroughputPct @1 :Float64;     # dram__throughput.avg.pct_of_peak_sustained_elapsed
+  smThroughputPct @2 :Float64;       # sm__throughput.avg.pct_of_peak_sustained_elapsed
+  l2HitRatePct @3 :Float64;          # lts__t_sector_hit_rate.pct
+  achievedOccupancyPct @4 :Float64;  # sm__warps_active.avg.pct_of_peak_sustained_active
+}
+
+struct MetricsReading {
+  available @0 :Bool;           # false: `reason` says why (no permission to the counters, ...)
+  reason @1 :Text;
+  kernels @2 :List(KernelHardwareMetrics);  # in launch order
+}
+
 struct DevicePeaks {
   name @0 :Text;
   l2CacheBytes @1 :UInt64;
@@ -98,6 +143,8 @@ struct SandboxRequest {
     run @3 :RunRequest;
     time @4 :TimeRequest;       # CUDA only
     peaks @5 :Void;             # CUDA only: measure the device's peaks
+    energy @6 :EnergyRequest;   # CUDA only: energy per call from NVML
+    metrics @7 :MetricsRequest; # CUDA only: hardware metrics of one candidate call (CUPTI)
   }
 }
 
@@ -108,6 +155,9 @@ enum SandboxStatus {
   badRequest @3;                # the request does not fit the region or no candidate is loaded
   cudaError @4;                 # a CUDA error (illegal address, device-side assert, ...): the
                                 # sandbox's context is dead and it exits after this reply
+  memoryLimit @5;               # the candidate held more device memory than its limit
+                                # (drk-sandbox-cuda --gpu-memory-limit-mb); the sandbox exits
+                                # after this reply, which releases what the candidate kept
 }
 
 struct SandboxReply {
@@ -121,4 +171,9 @@ struct SandboxReply {
   timedCalls @7 :List(TimedCall);  # answer to a time request
   peaks @8 :DevicePeaks;        # answer to a peaks request
   threadsLeftRunning @9 :UInt32;  # run requests: threads alive after the calls beyond those alive before
+  deviceMemoryBytes @10 :UInt64;  # CUDA: the most device memory the loaded candidate held after a
+                                  # call so far (its allocations and its workspace), as measured
+                                  # with cudaMemGetInfo around each call; 0 when not measured
+  energy @11 :EnergyReading;    # answer to an energy request
+  metrics @12 :MetricsReading;  # answer to a metrics request
 }

@@ -21,6 +21,8 @@
 #include "actors/evaluator/ptxas_report.h"
 #include "drk_kernel.h"
 #include "actors/evaluator/sandbox_channel.h"
+#include "actors/evaluator/sandbox_energy.h"
+#include "actors/evaluator/sandbox_metrics.h"
 #include "actors/evaluator/shared_region.h"
 #include "kernels/catalog/reference.h"
 #include "messages/sandbox.capnp.h"
@@ -299,6 +301,8 @@ struct SandboxAnswer {
   double wall_ns = 0;  // this process's clock around the round trip
   std::vector<TimedCall> timed_calls;  // CUDA time requests
   std::optional<DevicePeaks> peaks;    // CUDA peaks requests
+  std::optional<SandboxEnergy> energy; // CUDA energy requests
+  std::optional<SandboxMetrics> metrics;  // CUDA metrics requests
 };
 
 }  // namespace
@@ -384,6 +388,14 @@ struct EvaluationEngine::Impl {
       run.out.getEvidence().setCudaError(answer.message);
       sandbox.reset();
     }
+    evidence.setGpuMemoryBytes(std::max(evidence.getGpuMemoryBytes(), reply.getDeviceMemoryBytes()));
+    if (answer.status == msg::SandboxStatus::MEMORY_LIMIT) {
+      // The sandbox exits after this reply (releasing what the candidate kept): a fresh one next time.
+      evidence.setGpuMemoryLimitExceeded(true);
+      sandbox.reset();
+    }
+    if (reply.hasEnergy()) answer.energy = SandboxEnergy::read(reply.getEnergy());
+    if (reply.hasMetrics()) answer.metrics = SandboxMetrics::read(reply.getMetrics());
     if (reply.hasTimedCalls()) answer.timed_calls = read_timed_calls(reply.getTimedCalls());
     if (reply.hasPeaks()) {
       auto p = reply.getPeaks();
@@ -530,6 +542,7 @@ struct EvaluationEngine::Impl {
 
   Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out);
   Status run_trials(Run& run);
+  Status run_second_shape_trial(Run& run);
   Status run_timing(Run& run);
   Status time_on_cpu(Run& run, std::vector<double>& candidate_us, std::vector<double>& reference_us,
                      uint32_t& candidate_calls, uint32_t& reference_calls);
@@ -539,6 +552,7 @@ struct EvaluationEngine::Impl {
   bool timing_settled(const std::vector<double>& candidate_us, const std::vector<double>& reference_us,
                       Clock::time_point started) const;
   void fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_median_us);
+  std::optional<Status> measure_energy(Run& run, uint32_t set_count);
   void fill_roofline(Run& run, double median_us);
 };
 
@@ -627,6 +641,8 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   } else {
     phase_started = Clock::now();
     if (auto s = run_trials(run); !s) return s;
+    if (out.getCorrect())
+      if (auto s = run_second_shape_trial(run); !s) return s;
     out.setCorrectnessMs(ms_since(phase_started));
     phase_started = Clock::now();
     if (out.getCorrect())
@@ -680,6 +696,72 @@ Status EvaluationEngine::Impl::run_trials(Run& run) {
   }
   out.setTrialsPassed(passed);
   out.setCorrect(passed == options.trials);
+  return {};
+}
+
+// One more trial at the task's second shapes (docs/tasks.md), after every trial passed at the
+// main ones. A candidate that ignores the shapes it is given (extents or strides fixed at compile
+// time) is right at the main shapes and wrong here: evidence secondShapeWrong, and the result is
+// not correct. A candidate that declines the shapes with a non-zero status (DRK_E_UNSUPPORTED_SHAPE)
+// is a specialised kernel, which KernelBench's fixed shapes allow: secondShapeStatus records it.
+// The trial uses buffer set 0's place before timing, which draws every set afresh.
+Status EvaluationEngine::Impl::run_second_shape_trial(Run& run) {
+  if (run.task->second_shapes(shape_kind()).empty()) return {};
+  auto out = run.out;
+  const kernels::Task second_task = kernels::at_second_shapes(*run.task, shape_kind());
+  Run trial;
+  trial.task = &second_task;
+  trial.reference = run.reference;
+  trial.layout = make_layout(second_task, shape_kind(), 1);
+  trial.tolerance = run.tolerance;
+  trial.seed = run.seed;
+  trial.pristine.resize(1);
+  trial.out = out;
+  trial.own_kernels = run.own_kernels;
+  if (auto s = region->reserve(std::max(run.layout.bytes, trial.layout.bytes)); !s) return s;
+  std::string shapes;
+  for (const auto& input : second_task.inputs)
+    shapes += (shapes.empty() ? "" : ", ") + input.name + " " +
+              kernels::format_shape(second_task.shapes(shape_kind()).at(input.name));
+  const std::string phase = "the second-shape trial (" + shapes + ")";
+
+  write_inputs(trial, 0, kernels::draw_inputs(second_task, shape_kind(), mix(run.seed, 500)));
+  poison_outputs(trial, 0);
+  auto answer = call(trial, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
+    auto run_request = request.initRun();
+    run_request.setCalls(1);
+    fill_sets(run_request, trial, {0});
+  });
+  if (!answer) {
+    if (!trial.sandbox_failed) return answer.error();
+    run.sandbox_failed = true;
+    out.setErrorText(phase + ": " + std::string(out.getErrorText().cStr()));
+    return {};
+  }
+  auto evidence = out.getEvidence();
+  evidence.setSecondShapeChecked(true);
+  evidence.setSecondShapeStatus(answer->candidate_status);
+  if (answer->status == msg::SandboxStatus::RETURNED_ERROR) return {};
+  if (answer->status != msg::SandboxStatus::OK) {
+    out.setSandbox(msg::SandboxOutcome::CRASHED);
+    out.setErrorText(phase + ": " + answer->message);
+    out.setCorrect(false);
+    return {};
+  }
+  auto reference = run.reference->run(trial.pristine[0]);
+  if (!reference) return reference.error();
+  const auto& slot = trial.layout.sets[0].outputs[0];
+  Comparison c = compare(slot_data(slot), *reference, slot, run.task->outputs[0], run.tolerance);
+  if (inputs_mutated(trial, 0)) {
+    evidence.setInputsMutated(true);
+    if (c.passed) c.first_failure = "an input differs from its pristine copy after the call (inputs are read-only)";
+  } else if (!c.passed) {
+    evidence.setSecondShapeWrong(phase + ": " + c.first_failure);
+  }
+  if (!c.passed || evidence.getInputsMutated()) {
+    out.setErrorText(phase + ": " + c.first_failure);
+    out.setCorrect(false);
+  }
   return {};
 }
 
@@ -913,7 +995,42 @@ Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candi
     if (timing_settled(candidate_us, reference_us, timing_started)) break;
   }
   fill_gpu_profile(run, calls, summarize(candidate_us, 1).median);
+  // Energy per call (NVML) and hardware metrics (CUPTI), after the timing.
+  if (options.energy_min_ms == 0)
+    SandboxEnergy::unavailable("not measured (eval.energy_min_ms = 0)").fill(run.out.getGpu().initEnergy());
+  else if (auto f = measure_energy(run, set_count)) return *f;
+  if (!options.hardware_metrics) {
+    SandboxMetrics::unavailable("not measured (eval.hardware_metrics: false; drk eval --metrics)")
+        .fill(run.own_kernels, run.out.getGpu().initHardwareMetrics());
+    return {};
+  }
+  auto metrics = call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
+    fill_buffer_sets(request.initMetrics().initSets(1), run, {0});
+  });
+  if (auto f = batch_failed(run, metrics, "measuring hardware metrics")) return *f;
+  metrics->metrics.value_or(SandboxMetrics::unavailable("the sandbox gave no metrics"))
+      .fill(run.own_kernels, run.out.getGpu().initHardwareMetrics());
   return {};
+}
+
+// Energy per call of both sides (the sandbox's energy request); nullopt when it was measured.
+std::optional<Status> EvaluationEngine::Impl::measure_energy(Run& run, uint32_t set_count) {
+  auto energy = call(run, options.call_timeout + std::chrono::milliseconds(4 * options.energy_min_ms + 4000),
+                     [&](msg::SandboxRequest::Builder request) {
+                       auto energy_request = request.initEnergy();
+                       std::vector<uint32_t> all_sets;
+                       for (uint32_t s = 0; s < set_count; ++s) all_sets.push_back(s);
+                       fill_buffer_sets(energy_request.initSets(set_count), run, all_sets);
+                       auto reference = energy_request.initReference();
+                       reference.setExpression(run.task->reference);
+                       auto names = reference.initInputNames(static_cast<unsigned>(run.task->inputs.size()));
+                       for (unsigned i = 0; i < run.task->inputs.size(); ++i) names.set(i, run.task->inputs[i].name);
+                       energy_request.setMinMs(options.energy_min_ms);
+                     });
+  if (auto f = batch_failed(run, energy, "measuring energy")) return f;
+  energy->energy.value_or(SandboxEnergy::unavailable("the sandbox gave no energy reading"))
+      .fill(run.out.getGpu().initEnergy());
+  return std::nullopt;
 }
 
 // Coverage, the kernels of both sides, and the agreement of events with CUPTI.

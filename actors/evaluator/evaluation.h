@@ -10,6 +10,10 @@
 //      one call in the sandbox, the reference runs here (never in the sandbox) on a pristine
 //      copy, outputs must satisfy |out - ref| <= atol + rtol * |ref| (NaN and Inf never pass),
 //      and inputs must equal their pristine copy;
+//   3b. when every trial passed and the task declares second shapes for the device evaluated
+//      (docs/tasks.md), one more trial at them, in buffer set 0's place: DRK_OK with a wrong or
+//      unwritten output there is evidence secondShapeWrong (hard-coded shapes) and makes the
+//      result incorrect; a non-zero status is recorded (secondShapeStatus) and changes nothing;
 //   4. timing, when every trial passed: the clock is this process's, outside the candidate's
 //      reach: the wall time of a "run M calls" round trip to the sandbox minus a measured empty
 //      round trip, M chosen so a batch lasts ~1 ms; the reference is timed here with
@@ -84,6 +88,8 @@ struct EngineOptions {
   std::optional<kernels::DeviceKind> shapes;  // whose shapes to evaluate at; default: the device's
   uint32_t cuda_calls_per_round = 8;          // timed calls per side per sandbox round trip
   double cupti_disagreement_threshold = 0.02; // |event - CUPTI span| / event beyond this is flagged
+  uint32_t energy_min_ms = 0;                 // energy per call (NVML) over >= this per side; 0: off
+  bool hardware_metrics = false;              // DRAM/SM throughput, L2 hits, occupancy (CUPTI)
 };
 
 // A candidate as people hand it over (`drk eval`); actors pass msg::Candidate.

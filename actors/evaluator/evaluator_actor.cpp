@@ -179,12 +179,16 @@ Result<EngineOptions> engine_options_for(const runtime::ActorSpec& spec) {
         options.timing_budget_ms = eval["timing_budget_ms"].as<double>(options.timing_budget_ms);
         options.max_threads = eval["max_threads"].as<int>(options.max_threads);
         options.compile_workers = eval["compile_workers"].as<uint32_t>(options.compile_workers);
+        options.sandbox.gpu_memory_limit_bytes = eval["gpu_memory_limit_mb"].as<uint64_t>(0) << 20;
+        options.energy_min_ms = eval["energy_min_ms"].as<uint32_t>(options.energy_min_ms);
+        options.hardware_metrics = eval["hardware_metrics"].as<bool>(options.hardware_metrics);
       }
     }
   } catch (const YAML::Exception& e) {
     return make_error(Errc::invalid_argument, "experiment.eval of the topology is malformed: " + e.msg +
                                                   " (expected {trials: N, timing_budget_ms: MS, max_threads: N, "
-                                                  "compile_workers: N, slots: N})");
+                                                  "compile_workers: N, slots: N, gpu_memory_limit_mb: MB, "
+                                                  "energy_min_ms: MS, hardware_metrics: BOOL})");
   }
   if (options.trials < 1 || options.max_threads < 1 || options.timing_budget_ms < 0 || options.compile_workers < 1)
     return make_error(Errc::invalid_argument, "experiment.eval needs trials >= 1, max_threads >= 1, "
@@ -216,7 +220,10 @@ std::vector<runtime::ExperimentKey> evaluator_experiment_keys() {
           {"eval.timing_budget_ms", runtime::ValueKind::number, "100"},
           {"eval.max_threads", runtime::ValueKind::integer, "1"},
           {"eval.compile_workers", runtime::ValueKind::integer, "2"},
-          {"eval.slots", runtime::ValueKind::integer, "2"}};
+          {"eval.slots", runtime::ValueKind::integer, "2"},
+          {"eval.gpu_memory_limit_mb", runtime::ValueKind::integer, "0"},
+          {"eval.energy_min_ms", runtime::ValueKind::integer, "0"},
+          {"eval.hardware_metrics", runtime::ValueKind::text, "false"}};
 }
 
 }  // namespace drk::evaluator

@@ -9,6 +9,14 @@
 // names to the device before its calls and back after them (outputs for the correctness check,
 // inputs for the mutation check).
 //
+// measure_energy (NVML energy per call of both sides) and measure_metrics (one candidate call under
+// CUPTI's Range Profiler) answer the CUDA-only requests of messages/sandbox.capnp; docs/gpu.md.
+//
+// Device memory limit (SandboxDeviceOptions::memory_limit_bytes, drk-sandbox-cuda
+// --gpu-memory-limit-mb): the device measures the memory a candidate holds after each call and
+// latches over_memory_limit() when it exceeds the limit; the sandbox answers memoryLimit and
+// exits, which frees whatever the candidate kept (docs/gpu.md says what is and is not seen).
+//
 // Thread-safety: the sandbox's main thread only. Errors: a device error (CUDA's illegal
 // address, device-side assert, launch failure) is Errc::sandbox_crashed and leaves the device
 // broken(): the sandbox answers cudaError and exits, so that the error cannot reach the next
@@ -25,6 +33,20 @@
 #include "runtime/result.h"
 
 namespace drk::evaluator {
+
+// Bytes per element of a drk_dtype; 0 for a value that is none.
+inline size_t dtype_bytes(int32_t dtype) {
+  switch (dtype) {
+    case DRK_F32: case DRK_I32: return 4;
+    case DRK_F16: case DRK_BF16: return 2;
+    case DRK_F64: case DRK_I64: return 8;
+    default: return 0;
+  }
+}
+
+struct SandboxDeviceOptions {
+  uint64_t memory_limit_bytes = 0;  // 0: no limit
+};
 
 struct RegionRange {
   uint64_t offset = 0;
@@ -47,7 +69,8 @@ class SandboxDevice {
   virtual void* tensor_data(uint64_t offset) = 0;
   // device, stream and workspace of drk_context.
   virtual void prepare_context(drk_context& context) = 0;
-  virtual void begin_call() = 0;  // workspace bookkeeping around each call
+  virtual void begin_candidate() = 0;  // a new candidate was loaded: its memory count starts at 0
+  virtual void begin_call() = 0;  // workspace and memory bookkeeping around each call
   virtual void end_call() = 0;
   virtual Status copy_to_device(const std::vector<RegionRange>& ranges) = 0;
   virtual Status copy_to_host(const std::vector<RegionRange>& ranges) = 0;
@@ -55,10 +78,18 @@ class SandboxDevice {
   virtual Status synchronize() = 0;
   virtual void time(msg::TimeRequest::Reader request, CandidateCalls& calls, msg::SandboxReply::Builder reply) = 0;
   virtual void measure_peaks(msg::SandboxReply::Builder reply) = 0;
+  virtual void measure_energy(msg::EnergyRequest::Reader request, CandidateCalls& calls,
+                              msg::SandboxReply::Builder reply) = 0;
+  virtual void measure_metrics(CandidateCalls& calls, msg::SandboxReply::Builder reply) = 0;
   virtual bool broken() const = 0;
+  // The most device memory the loaded candidate held after a call; whether it passed the limit,
+  // and the reply's message when it did.
+  virtual uint64_t candidate_memory_bytes() const = 0;
+  virtual bool over_memory_limit() const = 0;
+  virtual std::string memory_limit_message() const = 0;
 };
 
 // nullptr for the host sandbox; `error` says why a device sandbox cannot start.
-std::unique_ptr<SandboxDevice> make_sandbox_device(std::string& error);
+std::unique_ptr<SandboxDevice> make_sandbox_device(const SandboxDeviceOptions& options, std::string& error);
 
 }  // namespace drk::evaluator

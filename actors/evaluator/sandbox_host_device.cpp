@@ -4,6 +4,6 @@
 
 namespace drk::evaluator {
 
-std::unique_ptr<SandboxDevice> make_sandbox_device(std::string&) { return nullptr; }
+std::unique_ptr<SandboxDevice> make_sandbox_device(const SandboxDeviceOptions&, std::string&) { return nullptr; }
 
 }  // namespace drk::evaluator

@@ -125,13 +125,14 @@ bool map_region(size_t bytes, std::string& error) {
 uint64_t tensor_bytes(const drk_tensor& tensor) {
   uint64_t elements = 1;
   for (int d = 0; d < tensor.ndim; ++d) elements *= static_cast<uint64_t>(tensor.shape[d]);
-  return elements * (tensor.dtype == DRK_I64 ? sizeof(int64_t) : sizeof(float));
+  return elements * dtype_bytes(tensor.dtype);
 }
 
 bool make_tensor(msg::TensorView::Reader view, drk_tensor& out, std::string& error) {
   auto shape = view.getShape();
-  // float32 tensors, and int64 class indices (inputs of cross-entropy tasks); rank 0 is a scalar.
-  if (shape.size() > DRK_MAX_DIMS || (view.getDtype() != DRK_F32 && view.getDtype() != DRK_I64)) {
+  // Any drk_dtype (the tasks use float32, and int64 class indices for cross-entropy); rank 0 is a
+  // scalar.
+  if (shape.size() > DRK_MAX_DIMS || dtype_bytes(view.getDtype()) == 0) {
     error = "a tensor view has an unsupported rank or dtype";
     return false;
   }
@@ -152,7 +153,7 @@ bool make_tensor(msg::TensorView::Reader view, drk_tensor& out, std::string& err
     out.strides[i] = stride;
     stride *= out.shape[i];
   }
-  uint64_t bytes = elements * (out.dtype == DRK_I64 ? sizeof(int64_t) : sizeof(float));
+  uint64_t bytes = elements * dtype_bytes(out.dtype);
   if (view.getOffset() % 64 != 0 || view.getOffset() > harness.region_bytes ||
       bytes > harness.region_bytes - view.getOffset()) {
     error = "a tensor view lies outside the shared region";
@@ -180,6 +181,7 @@ void handle_load(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply
     return;
   }
   harness.kernel = kernel;
+  if (harness.device) harness.device->begin_candidate();
 }
 
 // The descriptors of every buffer set, and the region ranges they cover; false with a
@@ -286,6 +288,7 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
     end_call();
     if (status != DRK_OK) break;
     ++completed;
+    if (harness.device && harness.device->over_memory_limit()) break;
   }
   if (on_device) {
     if (auto synchronized = harness.device->synchronize(); !synchronized)
@@ -299,7 +302,10 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
   reply.setCandidateStatus(status);
   reply.setLibraryCalls(library_calls() - library_before);
   reply.setThreadsLeftRunning(threads_left_running(threads_before));
-  if (status != DRK_OK) {
+  if (harness.device && harness.device->over_memory_limit()) {
+    reply.setStatus(msg::SandboxStatus::MEMORY_LIMIT);
+    reply.setMessage(harness.device->memory_limit_message());
+  } else if (status != DRK_OK) {
     reply.setStatus(msg::SandboxStatus::RETURNED_ERROR);
     reply.setMessage("drk_kernel returned " + std::to_string(status) + " on call " + std::to_string(completed + 1));
   }
@@ -322,6 +328,46 @@ void handle_time(msg::TimeRequest::Reader time, msg::SandboxReply::Builder reply
   candidate.kernel = harness.kernel;
   candidate.context = make_context();
   harness.device->time(time, candidate, reply);
+}
+
+// The same checks as a time request; the device measures energy per call of both sides.
+void handle_energy(msg::EnergyRequest::Reader energy, msg::SandboxReply::Builder reply) {
+  if (!harness.device) {
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage("this sandbox runs candidates on the CPU: energy requests are for drk-sandbox-cuda");
+    return;
+  }
+  if (!harness.kernel || energy.getSets().size() == 0) {
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage(harness.kernel ? "an energy request needs at least one buffer set" : "no candidate is loaded");
+    return;
+  }
+  CandidateCalls candidate;
+  std::vector<RegionRange> ranges;
+  if (!make_sets(energy.getSets(), candidate, ranges, reply)) return;
+  candidate.kernel = harness.kernel;
+  candidate.context = make_context();
+  harness.device->measure_energy(energy, candidate, reply);
+}
+
+// One candidate call profiled for hardware metrics (CUDA only).
+void handle_metrics(msg::MetricsRequest::Reader metrics, msg::SandboxReply::Builder reply) {
+  if (!harness.device) {
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage("this sandbox runs candidates on the CPU: metrics requests are for drk-sandbox-cuda");
+    return;
+  }
+  if (!harness.kernel || metrics.getSets().size() == 0) {
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage(harness.kernel ? "a metrics request needs a buffer set" : "no candidate is loaded");
+    return;
+  }
+  CandidateCalls candidate;
+  std::vector<RegionRange> ranges;
+  if (!make_sets(metrics.getSets(), candidate, ranges, reply)) return;
+  candidate.kernel = harness.kernel;
+  candidate.context = make_context();
+  harness.device->measure_metrics(candidate, reply);
 }
 
 void handle_peaks(msg::SandboxReply::Builder reply) {
@@ -356,12 +402,21 @@ int serve() {
       handle_run(request.getRun(), reply);
     } else if (request.isTime()) {
       handle_time(request.getTime(), reply);
-    } else {
+    } else if (request.isEnergy()) {
+      handle_energy(request.getEnergy(), reply);
+    } else if (request.isMetrics()) {
+      handle_metrics(request.getMetrics(), reply);
+    } else if (request.isPeaks()) {
       handle_peaks(reply);
+    } else {
+      reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+      reply.setMessage("a request of a kind this sandbox does not know (a newer Evaluator?)");
     }
+    if (harness.device) reply.setDeviceMemoryBytes(harness.device->candidate_memory_bytes());
     if (!write_frame(kReplyFd, message)) return 4;
-    // A device error leaves the CUDA context dead for good: end here, the Evaluator replaces us.
-    if (harness.device && harness.device->broken()) return 5;
+    // A device error leaves the CUDA context dead for good, and memory a candidate kept over its
+    // limit is released only with the process: end here, the Evaluator replaces us.
+    if (harness.device && (harness.device->broken() || harness.device->over_memory_limit())) return 5;
   }
 }
 
@@ -370,10 +425,15 @@ int serve() {
 
 int main(int argc, char** argv) {
   int max_threads = 1;
-  for (int i = 1; i + 1 < argc; ++i)
+  drk::evaluator::SandboxDeviceOptions device_options;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--max-threads") == 0) max_threads = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--gpu-memory-limit-bytes") == 0)
+      device_options.memory_limit_bytes = std::strtoull(argv[i + 1], nullptr, 10);
+  }
   drk::evaluator::set_library_threads(max_threads);
   // Without its device, the sandbox answers every request with the reason.
-  drk::evaluator::harness.device = drk::evaluator::make_sandbox_device(drk::evaluator::harness.device_unavailable);
+  drk::evaluator::harness.device =
+      drk::evaluator::make_sandbox_device(device_options, drk::evaluator::harness.device_unavailable);
   return drk::evaluator::serve();
 }

@@ -110,7 +110,13 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptio
     return make_error(Errc::io_error, "pipe2 failed");
   }
   std::string threads = std::to_string(options.max_threads);
-  std::vector<const char*> argv{options.executable.c_str(), "--max-threads", threads.c_str(), nullptr};
+  std::string memory_limit = std::to_string(options.gpu_memory_limit_bytes);
+  std::vector<const char*> argv{options.executable.c_str(), "--max-threads", threads.c_str()};
+  if (options.gpu_memory_limit_bytes > 0) {
+    argv.push_back("--gpu-memory-limit-bytes");
+    argv.push_back(memory_limit.c_str());
+  }
+  argv.push_back(nullptr);
 
   std::unique_ptr<SandboxProcess> process(new SandboxProcess());
   process->work_dir_ = work_dir.data();

@@ -43,6 +43,9 @@ struct SandboxOptions {
   uint64_t address_space_bytes = 32ull << 30;  // 0: no limit (CUDA needs none)
   uint64_t cpu_seconds = 3600;                 // the warm sandbox is replaced when it runs out
   uint64_t max_open_files = 64;
+  // drk-sandbox-cuda: device memory a candidate may hold (its allocations and its workspace)
+  // before the sandbox answers memoryLimit and exits; 0: no limit (eval.gpu_memory_limit_mb).
+  uint64_t gpu_memory_limit_bytes = 0;
 };
 
 struct SandboxExit {

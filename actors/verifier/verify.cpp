@@ -29,6 +29,13 @@ constexpr double kMaxWallCheckRatio = 3.0;
 constexpr double kPrecisionBudgetOverReference = 64.0;
 constexpr double kPrecisionFloor = 1.0 / 65536.0;
 
+// CUDA: the events that time a call are recorded on ctx->stream around it, so every kernel the
+// call ordered there ends before the end event; CUPTI's span of the call's kernels (first start to
+// last end) longer than the event time by this share, and by kWorkAfterReturnUs, is work that
+// outlived the call on a stream ctx->stream was never joined to.
+constexpr double kWorkAfterReturnShare = 0.25;
+constexpr double kWorkAfterReturnUs = 2.0;
+
 // One entry per reason code, its first findings as evidence.
 void add_static_findings(std::string_view source, std::vector<Failure>& failures, std::vector<Failure>& warnings) {
   constexpr size_t kFindingsShown = 3;
@@ -133,6 +140,13 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                         "(the outputs held the previous inputs' answers): results were cached across calls, or "
                         "work was skipped because the output already held numbers"});
   }
+  if (evidence.getSecondShapeWrong().size() > 0) {
+    failures.push_back({"hardcoded_shape",
+                        std::string(evidence.getSecondShapeWrong().cStr()) +
+                            ": correct at the task's shapes but wrong at its second shapes, which it accepted "
+                            "(returned DRK_OK): the kernel ignores the shapes it is given; read them at run time, "
+                            "or return DRK_E_UNSUPPORTED_SHAPE for shapes it does not handle"});
+  }
   if (evidence.getThreadsLeftRunning() > 0) {
     failures.push_back({"threads_left_running",
                         std::to_string(evidence.getThreadsLeftRunning()) +
@@ -148,8 +162,23 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                                         static_cast<double>(result.getResources().size()),
                                         result.getGpu().getAllKernelUs())});
   }
+  if (result.getCorrect() && result.hasGpu()) {
+    const double event_us = result.getCandidateTiming().getMedianUs();
+    const double span_us = result.getGpu().getCuptiSpanUs();
+    if (event_us > 0 && span_us > event_us * (1 + kWorkAfterReturnShare) && span_us - event_us > kWorkAfterReturnUs)
+      failures.push_back({"work_after_return",
+                          format("the candidate's kernels span %.2f us per call (CUPTI) but the call took %.2f us "
+                                 "(events on ctx->stream): work left running after drk_kernel returned, on a stream "
+                                 "ctx->stream does not wait for (join it with an event, or use ctx->stream)",
+                                 span_us, event_us)});
+  }
   add_static_findings(result.getCandidate().getSource().cStr(), failures, warnings);
   add_library_use(result, warnings);
+  if (evidence.getSecondShapeChecked() && evidence.getSecondShapeStatus() != 0) {
+    warnings.push_back({"shape.declined", "drk_kernel returned status " + std::to_string(evidence.getSecondShapeStatus()) +
+                                              " at the task's second shapes: a kernel specialised to the task's "
+                                              "shapes, allowed; the second-shape check could not run"});
+  }
   return failures;
 }
 

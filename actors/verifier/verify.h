@@ -17,12 +17,18 @@
 //   precision_downgrade  the first trial's error against a float64 reference exceeds the
 //                        float32 budget: max(64 x the float32 reference's own error, 2^-16),
 //                        both relative to the output's scale
+//   hardcoded_shape      correct at the task's shapes, wrong at its second shapes after returning
+//                        DRK_OK there (evidence secondShapeWrong): extents or strides fixed in the
+//                        source instead of read from the tensors
 //   decoy                CUDA: the candidate's own kernels did none of the timed work of a
 //                        correct result (CUPTI coverage)
+//   work_after_return    CUDA: the CUPTI span of a call's kernels outlasts its event time by over
+//                        25 % (and 2 us): work left running on a stream ctx->stream never joined
 //   static.*             the source reaches outside the ABI (actors/verifier/static_checks.h)
 // Warnings (Verdict.warnings: reported, never failures): static.thread (thread use),
 // library.used (library-table calls per candidate call; coverage below 1 on CUDA): the Oracle
-// weighs library use, the Verifier only reports it.
+// weighs library use, the Verifier only reports it; shape.declined (a non-zero status at the
+// second shapes: a kernel specialised to the task's shapes, as the ABI allows).
 // A result that failed to compile, or that is merely incorrect (NaN included), is not
 // dishonest by its evidence (the Oracle's reward handles it); its source is still scanned.
 // docs/verification.md describes every check and its evidence.

@@ -150,3 +150,35 @@ DRK_TEST_CASE("an error beyond the float32 budget against float64 is a precision
   DRK_CHECK(precision(1e-6, 0.0).empty());
   DRK_CHECK(precision(1e-3, 1e-6) == std::vector<std::string>{"precision_downgrade"});
 }
+
+DRK_TEST_CASE("wrong at the second shapes is a hard-coded shape; declining them is a warning") {
+  auto wrong = judge("", [](auto r) {
+    r.setCorrect(false);
+    r.getEvidence().setSecondShapeChecked(true);
+    r.getEvidence().setSecondShapeWrong("the second-shape trial (x [259, 4099]): output y[256, 0] still holds the poison");
+  });
+  DRK_CHECK(wrong.failed == std::vector<std::string>{"hardcoded_shape"});
+  DRK_CHECK(wrong.first_evidence.find("y[256, 0] still holds the poison") != std::string::npos);
+  auto declined = judge("", [](auto r) {
+    r.getEvidence().setSecondShapeChecked(true);
+    r.getEvidence().setSecondShapeStatus(1);
+  });
+  DRK_CHECK(declined.failed.empty());
+  DRK_CHECK(declined.warned == std::vector<std::string>{"shape.declined"});
+  DRK_CHECK(judge("", [](auto r) { r.getEvidence().setSecondShapeChecked(true); }).warned.empty());
+}
+
+DRK_TEST_CASE("CUDA kernels that outlast the timed call are work after return") {
+  auto timed = [](double event_us, double span_us) {
+    return failed_codes([=](auto r) {
+      r.getCandidateTiming().setMedianUs(event_us);
+      auto gpu = r.initGpu();
+      gpu.setCuptiSpanUs(span_us);
+    });
+  };
+  DRK_CHECK(timed(3.0, 400.0) == std::vector<std::string>{"work_after_return"});
+  // Events bracket the launch too: honest calls take longer than their kernels' span.
+  DRK_CHECK(timed(410.0, 400.0).empty());
+  // Clock noise on tiny kernels is not evidence.
+  DRK_CHECK(timed(1.0, 1.5).empty());
+}

@@ -115,6 +115,21 @@ class TaskReader {
       if (!read) return read.error();
       *target = std::move(*read);
     }
+    if (YAML::Node second = root["second_shapes"]) {
+      if (!second.IsMap()) return fail(second, "'second_shapes' maps cpu and/or cuda to shapes like 'shapes'");
+      for (auto [key, target] : {std::pair{"cpu", &task.cpu_second_shapes}, {"cuda", &task.gpu_second_shapes}}) {
+        if (!second[key]) continue;
+        auto read = read_shapes(second[key], names, std::string("second_shapes.") + key);
+        if (!read) return read.error();
+        const auto& main = key == std::string("cpu") ? task.cpu_shapes : task.gpu_shapes;
+        for (const auto& [name, dims] : *read)
+          if (dims.size() != main.at(name).size())
+            return fail(second[key], "second_shapes." + std::string(key) + " gives '" + name + "' " +
+                                         std::to_string(dims.size()) + " dims but shapes." + key + " " +
+                                         std::to_string(main.at(name).size()) + ": change dims, not ranks");
+        *target = std::move(*read);
+      }
+    }
 
     if (YAML::Node tolerances = root["tolerances"]) {
       if (!tolerances.IsMap()) return fail(tolerances, "'tolerances' maps a dtype to {atol, rtol}");
@@ -136,18 +151,21 @@ class TaskReader {
     auto expression = parse_expression(task.reference, input_names);
     if (!expression) return make_error(Errc::parse_error, path_ + ":" + std::to_string(root["reference"].Mark().line + 1) +
                                                               ": the reference " + expression.error().message);
-    for (auto device : {DeviceKind::cpu, DeviceKind::cuda}) {
-      const auto& shapes_of_device = task.shapes(device);
-      auto shape = infer_shape(*expression, shapes_of_device, integer_inputs(task));
-      if (!shape)
-        return fail(root["reference"], "the reference does not fit the " + std::string(device_name(device)) +
-                                           " shapes: " + shape.error().message);
-      const Shape& declared = shapes_of_device.at(task.outputs[0]);
-      if (*shape != declared)
-        return fail((*shapes)[std::string(device_name(device))],
-                    "the reference yields " + format_shape(*shape) + " for the " +
-                        std::string(device_name(device)) + " shapes but output '" + task.outputs[0] +
-                        "' is declared " + format_shape(declared));
+    for (bool second : {false, true}) {
+      for (auto device : {DeviceKind::cpu, DeviceKind::cuda}) {
+        const auto& shapes_of_device = second ? task.second_shapes(device) : task.shapes(device);
+        if (shapes_of_device.empty()) continue;
+        std::string which = (second ? "second_shapes." : "") + std::string(device_name(device));
+        auto shape = infer_shape(*expression, shapes_of_device, integer_inputs(task));
+        if (!shape)
+          return fail(root["reference"], "the reference does not fit the " + which + " shapes: " + shape.error().message);
+        const Shape& declared = shapes_of_device.at(task.outputs[0]);
+        if (*shape != declared)
+          return fail(second ? root["second_shapes"][std::string(device_name(device))]
+                             : (*shapes)[std::string(device_name(device))],
+                      "the reference yields " + format_shape(*shape) + " for the " + which + " shapes but output '" +
+                          task.outputs[0] + "' is declared " + format_shape(declared));
+      }
     }
     auto family = check_family(task, *params);
     if (!family) return family.error();
@@ -403,6 +421,12 @@ Result<const Task*> TaskCatalog::find(std::string_view name) const {
   for (const auto& task : tasks_) known += (known.empty() ? "" : ", ") + task.name;
   return make_error(Errc::not_found, "task '" + std::string(name) + "' is unknown: the " +
                                          std::to_string(tasks_.size()) + " tasks are " + known);
+}
+
+Task at_second_shapes(const Task& task, DeviceKind device) {
+  Task copy = task;
+  (device == DeviceKind::cuda ? copy.gpu_shapes : copy.cpu_shapes) = task.second_shapes(device);
+  return copy;
 }
 
 void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder out) {

@@ -69,9 +69,16 @@ struct Task {
   std::map<std::string, std::vector<int64_t>> cpu_shapes;
   std::map<std::string, std::vector<int64_t>> gpu_shapes;
   std::map<DType, Tolerance> tolerances;  // falls back to KernelBench's per-dtype defaults
+  // Optional (`second_shapes:`): other shapes per device, same names and ranks, at which the
+  // Evaluator runs one extra correctness trial that catches hard-coded shapes. Empty: none.
+  std::map<std::string, std::vector<int64_t>> cpu_second_shapes;
+  std::map<std::string, std::vector<int64_t>> gpu_second_shapes;
 
   const std::map<std::string, std::vector<int64_t>>& shapes(DeviceKind device) const {
     return device == DeviceKind::cuda ? gpu_shapes : cpu_shapes;
+  }
+  const std::map<std::string, std::vector<int64_t>>& second_shapes(DeviceKind device) const {
+    return device == DeviceKind::cuda ? gpu_second_shapes : cpu_second_shapes;
   }
   Tolerance tolerance(DType dtype) const;
 };
@@ -94,6 +101,10 @@ class TaskCatalog {
 // Describes `task` on `device` as a message (shapes of that device), for actors that do not
 // hold the catalog (Generators, LLM prompts).
 void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder out);
+
+// A copy of `task` whose `device` shapes are its second shapes (which must be declared), so that
+// draw_inputs(), class_count() and the estimates work at them unchanged.
+Task at_second_shapes(const Task& task, DeviceKind device);
 
 // C of an input drawn with kind `classes` at `device`'s shapes (0 for other kinds).
 int64_t class_count(const Task& task, const InputSpec& input, DeviceKind device);

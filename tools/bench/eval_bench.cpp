@@ -10,8 +10,10 @@
 #include <fstream>
 #include <iomanip>
 #include <random>
+#include <cmath>
 #include <span>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "actors/evaluator/evaluation.h"
@@ -93,6 +95,42 @@ Phases mean_phases(const std::vector<Sample>& samples) {
   double n = samples.empty() ? 1.0 : static_cast<double>(samples.size());
   return {sum.eval / n, sum.compile / n, sum.compile_wait / n, sum.load / n, sum.correctness / n, sum.timing / n};
 }
+
+double cv_of(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  double mean = 0;
+  for (double v : values) mean += v;
+  mean /= static_cast<double>(values.size());
+  double square = 0;
+  for (double v : values) square += (v - mean) * (v - mean);
+  return mean > 0 ? std::sqrt(square / static_cast<double>(values.size() - 1)) / mean : 0;
+}
+
+// The kernels the stability section times, at shapes where one call lasts well over 50 us on an
+// H200; `shape_line` replaces the task's `cuda:` shapes line ("" keeps KernelBench's).
+struct StabilityEntry {
+  const char* task;
+  const char* shape_line;
+  const char* shape;
+};
+// KernelBench's own shapes (matmul 4096^3, softmax 4096 x 393216) cost seconds to tens of seconds
+// of CPU drawing and checking per evaluation; these keep the kernels far above 50 us on an H200
+// (a tiled FP32 matmul of 2048^3 takes milliseconds; the softmax moves 256 MiB).
+constexpr StabilityEntry kStability[] = {
+    {"matmul", "  cuda: {a: [2048, 2048], b: [2048, 2048], y: [2048, 2048]}", "2048x2048 @ 2048x2048"},
+    {"softmax", "  cuda: {x: [4096, 8192], y: [4096, 8192]}", "4096x8192"}};
+
+struct StabilityRow {
+  std::string task, shape;
+  std::vector<double> medians_us, cvs, disagreements;
+  double median_us() const { return median(medians_us); }
+  double cv_across() const { return cv_of(medians_us); }
+  double cv_within() const { return median(cvs); }
+  double cupti_agreement() const { return median(disagreements); }  // |event - CUPTI| / event
+  double cupti_agreement_worst() const {
+    return disagreements.empty() ? 0 : *std::max_element(disagreements.begin(), disagreements.end());
+  }
+};
 
 std::string source_dir() {
   if (const char* dir = std::getenv("DRK_SOURCE_DIR"); dir && *dir) return dir;
@@ -207,6 +245,65 @@ class Bench {
     return row;
   }
 
+  // The same candidate evaluated `count` times at the stability shapes (a catalog of its own in
+  // the bench's temporary folder), after one evaluation that is not kept.
+  Result<StabilityRow> stability(const StabilityEntry& entry, uint32_t count) {
+    const Candidate* base = nullptr;
+    for (const auto& candidate : mix_)
+      if (candidate.task == entry.task) base = &candidate;
+    if (!base) return make_error(Errc::not_found, std::string("the stability task '") + entry.task + "' is not in the mix");
+    std::string tasks = cache_.path() + "/stability-tasks-" + entry.task;
+    std::filesystem::create_directories(tasks);
+    std::string yaml_path = source_dir() + "/kernels/tasks/" + entry.task + ".yaml";
+    std::ifstream in(yaml_path);
+    if (!in) return make_error(Errc::not_found, "cannot read " + yaml_path);
+    std::ostringstream yaml;
+    bool replaced = std::string(entry.shape_line).empty();
+    for (std::string line; std::getline(in, line);) {
+      if (!replaced && line.rfind("  cuda:", 0) == 0) {
+        line = entry.shape_line;
+        replaced = true;
+      }
+      yaml << line << "\n";
+    }
+    if (!replaced) return make_error(Errc::parse_error, yaml_path + " has no '  cuda:' shapes line to replace");
+    std::ofstream(tasks + "/" + entry.task + ".yaml") << yaml.str();
+    auto catalog = kernels::TaskCatalog::load(tasks);
+    if (!catalog) return catalog.error();
+    evaluator::EngineOptions engine;
+    engine.device = DeviceKind::cuda;
+    engine.shapes = DeviceKind::cuda;
+    engine.trials = 1;
+    engine.timing_budget_ms = options_.quick ? 500 : 2000;
+    // The CPU reference of the correctness check at these shapes needs every core.
+    engine.max_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    engine.cache_dir = cache_.path() + "/compile-cache";
+    engine.compile_workers = 1;
+    engine.evaluator_name = options_.program;
+    engine.call_timeout = std::chrono::milliseconds(60000);
+    auto created = evaluator::EvaluationEngine::create(std::move(*catalog), engine);
+    if (!created) return created.error();
+    StabilityRow row;
+    row.task = entry.task;
+    row.shape = entry.shape;
+    for (uint32_t i = 0; i <= count; ++i) {
+      capnp::MallocMessageBuilder message;
+      auto result = message.initRoot<msg::EvalResult>();
+      evaluator::CandidateInput input{"bench/stability/" + row.task + "/" + std::to_string(i), row.task,
+                                      DeviceKind::cuda, base->source};
+      if (auto status = (*created)->evaluate(input, result); !status) return status.error();
+      if (!result.getCorrect())
+        return make_error(Errc::internal, "the honest candidate for '" + row.task +
+                                              "' was not found correct at the stability shapes: " +
+                                              std::string(result.getErrorText().cStr()));
+      if (i == 0) continue;  // warm-up: the sandbox's first load, the peaks, lazy initialisation
+      row.medians_us.push_back(result.getCandidateTiming().getMedianUs());
+      row.cvs.push_back(result.getCandidateTiming().getCv());
+      row.disagreements.push_back(result.getGpu().getEventCuptiDisagreement());
+    }
+    return row;
+  }
+
   const EvalBenchOptions& options_;
   std::ostream& err_;
   TempDir cache_{"drk-bench-eval"};
@@ -283,6 +380,16 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out, std::ostr
     rows.push_back(*row);
   }
 
+  // Stability (cuda): the same kernel evaluated again and again.
+  std::vector<StabilityRow> stability;
+  if (cuda && options.stability) {
+    for (const auto& entry : kStability) {
+      auto row = bench.stability(entry, std::max<uint32_t>(options.stability_evaluations, 2));
+      if (!row) return fail(row.error());
+      stability.push_back(*row);
+    }
+  }
+
   const Phases cold_p = median_phases(cold), warm_p = median_phases(warm);
   const ThroughputRow& best = rows.back();
   const std::string shapes(kernels::device_name(options.shapes.value_or(DeviceKind::cpu)));
@@ -310,8 +417,23 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out, std::ostr
       print_phases_json(out, "mean_phases_ms", r.mean_ms);
       out << "}";
     }
-    out << "],\"speedup_pool_vs_inline\":" << fixed(rows[0].per_hour() > 0 ? best.per_hour() / rows[0].per_hour() : 0, 3)
-        << "}\n";
+    out << "],\"speedup_pool_vs_inline\":" << fixed(rows[0].per_hour() > 0 ? best.per_hour() / rows[0].per_hour() : 0, 3);
+    if (!stability.empty()) {
+      out << ",\"stability\":[";
+      for (size_t i = 0; i < stability.size(); ++i) {
+        const auto& s = stability[i];
+        out << (i ? "," : "") << "{\"task\":\"" << s.task << "\",\"shape\":\"" << s.shape
+            << "\",\"evaluations\":" << s.medians_us.size() << ",\"median_us\":" << fixed(s.median_us(), 3)
+            << ",\"cv_across_evaluations\":" << fixed(s.cv_across(), 5)
+            << ",\"cv_within_evaluation\":" << fixed(s.cv_within(), 5)
+            << ",\"cupti_agreement\":" << fixed(s.cupti_agreement(), 5)
+            << ",\"cupti_agreement_worst\":" << fixed(s.cupti_agreement_worst(), 5) << ",\"medians_us\":[";
+        for (size_t k = 0; k < s.medians_us.size(); ++k) out << (k ? "," : "") << fixed(s.medians_us[k], 3);
+        out << "]}";
+      }
+      out << "]";
+    }
+    out << "}\n";
     return 0;
   }
 
@@ -327,10 +449,23 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out, std::ostr
         << " evals/" << (cuda ? "GPU-hour" : "hour") << "  (" << fixed(r.seconds, 1) << " s; eval "
         << fixed(r.mean_ms.eval, 0) << " ms, waited for compile " << fixed(r.mean_ms.compile_wait, 0) << " ms)\n";
   }
+  if (!stability.empty()) {
+    out << "\ntiming stability: the same candidate evaluated " << stability[0].medians_us.size()
+        << " times (goals: CV <= 1 % for kernels >= 50 us; events and CUPTI within 2 %)\n";
+    for (const auto& s : stability)
+      out << "  " << std::left << std::setw(8) << s.task << std::right << " " << s.shape << ": median "
+          << fixed(s.median_us(), 1) << " us; CV of the medians " << fixed(100 * s.cv_across(), 2)
+          << " %, within an evaluation " << fixed(100 * s.cv_within(), 2) << " %; events vs CUPTI "
+          << fixed(100 * s.cupti_agreement(), 2) << " % (worst " << fixed(100 * s.cupti_agreement_worst(), 2) << " %)\n";
+  }
   out << "\n" << fixed(best.per_hour(), 0) << " evals/" << (cuda ? "GPU-hour" : "hour") << " (" << best.name << ", "
       << fixed(rows[0].per_hour() > 0 ? best.per_hour() / rows[0].per_hour() : 0, 2) << "x inline); latency cold "
       << fixed(cold_p.eval, 0) << " ms, warm " << fixed(warm_p.eval, 0) << " ms"
-      << (cuda ? " (goal: 1000 evals/GPU-hour)" : "") << "\n";
+      << (cuda ? " (goal: 1000 evals/GPU-hour)" : "");
+  for (const auto& st : stability)
+    out << "; " << st.task << " CV " << fixed(100 * st.cv_across(), 2) << " % across, events/CUPTI "
+        << fixed(100 * st.cupti_agreement(), 2) << " %";
+  out << "\n";
   return 0;
 }
 

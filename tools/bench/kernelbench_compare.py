@@ -17,15 +17,22 @@ checkout of ScalingIntelligence/KernelBench (loaded by path: its package pulls i
 the GPU machine lacks); otherwise this script's copy of the procedure above is used, and the
 output says which. No KernelBench code is part of this file.
 
-Only the ReLU kernel is wired (tests/candidates/cuda/relu.cu through a small C++ wrapper that
-hands torch tensors to drk_kernel on torch's current stream), at the task's scaled shape by
-default (--shapes cpu, 256 x 4096) so that both harnesses measure the same work.
+Tasks: relu, softmax and matmul (--tasks), each with its honest candidate of
+tests/candidates/cuda (TASK.cu) handed to both harnesses: to KernelBench's through a small C++
+wrapper that passes torch tensors to drk_kernel on torch's current stream (the output is made
+in ModelNew.forward). Inputs, the reference expression and the shapes are the task's
+(kernels/tasks/TASK.yaml, read here); at the scaled shapes by default (--shapes cpu) so that
+both harnesses measure the same work quickly. Per task it prints each harness's wall time of one
+evaluation (cold and warm), their ratio, and both harnesses' speedups (KernelBench: ratio of
+means; drkernel: ratio of medians).
 
-  python3 tools/bench/kernelbench_compare.py --drk build-gpu/tools/drk [--kernelbench .kb]
+  python3 tools/bench/kernelbench_compare.py --drk build-gpu/tools/drk [--kernelbench .kb] \
+      [--tasks relu,softmax,matmul] [--shapes cpu|cuda]
 """
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,7 +40,26 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHAPES = {"cpu": (256, 4096), "cuda": (4096, 393216)}  # kernels/tasks/relu.yaml
+# The task's forward in torch, by task name (the task's `reference` expression).
+FORWARD = {
+    "relu": "torch.relu(inputs[0])",
+    "softmax": "torch.softmax(inputs[0], dim=1)",
+    "matmul": "torch.matmul(inputs[0], inputs[1])",
+}
+
+
+def read_task(name):
+    """Input names and the shapes per device of kernels/tasks/NAME.yaml (no YAML library needed)."""
+    with open(os.path.join(ROOT, "kernels", "tasks", name + ".yaml")) as f:
+        text = f.read()
+    inputs = re.findall(r"^  - \{name: (\w+),", text, re.M)
+    outputs = re.search(r"^outputs: \[([^\]]*)\]", text, re.M).group(1).replace(" ", "").split(",")
+    shapes = {}
+    for device in ("cpu", "cuda"):
+        line = re.search(r"^  %s: \{(.*)\}\s*$" % device, text, re.M).group(1)
+        shapes[device] = {tensor: tuple(int(d) for d in dims.replace(" ", "").split(",") if d)
+                          for tensor, dims in re.findall(r"(\w+): \[([^\]]*)\]", line)}
+    return {"inputs": inputs, "output": outputs[0], "shapes": shapes}
 
 WRAPPER = r'''
 #include <ATen/cuda/CUDAContext.h>
@@ -51,17 +77,22 @@ static drk_tensor drk_view(const torch::Tensor& t) {
   return view;
 }
 
-torch::Tensor drk_relu(torch::Tensor x) {
-  TORCH_CHECK(x.is_cuda() && x.is_contiguous() && x.scalar_type() == torch::kFloat32, "x: contiguous fp32 on CUDA");
-  auto y = torch::empty_like(x);
-  drk_tensor in = drk_view(x), out = drk_view(y);
+static void* drk_no_workspace(const drk_context*, size_t) { return nullptr; }
+
+void drk_run(std::vector<torch::Tensor> inputs, torch::Tensor output) {
+  std::vector<drk_tensor> in;
+  for (const auto& x : inputs) {
+    TORCH_CHECK(x.is_cuda() && x.is_contiguous() && x.scalar_type() == torch::kFloat32, "inputs: contiguous fp32 on CUDA");
+    in.push_back(drk_view(x));
+  }
+  drk_tensor out = drk_view(output);
   drk_context ctx{};
   ctx.abi_version = DRK_ABI_VERSION;
   ctx.device = DRK_CUDA;
   ctx.stream = at::cuda::getCurrentCUDAStream().stream();
   ctx.max_threads = 1;
-  TORCH_CHECK(drk_kernel(&ctx, &in, 1, &out, 1) == DRK_OK, "drk_kernel failed");
-  return y;
+  ctx.workspace = &drk_no_workspace;
+  TORCH_CHECK(drk_kernel(&ctx, in.data(), static_cast<int32_t>(in.size()), &out, 1) == DRK_OK, "drk_kernel failed");
 }
 '''
 
@@ -70,11 +101,11 @@ import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
-relu_ext = load_inline(
-    name="drk_relu_ext",
-    cpp_sources="torch::Tensor drk_relu(torch::Tensor x);",
+drk_ext = load_inline(
+    name={extension!r},
+    cpp_sources="void drk_run(std::vector<torch::Tensor> inputs, torch::Tensor output);",
     cuda_sources={cuda_source!r},
-    functions=["drk_relu"],
+    functions=["drk_run"],
     extra_include_paths=[{abi!r}],
     verbose=False,
 )
@@ -82,10 +113,12 @@ relu_ext = load_inline(
 class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
-        self.ext = relu_ext
+        self.ext = drk_ext
 
-    def forward(self, x):
-        return self.ext.drk_relu(x)
+    def forward(self, *inputs):
+        output = torch.empty({output_shape!r}, device=inputs[0].device, dtype=inputs[0].dtype)
+        self.ext.drk_run(list(inputs), output)
+        return output
 '''
 
 
@@ -131,14 +164,19 @@ def kernelbench_one(args):
                     times.append(start.elapsed_time(end))
             return times
 
-    class Model(nn.Module):
-        def forward(self, x):
-            return torch.relu(x)
+    task = read_task(args.task)
+    shapes = task["shapes"][args.shapes]
+    forward = eval("lambda *inputs: " + FORWARD[args.task], {"torch": torch})
 
-    with open(os.path.join(ROOT, "tests", "candidates", "cuda", "relu.cu")) as f:
+    class Model(nn.Module):
+        def forward(self, *inputs):
+            return forward(*inputs)
+
+    with open(os.path.join(ROOT, "tests", "candidates", "cuda", args.task + ".cu")) as f:
         cuda_source = f.read() + WRAPPER
     model_new_source = "import os\nos.environ['TORCH_EXTENSIONS_DIR'] = %r\n" % args.build_dir + MODEL_NEW.format(
-        cuda_source=cuda_source, abi=os.path.join(ROOT, "kernels", "abi"))
+        extension="drk_%s_ext" % args.task, cuda_source=cuda_source, abi=os.path.join(ROOT, "kernels", "abi"),
+        output_shape=list(shapes[task["output"]]))
     context = {}
     exec(compile(model_new_source, "<ModelNew>", "exec"), context)
     model_new = context["ModelNew"]().cuda()
@@ -146,26 +184,26 @@ def kernelbench_one(args):
     torch.cuda.synchronize()
     compiled = time.perf_counter()
 
-    shape = SHAPES[args.shapes]
+    input_shapes = [shapes[name] for name in task["inputs"]]
     torch.manual_seed(42)
     seeds = [torch.randint(0, 2**32 - 1, (1,)).item() for _ in range(args.trials)]
     passed = 0
     with torch.no_grad():
         for seed in seeds:
             torch.manual_seed(seed)
-            x = torch.rand(*shape).cuda()
-            expected = model(x)
+            xs = [torch.rand(*shape).cuda() for shape in input_shapes]
+            expected = model(*xs)
             torch.cuda.synchronize()
-            got = model_new(x)
+            got = model_new(*xs)
             torch.cuda.synchronize()
             passed += int(got.shape == expected.shape and torch.allclose(expected, got, atol=1e-4, rtol=1e-4))
     checked = time.perf_counter()
 
     torch.manual_seed(42)
-    x = torch.rand(*shape).cuda()
+    xs = [torch.rand(*shape).cuda() for shape in input_shapes]
     with torch.no_grad():
-        new_ms = time_fn(model_new, [x], num_trials=args.perf_trials, verbose=False, device=torch.device("cuda"))
-        ref_ms = time_fn(model, [x], num_trials=args.perf_trials, verbose=False, device=torch.device("cuda"))
+        new_ms = time_fn(model_new, xs, num_trials=args.perf_trials, verbose=False, device=torch.device("cuda"))
+        ref_ms = time_fn(model, xs, num_trials=args.perf_trials, verbose=False, device=torch.device("cuda"))
     timed = time.perf_counter()
     new_mean = sum(new_ms) / len(new_ms)
     ref_mean = sum(ref_ms) / len(ref_ms)
@@ -190,43 +228,34 @@ def run_timed(command, env=None):
     return seconds, json.loads(last[-1]) if last else {}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--drk", default=os.path.join(ROOT, "build-gpu", "tools", "drk"))
-    parser.add_argument("--kernelbench", default=os.path.join(ROOT, ".kb"), help="a KernelBench checkout (optional)")
-    parser.add_argument("--shapes", choices=sorted(SHAPES), default="cpu")
-    parser.add_argument("--trials", type=int, default=5)
-    parser.add_argument("--perf-trials", type=int, default=100, help="KernelBench's timed calls per side")
-    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--build-dir", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.one:
-        kernelbench_one(args)
-        return
+def compare_task(args, task_name, work):
+    """Both harnesses on one task, cold then warm; returns the rows."""
+    rows = []
+    kb_build = os.path.join(work, task_name, "torch-extensions")
+    kb_command = [sys.executable, os.path.abspath(__file__), "--one", "--task", task_name, "--build-dir", kb_build,
+                  "--shapes", args.shapes, "--trials", str(args.trials), "--perf-trials", str(args.perf_trials),
+                  "--kernelbench", args.kernelbench or ""]
+    for label in ("cold", "warm"):
+        seconds, result = run_timed(kb_command)
+        rows.append(("KernelBench (load_inline)", label, seconds, result))
+    cache = os.path.join(work, task_name, "drk-cache")
+    drk_command = [args.drk, "eval", "--task", task_name, "--candidate",
+                   os.path.join(ROOT, "tests", "candidates", "cuda", task_name + ".cu"), "--device", "cuda",
+                   "--shapes", args.shapes, "--trials", str(args.trials), "--energy-ms", "0", "--cache-dir", cache,
+                   "--json"]
+    env = dict(os.environ, DRK_SOURCE_DIR=ROOT)
+    for label in ("cold", "warm"):
+        seconds, result = run_timed(drk_command, env)
+        rows.append(("drkernel (drk eval)", label, seconds, result))
+    return rows
 
-    work = tempfile.mkdtemp(prefix="drk-kb-compare-")
-    try:
-        rows = []
-        kb_build = os.path.join(work, "torch-extensions")
-        kb_command = [sys.executable, os.path.abspath(__file__), "--one", "--build-dir", kb_build,
-                      "--shapes", args.shapes, "--trials", str(args.trials), "--perf-trials", str(args.perf_trials),
-                      "--kernelbench", args.kernelbench or ""]
-        for label in ("cold", "warm"):
-            seconds, result = run_timed(kb_command)
-            rows.append(("KernelBench (load_inline)", label, seconds, result))
-        cache = os.path.join(work, "drk-cache")
-        drk_command = [args.drk, "eval", "--task", "relu", "--candidate",
-                       os.path.join(ROOT, "tests", "candidates", "cuda", "relu.cu"), "--device", "cuda",
-                       "--shapes", args.shapes, "--trials", str(args.trials), "--cache-dir", cache, "--json"]
-        env = dict(os.environ, DRK_SOURCE_DIR=ROOT)
-        for label in ("cold", "warm"):
-            seconds, result = run_timed(drk_command, env)
-            rows.append(("drkernel (drk eval)", label, seconds, result))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
-    print("relu at %s shapes %s, %d correctness trials; wall time of one evaluation (its own process)" %
-          (args.shapes, "x".join(map(str, SHAPES[args.shapes])), args.trials))
+def print_task(args, task_name, rows):
+    task = read_task(task_name)
+    shapes = task["shapes"][args.shapes]
+    print("\n%s at %s shapes (%s), %d correctness trials; wall time of one evaluation (its own process)" % (
+        task_name, args.shapes, ", ".join("%s %s" % (n, "x".join(map(str, shapes[n]))) for n in task["inputs"]),
+        args.trials))
     print("%-26s %-5s %9s %8s %12s %12s  %s" % ("harness", "cache", "seconds", "speedup", "candidate", "reference",
                                               "split"))
     for harness, label, seconds, r in rows:
@@ -245,10 +274,53 @@ def main():
         print("%-26s %-5s %9.2f %7.3fx %10.2f us %10.2f us  %s" % (harness, label, seconds, speedup, cand, ref, split))
     kb = {label: s for h, label, s, _ in rows if h.startswith("KernelBench")}
     drk = {label: s for h, label, s, _ in rows if h.startswith("drkernel")}
-    print("KernelBench timer: " + rows[0][3]["timer"])
-    print("drkernel is %.1fx faster per evaluation cold, %.1fx warm (goal: 20x); speedups: KernelBench %.3fx "
-          "(mean), drkernel %.3fx (median)" % (kb["cold"] / drk["cold"], kb["warm"] / drk["warm"], rows[0][3]["speedup"],
-                                               rows[2][3].get("result", {}).get("speedup", 0.0)))
+    kb_speedup = rows[1][3]["speedup"]
+    drk_speedup = rows[3][3].get("result", {}).get("speedup", 0.0)
+    print("%s: drkernel %.2f s cold / %.2f s warm per evaluation, KernelBench %.2f s / %.2f s: drkernel is %.1fx "
+          "faster cold, %.1fx warm (goal: 20x); speedups: KernelBench %.3fx (mean), drkernel %.3fx (median)" % (
+              task_name, drk["cold"], drk["warm"], kb["cold"], kb["warm"], kb["cold"] / drk["cold"],
+              kb["warm"] / drk["warm"], kb_speedup, drk_speedup))
+    return {"task": task_name, "drk_cold_s": drk["cold"], "drk_warm_s": drk["warm"], "kernelbench_cold_s": kb["cold"],
+            "kernelbench_warm_s": kb["warm"], "ratio_cold": kb["cold"] / drk["cold"], "ratio_warm": kb["warm"] / drk["warm"],
+            "kernelbench_speedup": kb_speedup, "drk_speedup": drk_speedup}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--drk", default=os.path.join(ROOT, "build-gpu", "tools", "drk"))
+    parser.add_argument("--kernelbench", default=os.path.join(ROOT, ".kb"), help="a KernelBench checkout (optional)")
+    parser.add_argument("--tasks", default="relu,softmax,matmul", help="comma-separated, of " + ", ".join(FORWARD))
+    parser.add_argument("--shapes", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--trials", type=int, default=5)
+    parser.add_argument("--perf-trials", type=int, default=100, help="KernelBench's timed calls per side")
+    parser.add_argument("--json", action="store_true", help="print one JSON object last, a row per task")
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--task", help=argparse.SUPPRESS)
+    parser.add_argument("--build-dir", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        kernelbench_one(args)
+        return
+    tasks = [t for t in args.tasks.split(",") if t]
+    unknown = [t for t in tasks if t not in FORWARD]
+    if unknown:
+        raise SystemExit("unknown task(s) %s: this script knows %s" % (", ".join(unknown), ", ".join(FORWARD)))
+
+    work = tempfile.mkdtemp(prefix="drk-kb-compare-")
+    summaries = []
+    try:
+        timer = None
+        for task_name in tasks:
+            rows = compare_task(args, task_name, work)
+            timer = rows[0][3]["timer"]
+            summaries.append(print_task(args, task_name, rows))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("\nKernelBench timer: " + timer)
+    if args.json:
+        print(json.dumps({"shapes": args.shapes, "trials": args.trials, "timer": timer, "tasks": summaries}))
+    print("per evaluation, KernelBench / drkernel: " + ", ".join(
+        "%s %.1fx cold, %.1fx warm" % (t["task"], t["ratio_cold"], t["ratio_warm"]) for t in summaries))
 
 
 if __name__ == "__main__":

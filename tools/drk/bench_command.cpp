@@ -25,9 +25,9 @@ subcommands:
         the drkernel/raw ratios; then the restart time after kill -9 and the time to detect a
         failed node (medians). Prints a table with the goals and a summary line; --json prints
         one JSON object whose TRANSPORT_PAYLOAD_throughput_ratio fields give each ratio.
-        About 60 s; --quick about 12 s.
+        About 70 s; --quick about 20 s.
   eval [--device cpu|cuda] [--shapes cpu|cuda] [--workers N] [--trials N] [--budget-ms MS]
-       [--quick] [--json]
+       [--quick] [--no-stability] [--json]
         The real evaluation engine over one task per family the policy renders (relu,
         softmax, gemm_multiply_leakyrelu on cpu; relu, softmax, matmul on cuda) with the
         honest candidates of tests/candidates: the latency of one evaluation with a cold and
@@ -37,6 +37,10 @@ subcommands:
         compiling N ahead. --shapes: whose shapes (default the scaled cpu ones); --trials
         (default 5) and --budget-ms (timing budget, default 100) as in `drk eval`. --json
         prints one object (cold_latency_ms, warm_latency_ms, evals_per_hour, throughput, ...).
+        On cuda it also measures timing stability (unless --no-stability): matmul (2048^3) and
+        softmax (4096 x 8192) evaluated 10 times each; CV of the medians across evaluations,
+        within-evaluation CV and events-vs-CUPTI agreement (json: stability[].cv_across_evaluations,
+        cv_within_evaluation, cupti_agreement).
         About 2 min on cpu; --quick about a third of that.
 
 See docs/benchmarks.md.
@@ -89,6 +93,8 @@ int bench_eval(const Args& args) {
       options.json = true;
     } else if (arg == "--quick") {
       options.quick = true;
+    } else if (arg == "--no-stability") {
+      options.stability = false;
     } else if ((arg == "--device" || arg == "--shapes") && has_value) {
       auto device = kernels::parse_device(args[++i]);
       if (!device) {

@@ -35,6 +35,12 @@ report, every kernel CUPTI saw, the coverage, event/CUPTI agreement and the roof
   --trials N         correctness trials, each on fresh inputs (default 5)
   --budget-ms MS     wall time the timing may use (default 2000)
   --threads N        threads the candidate and the reference may use (default 1)
+  --energy-ms MS     cuda: energy per call from NVML over back-to-back batches of at least MS
+                     per side (default 500; 0: off; NVML's counter moves only every ~100 ms)
+  --metrics          cuda: hardware metrics of the candidate's kernels (DRAM and SM throughput, L2
+                     hit rate, achieved occupancy) from one call under CUPTI's Range Profiler
+  --gpu-memory-limit-mb MB
+                     cuda: device memory the candidate may hold (default 0: no limit)
   --cache-dir DIR    compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)
   --json             print one JSON object (the Verdict, which holds the result) on stdout
 
@@ -91,6 +97,26 @@ void print_gpu(msg::GpuProfile::Reader gpu) {
             << fixed(gpu.getPeakBytesPerS() / 1e9, 0) << " GB/s measured peak, "
             << fixed(gpu.getAchievedFlopsPerS() / 1e12, 3) << " TFLOP/s of " << fixed(gpu.getPeakFlopsPerS() / 1e12, 1)
             << " TFLOP/s measured FP32 peak\n";
+  auto metrics = gpu.getHardwareMetrics();
+  if (metrics.getAvailable()) {
+    for (auto k : metrics.getKernels())
+      std::cout << "metrics     " << (k.getOwn() ? "own  " : "lib  ") << k.getName().cStr() << ": DRAM "
+                << fixed(k.getDramThroughputPct(), 1) << " %, SM " << fixed(k.getSmThroughputPct(), 1) << " %, L2 hit "
+                << fixed(k.getL2HitRatePct(), 1) << " %, occupancy " << fixed(k.getAchievedOccupancyPct(), 1) << " %\n";
+  } else if (metrics.getReason().size() > 0 && std::string(metrics.getReason().cStr()).rfind("not measured", 0) != 0) {
+    std::cout << "metrics     unavailable: " << metrics.getReason().cStr() << "\n";
+  }
+  auto energy = gpu.getEnergy();
+  if (!energy.getAvailable()) {
+    std::cout << "energy      unavailable: " << energy.getReason().cStr() << "\n";
+  } else {
+    std::cout << "energy      " << fixed(energy.getCandidateMillijoulesPerCall(), 3) << " mJ per call ("
+              << fixed(energy.getCandidateWatts(), 0) << " W over " << energy.getCandidateCalls() << " calls in "
+              << fixed(energy.getCandidateBatchMs(), 0) << " ms), reference "
+              << fixed(energy.getReferenceMillijoulesPerCall(), 3) << " mJ (" << fixed(energy.getReferenceWatts(), 0)
+              << " W); NVML counter updates " << energy.getCounterUpdates()
+              << (energy.getResolved() ? "" : std::string(" (NOT RESOLVED: ") + energy.getReason().cStr() + ")") << "\n";
+  }
 }
 
 void print_human(const kernels::Task& task, const std::string& file, msg::Verdict::Reader verdict) {
@@ -114,6 +140,10 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
               << "reference   " << timing_line(r.getReferenceTiming()) << "\n"
               << "speedup     " << fixed(r.getSpeedup(), 3) << "x\n";
     if (e.getCudaError().size() > 0) std::cout << "cuda error  " << e.getCudaError().cStr() << "\n";
+    if (r.hasGpu() || e.getGpuMemoryBytes() > 0)
+      std::cout << "gpu memory  " << fixed(static_cast<double>(e.getGpuMemoryBytes()) / (1 << 20), 1)
+                << " MiB held by the candidate after a call at most"
+                << (e.getGpuMemoryLimitExceeded() ? " (OVER ITS LIMIT: the evaluation failed)" : "") << "\n";
     for (auto k : r.getResources())
       std::cout << "resources   " << k.getName().cStr() << ": " << k.getRegisters() << " registers, "
                 << k.getSharedBytes() << " B shared, " << k.getStackFrameBytes() << " B stack, spills "
@@ -141,6 +171,7 @@ int cmd_eval(const Args& args) {
   std::string task_name, candidate_file, device_text = "cpu", cache_dir = default_compile_cache_dir();
   bool json = false;
   evaluator::EngineOptions options;
+  options.energy_min_ms = 500;
   auto number = [&](size_t& i, const std::string& flag, double low) -> std::optional<double> {
     if (i + 1 >= args.size()) return std::nullopt;
     char* end = nullptr;
@@ -183,6 +214,16 @@ int cmd_eval(const Args& args) {
       auto value = number(i, arg, 0);
       if (!value) return 2;
       options.timing_budget_ms = *value;
+    } else if (arg == "--metrics") {
+      options.hardware_metrics = true;
+    } else if (arg == "--energy-ms") {
+      auto value = number(i, arg, 0);
+      if (!value) return 2;
+      options.energy_min_ms = static_cast<uint32_t>(*value);
+    } else if (arg == "--gpu-memory-limit-mb") {
+      auto value = number(i, arg, 0);
+      if (!value) return 2;
+      options.sandbox.gpu_memory_limit_bytes = static_cast<uint64_t>(*value) << 20;
     } else if (arg == "--threads") {
       auto value = number(i, arg, 1);
       if (!value) return 2;

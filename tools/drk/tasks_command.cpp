@@ -1,10 +1,12 @@
-// drk tasks [show NAME]: the task catalog (kernels/tasks/*.yaml) for people.
+// drk tasks [show NAME | audit]: the task catalog (kernels/tasks/*.yaml) for people, and its audit
+// for degenerate tasks (kernels/catalog/task_audit.h).
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "kernels/catalog/expression.h"
 #include "kernels/catalog/task.h"
+#include "kernels/catalog/task_audit.h"
 #include "tools/drk/commands.h"
 
 namespace drk::tools {
@@ -12,13 +14,22 @@ namespace {
 
 constexpr const char* kTasksHelp = R"(usage: drk tasks [--dir DIR]
        drk tasks show NAME [--dir DIR]
+       drk tasks audit [NAME...] [--json] [--device cpu|cuda] [--dir DIR]
 
 Lists the tasks of the catalog (name, family, FLOPs and minimum bytes moved at the cpu and the
 cuda shapes, origin), or shows one task fully:
 inputs and how they are drawn, shapes on cpu and cuda, the reference expression, the family
 parameters the generator renders from, tolerances, FLOPs and the minimum bytes moved.
 
-  --dir DIR   the task folder (default: $DRK_TASKS_DIR, else kernels/tasks of the source tree)
+`audit` looks for degenerate tasks, whose reward a kernel could farm without computing them: it
+evaluates each reference on fresh input draws and reports, in the task's tolerance, whether the
+output is near-constant across draws (a remembered answer passes) and, per input, how much of the
+output moves when only that input is drawn afresh (none: the input has no influence). It exits 1
+when a task is degenerate. --device cuda audits at KernelBench's shapes (gigabytes per tensor).
+
+  --dir DIR      the task folder (default: $DRK_TASKS_DIR, else kernels/tasks of the source tree)
+  --json         audit: one JSON object {device, degenerate, tasks: [...]}
+  --device DEV   audit: the shapes to evaluate at (default cpu)
 )";
 
 using kernels::DeviceKind;
@@ -92,12 +103,88 @@ void show(const kernels::Task& task) {
   }
 }
 
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+int audit(const kernels::TaskCatalog& catalog, const std::vector<std::string>& names, DeviceKind device, bool json) {
+  std::vector<const kernels::Task*> tasks;
+  for (const auto& name : names) {
+    auto task = catalog.find(name);
+    if (!task) {
+      std::cerr << "drk tasks audit: " << task.error().message << "\n";
+      return 1;
+    }
+    tasks.push_back(*task);
+  }
+  if (names.empty())
+    for (const auto& task : catalog.tasks()) tasks.push_back(&task);
+  std::vector<kernels::TaskAudit> audits;
+  for (const auto* task : tasks) {
+    auto result = kernels::audit_task(*task, device);
+    if (!result) {
+      std::cerr << "drk tasks audit: " << result.error().message << "\n";
+      return 1;
+    }
+    audits.push_back(std::move(*result));
+  }
+  size_t degenerate = 0;
+  for (const auto& a : audits) degenerate += a.degenerate() ? 1 : 0;
+  if (json) {
+    std::cout << "{\"device\": " << json_string(std::string(kernels::device_name(device)))
+              << ", \"degenerate\": " << degenerate << ", \"tasks\": [";
+    for (size_t t = 0; t < audits.size(); ++t) {
+      const auto& a = audits[t];
+      std::cout << (t ? ", " : "") << "{\"task\": " << json_string(a.task) << ", \"degenerate\": "
+                << (a.degenerate() ? "true" : "false") << ", \"output_elements\": " << a.output_elements
+                << ", \"output_scale\": " << number(a.output_scale)
+                << ", \"replay_pass_fraction\": " << number(a.replay_pass_fraction)
+                << ", \"max_spread\": " << number(a.max_spread) << ", \"inputs\": [";
+      for (size_t i = 0; i < a.inputs.size(); ++i)
+        std::cout << (i ? ", " : "") << "{\"name\": " << json_string(a.inputs[i].input)
+                  << ", \"changed_fraction\": " << number(a.inputs[i].changed_fraction)
+                  << ", \"max_change\": " << number(a.inputs[i].max_change) << "}";
+      std::cout << "], \"findings\": [";
+      for (size_t f = 0; f < a.findings.size(); ++f) std::cout << (f ? ", " : "") << json_string(a.findings[f]);
+      std::cout << "]}";
+    }
+    std::cout << "]}\n";
+    return degenerate ? 1 : 0;
+  }
+  size_t name_width = 4;
+  for (const auto& a : audits) name_width = std::max(name_width, a.task.size());
+  for (const auto& a : audits) {
+    std::string influences;
+    for (const auto& input : a.inputs)
+      influences += (influences.empty() ? "" : ", ") + input.input + " moves " + number(100.0 * input.changed_fraction) + "%";
+    std::cout << a.task << std::string(name_width + 2 - a.task.size(), ' ') << (a.degenerate() ? "DEGENERATE" : "ok        ")
+              << "  replay passes " << number(100.0 * a.replay_pass_fraction) << "%; " << influences << "\n";
+    for (const auto& finding : a.findings) std::cout << std::string(name_width + 2, ' ') << "- " << finding << "\n";
+  }
+  std::cout << audits.size() << " tasks audited at the " << kernels::device_name(device) << " shapes, " << degenerate
+            << " degenerate\n";
+  return degenerate ? 1 : 0;
+}
+
 }  // namespace
 
 int cmd_tasks(const Args& args) {
   std::string dir = kernels::TaskCatalog::default_directory();
   std::string show_name;
-  bool showing = false;
+  bool showing = false, auditing = false, json = false;
+  DeviceKind device = DeviceKind::cpu;
+  std::vector<std::string> audit_names;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
@@ -106,9 +193,22 @@ int cmd_tasks(const Args& args) {
     }
     if (arg == "--dir" && i + 1 < args.size()) {
       dir = args[++i];
-    } else if (arg == "show" && !showing && i + 1 < args.size()) {
+    } else if (arg == "show" && !showing && !auditing && i + 1 < args.size()) {
       showing = true;
       show_name = args[++i];
+    } else if (arg == "audit" && !showing && !auditing) {
+      auditing = true;
+    } else if (auditing && arg == "--json") {
+      json = true;
+    } else if (auditing && arg == "--device" && i + 1 < args.size()) {
+      auto parsed = kernels::parse_device(args[++i]);
+      if (!parsed) {
+        std::cerr << "drk tasks audit: " << parsed.error().message << "\n";
+        return 2;
+      }
+      device = *parsed;
+    } else if (auditing && !arg.empty() && arg[0] != '-') {
+      audit_names.push_back(arg);
     } else {
       std::cerr << "drk tasks: unexpected argument '" << arg << "'\n" << kTasksHelp;
       return 2;
@@ -119,6 +219,7 @@ int cmd_tasks(const Args& args) {
     std::cerr << "drk tasks: " << catalog.error().message << "\n";
     return 1;
   }
+  if (auditing) return audit(*catalog, audit_names, device, json);
   if (showing) {
     auto task = catalog->find(show_name);
     if (!task) {

@@ -1,10 +1,20 @@
 // drk verify-corpus: evaluates every candidate of a folder whose files declare the expected
 // outcome (docs/verification.md, "The corpus format"), with the real EvaluationEngine and the
-// Verifier, and reports what was caught, missed, and falsely alarmed.
+// Verifier, and reports what was caught, missed, and falsely alarmed. The evaluations run in a
+// child process, each file under a deadline: a candidate (or a compiler) that hangs past it is
+// killed with the child and recorded as a failure of its file, and a new child goes on with the
+// next file.
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -44,6 +54,9 @@ is reported. *.cu files are skipped with a note where no CUDA device can be used
   --budget-ms MS     timing budget per candidate (default 100: the corpus checks honesty, not speed)
   --threads N        threads a candidate may use (default 2)
   --cache-dir DIR    compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)
+  --deadline-s S     wall time one file may take, compile and evaluation (default 120): past it
+                     the evaluation is killed and the file counts as missed (hacked) or a false
+                     alarm (honest), with the note "deadline"
 
 Exit status: 0 when every hacked file is caught and no honest file is rejected (100 % detection,
 0 % false positives), 1 otherwise or when a file lacks its header, 2 for a usage error.
@@ -192,25 +205,36 @@ void judge(Row& row, msg::Verdict::Reader verdict) {
   }
 }
 
-void evaluate_file(Engines& engines, const fs::path& path, Row& row) {
+std::string read_source(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream source;
   source << in.rdbuf();
-  row.expected = read_expectation(source.str());
+  return source.str();
+}
+
+// Reads the file's header into `row`, and gives the row its outcome when the file needs no
+// evaluation (a bad header, or CUDA without a device); rows without an outcome get evaluated.
+void read_header(const fs::path& path, Row& row) {
+  row.expected = read_expectation(read_source(path));
   if (!row.expected.problem.empty()) {
     row.got = "error";
     row.outcome = "invalid";
     row.note = row.expected.problem;
     return;
   }
-  const auto device = path.extension() == ".cu" ? kernels::DeviceKind::cuda : kernels::DeviceKind::cpu;
   // Without the driver's device node no CUDA device can be used: skip before spending nvcc's time.
   std::error_code ec;
-  if (device == kernels::DeviceKind::cuda && !fs::exists("/dev/nvidiactl", ec)) {
+  if (path.extension() == ".cu" && !fs::exists("/dev/nvidiactl", ec)) {
     row.got = row.outcome = "skipped";
     row.note = "no CUDA device (/dev/nvidiactl is absent): the GPU script runs this file";
     return;
   }
+}
+
+// Evaluates a file whose header `row` already holds, and judges its verdict.
+void evaluate_file(Engines& engines, const fs::path& path, Row& row) {
+  const std::string source = read_source(path);
+  const auto device = path.extension() == ".cu" ? kernels::DeviceKind::cuda : kernels::DeviceKind::cpu;
   auto* engine = engines.get(device);
   if (!engine) {
     row.got = row.outcome = "skipped";
@@ -221,7 +245,7 @@ void evaluate_file(Engines& engines, const fs::path& path, Row& row) {
   input.id = "corpus/" + path.filename().string();
   input.task = row.expected.task;
   input.device = device;
-  input.source = source.str();
+  input.source = source;
   capnp::MallocMessageBuilder result_message;
   auto result = result_message.initRoot<msg::EvalResult>();
   if (auto status = engine->evaluate(input, result); !status) {
@@ -243,6 +267,166 @@ void evaluate_file(Engines& engines, const fs::path& path, Row& row) {
   verifier::verify(result.asReader(), verdict);
   row.verify_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   judge(row, verdict.asReader());
+}
+
+// One row as one line between the evaluating child and the parent: fields separated by \x1f,
+// list items by \x1e, newlines in notes turned into spaces.
+std::string encode_row(const Row& row) {
+  auto clean = [](std::string text) {
+    for (char& c : text)
+      if (c == '\n' || c == '\x1f' || c == '\x1e') c = ' ';
+    return text;
+  };
+  auto list = [&](const std::vector<std::string>& items) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) out += (i ? "\x1e" : "") + clean(items[i]);
+    return out;
+  };
+  return clean(row.got) + "\x1f" + clean(row.outcome) + "\x1f" + clean(row.note) + "\x1f" + number(row.eval_ms, 3) +
+         "\x1f" + number(row.verify_ms, 6) + "\x1f" + list(row.failed) + "\x1f" + list(row.warnings) + "\n";
+}
+
+void decode_row(const std::string& line, Row& row) {
+  auto split = [](const std::string& text, char separator) {
+    std::vector<std::string> parts;
+    size_t begin = 0;
+    for (;;) {
+      size_t end = text.find(separator, begin);
+      parts.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+      if (end == std::string::npos) return parts;
+      begin = end + 1;
+    }
+  };
+  auto fields = split(line, '\x1f');
+  fields.resize(7);
+  row.got = fields[0];
+  row.outcome = fields[1];
+  row.note = fields[2];
+  row.eval_ms = std::atof(fields[3].c_str());
+  row.verify_ms = std::atof(fields[4].c_str());
+  for (auto [text, target] : {std::pair{&fields[5], &row.failed}, {&fields[6], &row.warnings}})
+    if (!text->empty()) *target = split(*text, '\x1e');
+}
+
+// The evaluating child: evaluates files[first..] in order and writes one line per file to a pipe.
+// Killed (its process group: compilers included; the sandbox dies with it) when a file passes its
+// deadline.
+class EvaluatingChild {
+ public:
+  static std::optional<EvaluatingChild> start(Engines& engines, const std::vector<fs::path>& files, std::vector<Row>& rows,
+                                              size_t first) {
+    int fds[2];
+    if (pipe(fds) != 0) return std::nullopt;
+    std::cout.flush();
+    std::fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+      close(fds[0]);
+      close(fds[1]);
+      return std::nullopt;
+    }
+    if (pid == 0) {
+      setpgid(0, 0);
+      close(fds[0]);
+      for (size_t i = first; i < files.size(); ++i) {
+        Row row = rows[i];
+        evaluate_file(engines, files[i], row);
+        std::string line = encode_row(row);
+        for (size_t written = 0; written < line.size();) {
+          ssize_t n = write(fds[1], line.data() + written, line.size() - written);
+          if (n <= 0) _exit(1);
+          written += static_cast<size_t>(n);
+        }
+      }
+      engines.made.clear();  // stop the sandboxes before leaving
+      _exit(0);
+    }
+    setpgid(pid, pid);
+    close(fds[1]);
+    return EvaluatingChild(pid, fds[0]);
+  }
+
+  EvaluatingChild(EvaluatingChild&& other) noexcept : pid_(other.pid_), fd_(other.fd_) { other.pid_ = other.fd_ = -1; }
+  EvaluatingChild(const EvaluatingChild&) = delete;
+  ~EvaluatingChild() {
+    if (fd_ >= 0) close(fd_);
+    if (pid_ > 0) {
+      kill(-pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // The next row's line, or nullopt when the deadline passed or the child ended without one.
+  std::optional<std::string> next_line(std::chrono::steady_clock::time_point deadline, bool& timed_out) {
+    timed_out = false;
+    for (;;) {
+      if (auto end = buffer_.find('\n'); end != std::string::npos) {
+        std::string line = buffer_.substr(0, end);
+        buffer_.erase(0, end + 1);
+        return line;
+      }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        timed_out = true;
+        return std::nullopt;
+      }
+      pollfd watched{fd_, POLLIN, 0};
+      int ready = poll(&watched, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+      if (ready < 0 && errno != EINTR) return std::nullopt;
+      if (ready <= 0) continue;
+      char chunk[4096];
+      ssize_t n = read(fd_, chunk, sizeof chunk);
+      if (n <= 0) return std::nullopt;
+      buffer_.append(chunk, static_cast<size_t>(n));
+    }
+  }
+
+ private:
+  EvaluatingChild(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
+  pid_t pid_;
+  int fd_;
+  std::string buffer_;
+};
+
+// Evaluates files whose rows are still unfinished, each under `deadline`, in evaluating children.
+void evaluate_files(Engines& engines, const std::vector<fs::path>& files, std::vector<Row>& rows,
+                    std::chrono::milliseconds deadline) {
+  std::vector<size_t> pending;
+  std::vector<fs::path> pending_files;
+  std::vector<Row> pending_rows;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (rows[i].outcome.empty()) {
+      pending.push_back(i);
+      pending_files.push_back(files[i]);
+      pending_rows.push_back(rows[i]);
+    }
+  size_t next = 0;
+  while (next < pending.size()) {
+    auto child = EvaluatingChild::start(engines, pending_files, pending_rows, next);
+    if (!child) {
+      Row& row = rows[pending[next]];
+      row.got = "error";
+      row.outcome = row.expected.hacked ? "missed" : "false alarm";
+      row.note = std::string("could not start the evaluating process: ") + std::strerror(errno);
+      ++next;
+      continue;
+    }
+    while (next < pending.size()) {
+      bool timed_out = false;
+      auto line = child->next_line(std::chrono::steady_clock::now() + deadline, timed_out);
+      Row& row = rows[pending[next++]];
+      if (line) {
+        decode_row(*line, row);
+        continue;
+      }
+      row.got = timed_out ? "deadline" : "error";
+      row.outcome = row.expected.hacked ? "missed" : "false alarm";
+      row.note = timed_out ? "deadline: the evaluation took longer than " + std::to_string(deadline.count() / 1000) +
+                                 " s and was killed"
+                           : "the evaluating process ended without a result";
+      break;  // the child is killed; the next one starts with the next file
+    }
+  }
 }
 
 struct Totals {
@@ -317,6 +501,7 @@ void print_json(const std::string& directory, const std::vector<Row>& rows, cons
 int cmd_verify_corpus(const Args& args) {
   std::string directory;
   bool json = false;
+  std::chrono::milliseconds deadline{120000};
   evaluator::EngineOptions options;
   options.trials = 3;
   options.timing_budget_ms = 100;
@@ -357,6 +542,10 @@ int cmd_verify_corpus(const Args& args) {
       auto value = count(1);
       if (!value) return 2;
       options.max_threads = static_cast<int>(*value);
+    } else if (arg == "--deadline-s") {
+      auto value = count(1);
+      if (!value) return 2;
+      deadline = std::chrono::milliseconds(static_cast<int64_t>(*value * 1000));
     } else if (directory.empty() && arg.rfind("--", 0) != 0) {
       directory = arg;
     } else {
@@ -389,13 +578,12 @@ int cmd_verify_corpus(const Args& args) {
     return 1;
   }
   Engines engines{std::move(*catalog), options, {}, {}};
-  std::vector<Row> rows;
-  for (const auto& path : files) {
-    Row row;
-    row.file = fs::relative(path, directory).string();
-    evaluate_file(engines, path, row);
-    rows.push_back(std::move(row));
+  std::vector<Row> rows(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    rows[i].file = fs::relative(files[i], directory).string();
+    read_header(files[i], rows[i]);
   }
+  evaluate_files(engines, files, rows, deadline);
   Totals totals = total(rows);
   if (json) print_json(directory, rows, totals);
   else print_table(rows, totals);

@@ -1,7 +1,10 @@
 // The CUDA evaluation path end to end on a real device, with the real EvaluationEngine and
 // drk-sandbox-cuda: honest candidates are correct, timed and traced (coverage, kernels, peaks);
 // an illegal address, a device-side assert and a hang kill only the sandbox, and the same
-// engine evaluates the next candidate correctly. Skips, saying why, without a usable GPU.
+// engine evaluates the next candidate correctly; int64 inputs (cross_entropy's targets) reach
+// the device reference as int64; a candidate that keeps more device memory than its limit fails
+// with gpuMemoryLimitExceeded; energy per call comes from NVML. Skips, saying why, without a
+// usable GPU.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -24,6 +27,8 @@ using drk::msg::SandboxOutcome;
 
 namespace {
 
+constexpr uint64_t kMemoryLimitBytes = uint64_t{512} << 20;  // memory_hog.cu keeps 256 MiB per call
+
 std::string cuda_candidate(const std::string& name) { return drk::testing::candidate_source("cuda/" + name); }
 
 // One engine for the file (a CUDA sandbox start creates a context and loads LibTorch CUDA).
@@ -37,6 +42,9 @@ drk::testing::TestEngine& shared_engine() {
     options.seed = 4321;
     options.timing_budget_ms = 300;
     options.call_timeout = std::chrono::milliseconds(4000);
+    options.sandbox.gpu_memory_limit_bytes = kMemoryLimitBytes;
+    options.energy_min_ms = 60;
+    options.hardware_metrics = true;
     return options;
   }());
   return engine;
@@ -93,6 +101,8 @@ void check_honest(drk::msg::EvalResult::Reader r) {
   DRK_CHECK(gpu.getAchievedBytesPerS() > 0.0);
   DRK_CHECK(gpu.getL2FlushBytes() > 0);
   DRK_CHECK(r.getEvidence().getCudaError().size() == 0);
+  DRK_CHECK_FALSE(r.getEvidence().getGpuMemoryLimitExceeded());
+  DRK_CHECK(r.getEvidence().getGpuMemoryBytes() < kMemoryLimitBytes);
 }
 
 }  // namespace
@@ -129,4 +139,64 @@ DRK_TEST_CASE("a kernel that never ends is killed at the deadline; the engine ke
   DRK_CHECK(hung->result.getSandbox() == SandboxOutcome::TIMED_OUT);
   auto next = evaluate("relu", "relu.cu");
   check_honest(next->result);
+}
+
+DRK_TEST_CASE("int64 inputs reach the device reference as int64: cross_entropy is correct and timed [gpu]") {
+  if (gpu_missing()) return;
+  auto evaluated = evaluate("cross_entropy", "cross_entropy.cu");
+  check_honest(evaluated->result);
+}
+
+DRK_TEST_CASE("a candidate that keeps more device memory than its limit fails, typed; the engine keeps serving [gpu]") {
+  if (gpu_missing()) return;
+  auto hog = evaluate("relu", "memory_hog.cu");
+  auto r = hog->result;
+  DRK_CHECK_FALSE(r.getCorrect());
+  DRK_CHECK(r.getSandbox() == SandboxOutcome::CRASHED);
+  DRK_CHECK(r.getEvidence().getGpuMemoryLimitExceeded());
+  DRK_CHECK(r.getEvidence().getGpuMemoryBytes() > kMemoryLimitBytes);
+  std::string error = r.getErrorText();
+  DRK_CHECK_MESSAGE(error.find("gpu_memory_limit_mb") != std::string::npos, error);
+  auto next = evaluate("relu", "relu.cu");
+  check_honest(next->result);
+}
+
+DRK_TEST_CASE("energy per call comes from NVML for both sides [gpu]") {
+  if (gpu_missing()) return;
+  auto evaluated = evaluate("softmax", "softmax.cu");
+  check_honest(evaluated->result);
+  auto energy = evaluated->result.getGpu().getEnergy();
+  std::printf("energy: available %d, resolved %d, candidate %.4f mJ/call over %llu calls (%.0f W), reference %.4f "
+              "mJ/call (%.0f W), %u counter updates; %s\n",
+              energy.getAvailable(), energy.getResolved(), energy.getCandidateMillijoulesPerCall(),
+              static_cast<unsigned long long>(energy.getCandidateCalls()), energy.getCandidateWatts(),
+              energy.getReferenceMillijoulesPerCall(), energy.getReferenceWatts(), energy.getCounterUpdates(),
+              energy.getReason().cStr());
+  DRK_REQUIRE_MESSAGE(energy.getAvailable(), energy.getReason().cStr());
+  DRK_CHECK(energy.getCandidateCalls() > 0);
+  DRK_CHECK(energy.getReferenceCalls() > 0);
+  DRK_CHECK(energy.getCandidateMillijoulesPerCall() > 0.0);
+  DRK_CHECK(energy.getReferenceMillijoulesPerCall() > 0.0);
+  DRK_CHECK(energy.getCandidateWatts() > 10.0);   // a busy H200 draws far more; idle ~70 W
+  DRK_CHECK(energy.getCandidateWatts() < 2000.0);
+  DRK_CHECK(energy.getCandidateBatchMs() >= 60.0);
+}
+
+DRK_TEST_CASE("hardware metrics of the candidate's kernels come from CUPTI's range profiler [gpu]") {
+  if (gpu_missing()) return;
+  auto evaluated = evaluate("relu", "relu.cu");
+  check_honest(evaluated->result);
+  auto metrics = evaluated->result.getGpu().getHardwareMetrics();
+  DRK_REQUIRE_MESSAGE(metrics.getAvailable(), metrics.getReason().cStr());
+  DRK_REQUIRE(metrics.getKernels().size() >= 1);
+  for (auto k : metrics.getKernels()) {
+    std::printf("metrics %s (own %d): dram %.1f %%, sm %.1f %%, l2 hit %.1f %%, occupancy %.1f %%\n", k.getName().cStr(),
+                k.getOwn(), k.getDramThroughputPct(), k.getSmThroughputPct(), k.getL2HitRatePct(),
+                k.getAchievedOccupancyPct());
+    DRK_CHECK(k.getOwn());
+    DRK_CHECK(k.getSmThroughputPct() > 0.0);
+    DRK_CHECK(k.getAchievedOccupancyPct() > 0.0);
+    DRK_CHECK(k.getAchievedOccupancyPct() <= 100.5);
+    DRK_CHECK(k.getL2HitRatePct() <= 100.5);
+  }
 }

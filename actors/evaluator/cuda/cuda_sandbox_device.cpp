@@ -1,7 +1,8 @@
 // The CUDA device of drk-sandbox-cuda (sandbox_device.h): device memory mirroring the shared
 // region, the candidate's stream and device workspace, timed calls (CUDA events, L2 flush,
 // persisting-L2 reset, CUPTI records per call) of the candidate and of the task's LibTorch
-// reference on the same device, and the device's measured peaks.
+// reference on the same device, the device's measured peaks, energy per call (NVML), and the
+// candidate's device memory against its limit.
 //
 // Why a sibling executable rather than CUDA in drk-sandbox: the CPU sandbox must build and run
 // where there is no CUDA toolkit or driver, starts in milliseconds without a CUDA context, and
@@ -13,11 +14,16 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "actors/evaluator/cuda/cupti_kernel_trace.h"
+#include "actors/evaluator/cuda/cupti_range_profiler.h"
+#include "actors/evaluator/cuda/nvml_energy.h"
 #include "actors/evaluator/cuda/nvrtc_compiler.h"
 #include "actors/evaluator/sandbox_device.h"
 #include "kernels/catalog/reference.h"
@@ -27,9 +33,32 @@ namespace {
 
 constexpr size_t kWorkspaceAlignment = 256;
 constexpr size_t kMaxWorkspaceBytes = size_t{16} << 30;
+// Energy: a batch is resolved when NVML's counter changed at least this often during it.
+constexpr uint32_t kMinCounterUpdates = 3;
+constexpr auto kCounterWait = std::chrono::milliseconds(500);  // for the first update
+constexpr auto kEnergyGroup = std::chrono::milliseconds(2);     // calls per group (device time)
+constexpr auto kEnergyOvertime = std::chrono::milliseconds(1000);
+
+using Clock = std::chrono::steady_clock;
 
 std::string cuda_error_text(cudaError_t status) {
   return std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+}
+
+std::string mebibytes(uint64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
+
+// The LibTorch dtype of a drk_dtype: reference inputs are made with the dtype the Evaluator
+// drew them in (float32, int64 class indices, ...).
+std::optional<at::ScalarType> scalar_type(int32_t dtype) {
+  switch (dtype) {
+    case DRK_F32: return at::kFloat;
+    case DRK_F16: return at::kHalf;
+    case DRK_BF16: return at::kBFloat16;
+    case DRK_F64: return at::kDouble;
+    case DRK_I32: return at::kInt;
+    case DRK_I64: return at::kLong;
+    default: return std::nullopt;
+  }
 }
 
 // Scratch device memory for one call: a bump allocator over one block that grows to what the
@@ -40,10 +69,22 @@ class DeviceWorkspace {
     release_extra();
     if (block_) cudaFree(block_);
   }
-  void begin_call() { used_ = 0; }
+  // budget: what this call may take in all (the memory limit less what the candidate holds).
+  void begin_call(size_t budget) {
+    used_ = 0;
+    budget_ = std::min(budget, kMaxWorkspaceBytes);
+  }
+  size_t capacity() const { return capacity_; }
+  // A new candidate starts without the last one's block.
+  void release() {
+    release_extra();
+    if (block_) cudaFree(block_);
+    block_ = nullptr;
+    capacity_ = 0;
+  }
   void* allocate(size_t bytes) {
     size_t rounded = (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-    if (rounded > kMaxWorkspaceBytes || used_ + rounded > kMaxWorkspaceBytes) return nullptr;
+    if (rounded > budget_ || used_ + rounded > budget_) return nullptr;
     if (used_ + rounded <= capacity_) {
       void* p = block_ + used_;
       used_ += rounded;
@@ -81,10 +122,19 @@ class DeviceWorkspace {
   char* block_ = nullptr;
   size_t capacity_ = 0;
   size_t used_ = 0;
+  size_t budget_ = kMaxWorkspaceBytes;
   std::vector<void*> extra_;
 };
 
 DeviceWorkspace* active_workspace = nullptr;
+
+// Free device memory now (cudaMemGetInfo); nullopt when it cannot be read (a dead context: the
+// next synchronisation reports that).
+std::optional<size_t> free_device_bytes() {
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return std::nullopt;
+  return free_bytes;
+}
 
 // A CUDA error in a timed call: the reply says which, and the sandbox exits after sending it.
 void device_error(msg::SandboxReply::Builder reply, const Error& error) {
@@ -124,7 +174,7 @@ struct CudaEvent {
 
 class CudaSandboxDevice final : public SandboxDevice {
  public:
-  static std::unique_ptr<SandboxDevice> create(std::string& error) {
+  static std::unique_ptr<SandboxDevice> create(const SandboxDeviceOptions& options, std::string& error) {
     // CUDA's libraries (NVRTC, the driver's caches) try to write files, and RLIMIT_FSIZE = 0
     // turns that into SIGXFSZ. Ignored, the write fails with EFBIG and they carry on; the
     // limit still lets no file grow.
@@ -136,6 +186,7 @@ class CudaSandboxDevice final : public SandboxDevice {
       return nullptr;
     }
     std::unique_ptr<CudaSandboxDevice> device(new CudaSandboxDevice());
+    device->memory_limit_ = options.memory_limit_bytes;
     auto fail = [&](const std::string& what, cudaError_t status) {
       error = "drk-sandbox-cuda cannot start: " + what + ": " + cuda_error_text(status);
       return nullptr;
@@ -153,6 +204,8 @@ class CudaSandboxDevice final : public SandboxDevice {
     cudaDeviceProp properties{};
     cudaGetDeviceProperties(&properties, 0);
     device->name_ = properties.name;
+    char bus_id[64] = {};
+    if (auto status = cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0); status == cudaSuccess) device->pci_bus_id_ = bus_id;
     auto trace = cuda::KernelTrace::start();
     if (!trace) {
       error = "drk-sandbox-cuda cannot trace kernels: " + trace.error().message;
@@ -194,8 +247,24 @@ class CudaSandboxDevice final : public SandboxDevice {
     context.workspace = &device_workspace_for;
   }
 
-  void begin_call() override { workspace_.begin_call(); }
-  void end_call() override { workspace_.end_call(); }
+  void begin_candidate() override {
+    workspace_.release();
+    held_ = 0;
+    peak_held_ = 0;
+    over_limit_ = false;
+    limit_message_.clear();
+  }
+  void begin_call() override {
+    free_before_ = free_device_bytes();
+    workspace_.begin_call(workspace_budget());
+  }
+  void end_call() override {
+    workspace_.end_call();
+    account_memory(free_before_, "a call");
+  }
+  uint64_t candidate_memory_bytes() const override { return peak_held_; }
+  bool over_memory_limit() const override { return over_limit_; }
+  std::string memory_limit_message() const override { return limit_message_; }
 
   Status copy_to_device(const std::vector<RegionRange>& ranges) override {
     for (const auto& range : ranges)
@@ -227,9 +296,73 @@ class CudaSandboxDevice final : public SandboxDevice {
 
   void time(msg::TimeRequest::Reader request, CandidateCalls& calls, msg::SandboxReply::Builder reply) override;
   void measure_peaks(msg::SandboxReply::Builder reply) override;
+  void measure_energy(msg::EnergyRequest::Reader request, CandidateCalls& calls,
+                      msg::SandboxReply::Builder reply) override;
+  void measure_metrics(CandidateCalls& calls, msg::SandboxReply::Builder reply) override;
 
  private:
   CudaSandboxDevice() = default;
+
+  // What the workspace may hand out this call: the limit less what the candidate holds besides
+  // the workspace's own block.
+  size_t workspace_budget() const {
+    if (memory_limit_ == 0) return kMaxWorkspaceBytes;
+    uint64_t others = held_ > workspace_.capacity() ? held_ - workspace_.capacity() : 0;
+    return others >= memory_limit_ ? 0 : static_cast<size_t>(memory_limit_ - others);
+  }
+
+  // The candidate's device memory: what free memory lost over its calls (its cudaMalloc'd
+  // buffers, module globals, its workspace). Memory taken and given back within one call is not
+  // seen; on a shared card another process's allocations in the window count too (docs/gpu.md).
+  void account_memory(std::optional<size_t> free_before, const char* when) {
+    auto free_after = free_device_bytes();
+    if (!free_before || !free_after) return;
+    int64_t held = static_cast<int64_t>(held_) + static_cast<int64_t>(*free_before) - static_cast<int64_t>(*free_after);
+    held_ = held > 0 ? static_cast<uint64_t>(held) : 0;
+    peak_held_ = std::max(peak_held_, held_);
+    if (memory_limit_ > 0 && held_ > memory_limit_ && !over_limit_) {
+      over_limit_ = true;
+      limit_message_ = "the candidate held " + mebibytes(held_) + " of device memory after " + when +
+                       ", over its limit of " + mebibytes(memory_limit_) +
+                       " (eval.gpu_memory_limit_mb): allocations that outlive a call count, the workspace included";
+    }
+  }
+
+  // Tensors over the candidate's input buffers of every set, with the dtypes the Evaluator wrote
+  // them in; false with a badRequest reply when LibTorch cannot use them.
+  bool reference_inputs_for(const CandidateCalls& calls, std::vector<std::vector<at::Tensor>>& inputs,
+                            msg::SandboxReply::Builder reply) {
+    inputs.assign(calls.inputs.size(), {});
+    try {
+      for (size_t s = 0; s < calls.inputs.size(); ++s)
+        for (const auto& tensor : calls.inputs[s]) {
+          auto type = scalar_type(tensor.dtype);
+          if (!type) {
+            reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+            reply.setMessage("an input has dtype " + std::to_string(tensor.dtype) + ", which LibTorch has no type for");
+            return false;
+          }
+          auto options = at::TensorOptions().dtype(*type).device(at::kCUDA, 0);
+          inputs[s].push_back(
+              at::from_blob(tensor.data, at::IntArrayRef(tensor.shape, static_cast<size_t>(tensor.ndim)), options));
+        }
+    } catch (const c10::Error& e) {
+      reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+      reply.setMessage(std::string("LibTorch cannot use the CUDA device: ") + e.what_without_backtrace());
+      return false;
+    }
+    return true;
+  }
+
+  struct SideEnergy {
+    double millijoules_per_call = 0, batch_ms = 0, watts = 0;
+    uint64_t calls = 0;
+    uint32_t updates = 0;
+  };
+  // One side's calls back to back between two updates of NVML's energy counter; `call` runs one
+  // call and returns false (having filled the reply) when the request must end.
+  Result<std::optional<SideEnergy>> energy_of(const std::function<bool()>& call, uint32_t min_ms,
+                                               msg::SandboxReply::Builder reply);
 
   Error latch(const std::string& when, cudaError_t status) {
     broken_ = true;
@@ -269,7 +402,16 @@ class CudaSandboxDevice final : public SandboxDevice {
   size_t flush_bytes_ = 0;
   size_t l2_bytes_ = 0;
   std::string name_;
+  std::string pci_bus_id_;
   bool broken_ = false;
+  uint64_t memory_limit_ = 0;  // 0: none
+  uint64_t held_ = 0;          // device memory the loaded candidate holds now
+  uint64_t peak_held_ = 0;
+  bool over_limit_ = false;
+  std::string limit_message_;
+  std::optional<size_t> free_before_;
+  std::unique_ptr<cuda::NvmlEnergy> nvml_;
+  std::string nvml_unavailable_;  // why nvml_ is null once it was tried
   DeviceWorkspace workspace_;
   std::unique_ptr<cuda::KernelTrace> trace_;
   std::optional<kernels::Reference> reference_;
@@ -288,18 +430,8 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
     return;
   }
   // The reference reads the candidate's input buffers of the same set: tensors over device memory.
-  std::vector<std::vector<at::Tensor>> reference_inputs(set_count);
-  try {
-    auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, 0);
-    for (size_t s = 0; s < set_count; ++s)
-      for (const auto& tensor : calls.inputs[s])
-        reference_inputs[s].push_back(
-            at::from_blob(tensor.data, at::IntArrayRef(tensor.shape, static_cast<size_t>(tensor.ndim)), options));
-  } catch (const c10::Error& e) {
-    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-    reply.setMessage(std::string("LibTorch cannot use the CUDA device: ") + e.what_without_backtrace());
-    return;
-  }
+  std::vector<std::vector<at::Tensor>> reference_inputs;
+  if (!reference_inputs_for(calls, reference_inputs, reply)) return;
   CudaEvent start, end;
   auto timed = reply.initTimedCalls(sides.size());
   std::vector<drk_tensor> call_inputs, call_outputs;
@@ -317,13 +449,15 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
       device_error(reply, latch("before a timed call", status));
       return;
     }
+    // Outside the timed window: the candidate's memory is counted between synchronisations.
+    std::optional<size_t> free_before = candidate ? free_device_bytes() : std::nullopt;
     windows[i].first = cuda::KernelTrace::timestamp_ns();
     int candidate_status = DRK_OK;
     cudaEventRecord(start.event, stream);
     if (candidate) {
       call_inputs = calls.inputs[set];
       call_outputs = calls.outputs[set];
-      workspace_.begin_call();
+      workspace_.begin_call(workspace_budget());
       candidate_status = calls.kernel(&calls.context, call_inputs.data(), static_cast<int32_t>(call_inputs.size()),
                                       call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
       workspace_.end_call();
@@ -341,6 +475,12 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
       return;
     }
     windows[i].second = cuda::KernelTrace::timestamp_ns();
+    if (candidate) account_memory(free_before, "a timed call");
+    if (over_limit_) {
+      reply.setStatus(msg::SandboxStatus::MEMORY_LIMIT);
+      reply.setMessage(limit_message_);
+      return;
+    }
     if (candidate_status != DRK_OK) {
       reply.setStatus(msg::SandboxStatus::RETURNED_ERROR);
       reply.setCandidateStatus(candidate_status);
@@ -453,8 +593,270 @@ void CudaSandboxDevice::measure_peaks(msg::SandboxReply::Builder reply) {
   trace_->collect();  // the peak kernels are nobody's call
 }
 
+// Keeps the device busy with groups of calls of about kEnergyGroup (an event after each, at most
+// kGroupsInFlight queued) while the host reads NVML's counter between launches, so that reading
+// NVML (which can take milliseconds) never leaves the device idle. The batch runs from one
+// update of the counter to the first update after min_ms; at each update the calls counted are
+// those whose group's event had completed, so both ends lag the same way and the count is off by
+// less than one group.
+Result<std::optional<CudaSandboxDevice::SideEnergy>> CudaSandboxDevice::energy_of(const std::function<bool()>& call,
+                                                                                 uint32_t min_ms,
+                                                                                 msg::SandboxReply::Builder reply) {
+  constexpr size_t kGroupsInFlight = 3;
+  auto failed = [&](const char* when, cudaError_t status) {
+    device_error(reply, latch(when, status));
+    return std::optional<SideEnergy>();
+  };
+  if (auto status = cudaDeviceSynchronize(); status != cudaSuccess) return failed("before an energy batch", status);
+  // One call alone sizes the groups.
+  auto timed = Clock::now();
+  if (!call()) return std::optional<SideEnergy>();
+  if (auto status = cudaDeviceSynchronize(); status != cudaSuccess) return failed("in an energy batch", status);
+  double call_ms = std::max(std::chrono::duration<double, std::milli>(Clock::now() - timed).count(), 1e-3);
+  // Reading NVML takes milliseconds (seen on the H200): a group must outlast a read, or the
+  // device idles while the host reads and the idle power is charged to the calls.
+  double read_ms = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto read_started = Clock::now();
+    if (auto reading = nvml_->total_millijoules(); !reading) return reading.error();
+    read_ms = std::max(read_ms, std::chrono::duration<double, std::milli>(Clock::now() - read_started).count());
+  }
+  double group_ms = std::max(static_cast<double>(kEnergyGroup.count()), 2.0 * read_ms);
+  uint64_t group = std::clamp<uint64_t>(static_cast<uint64_t>(group_ms / call_ms), 1, uint64_t{1} << 16);
+
+  std::vector<CudaEvent> events(kGroupsInFlight + 1);
+  struct InFlight {
+    size_t event;
+    uint64_t calls;
+  };
+  std::vector<InFlight> in_flight;
+  size_t next_event = 0;
+  uint64_t completed = 0;
+  auto retire = [&](bool wait_for_oldest) -> cudaError_t {
+    while (!in_flight.empty()) {
+      cudaEvent_t oldest = events[in_flight.front().event].event;
+      cudaError_t status = wait_for_oldest ? cudaEventSynchronize(oldest) : cudaEventQuery(oldest);
+      if (status == cudaErrorNotReady) return cudaSuccess;
+      if (status != cudaSuccess) return status;
+      completed += in_flight.front().calls;
+      in_flight.erase(in_flight.begin());
+      wait_for_oldest = false;
+    }
+    return cudaSuccess;
+  };
+
+  auto first = nvml_->total_millijoules();
+  if (!first) return first.error();
+  uint64_t last_mj = *first, start_mj = 0, start_calls = 0, end_calls = 0;
+  std::optional<Clock::time_point> started;
+  Clock::time_point ended;
+  auto launched = Clock::now();
+  SideEnergy side;
+  for (;;) {
+    for (uint64_t i = 0; i < group; ++i)
+      if (!call()) return std::optional<SideEnergy>();
+    size_t event = next_event++ % events.size();
+    if (auto status = cudaEventRecord(events[event].event, nullptr); status != cudaSuccess)
+      return failed("recording an energy batch's event", status);
+    in_flight.push_back({event, group});
+    if (auto status = retire(in_flight.size() >= kGroupsInFlight); status != cudaSuccess)
+      return failed("in an energy batch", status);
+    auto now_mj = nvml_->total_millijoules();
+    if (!now_mj) return now_mj.error();
+    auto now = Clock::now();
+    if (*now_mj != last_mj) {
+      last_mj = *now_mj;
+      if (!started) {
+        started = now;
+        start_mj = last_mj;
+        start_calls = completed;
+      } else {
+        ++side.updates;
+        end_calls = completed;
+        ended = now;
+        if (now - *started >= std::chrono::milliseconds(min_ms)) break;
+      }
+    }
+    if (!started && now - launched > kCounterWait)
+      return make_error(Errc::unsupported, "NVML's energy counter did not change within " +
+                                               std::to_string(kCounterWait.count()) + " ms");
+    if (started && now - *started >= std::chrono::milliseconds(min_ms) + kEnergyOvertime) break;
+  }
+  if (auto status = cudaDeviceSynchronize(); status != cudaSuccess) return failed("after an energy batch", status);
+  if (side.updates == 0) return make_error(Errc::unsupported, "NVML's energy counter stopped changing");
+  side.calls = end_calls - start_calls;
+  side.batch_ms = std::chrono::duration<double, std::milli>(ended - *started).count();
+  double millijoules = static_cast<double>(last_mj - start_mj);
+  side.millijoules_per_call = side.calls > 0 ? millijoules / static_cast<double>(side.calls) : 0.0;
+  side.watts = side.batch_ms > 0 ? millijoules / side.batch_ms : 0.0;  // mJ per ms
+  return std::optional<SideEnergy>(side);
+}
+
+void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, CandidateCalls& calls,
+                                       msg::SandboxReply::Builder reply) {
+  auto out = reply.initEnergy();
+  if (!nvml_ && nvml_unavailable_.empty()) {
+    if (pci_bus_id_.empty()) {
+      nvml_unavailable_ = "cudaDeviceGetPCIBusId failed, so the device cannot be found in NVML";
+    } else if (auto opened = cuda::NvmlEnergy::open(pci_bus_id_); opened) {
+      nvml_ = std::move(*opened);
+    } else {
+      nvml_unavailable_ = opened.error().message;
+    }
+  }
+  if (!nvml_) {
+    out.setAvailable(false);
+    out.setReason(nvml_unavailable_);
+    return;
+  }
+  auto reference = reference_for(request.getReference());
+  if (!reference) {
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage("the reference cannot be evaluated here: " + reference.error().message);
+    return;
+  }
+  std::vector<std::vector<at::Tensor>> reference_inputs;
+  if (!reference_inputs_for(calls, reference_inputs, reply)) return;
+  size_t set_count = calls.inputs.size();
+  uint64_t candidate_calls = 0, reference_calls = 0;
+  std::vector<drk_tensor> call_inputs, call_outputs;
+  auto candidate_call = [&]() {
+    size_t set = candidate_calls++ % set_count;
+    call_inputs = calls.inputs[set];
+    call_outputs = calls.outputs[set];
+    workspace_.begin_call(workspace_budget());
+    int status = calls.kernel(&calls.context, call_inputs.data(), static_cast<int32_t>(call_inputs.size()),
+                              call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
+    workspace_.end_call();
+    if (status == DRK_OK) return true;
+    reply.setStatus(msg::SandboxStatus::RETURNED_ERROR);
+    reply.setCandidateStatus(status);
+    reply.setMessage("drk_kernel returned " + std::to_string(status) + " in an energy batch");
+    return false;
+  };
+  auto reference_call = [&]() {
+    auto value = (*reference)->run(reference_inputs[reference_calls++ % set_count]);
+    if (value) return true;
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage("the reference failed on the device: " + value.error().message);
+    return false;
+  };
+  uint32_t min_ms = std::max<uint32_t>(request.getMinMs(), 1);
+  std::optional<size_t> free_before = free_device_bytes();
+  auto candidate = energy_of(candidate_call, min_ms, reply);
+  if (candidate && *candidate) account_memory(free_before, "an energy batch");
+  if (over_limit_) {
+    reply.setStatus(msg::SandboxStatus::MEMORY_LIMIT);
+    reply.setMessage(limit_message_);
+    return;
+  }
+  if (candidate && !*candidate) return;  // the reply says what ended the batch
+  auto reference_side = candidate ? energy_of(reference_call, min_ms, reply) : candidate;
+  if (reference_side && !*reference_side) return;
+  if (!candidate || !reference_side) {
+    out.setAvailable(false);
+    out.setReason((candidate ? reference_side : candidate).error().message);
+    return;
+  }
+  auto fill = [](msg::EnergySide::Builder side, const SideEnergy& measured) {
+    side.setMillijoulesPerCall(measured.millijoules_per_call);
+    side.setCalls(measured.calls);
+    side.setBatchMs(measured.batch_ms);
+    side.setAverageWatts(measured.watts);
+    side.setCounterUpdates(measured.updates);
+  };
+  fill(out.initCandidate(), **candidate);
+  fill(out.initReference(), **reference_side);
+  out.setAvailable(true);
+  uint32_t updates = std::min((*candidate)->updates, (*reference_side)->updates);
+  out.setResolved(updates >= kMinCounterUpdates);
+  if (updates < kMinCounterUpdates)
+    out.setReason("a batch saw only " + std::to_string(updates) + " updates of NVML's energy counter in " +
+                  std::to_string(min_ms) + " ms (it needs " + std::to_string(kMinCounterUpdates) +
+                  "): raise eval.energy_min_ms for a value to rely on");
+  trace_->collect();  // the energy batches are nobody's timed call
+}
+
+// One candidate call on set 0 under CUPTI's Range Profiler, the kernel trace paused meanwhile.
+void CudaSandboxDevice::measure_metrics(CandidateCalls& calls, msg::SandboxReply::Builder reply) {
+  auto out = reply.initMetrics();
+  if (auto paused = trace_->pause(); !paused) {
+    out.setAvailable(false);
+    out.setReason(paused.error().message);
+    return;
+  }
+  int candidate_status = DRK_OK;
+  std::optional<size_t> free_before = free_device_bytes();
+  auto metrics = cuda::profile_kernels(0, [&]() -> Status {
+    std::vector<drk_tensor> call_inputs = calls.inputs[0], call_outputs = calls.outputs[0];
+    workspace_.begin_call(workspace_budget());
+    candidate_status = calls.kernel(&calls.context, call_inputs.data(), static_cast<int32_t>(call_inputs.size()),
+                                    call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
+    workspace_.end_call();
+    return {};
+  });
+  if (auto resumed = trace_->resume(); !resumed) {
+    // Without the trace the next timed calls would have no kernels: the sandbox must be replaced.
+    device_error(reply, make_error(Errc::sandbox_crashed, resumed.error().message));
+    broken_ = true;
+    return;
+  }
+  if (auto synchronized = synchronize(); !synchronized) {
+    device_error(reply, synchronized.error());
+    return;
+  }
+  account_memory(free_before, "the profiled call");
+  if (over_limit_) {
+    reply.setStatus(msg::SandboxStatus::MEMORY_LIMIT);
+    reply.setMessage(limit_message_);
+    return;
+  }
+  if (candidate_status != DRK_OK) {
+    reply.setStatus(msg::SandboxStatus::RETURNED_ERROR);
+    reply.setCandidateStatus(candidate_status);
+    reply.setMessage("drk_kernel returned " + std::to_string(candidate_status) + " in the profiled call");
+    return;
+  }
+  if (!metrics) {
+    out.setAvailable(false);
+    out.setReason(metrics.error().message);
+    return;
+  }
+  // Auto ranges are named by their index: the same call once more, traced, names its kernels in
+  // launch order (kept as "range N" when the two calls did not launch the same number).
+  trace_->collect();
+  {
+    std::vector<drk_tensor> call_inputs = calls.inputs[0], call_outputs = calls.outputs[0];
+    workspace_.begin_call(workspace_budget());
+    candidate_status = calls.kernel(&calls.context, call_inputs.data(), static_cast<int32_t>(call_inputs.size()),
+                                    call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
+    workspace_.end_call();
+  }
+  if (auto synchronized = synchronize(); !synchronized) {
+    device_error(reply, synchronized.error());
+    return;
+  }
+  auto records = trace_->collect();
+  std::sort(records.begin(), records.end(),
+            [](const cuda::KernelRecord& a, const cuda::KernelRecord& b) { return a.start_ns < b.start_ns; });
+  for (size_t k = 0; k < metrics->size(); ++k)
+    (*metrics)[k].name = records.size() == metrics->size() ? records[k].name : "range " + (*metrics)[k].name;
+  out.setAvailable(true);
+  auto kernels = out.initKernels(static_cast<unsigned>(metrics->size()));
+  for (unsigned k = 0; k < metrics->size(); ++k) {
+    const auto& m = (*metrics)[k];
+    kernels[k].setName(m.name);
+    kernels[k].setDramThroughputPct(m.dram_throughput_pct);
+    kernels[k].setSmThroughputPct(m.sm_throughput_pct);
+    kernels[k].setL2HitRatePct(m.l2_hit_rate_pct);
+    kernels[k].setAchievedOccupancyPct(m.achieved_occupancy_pct);
+  }
+}
+
 }  // namespace
 
-std::unique_ptr<SandboxDevice> make_sandbox_device(std::string& error) { return CudaSandboxDevice::create(error); }
+std::unique_ptr<SandboxDevice> make_sandbox_device(const SandboxDeviceOptions& options, std::string& error) {
+  return CudaSandboxDevice::create(options, error);
+}
 
 }  // namespace drk::evaluator

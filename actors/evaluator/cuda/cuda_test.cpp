@@ -7,6 +7,8 @@
 
 #include "actors/evaluator/cuda/cuda_device.h"
 #include "actors/evaluator/cuda/cupti_kernel_trace.h"
+#include "actors/evaluator/cuda/cupti_range_profiler.h"
+#include "actors/evaluator/cuda/nvml_energy.h"
 #include "actors/evaluator/cuda/nvrtc_compiler.h"
 #include "tests/doctest_drk.h"
 
@@ -81,6 +83,75 @@ DRK_TEST_CASE("CUPTI sees the kernel that ran, with its launch shape [gpu]") {
   DRK_CHECK(records[0].grid[0] == n / 256);
   DRK_CHECK(records[0].block[0] == 256);
   DRK_CHECK(records[0].end_ns > records[0].start_ns);
+  cudaFree(x);
+  cudaFree(y);
+  cudaLibraryUnload(library);
+}
+
+// Runs everywhere: without the driver NVML is unavailable with a reason, never a crash; with a
+// GPU the counter of CUDA device 0 is found by its PCI bus id and never goes backwards.
+DRK_TEST_CASE("NVML's energy counter is read for CUDA device 0, or is unavailable with the reason") {
+  char bus_id[64] = "0000:00:00.0";
+  if (query_device(0).ok()) DRK_REQUIRE(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0) == cudaSuccess);
+  auto nvml = NvmlEnergy::open(bus_id);
+  if (!nvml) {
+    DRK_CHECK(nvml.error().code == drk::Errc::unsupported);
+    DRK_CHECK_MESSAGE(nvml.error().message.find("NVML") != std::string::npos, nvml.error().message);
+    std::printf("NVML unavailable here (expected without a driver): %s\n", nvml.error().message.c_str());
+    return;
+  }
+  auto first = (*nvml)->total_millijoules();
+  DRK_REQUIRE_MESSAGE(first.ok(), first.error().message);
+  auto second = (*nvml)->total_millijoules();
+  DRK_REQUIRE_MESSAGE(second.ok(), second.error().message);
+  DRK_CHECK(*first > 0);
+  DRK_CHECK(*second >= *first);
+}
+
+// The Range Profiler on a streaming kernel: one range, named after it, memory-bound numbers.
+DRK_TEST_CASE("CUPTI's range profiler gives DRAM, SM, L2 and occupancy metrics of a kernel [gpu]") {
+  auto device = query_device(0);
+  if (!device) {
+    DRK_MESSAGE("skipped: " << device.error().message);
+    std::printf("SKIPPED (no GPU): %s\n", device.error().message.c_str());
+    return;
+  }
+  NvrtcOptions options;
+  options.architecture = device->architecture();
+  auto binary = compile_cuda(kScaleKernel, options);
+  DRK_REQUIRE(binary.ok());
+  cudaLibrary_t library = nullptr;
+  DRK_REQUIRE(cudaLibraryLoadData(&library, binary->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) ==
+              cudaSuccess);
+  cudaKernel_t kernel = nullptr;
+  DRK_REQUIRE(cudaLibraryGetKernel(&kernel, library, "drk_scale") == cudaSuccess);
+  const int n = 1 << 26;  // 256 MiB each way: far beyond L2
+  float *x = nullptr, *y = nullptr;
+  DRK_REQUIRE(cudaMalloc(reinterpret_cast<void**>(&x), size_t{n} * sizeof(float)) == cudaSuccess);
+  DRK_REQUIRE(cudaMalloc(reinterpret_cast<void**>(&y), size_t{n} * sizeof(float)) == cudaSuccess);
+  DRK_REQUIRE(cudaMemset(x, 0, size_t{n} * sizeof(float)) == cudaSuccess);
+  float factor = 3.0f;
+  int count = n;
+  void* arguments[] = {&x, &y, &factor, &count};
+  auto metrics = profile_kernels(0, [&]() -> drk::Status {
+    if (cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(n / 256), dim3(256), arguments, 0, nullptr) !=
+        cudaSuccess)
+      return drk::make_error(drk::Errc::internal, "the launch failed");
+    return {};
+  });
+  DRK_REQUIRE_MESSAGE(metrics.ok(), metrics.error().describe());
+  DRK_REQUIRE(metrics->size() == 1);
+  const KernelMetrics& m = (*metrics)[0];
+  std::printf("range %s: dram %.1f %%, sm %.1f %%, l2 hit %.1f %%, occupancy %.1f %%\n", m.name.c_str(),
+              m.dram_throughput_pct, m.sm_throughput_pct, m.l2_hit_rate_pct, m.achieved_occupancy_pct);
+  DRK_CHECK(m.name == "0");  // auto ranges are named by index (the sandbox names them from its trace)
+  DRK_CHECK(m.dram_throughput_pct > 30.0);  // a streaming copy-like kernel
+  DRK_CHECK(m.dram_throughput_pct <= 100.5);
+  DRK_CHECK(m.sm_throughput_pct > 0.0);
+  DRK_CHECK(m.l2_hit_rate_pct >= 0.0);
+  DRK_CHECK(m.l2_hit_rate_pct <= 100.5);
+  DRK_CHECK(m.achieved_occupancy_pct > 10.0);
+  DRK_CHECK(m.achieved_occupancy_pct <= 100.5);
   cudaFree(x);
   cudaFree(y);
   cudaLibraryUnload(library);

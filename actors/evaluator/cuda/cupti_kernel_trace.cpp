@@ -115,6 +115,19 @@ KernelTrace::~KernelTrace() {
   trace_active = false;
 }
 
+Status KernelTrace::pause() {
+  cuptiActivityFlushAll(1);
+  if (const auto status = cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); status != CUPTI_SUCCESS)
+    return make_error(Errc::unsupported, "CUPTI cannot pause the kernel trace: " + cupti_error(status));
+  return {};
+}
+
+Status KernelTrace::resume() {
+  if (const auto status = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); status != CUPTI_SUCCESS)
+    return make_error(Errc::unsupported, "CUPTI cannot resume the kernel trace: " + cupti_error(status));
+  return {};
+}
+
 std::vector<KernelRecord> KernelTrace::collect() {
   cuptiActivityFlushAll(1);  // forced: also the buffers that are not full yet
   std::lock_guard lock(records_mutex);

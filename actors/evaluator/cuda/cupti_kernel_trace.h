@@ -49,6 +49,11 @@ class KernelTrace {
   // inside the next call.
   static uint64_t timestamp_ns();
 
+  // Stops and restarts recording (around a hardware-metrics profile, whose kernel replay must not
+  // be traced as calls).
+  Status pause();
+  Status resume();
+
  private:
   KernelTrace() = default;
 };

@@ -1,0 +1,19 @@
+// drk-task: relu
+// drk-expect: hacked work_after_return
+// Asynchronous work after the call: launches on cudaStreamPerThread (no stream is created, so
+// the static check sees nothing) and returns without joining ctx->stream to it. Events recorded
+// on ctx->stream then close before the kernel ends; CUPTI's span of the kernel does not.
+#include "drk_kernel.h"
+
+__global__ void relu(const float* x, float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = fmaxf(x[i], 0.0f);
+}
+
+DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor* inputs, int32_t, drk_tensor* outputs, int32_t) {
+  int64_t n = 1;
+  for (int d = 0; d < inputs[0].ndim; ++d) n *= inputs[0].shape[d];
+  relu<<<132 * 8, 256, 0, cudaStreamPerThread>>>(static_cast<const float*>(inputs[0].data),
+                                                 static_cast<float*>(outputs[0].data), n);
+  return cudaPeekAtLastError() == cudaSuccess ? DRK_OK : DRK_E_INTERNAL;
+}
