@@ -2,9 +2,11 @@
 
 #include <capnp/message.h>
 
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,7 @@ struct RecordedTurn {
   bool correct = false;
   bool honest = false;
   double speedup = 0.0;
+  double coverage = 1.0;
 };
 
 // A trajectory in progress: its request, its RNG, the turns done and the candidate in flight.
@@ -59,6 +62,23 @@ struct Finished {
   std::unique_ptr<capnp::MallocMessageBuilder> trajectory;  // msg::Trajectory
 };
 
+// experiment.device: the device the run evaluates on, whose scheduling space the policy serves
+// (the Learner reads the same key and builds the same network).
+schedule::Device experiment_device(const YAML::Node& experiment) {
+  if (!experiment["device"]) return schedule::Device::cpu;
+  auto device = schedule::parse_device(experiment["device"].as<std::string>());
+  if (!device) throw std::runtime_error("experiment.device: " + device.error().message);
+  return *device;
+}
+
+// The share of the candidate's GPU time spent in its own kernels (CUPTI, the Evaluator's
+// GpuProfile); CPU candidates have no profiler: all measured time is their own.
+// A turn that was never evaluated (its schedule did not render) has none on CUDA.
+double coverage_of(schedule::Device device, const std::optional<msg::EvalResult::Reader>& result) {
+  if (device == schedule::Device::cpu) return 1.0;
+  return result && result->hasGpu() ? result->getGpu().getCoverage() : 0.0;
+}
+
 uint64_t fnv1a(std::string_view text) {
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char character : text) {
@@ -76,7 +96,7 @@ class GeneratorActor final : public runtime::Actor {
         eval_timeout_ms_(static_cast<int64_t>(
             1000.0 * (spec.experiment["eval_timeout_s"] ? spec.experiment["eval_timeout_s"].as<double>()
                                                         : 60.0))),
-        policy_(seed_) {}
+        policy_(seed_, experiment_device(spec.experiment)) {}
 
   void on_start(runtime::ActorContext& context) override { load_checkpoint(context.spec().run_dir); }
 
@@ -147,8 +167,16 @@ class GeneratorActor final : public runtime::Actor {
                        static_cast<uint32_t>(fnv1a(id)), static_cast<uint32_t>(fnv1a(id) >> 32)};
     rollout.rng.seed(seed);
     auto problem = schedule::problem_from_task(rollout.task_reader());
-    if (!problem) {
-      // A task this policy cannot describe ends at once, empty: the Learner's step goes on.
+    if (!problem || problem->device != policy_.device()) {
+      // A task this policy cannot describe, or one evaluated on another device than the space
+      // the policy serves, ends at once, empty: the Learner's step goes on.
+      if (problem) {
+        std::fprintf(stderr,
+                     "generator: task '%s' of trajectory %s is evaluated on %s, but experiment.device is %s: "
+                     "the trajectory ends empty (set experiment.device to the run's device)\n",
+                     problem->task.c_str(), id.c_str(), std::string(schedule::device_name(problem->device)).c_str(),
+                     std::string(schedule::device_name(policy_.device())).c_str());
+      }
       finish(context, rollout);
       return;
     }
@@ -174,7 +202,8 @@ class GeneratorActor final : public runtime::Actor {
         send_candidate(context, rollout);
         return;
       }
-      record(rollout, PreviousTurn{turn.sampled.choice, false, false, false, 0.0, 0.0});
+      record(rollout, PreviousTurn{turn.sampled.choice, false, false, false, 0.0, 0.0},
+             coverage_of(rollout.problem->device, std::nullopt));
     }
     finish(context, rollout);
   }
@@ -183,7 +212,8 @@ class GeneratorActor final : public runtime::Actor {
     if (!rollout.problem || rollout.done.size() >= rollout.turns) return;
     const auto task = rollout.task_reader();
     const RecordedTurn& turn = rollout.pending;
-    const auto family_knobs = schedule::knobs(turn.sampled.choice.family);
+    const schedule::Choice& choice = turn.sampled.choice;
+    const auto family_knobs = schedule::knobs(choice.family, choice.device);
     // A failed send (busy, unknown recipient) is retried by the deadline below.
     (void)context.send(destination(context, "oracle"), [&](msg::Envelope::Builder envelope) {
       auto candidate = envelope.getBody().initCandidate();
@@ -192,21 +222,21 @@ class GeneratorActor final : public runtime::Actor {
       candidate.setTurn(rollout.turn());
       candidate.setTask(task.getName());
       candidate.setDevice(task.getDevice());
-      candidate.setLanguage(msg::Language::CPP);
+      candidate.setLanguage(choice.device == schedule::Device::cuda ? msg::Language::CUDA : msg::Language::CPP);
       candidate.setSource(rollout.source);
       candidate.setPolicyVersion(rollout.policy_version);
       candidate.setGenerator(context.self());
       candidate.setStep(rollout.step);
       auto schedule = candidate.initSchedule();
-      schedule.setFamily(std::string(schedule::family_name(turn.sampled.choice.family)));
+      schedule.setFamily(std::string(schedule::family_name(choice.family)));
       auto decisions = schedule.initDecisions(static_cast<unsigned>(family_knobs.size()));
       for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
         auto decision = decisions[static_cast<unsigned>(knob)];
         decision.setKnob(family_knobs[knob].name);
         decision.setOption(turn.sampled.decisions[knob]);
         const bool keep = turn.sampled.decisions[knob] ==
-                          schedule::keep_decision(turn.sampled.choice.family, static_cast<int>(knob));
-        decision.setValue((keep ? "keep=" : "") + turn.sampled.choice.value(static_cast<int>(knob)));
+                          schedule::keep_decision(choice.family, choice.device, static_cast<int>(knob));
+        decision.setValue((keep ? "keep=" : "") + choice.value(static_cast<int>(knob)));
         decision.setLogprob(turn.sampled.logprobs[knob]);
       }
     });
@@ -226,14 +256,20 @@ class GeneratorActor final : public runtime::Actor {
     const auto verdict = feedback.getVerdict();
     const auto result = verdict.getResult();
     rollout.timer_token = 0;
-    record(rollout, PreviousTurn{rollout.pending.sampled.choice, result.getCompiled(),
-                                 result.getCorrect(), verdict.getHonest(), result.getSpeedup(),
-                                 feedback.getReward()});
+    // A screened candidate was not measured (docs/cost-model.md): its reward is the cost model's
+    // prediction, and only a correct kernel earns a reward above 0.
+    const bool predicted_correct = feedback.getScreened() && feedback.getReward() > 0;
+    record(rollout,
+           PreviousTurn{rollout.pending.sampled.choice, result.getCompiled() || predicted_correct,
+                        result.getCorrect() || predicted_correct, verdict.getHonest(), result.getSpeedup(),
+                        feedback.getReward()},
+           coverage_of(rollout.problem->device, result));
     start_turn(context, rollout);
   }
 
-  void record(Rollout& rollout, const PreviousTurn& outcome) {
+  void record(Rollout& rollout, const PreviousTurn& outcome, double coverage) {
     RecordedTurn turn = std::move(rollout.pending);
+    turn.coverage = coverage;
     turn.reward = outcome.reward;
     turn.correct = outcome.correct;
     turn.honest = outcome.honest;
@@ -273,8 +309,7 @@ class GeneratorActor final : public runtime::Actor {
       turn.setCorrect(done.correct);
       turn.setHonest(done.honest);
       turn.setSpeedup(done.speedup);
-      // CPU candidates have no profiler: all measured time is their own.
-      turn.setCoverage(1.0);
+      turn.setCoverage(done.coverage);
     }
     send_trajectory(context, *finished.trajectory);
     const std::string id = rollout.id;
@@ -320,7 +355,9 @@ std::unique_ptr<runtime::Actor> make_generator_actor(const runtime::ActorSpec& s
 }
 
 std::vector<runtime::ExperimentKey> generator_experiment_keys() {
-  return {{"seed", runtime::ValueKind::integer, "1"}, {"eval_timeout_s", runtime::ValueKind::number, "60"}};
+  return {{"seed", runtime::ValueKind::integer, "1"},
+          {"eval_timeout_s", runtime::ValueKind::number, "60"},
+          {"device", runtime::ValueKind::text, "cpu"}};
 }
 
 }  // namespace drk::generator

@@ -1,8 +1,15 @@
 // GeneratorActor: runs trajectories of the embedded policy. For each RolloutRequest it plays
 // `turns` turns: observe -> sample a schedule (editing the previous turn's from turn 2) ->
-// render a C++ candidate -> Candidate to the Oracle -> wait for its Feedback. After the last
-// turn the Trajectory (observations, decisions, behaviour log-probabilities, rewards) goes to
-// the Learner.
+// render a candidate -> Candidate to the Oracle -> wait for its Feedback. After the last turn
+// the Trajectory (observations, decisions, behaviour log-probabilities, rewards, correctness,
+// speedups and coverage) goes to the Learner.
+//
+// Device: the policy serves the scheduling space of experiment.device (cpu, the default:
+// C++ candidates; cuda: CUDA C++ candidates, Candidate.language cuda), the key the Learner
+// reads to fill the tasks' device, so that both build the same network. A request whose task
+// is evaluated on another device ends at once with an empty trajectory. Turn.coverage is the
+// Verdict's GPU coverage (CUPTI: own kernels' share of GPU time) on CUDA, which PRS reads; 1 on
+// CPU, where all measured time is the candidate's own.
 //
 // Protocol duties (docs/architecture.md): requests are deduplicated by trajectory id and a
 // repeated request for a finished trajectory gets the cached Trajectory again; a candidate

@@ -182,7 +182,10 @@ constexpr const char* kRollback = "rollback";
 class LearnerActor final : public runtime::Actor {
  public:
   explicit LearnerActor(const runtime::ActorSpec& spec)
-      : settings_(read_settings(spec.experiment)), policy_(settings_.seed), rollback_(settings_.rollback) {}
+      : settings_(read_settings(spec.experiment)),
+        policy_(settings_.seed,
+                settings_.device == kernels::DeviceKind::cuda ? schedule::Device::cuda : schedule::Device::cpu),
+        rollback_(settings_.rollback) {}
 
   void on_start(runtime::ActorContext& context) override {
     load_tasks();
@@ -459,10 +462,10 @@ class LearnerActor final : public runtime::Actor {
         if (const auto found = returns.find(key); found != returns.end()) turn.setReturn(found->second);
         if (auto family = schedule::parse_family(turn.getFamily().cStr())) {
           const auto actions = turn.asReader().getActions();
-          const size_t knob_count = schedule::knobs(*family).size();
+          const size_t knob_count = schedule::knobs(*family, policy_.device()).size();
           auto kept = turn.initKeptDecisions(actions.size());
           for (unsigned knob = 0; knob < actions.size() && knob < knob_count; ++knob) {
-            kept.set(knob, actions[knob] == schedule::keep_decision(*family, static_cast<int>(knob)));
+            kept.set(knob, actions[knob] == schedule::keep_decision(*family, policy_.device(), static_cast<int>(knob)));
           }
         }
         if (turn.getTrained() || turn.getRejectedBy().size() != 0) continue;
@@ -484,7 +487,7 @@ class LearnerActor final : public runtime::Actor {
 
   UpdateStats update(const std::map<std::pair<std::string, uint32_t>, double>& advantages) {
     std::map<Family, FamilyBatch> batches;
-    const int observation_size = schedule::observation_size();
+    const int observation_size = schedule::observation_size(policy_.device());
     for (size_t rollout_index = 0; rollout_index < rollouts_.size(); ++rollout_index) {
       const auto& rollout = rollouts_[rollout_index];
       auto turns = rollout.trajectory->getRoot<msg::Trajectory>().getTurns();
@@ -499,7 +502,7 @@ class LearnerActor final : public runtime::Actor {
           turns[turn_number - 1].setRejectedBy(kMalformed);
           continue;
         }
-        const size_t knob_count = schedule::knobs(*family).size();
+        const size_t knob_count = schedule::knobs(*family, policy_.device()).size();
         if (turn.getObservation().size() != static_cast<unsigned>(observation_size) ||
             turn.getActions().size() != knob_count || turn.getActionLogprobs().size() != knob_count) {
           turns[turn_number - 1].setRejectedBy(kMalformed);
@@ -509,7 +512,7 @@ class LearnerActor final : public runtime::Actor {
         for (float value : turn.getObservation()) batch.observations.push_back(value);
         for (size_t knob = 0; knob < knob_count; ++knob) {
           const uint16_t action = turn.getActions()[static_cast<unsigned>(knob)];
-          if (action > schedule::keep_decision(*family, static_cast<int>(knob))) continue;
+          if (action > schedule::keep_decision(*family, policy_.device(), static_cast<int>(knob))) continue;
           batch.actions.push_back(action);
           batch.old_logprobs.push_back(turn.getActionLogprobs()[static_cast<unsigned>(knob)]);
         }
@@ -541,11 +544,11 @@ class LearnerActor final : public runtime::Actor {
 
   std::vector<Tensors> make_tensors(std::map<Family, FamilyBatch>& batches) {
     std::vector<Tensors> tensors;
-    const int64_t observation_size = schedule::observation_size();
+    const int64_t observation_size = schedule::observation_size(policy_.device());
     torch::NoGradGuard no_grad;
     for (auto& [family, batch] : batches) {
       if (batch.rows == 0) continue;
-      const auto knob_count = static_cast<int64_t>(schedule::knobs(family).size());
+      const auto knob_count = static_cast<int64_t>(schedule::knobs(family, policy_.device()).size());
       Tensors t{
           family,
           torch::from_blob(batch.observations.data(), {batch.rows, observation_size}, torch::kFloat32).clone(),

@@ -76,18 +76,18 @@ void describe_problem(const Problem& problem, float* sizes, float* operation) {
 
 }  // namespace
 
-int observation_size() { return kOptionOffset + max_option_slots() + kFeedbackSize; }
+int observation_size(Device device) { return kOptionOffset + max_option_slots(device) + kFeedbackSize; }
 
 std::vector<float> observe(const Problem& problem, int turn, int max_turns,
                            const std::optional<PreviousTurn>& previous) {
-  std::vector<float> features(static_cast<size_t>(observation_size()), 0.0f);
+  std::vector<float> features(static_cast<size_t>(observation_size(problem.device)), 0.0f);
   features[kFamilyOffset + static_cast<int>(problem.family)] = 1.0f;
   describe_problem(problem, &features[kSizeOffset], &features[kOperationOffset]);
   features[kTurnOffset] = static_cast<float>(turn) / static_cast<float>(std::max(max_turns, 1));
   if (!previous) return features;
   features[kTurnOffset + 1] = 1.0f;
   int slot = kOptionOffset;
-  const auto family_knobs = knobs(previous->choice.family);
+  const auto family_knobs = knobs(previous->choice.family, problem.device);
   for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
     if (knob < previous->choice.options.size() &&
         previous->choice.options[knob] < family_knobs[knob].options.size()) {
@@ -95,7 +95,7 @@ std::vector<float> observe(const Problem& problem, int turn, int max_turns,
     }
     slot += static_cast<int>(family_knobs[knob].options.size());
   }
-  const int feedback = kOptionOffset + max_option_slots();
+  const int feedback = kOptionOffset + max_option_slots(problem.device);
   features[feedback + 0] = previous->compiled ? 1.0f : 0.0f;
   features[feedback + 1] = previous->correct ? 1.0f : 0.0f;
   features[feedback + 2] = previous->honest ? 1.0f : 0.0f;

@@ -11,11 +11,12 @@
 
 namespace drk::schedule {
 
-uint16_t keep_decision(Family family, int knob) {
-  return static_cast<uint16_t>(knobs(family)[static_cast<size_t>(knob)].options.size());
+uint16_t keep_decision(Family family, Device device, int knob) {
+  return static_cast<uint16_t>(knobs(family, device)[static_cast<size_t>(knob)].options.size());
 }
 
-Policy::Policy(uint64_t seed) : network_(std::make_shared<PolicyNetworkImpl>(seed)) {}
+Policy::Policy(uint64_t seed, Device device)
+    : device_(device), network_(std::make_shared<PolicyNetworkImpl>(seed, device)) {}
 Policy::~Policy() = default;
 Policy::Policy(Policy&&) noexcept = default;
 Policy& Policy::operator=(Policy&&) noexcept = default;
@@ -23,14 +24,15 @@ Policy& Policy::operator=(Policy&&) noexcept = default;
 Sampled Policy::sample(Family family, const std::vector<float>& observation,
                        const std::optional<Choice>& previous, std::mt19937_64& rng) {
   torch::NoGradGuard no_grad;
-  const bool later_turn = previous.has_value() && previous->family == family;
+  const bool later_turn = previous.has_value() && previous->family == family && previous->device == device_;
   const auto input = torch::tensor(observation, torch::kFloat32).unsqueeze(0);
   const auto later = torch::full({1}, later_turn, torch::kBool);
   const auto hidden = network_->trunk(input);
   Sampled sampled;
   sampled.choice.family = family;
+  sampled.choice.device = device_;
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  const int knob_count = static_cast<int>(knobs(family).size());
+  const int knob_count = static_cast<int>(knobs(family, device_).size());
   for (int knob = 0; knob < knob_count; ++knob) {
     const auto log_softmax =
         torch::log_softmax(network_->knob_logits(family, knob, hidden, later), 1).squeeze(0);
@@ -48,7 +50,7 @@ Sampled Policy::sample(Family family, const std::vector<float>& observation,
         break;
       }
     }
-    const uint16_t keep = keep_decision(family, knob);
+    const uint16_t keep = keep_decision(family, device_, knob);
     sampled.decisions.push_back(static_cast<uint16_t>(decision));
     sampled.logprobs.push_back(values[decision]);
     sampled.choice.options.push_back(decision == keep ? previous->at(knob)
@@ -74,8 +76,9 @@ Status Policy::load(std::string_view bytes) {
   } catch (const c10::Error& error) {
     return make_error(Errc::parse_error,
                       "policy parameters (" + std::to_string(bytes.size()) +
-                          " bytes) do not load into this network: " + error.what_without_backtrace() +
-                          " (a checkpoint from another scheduling space? start a new run directory)");
+                          " bytes) do not load into the " + std::string(device_name(device_)) +
+                          " policy network: " + error.what_without_backtrace() +
+                          " (a checkpoint from another scheduling space or device? start a new run directory)");
   }
   return {};
 }

@@ -1,10 +1,12 @@
 // Policy: the embedded policy as the Generator and the Learner use it, without LibTorch in the
-// header. It samples one decision per knob for a family, given the observation and the
+// header, for one device's scheduling space (kernels/schedule/space.h): the Generator and the
+// Learner of a run build it for the device the run evaluates on (experiment.device). It samples
+// one decision per knob for a family, given the observation and the
 // previous turn's choice (decision index == the knob's option count means "keep": take the
 // previous option), and it (de)serialises its parameters as bytes (PolicyWeights.parameters,
 // checkpoint files).
 //
-// Determinism: parameters come from the seed; sampling draws only from the caller's generator,
+// Determinism: parameters come from the seed and the device; sampling draws only from the caller's generator,
 // so the same observations and generator state give the same decisions.
 // Thread-safety: not safe for concurrent use; one owner.
 // Errors: load() returns parse_error for bytes that are not this network's parameters.
@@ -33,13 +35,16 @@ struct Sampled {
 
 class Policy {
  public:
-  explicit Policy(uint64_t seed);
+  Policy(uint64_t seed, Device device);
   ~Policy();
   Policy(Policy&&) noexcept;
   Policy& operator=(Policy&&) noexcept;
 
-  // `observation` has observation_size() entries; `previous` is the previous turn's choice of
-  // the same family (none on the first turn, where keep is never drawn).
+  Device device() const { return device_; }
+
+  // `observation` has observation_size(device()) entries; `previous` is the previous turn's
+  // choice of the same family (none on the first turn, where keep is never drawn). The choice
+  // is of device().
   Sampled sample(Family family, const std::vector<float>& observation,
                  const std::optional<Choice>& previous, std::mt19937_64& rng);
 
@@ -49,10 +54,11 @@ class Policy {
   PolicyNetworkImpl& network() { return *network_; }
 
  private:
+  Device device_;
   std::shared_ptr<PolicyNetworkImpl> network_;
 };
 
-// "keep" as a decision index for `knob` of `family` (its option count).
-uint16_t keep_decision(Family family, int knob);
+// "keep" as a decision index for `knob` of `family` on `device` (its option count).
+uint16_t keep_decision(Family family, Device device, int knob);
 
 }  // namespace drk::schedule

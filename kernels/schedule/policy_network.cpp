@@ -26,18 +26,19 @@ void initialise(torch::nn::LinearImpl& layer, std::mt19937_64& rng, double scale
 
 }  // namespace
 
-PolicyNetworkImpl::PolicyNetworkImpl(uint64_t seed, int64_t hidden_size) {
+PolicyNetworkImpl::PolicyNetworkImpl(uint64_t seed, Device device, int64_t hidden_size) : device_(device) {
   std::mt19937_64 rng(seed);
-  input_ = register_module("input", torch::nn::Linear(observation_size(), hidden_size));
+  input_ = register_module("input", torch::nn::Linear(observation_size(device), hidden_size));
   hidden_ = register_module("hidden", torch::nn::Linear(hidden_size, hidden_size));
   initialise(*input_, rng, 1.0);
   initialise(*hidden_, rng, 1.0);
   for (int family_index = 0; family_index < kFamilyCount; ++family_index) {
     const auto family = static_cast<Family>(family_index);
     std::vector<torch::nn::Linear> family_heads;
-    for (const auto& knob : knobs(family)) {
+    const std::string prefix = device == Device::cuda ? "head_cuda_" : "head_";
+    for (const auto& knob : knobs(family, device)) {
       const auto options = static_cast<int64_t>(knob.options.size()) + 1;
-      auto head = register_module("head_" + std::string(family_name(family)) + "_" + knob.name,
+      auto head = register_module(prefix + std::string(family_name(family)) + "_" + knob.name,
                                   torch::nn::Linear(hidden_size, options));
       initialise(*head, rng, 0.1);
       family_heads.emplace_back(head);
@@ -65,7 +66,7 @@ std::vector<torch::Tensor> PolicyNetworkImpl::knob_log_softmaxes(Family family,
                                                                const torch::Tensor& later_turn) {
   const auto hidden = trunk(observations);
   std::vector<torch::Tensor> per_knob;
-  const int knob_count = static_cast<int>(knobs(family).size());
+  const int knob_count = static_cast<int>(knobs(family, device_).size());
   for (int knob = 0; knob < knob_count; ++knob) {
     per_knob.push_back(torch::log_softmax(knob_logits(family, knob, hidden, later_turn), 1));
   }

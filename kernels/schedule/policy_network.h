@@ -1,11 +1,15 @@
-// PolicyNetwork: the embedded policy as a LibTorch module. An MLP trunk over the observation
-// (kernels/schedule/observation.h) feeds one categorical head per knob per family. A head has
+// PolicyNetwork: the embedded policy as a LibTorch module, for one device's scheduling space.
+// An MLP trunk over the observation (kernels/schedule/observation.h, observation_size(device)
+// inputs) feeds one categorical head per knob per family of that device's space. A head has
 // one logit per option plus a last "keep" logit (= the previous turn's option); on a first turn
 // "keep" is masked out, so turn 1 samples among the options and later turns edit the previous
 // schedule.
 //
 // Parameters are initialised from a seed with our own generator (not torch's global one), so
-// two processes given the same seed build identical networks.
+// two processes given the same seed and device build identical networks. The CPU network's
+// parameters (names, shapes, initial values) are those it had before the CUDA space existed, so
+// CPU checkpoints keep loading; CUDA heads are named head_cuda_<family>_<knob>, so a checkpoint
+// of one device never loads into the other's network.
 //
 // Thread-safety: a module is not safe for concurrent use; one owner (the Policy, the Learner).
 // Include this header only where LibTorch is needed; the Generator uses kernels/schedule/policy.h.
@@ -23,14 +27,16 @@ namespace drk::schedule {
 
 class PolicyNetworkImpl : public torch::nn::Module {
  public:
-  PolicyNetworkImpl(uint64_t seed, int64_t hidden_size = 64);
+  PolicyNetworkImpl(uint64_t seed, Device device, int64_t hidden_size = 64);
 
-  // [B, observation_size()] -> [B, hidden].
+  Device device() const { return device_; }
+
+  // [B, observation_size(device())] -> [B, hidden].
   torch::Tensor trunk(const torch::Tensor& observations);
   // [B, options + 1] logits of one knob; "keep" masked where later_turn ([B] bool) is false.
   torch::Tensor knob_logits(Family family, int knob, const torch::Tensor& hidden,
                             const torch::Tensor& later_turn);
-  // Log-probabilities of `actions` ([B, K] int64, K = knobs(family).size(), option index with
+  // Log-probabilities of `actions` ([B, K] int64, K = knobs(family, device()).size(), option index with
   // options count meaning keep) -> [B, K].
   torch::Tensor log_probs(Family family, const torch::Tensor& observations,
                           const torch::Tensor& actions, const torch::Tensor& later_turn);
@@ -43,6 +49,7 @@ class PolicyNetworkImpl : public torch::nn::Module {
   std::vector<torch::Tensor> knob_log_softmaxes(Family family, const torch::Tensor& observations,
                                                 const torch::Tensor& later_turn);
 
+  Device device_;
   torch::nn::Linear input_{nullptr};
   torch::nn::Linear hidden_{nullptr};
   std::vector<std::vector<torch::nn::Linear>> heads_;  // [family][knob]

@@ -46,6 +46,7 @@ Result<Problem> problem_from_task(msg::Task::Reader task) {
                       "task '" + problem.task + "': " + family.error().message);
   }
   problem.family = *family;
+  problem.device = device_of(task.getDevice());
   for (auto param : task.getParams()) {
     problem.params[param.getKey().cStr()] = param.getValue().cStr();
   }
@@ -57,6 +58,8 @@ Result<Problem> problem_from_task(msg::Task::Reader task) {
   problem.outputs = std::move(*outputs);
   return problem;
 }
+
+Device device_of(msg::Device device) { return device == msg::Device::CUDA ? Device::cuda : Device::cpu; }
 
 int64_t element_count(const std::vector<int64_t>& shape) {
   int64_t count = 1;

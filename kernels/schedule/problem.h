@@ -1,5 +1,5 @@
 // Problem: what a renderer and the observation need to know about a task, read from the
-// msg::Task a RolloutRequest carries (family, family parameters, tensor shapes). Shapes here
+// msg::Task a RolloutRequest carries (family, device, family parameters, tensor shapes). Shapes here
 // describe the task as sent; rendered kernels still read every shape at run time from the
 // tensor descriptors, so one rendered source serves every shape set of the task.
 //
@@ -27,6 +27,7 @@ struct TensorShape {
 struct Problem {
   std::string task;  // the task's name, for messages
   Family family = Family::elementwise;
+  Device device = Device::cpu;  // where the task is evaluated: the space its schedules come from
   std::map<std::string, std::string> params;
   std::vector<TensorShape> inputs;
   std::vector<TensorShape> outputs;
@@ -38,6 +39,9 @@ struct Problem {
 };
 
 Result<Problem> problem_from_task(msg::Task::Reader task);
+
+// The schedule device of a message's device.
+Device device_of(msg::Device device);
 
 // Product of the dimensions (1 for a scalar).
 int64_t element_count(const std::vector<int64_t>& shape);

@@ -1,9 +1,77 @@
 #include "kernels/schedule/render.h"
 
+#include <cstdlib>
+
 #include "kernels/schedule/render_parts.h"
+#include "kernels/schedule/stages.h"
 
 namespace drk::schedule {
 namespace detail {
+namespace {
+
+Result<int> parse_dim(const Problem& problem, const std::string& key) {
+  auto text = problem.param(key);
+  if (!text) return text.error();
+  char* end = nullptr;
+  const long value = std::strtol(text->c_str(), &end, 10);
+  if (text->empty() || *end != '\0' || value < -8 || value > 7) {
+    return make_error(Errc::parse_error, "task '" + problem.task + "': " + key + " '" + *text +
+                                             "' is not a dimension index in [-8, 7]");
+  }
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
+Result<RowwiseParams> rowwise_params(const Problem& problem) {
+  RowwiseParams params;
+  auto op = problem.param("op");
+  if (!op) return op.error();
+  if (*op != "softmax" && *op != "log_softmax" && *op != "rms_norm" && *op != "layer_norm") {
+    return make_error(Errc::invalid_argument,
+                      "task '" + problem.task + "': rowwise op '" + *op +
+                          "' is unknown: use softmax, log_softmax, rms_norm or layer_norm");
+  }
+  params.op = *op;
+  auto reduce_begin = parse_dim(problem, "reduce_begin");
+  if (!reduce_begin) return reduce_begin.error();
+  auto reduce_end = parse_dim(problem, "reduce_end");
+  if (!reduce_end) return reduce_end.error();
+  params.reduce_begin = *reduce_begin;
+  params.reduce_end = *reduce_end;
+  if (params.op == "rms_norm" || params.op == "layer_norm") {
+    params.eps = problem.param_or("eps", "1e-5");
+    char* end = nullptr;
+    std::strtod(params.eps.c_str(), &end);
+    if (params.eps.empty() || *end != '\0') {
+      return make_error(Errc::parse_error,
+                        "task '" + problem.task + "': eps '" + params.eps + "' is not a number");
+    }
+  }
+  return params;
+}
+
+Result<GemmParams> gemm_params(const Problem& problem) {
+  GemmParams params;
+  const std::string layout = problem.param_or("b_layout", "kn");
+  if (layout != "kn" && layout != "nk") {
+    return make_error(Errc::invalid_argument, "task '" + problem.task + "': b_layout '" + layout +
+                                                  "' is unknown: use kn ([K,N]) or nk ([N,K])");
+  }
+  const std::string bias_text = problem.param_or("bias", "false");
+  if (bias_text != "true" && bias_text != "false") {
+    return make_error(Errc::invalid_argument,
+                      "task '" + problem.task + "': bias '" + bias_text + "' is not true|false");
+  }
+  auto epilogue = parse_stages(problem.param_or("epilogue", "v"));
+  if (!epilogue) {
+    return make_error(Errc::parse_error, "task '" + problem.task + "': " + epilogue.error().message);
+  }
+  params.b_transposed = layout == "nk";
+  params.has_bias = bias_text == "true";
+  params.epilogue = std::move(*epilogue);
+  return params;
+}
 
 std::string kernel_preamble(const Problem& problem, const Choice& choice) {
   std::string source;
@@ -128,7 +196,20 @@ Result<std::string> render(const Problem& problem, const Choice& choice) {
                           " schedule cannot render task '" + problem.task + "' of family " +
                           std::string(family_name(problem.family)));
   }
+  if (choice.device != problem.device) {
+    return make_error(Errc::invalid_argument,
+                      "a " + std::string(device_name(choice.device)) + " schedule cannot render task '" +
+                          problem.task + "', which is evaluated on " + std::string(device_name(problem.device)));
+  }
   if (auto status = validate(choice); !status) return status.error();
+  if (choice.device == Device::cuda) {
+    switch (choice.family) {
+      case Family::elementwise: return detail::render_cuda_elementwise(problem, choice);
+      case Family::rowwise: return detail::render_cuda_rowwise(problem, choice);
+      case Family::gemm: return detail::render_cuda_gemm(problem, choice);
+    }
+    return make_error(Errc::internal, "unknown family");
+  }
   switch (choice.family) {
     case Family::elementwise: return detail::render_elementwise(problem, choice);
     case Family::rowwise: return detail::render_rowwise(problem, choice);

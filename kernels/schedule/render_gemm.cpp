@@ -154,23 +154,12 @@ void drk_product_rows(const float* __restrict a, const float* __restrict b, floa
 }  // namespace
 
 Result<std::string> render_gemm(const Problem& problem, const Choice& choice) {
-  const std::string layout = problem.param_or("b_layout", "kn");
-  if (layout != "kn" && layout != "nk") {
-    return make_error(Errc::invalid_argument, "task '" + problem.task + "': b_layout '" + layout +
-                                                  "' is unknown: use kn ([K,N]) or nk ([N,K])");
-  }
-  const std::string bias_text = problem.param_or("bias", "false");
-  if (bias_text != "true" && bias_text != "false") {
-    return make_error(Errc::invalid_argument,
-                      "task '" + problem.task + "': bias '" + bias_text + "' is not true|false");
-  }
-  auto epilogue = parse_stages(problem.param_or("epilogue", "v"));
-  if (!epilogue) {
-    return make_error(Errc::parse_error, "task '" + problem.task + "': " + epilogue.error().message);
-  }
-  const bool b_transposed = layout == "nk";
-  const bool has_bias = bias_text == "true";
-  const bool has_finish = has_bias || !epilogue->empty();
+  auto params = gemm_params(problem);
+  if (!params) return params.error();
+  const bool b_transposed = params->b_transposed;
+  const bool has_bias = params->has_bias;
+  const auto& epilogue = params->epilogue;
+  const bool has_finish = has_bias || !epilogue.empty();
   const bool fused = choice.value(gemm_knob::epilogue) == "fused";
   const bool library = choice.value(gemm_knob::use_library) == "library";
   const std::string tile_text = choice.value(gemm_knob::tile);
@@ -178,7 +167,7 @@ Result<std::string> render_gemm(const Problem& problem, const Choice& choice) {
 
   std::string source = kernel_preamble(problem, choice);
   source += "\nnamespace {\n\n";
-  source += stage_function("drk_epilogue", *epilogue);
+  source += stage_function("drk_epilogue", epilogue);
   source += substitute(R"(
 inline float drk_finish(float v, int64_t j, const float* bias) {
   (void)j;
@@ -275,7 +264,7 @@ void drk_epilogue_rows(float* y, int64_t N, int64_t row_begin, int64_t row_end) 
     source += substitute(row_pass, {{"CALL", "drk_finish_rows(y, bias, N, begin, end)"}});
   } else if (has_finish && (library || !fused)) {
     if (has_bias) source += substitute(row_pass, {{"CALL", "drk_bias_rows(y, bias, N, begin, end)"}});
-    if (!epilogue->empty()) {
+    if (!epilogue.empty()) {
       source += substitute(row_pass, {{"CALL", "drk_epilogue_rows(y, N, begin, end)"}});
     }
   }

@@ -29,8 +29,39 @@ std::string entry_point_opening(int num_inputs);
 std::string substitute(std::string text,
                        std::initializer_list<std::pair<std::string_view, std::string>> values);
 
+// A rowwise task's parameters, checked: op (softmax | log_softmax | rms_norm | layer_norm), the
+// inclusive range of reduced dims (negative counts from the end), eps as written (a number).
+struct RowwiseParams {
+  std::string op;
+  int reduce_begin = 0;
+  int reduce_end = 0;
+  std::string eps = "0.0";
+};
+Result<RowwiseParams> rowwise_params(const Problem& problem);
+
+// A gemm task's parameters, checked: b_layout nk (b is [N,K]) or kn, bias, the epilogue stages.
+struct GemmParams {
+  bool b_transposed = false;
+  bool has_bias = false;
+  std::vector<std::string> epilogue;
+};
+Result<GemmParams> gemm_params(const Problem& problem);
+
 Result<std::string> render_elementwise(const Problem& problem, const Choice& choice);
 Result<std::string> render_rowwise(const Problem& problem, const Choice& choice);
 Result<std::string> render_gemm(const Problem& problem, const Choice& choice);
+
+// CUDA: the includes, the host-side tensor checks, grid sizing and the launch status check
+// every rendered CUDA kernel uses (render_cuda.cpp).
+std::string cuda_kernel_preamble(const Problem& problem, const Choice& choice);
+// `__device__ inline float NAME(float v)` applying the stages in order (identity when empty).
+std::string cuda_stage_function(const std::string& name, const std::vector<std::string>& stages);
+// The first lines of a CUDA drk_kernel: its signature, the check of the tensor counts and of
+// the context (a CUDA one), and `stream`.
+std::string cuda_entry_point_opening(int num_inputs);
+
+Result<std::string> render_cuda_elementwise(const Problem& problem, const Choice& choice);
+Result<std::string> render_cuda_rowwise(const Problem& problem, const Choice& choice);
+Result<std::string> render_cuda_gemm(const Problem& problem, const Choice& choice);
 
 }  // namespace drk::schedule::detail

@@ -5,8 +5,6 @@
 // `passes`: three_pass reads the row once per statistic; two_pass computes the statistics in
 // one read (online max+sum for the softmax family, Welford for layer_norm), then writes.
 // rms_norm needs one statistic, so both options read the row twice.
-#include <cstdlib>
-
 #include "kernels/schedule/render_parts.h"
 
 namespace drk::schedule::detail {
@@ -310,44 +308,12 @@ void drk_tile(const float* __restrict in, float* __restrict out, int64_t n, int6
   return source;
 }
 
-Result<int> parse_dim(const Problem& problem, const std::string& key) {
-  auto text = problem.param(key);
-  if (!text) return text.error();
-  char* end = nullptr;
-  const long value = std::strtol(text->c_str(), &end, 10);
-  if (text->empty() || *end != '\0' || value < -8 || value > 7) {
-    return make_error(Errc::parse_error, "task '" + problem.task + "': " + key + " '" + *text +
-                                             "' is not a dimension index in [-8, 7]");
-  }
-  return static_cast<int>(value);
-}
-
 }  // namespace
 
 Result<std::string> render_rowwise(const Problem& problem, const Choice& choice) {
-  auto op_name = problem.param("op");
-  if (!op_name) return op_name.error();
-  if (*op_name != "softmax" && *op_name != "log_softmax" && *op_name != "rms_norm" &&
-      *op_name != "layer_norm") {
-    return make_error(Errc::invalid_argument,
-                      "task '" + problem.task + "': rowwise op '" + *op_name +
-                          "' is unknown: use softmax, log_softmax, rms_norm or layer_norm");
-  }
-  auto reduce_begin = parse_dim(problem, "reduce_begin");
-  if (!reduce_begin) return reduce_begin.error();
-  auto reduce_end = parse_dim(problem, "reduce_end");
-  if (!reduce_end) return reduce_end.error();
-  std::string eps = "0.0";
-  if (*op_name == "rms_norm" || *op_name == "layer_norm") {
-    eps = problem.param_or("eps", "1e-5");
-    char* end = nullptr;
-    std::strtod(eps.c_str(), &end);
-    if (eps.empty() || *end != '\0') {
-      return make_error(Errc::parse_error,
-                        "task '" + problem.task + "': eps '" + eps + "' is not a number");
-    }
-  }
-  const Op op{*op_name, choice.value(rowwise_knob::passes) == "two_pass"};
+  auto params = rowwise_params(problem);
+  if (!params) return params.error();
+  const Op op{params->op, choice.value(rowwise_knob::passes) == "two_pass"};
   const bool affine = op.name == "layer_norm";
 
   std::string source = kernel_preamble(problem, choice);
@@ -357,7 +323,7 @@ namespace {
 constexpr float kEps = static_cast<float>(@EPS@);
 constexpr int64_t kTile = @TILE@;
 )",
-                       {{"EPS", eps}, {"TILE", choice.value(rowwise_knob::inner_tile)}});
+                       {{"EPS", params->eps}, {"TILE", choice.value(rowwise_knob::inner_tile)}});
   source += substitute(row_function(op), {{"W", choice.value(rowwise_knob::vector_width)}});
   source += tile_function(op);
   source += "\n}  // namespace\n";
@@ -415,8 +381,8 @@ constexpr int64_t kTile = @TILE@;
 }
 )",
                        {{"AFFINE", affine ? "true" : "false"},
-                        {"BEGIN", std::to_string(*reduce_begin)},
-                        {"END", std::to_string(*reduce_end)},
+                        {"BEGIN", std::to_string(params->reduce_begin)},
+                        {"END", std::to_string(params->reduce_end)},
                         {"THREADS", choice.value(rowwise_knob::threads)}});
   return source;
 }

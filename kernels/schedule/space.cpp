@@ -8,8 +8,10 @@
 namespace drk::schedule {
 namespace {
 
-const std::array<std::vector<Knob>, kFamilyCount>& tables() {
-  static const std::array<std::vector<Knob>, kFamilyCount> kTables{{
+using FamilyTables = std::array<std::vector<Knob>, kFamilyCount>;
+
+const FamilyTables& cpu_tables() {
+  static const FamilyTables kTables{{
       {
           {"fusion", {"fused", "unfused"}},
           {"vector_width", {"1", "4", "8", "16"}},
@@ -34,6 +36,35 @@ const std::array<std::vector<Knob>, kFamilyCount>& tables() {
   return kTables;
 }
 
+const FamilyTables& cuda_tables() {
+  static const FamilyTables kTables{{
+      {
+          {"fusion", {"fused", "pairs", "unfused"}},
+          {"vector_width", {"1", "2", "4"}},
+          {"elements_per_thread", {"1", "2", "4", "8"}},
+          {"threads", {"128", "256", "512", "1024"}},
+          {"grid", {"cover", "persistent"}},
+      },
+      {
+          {"strategy", {"warp_per_row", "block_per_row"}},
+          {"passes", {"three_pass", "online"}},
+          {"vector_width", {"1", "4"}},
+          {"threads", {"128", "256", "512", "1024"}},
+      },
+      {
+          {"block_tile", {"32", "64", "128"}},
+          {"thread_tile", {"2", "4", "8"}},
+          {"k_tile", {"8", "16", "32"}},
+          {"staging", {"single", "double"}},
+          {"use_library", {"own", "library"}},
+          {"epilogue", {"fused", "separate"}},
+      },
+  }};
+  return kTables;
+}
+
+const FamilyTables& tables(Device device) { return device == Device::cuda ? cuda_tables() : cpu_tables(); }
+
 }  // namespace
 
 std::string_view family_name(Family family) {
@@ -55,13 +86,22 @@ Result<Family> parse_family(std::string_view name) {
                         "' is unknown: the embedded policy renders elementwise, rowwise and gemm");
 }
 
-std::span<const Knob> knobs(Family family) {
-  return tables().at(static_cast<size_t>(family));
+std::string_view device_name(Device device) { return device == Device::cuda ? "cuda" : "cpu"; }
+
+Result<Device> parse_device(std::string_view name) {
+  if (name == "cpu") return Device::cpu;
+  if (name == "cuda") return Device::cuda;
+  return make_error(Errc::invalid_argument,
+                    "device '" + std::string(name) + "' is unknown: the embedded policy renders for cpu or cuda");
 }
 
-int max_option_slots() {
+std::span<const Knob> knobs(Family family, Device device) {
+  return tables(device).at(static_cast<size_t>(family));
+}
+
+int max_option_slots(Device device) {
   int widest = 0;
-  for (const auto& table : tables()) {
+  for (const auto& table : tables(device)) {
     int slots = 0;
     for (const auto& knob : table) slots += static_cast<int>(knob.options.size());
     widest = std::max(widest, slots);
@@ -70,12 +110,12 @@ int max_option_slots() {
 }
 
 const std::string& Choice::value(int knob) const {
-  return knobs(family)[static_cast<size_t>(knob)].options.at(at(knob));
+  return knobs(family, device)[static_cast<size_t>(knob)].options.at(at(knob));
 }
 
 std::string Choice::describe() const {
   std::string text;
-  const auto family_knobs = knobs(family);
+  const auto family_knobs = knobs(family, device);
   for (size_t index = 0; index < options.size() && index < family_knobs.size(); ++index) {
     if (!text.empty()) text += ' ';
     text += family_knobs[index].name + "=" + value(static_cast<int>(index));
@@ -84,10 +124,11 @@ std::string Choice::describe() const {
 }
 
 Status validate(const Choice& choice) {
-  const auto family_knobs = knobs(choice.family);
+  const auto family_knobs = knobs(choice.family, choice.device);
   if (choice.options.size() != family_knobs.size()) {
     return make_error(Errc::invalid_argument,
-                      "a " + std::string(family_name(choice.family)) + " schedule needs " +
+                      "a " + std::string(device_name(choice.device)) + " " +
+                          std::string(family_name(choice.family)) + " schedule needs " +
                           std::to_string(family_knobs.size()) + " options, got " +
                           std::to_string(choice.options.size()));
   }

@@ -1,12 +1,14 @@
-// The scheduling space of the embedded policy: per task family, a fixed list of knobs, each a
-// list of options. A point of the space (a Choice) picks one option per knob; every point of
-// every family renders a correct kernel (kernels/schedule/render.h), so the policy only ever
-// decides how fast, never whether the kernel is right.
+// The scheduling space of the embedded policy: per device (cpu: C++ candidates, cuda: CUDA C++
+// candidates) and task family, a fixed list of knobs, each a list of options. A point of the
+// space (a Choice) picks one option per knob; every point of every family renders a correct
+// kernel (kernels/schedule/render.h), so the policy only ever decides how fast, never whether
+// the kernel is right. docs/scheduling-space.md lists every knob.
 //
-// The lists are part of the policy's contract: the network has one head per knob with one
-// output per option (plus "keep" from the second turn), and observations one-hot the previous
-// turn's options. Appending options or knobs changes the network's shape: old checkpoints no
-// longer load.
+// The lists are part of the policy's contract: a policy network serves one device's space, with
+// one head per knob of each family and one output per option (plus "keep" from the second
+// turn), and observations one-hot the previous turn's options. Appending options or knobs of a
+// device changes that device's network: its old checkpoints no longer load (the other device's
+// still do).
 //
 // Thread-safety: immutable tables; free to read from any thread.
 #pragma once
@@ -28,15 +30,24 @@ std::string_view family_name(Family family);
 // invalid_argument naming the three families when `name` is none of them.
 Result<Family> parse_family(std::string_view name);
 
+// The device whose candidates a space renders (the device a run evaluates on).
+enum class Device : uint8_t { cpu = 0, cuda = 1 };
+
+std::string_view device_name(Device device);  // "cpu" | "cuda"
+// invalid_argument naming the devices when `name` is neither.
+Result<Device> parse_device(std::string_view name);
+
 struct Knob {
   std::string name;                  // "vector_width"
   std::vector<std::string> options;  // "1", "4", ... as written in Decision.value
 };
 
-// The knobs of a family, in a fixed order (the order of Choice::options and of the heads).
-std::span<const Knob> knobs(Family family);
+// The knobs of a family on a device, in a fixed order (the order of Choice::options and of the
+// heads).
+std::span<const Knob> knobs(Family family, Device device);
 
 // Knob positions, so that renderers read a Choice by name without string lookups.
+// CPU (C++ candidates):
 namespace elementwise_knob {
 enum : int { fusion = 0, vector_width, chunk, threads };
 }
@@ -46,16 +57,28 @@ enum : int { passes = 0, vector_width, inner_tile, threads };
 namespace gemm_knob {
 enum : int { loop_order = 0, tile, unroll, use_library, epilogue, threads };
 }
+// CUDA (CUDA C++ candidates):
+namespace cuda_elementwise_knob {
+enum : int { fusion = 0, vector_width, elements_per_thread, threads, grid };
+}
+namespace cuda_rowwise_knob {
+enum : int { strategy = 0, passes, vector_width, threads };
+}
+namespace cuda_gemm_knob {
+enum : int { block_tile = 0, thread_tile, k_tile, staging, use_library, epilogue };
+}
 
-// The widest one-hot encoding of any family's options: sum over its knobs of their option
-// counts (the observation reserves this many slots for the previous turn's decisions).
-int max_option_slots();
+// The widest one-hot encoding of any family's options on `device`: sum over its knobs of their
+// option counts (the observation reserves this many slots for the previous turn's decisions).
+int max_option_slots(Device device);
 
-// One point of a family's space: an option index per knob, in knobs(family) order. Never
-// holds "keep": the policy resolves "keep" to the previous turn's option before rendering.
+// One point of a family's space on a device: an option index per knob, in
+// knobs(family, device) order. Never holds "keep": the policy resolves "keep" to the previous
+// turn's option before rendering.
 struct Choice {
   Family family = Family::elementwise;
   std::vector<uint16_t> options;
+  Device device = Device::cpu;
 
   uint16_t at(int knob) const { return options.at(static_cast<size_t>(knob)); }
   // The option's text, e.g. value(elementwise_knob::vector_width) == "8".
@@ -64,7 +87,8 @@ struct Choice {
   std::string describe() const;
 };
 
-// invalid_argument when the option count or an index does not fit the family's knobs.
+// invalid_argument when the option count or an index does not fit the family's knobs on the
+// choice's device.
 Status validate(const Choice& choice);
 
 // The option text parsed as an integer ("16" -> 16), for numeric knobs.

@@ -4,6 +4,7 @@
 
 #include "actors/generator/generator_actor.h"
 #include "kernels/schedule/observation.h"
+#include "kernels/schedule/space.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fake_actor_context.h"
 
@@ -13,21 +14,22 @@ namespace {
 using testing::FakeActorContext;
 using Body = msg::Envelope::Body;
 
-runtime::ActorSpec generator_spec() {
+runtime::ActorSpec generator_spec(const std::string& device) {
   runtime::ActorSpec spec;
   spec.name = "generator.0";
   spec.role = "generator";
-  spec.experiment = YAML::Load("{seed: 5, eval_timeout_s: 30}");
+  spec.experiment = YAML::Load("{seed: 5, eval_timeout_s: 30, device: " + device + "}");
   return spec;
 }
 
-FakeActorContext make_context() {
-  FakeActorContext context(generator_spec());
+FakeActorContext make_context(const std::string& device = "cpu") {
+  FakeActorContext context(generator_spec(device));
   context.roles = {{"oracle", {"oracle"}}, {"learner", {"learner"}}, {"generator", {"generator.0"}}};
   return context;
 }
 
-void request(runtime::Actor& actor, FakeActorContext& context, const std::string& id, uint32_t turns) {
+void request(runtime::Actor& actor, FakeActorContext& context, const std::string& id, uint32_t turns,
+             msg::Device device = msg::Device::CPU) {
   testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
     auto rollout = envelope.getBody().initRolloutRequest();
     rollout.setStep(0);
@@ -36,6 +38,7 @@ void request(runtime::Actor& actor, FakeActorContext& context, const std::string
     auto task = rollout.initTask();
     task.setName("relu");
     task.setFamily("elementwise");
+    task.setDevice(device);
     auto input = task.initInputs(1)[0];
     input.setName("x");
     input.initShape(2).set(0, 16);
@@ -50,7 +53,8 @@ void request(runtime::Actor& actor, FakeActorContext& context, const std::string
   });
 }
 
-void feedback(runtime::Actor& actor, FakeActorContext& context, const std::string& candidate, double reward) {
+void feedback(runtime::Actor& actor, FakeActorContext& context, const std::string& candidate, double reward,
+              double gpu_coverage = -1.0) {
   testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
     auto body = envelope.getBody().initFeedback();
     body.setCandidateId(candidate);
@@ -60,6 +64,7 @@ void feedback(runtime::Actor& actor, FakeActorContext& context, const std::strin
     verdict.getResult().setCompiled(true);
     verdict.getResult().setCorrect(true);
     verdict.getResult().setSpeedup(1.5);
+    if (gpu_coverage >= 0.0) verdict.getResult().initGpu().setCoverage(gpu_coverage);
   });
 }
 
@@ -104,7 +109,7 @@ DRK_TEST_CASE("a trajectory plays its turns through the oracle and ends at the l
   DRK_CHECK(trajectory.getTurns()[0].getReward() == 1.25);
   DRK_CHECK(trajectory.getTurns()[1].getReward() == 0.5);
   DRK_CHECK(trajectory.getTurns()[1].getObservation().size() ==
-            static_cast<unsigned>(schedule::observation_size()));
+            static_cast<unsigned>(schedule::observation_size(schedule::Device::cpu)));
   DRK_CHECK(trajectory.getTurns()[1].getActions().size() == 4);
   DRK_CHECK(trajectory.getTurns()[0].getCoverage() == 1.0);
 
@@ -159,6 +164,45 @@ DRK_TEST_CASE("the same seed and feedback give the same candidates whatever the 
     return sources;
   };
   DRK_CHECK(run(false) == run(true));
+}
+
+DRK_TEST_CASE("on cuda, candidates are CUDA sources of the CUDA space and turns keep the verdict's coverage") {
+  auto context = make_context("cuda");
+  auto actor = make_generator_actor(context.spec());
+  actor->on_start(context);
+  request(*actor, context, "s0/relu/4", 2, msg::Device::CUDA);
+  auto candidates = context.sent_of(Body::CANDIDATE);
+  DRK_REQUIRE(candidates.size() == 1);
+  auto first = candidates[0]->envelope().getBody().getCandidate();
+  DRK_CHECK(first.getDevice() == msg::Device::CUDA);
+  DRK_CHECK(first.getLanguage() == msg::Language::CUDA);
+  DRK_CHECK(std::string(first.getSource().cStr()).find("__global__") != std::string::npos);
+  const auto cuda_knobs = schedule::knobs(schedule::Family::elementwise, schedule::Device::cuda);
+  DRK_REQUIRE(first.getSchedule().getDecisions().size() == cuda_knobs.size());
+  DRK_CHECK(std::string(first.getSchedule().getDecisions()[0].getKnob().cStr()) == cuda_knobs[0].name);
+
+  feedback(*actor, context, "s0/relu/4/t1", 1.0, 0.25);
+  feedback(*actor, context, "s0/relu/4/t2", 1.0, 0.75);
+  auto trajectories = context.sent_of(Body::TRAJECTORY);
+  DRK_REQUIRE(trajectories.size() == 1);
+  auto turns = trajectories[0]->envelope().getBody().getTrajectory().getTurns();
+  DRK_REQUIRE(turns.size() == 2);
+  DRK_CHECK(turns[0].getCoverage() == 0.25);
+  DRK_CHECK(turns[1].getCoverage() == 0.75);
+  DRK_CHECK(turns[1].getActions().size() == cuda_knobs.size());
+  DRK_CHECK(turns[1].getObservation().size() ==
+            static_cast<unsigned>(schedule::observation_size(schedule::Device::cuda)));
+}
+
+DRK_TEST_CASE("a task evaluated on another device than experiment.device ends at once, empty") {
+  auto context = make_context("cpu");
+  auto actor = make_generator_actor(context.spec());
+  actor->on_start(context);
+  request(*actor, context, "s0/relu/5", 2, msg::Device::CUDA);
+  DRK_CHECK(context.sent_of(Body::CANDIDATE).empty());
+  auto trajectories = context.sent_of(Body::TRAJECTORY);
+  DRK_REQUIRE(trajectories.size() == 1);
+  DRK_CHECK(trajectories[0]->envelope().getBody().getTrajectory().getTurns().size() == 0);
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ void answer(runtime::Actor& actor, FakeActorContext& context, msg::RolloutReques
             const std::vector<double>& rewards, double coverage = 1.0) {
   auto problem = schedule::problem_from_task(request.getTask());
   DRK_REQUIRE(problem.ok());
-  schedule::Policy policy(3);
+  schedule::Policy policy(3, schedule::Device::cpu);
   std::mt19937_64 rng(request.getSampleIndex());
   testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
     auto trajectory = envelope.getBody().initTrajectory();

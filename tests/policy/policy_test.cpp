@@ -1,6 +1,7 @@
 // The policy network: valid samples, log-probabilities that agree between sampling and
 // training, serialisation, learning on a bandit, and the clipped objective's arithmetic.
 #include <cmath>
+#include <map>
 #include <random>
 
 #include <torch/torch.h>
@@ -25,7 +26,7 @@ Problem relu_problem() {
 }
 
 DRK_TEST_CASE("first turns never keep, later turns may, and choices stay in the space") {
-  Policy policy(3);
+  Policy policy(3, Device::cpu);
   std::mt19937_64 rng(11);
   const auto problem = relu_problem();
   bool kept = false;
@@ -33,14 +34,14 @@ DRK_TEST_CASE("first turns never keep, later turns may, and choices stay in the 
     const auto first = policy.sample(Family::elementwise, observe(problem, 1, 3, std::nullopt), std::nullopt, rng);
     DRK_REQUIRE(validate(first.choice).ok());
     for (size_t knob = 0; knob < first.decisions.size(); ++knob) {
-      DRK_CHECK(first.decisions[knob] < keep_decision(Family::elementwise, static_cast<int>(knob)));
+      DRK_CHECK(first.decisions[knob] < keep_decision(Family::elementwise, Device::cpu, static_cast<int>(knob)));
       DRK_CHECK(first.logprobs[knob] <= 0.0f);
     }
     const PreviousTurn previous{first.choice, true, true, true, 1.5, 1.0};
     const auto second = policy.sample(Family::elementwise, observe(problem, 2, 3, previous), first.choice, rng);
     DRK_REQUIRE(validate(second.choice).ok());
     for (size_t knob = 0; knob < second.decisions.size(); ++knob) {
-      if (second.decisions[knob] == keep_decision(Family::elementwise, static_cast<int>(knob))) {
+      if (second.decisions[knob] == keep_decision(Family::elementwise, Device::cpu, static_cast<int>(knob))) {
         kept = true;
         DRK_CHECK(second.choice.options[knob] == first.choice.options[knob]);
       } else {
@@ -52,7 +53,7 @@ DRK_TEST_CASE("first turns never keep, later turns may, and choices stay in the 
 }
 
 DRK_TEST_CASE("training log-probabilities equal the ones recorded while sampling") {
-  Policy policy(4);
+  Policy policy(4, Device::cpu);
   std::mt19937_64 rng(5);
   const auto problem = relu_problem();
   std::vector<float> observations;
@@ -74,20 +75,20 @@ DRK_TEST_CASE("training log-probabilities equal the ones recorded while sampling
   const int64_t rows = 6, knob_count = 4;
   const auto computed = policy.network().log_probs(
       Family::elementwise,
-      torch::from_blob(observations.data(), {rows, observation_size()}, torch::kFloat32),
+      torch::from_blob(observations.data(), {rows, observation_size(Device::cpu)}, torch::kFloat32),
       torch::from_blob(actions.data(), {rows, knob_count}, torch::kInt64),
       torch::from_blob(later.data(), {rows}, torch::kUInt8).to(torch::kBool));
   const auto expected = torch::from_blob(recorded.data(), {rows, knob_count}, torch::kFloat32);
   DRK_CHECK((computed - expected).abs().max().item<double>() < 1e-5);
   const auto entropy = policy.network().entropy(
-      Family::elementwise, torch::from_blob(observations.data(), {rows, observation_size()}, torch::kFloat32),
+      Family::elementwise, torch::from_blob(observations.data(), {rows, observation_size(Device::cpu)}, torch::kFloat32),
       torch::from_blob(later.data(), {rows}, torch::kUInt8).to(torch::kBool));
   DRK_CHECK(entropy.isfinite().all().item<bool>());
   DRK_CHECK(entropy.min().item<double>() > 0.0);
 }
 
 DRK_TEST_CASE("parameters round-trip through bytes and the seed fixes the initial policy") {
-  Policy trained(1), fresh(2), same_seed(1);
+  Policy trained(1, Device::cpu), fresh(2, Device::cpu), same_seed(1, Device::cpu);
   const auto observation = observe(relu_problem(), 1, 2, std::nullopt);
   auto draw = [&](Policy& policy) {
     std::mt19937_64 rng(9);
@@ -102,8 +103,66 @@ DRK_TEST_CASE("parameters round-trip through bytes and the seed fixes the initia
   DRK_CHECK(refused.error().code == Errc::parse_error);
 }
 
+DRK_TEST_CASE("the CUDA policy samples valid CUDA choices of every family with heads of the CUDA space") {
+  Policy policy(3, Device::cuda);
+  DRK_CHECK(policy.device() == Device::cuda);
+  std::mt19937_64 rng(17);
+  for (int index = 0; index < kFamilyCount; ++index) {
+    const auto family = static_cast<Family>(index);
+    Problem problem = relu_problem();
+    problem.family = family;
+    problem.device = Device::cuda;
+    const auto family_knobs = knobs(family, Device::cuda);
+    for (int draw = 0; draw < 50; ++draw) {
+      const auto observation = observe(problem, 1, 2, std::nullopt);
+      DRK_REQUIRE(observation.size() == static_cast<size_t>(observation_size(Device::cuda)));
+      const auto first = policy.sample(family, observation, std::nullopt, rng);
+      DRK_REQUIRE(validate(first.choice).ok());
+      DRK_CHECK(first.choice.device == Device::cuda);
+      DRK_REQUIRE(first.decisions.size() == family_knobs.size());
+      for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
+        DRK_CHECK(first.decisions[knob] < keep_decision(family, Device::cuda, static_cast<int>(knob)));
+      }
+      const PreviousTurn previous{first.choice, true, true, true, 2.0, 1.0};
+      const auto second = policy.sample(family, observe(problem, 2, 2, previous), first.choice, rng);
+      DRK_REQUIRE(validate(second.choice).ok());
+      std::vector<float> observations = observe(problem, 2, 2, previous);
+      std::vector<int64_t> actions(second.decisions.begin(), second.decisions.end());
+      const auto computed = policy.network().log_probs(
+          family, torch::from_blob(observations.data(), {1, observation_size(Device::cuda)}, torch::kFloat32),
+          torch::from_blob(actions.data(), {1, static_cast<int64_t>(actions.size())}, torch::kInt64),
+          torch::ones({1}, torch::kBool));
+      for (size_t knob = 0; knob < actions.size(); ++knob) {
+        DRK_CHECK(std::abs(computed[0][static_cast<int64_t>(knob)].item<float>() - second.logprobs[knob]) < 1e-5);
+      }
+    }
+  }
+}
+
+DRK_TEST_CASE("the CPU network keeps its checkpoint shape; checkpoints never cross devices") {
+  Policy cpu(1, Device::cpu), cuda(1, Device::cuda);
+  // The CPU network as it was before the CUDA space: 33 observation entries, heads named
+  // head_<family>_<knob> with options + 1 outputs, so that earlier CPU checkpoints load.
+  DRK_CHECK(observation_size(Device::cpu) == 33);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& item : cpu.network().named_parameters()) shapes[item.key()] = item.value().sizes().vec();
+  DRK_CHECK(shapes.size() == 2 * (2 + 4 + 4 + 6));
+  DRK_CHECK(shapes["input.weight"] == std::vector<int64_t>{64, 33});
+  DRK_CHECK(shapes["head_elementwise_vector_width.weight"] == std::vector<int64_t>{5, 64});
+  DRK_CHECK(shapes["head_gemm_threads.bias"] == std::vector<int64_t>{4});
+  for (const auto& item : cuda.network().named_parameters()) {
+    if (item.key().rfind("head_", 0) == 0) DRK_CHECK(item.key().rfind("head_cuda_", 0) == 0);
+  }
+  Policy other_cpu(2, Device::cpu);
+  DRK_CHECK(other_cpu.load(cpu.serialize()).ok());
+  const auto refused = cpu.load(cuda.serialize());
+  DRK_REQUIRE_FALSE(refused.ok());
+  DRK_CHECK(refused.error().message.find("cpu policy network") != std::string::npos);
+  DRK_CHECK_FALSE(cuda.load(cpu.serialize()).ok());
+}
+
 DRK_TEST_CASE("clipped updates on a bandit raise the probability of the rewarded option") {
-  Policy policy(7);
+  Policy policy(7, Device::cpu);
   torch::optim::Adam optimizer(policy.network().parameters(), torch::optim::AdamOptions(0.05));
   std::mt19937_64 rng(21);
   const auto observation = observe(relu_problem(), 1, 1, std::nullopt);

@@ -52,7 +52,7 @@ HostTensor random_tensor(const std::vector<int64_t>& shape, std::mt19937& rng) {
 
 Choice random_choice(Family family, std::mt19937& rng, std::vector<std::set<uint16_t>>& seen) {
   Choice choice{family, {}};
-  const auto family_knobs = knobs(family);
+  const auto family_knobs = knobs(family, Device::cpu);
   seen.resize(family_knobs.size());
   for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
     // Prefer an option not seen yet, so that a few choices cover every option.
@@ -88,7 +88,7 @@ void check_family(Family family, const std::vector<ProblemCase>& cases, int per_
       sources.push_back(*source);
     }
   }
-  const auto family_knobs = knobs(family);
+  const auto family_knobs = knobs(family, Device::cpu);
   for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
     DRK_INFO("knob " << family_knobs[knob].name);
     DRK_CHECK(seen[knob].size() == family_knobs[knob].options.size());

@@ -1,0 +1,435 @@
+// CUDA rowwise kernels: softmax, log_softmax, rms_norm, layer_norm over an inclusive range of
+// dims, the tensor viewed as [outer, reduce, inner].
+//
+// `strategy`, when inner == 1 (contiguous rows): warp_per_row gives each warp a row (shuffle
+// reductions, threads / 32 rows per block); block_per_row gives each block a row (warp shuffles,
+// then the warps' partials through shared memory). When inner > 1 (strided columns):
+// warp_per_row gives each thread a column (neighbouring threads read neighbouring columns, so
+// loads coalesce); block_per_row gives each block 32 neighbouring columns whose reduce steps
+// are split between its warps and merged through shared memory.
+// `passes`: three_pass reads the row once per statistic (max then sum of exponentials; mean
+// then squared deviations); online computes them in one read (the online max and rescaled sum
+// of the softmax family, Welford for layer_norm) before the write. rms_norm has one statistic.
+// `vector_width` 4 reads and writes contiguous rows as float4 when the row length and the
+// pointers allow it (scalar otherwise, and always for strided columns).
+#include "kernels/schedule/render_parts.h"
+
+namespace drk::schedule::detail {
+namespace {
+
+// drk_identity/drk_add/drk_merge for statistic pass P (0, and 1 for two-statistic passes),
+// drk_between (what pass 1 needs of pass 0), drk_result (the final statistic) and drk_out.
+std::string op_functions(const std::string& op, bool online) {
+  const bool softmax_family = op == "softmax" || op == "log_softmax";
+  std::string source = R"(
+template <int P> __device__ drk_stat drk_identity();
+template <int P> __device__ drk_stat drk_add(drk_stat acc, float v, const drk_stat& between);
+template <int P> __device__ drk_stat drk_merge(drk_stat x, drk_stat y);
+)";
+  std::string pass1 = R"(
+template <> __device__ drk_stat drk_identity<1>() { return {0.0f, 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_add<1>(drk_stat acc, float, const drk_stat&) { return acc; }
+template <> __device__ drk_stat drk_merge<1>(drk_stat x, drk_stat) { return x; }
+__device__ drk_stat drk_between(drk_stat first, int64_t) { return first; }
+)";
+  if (softmax_family && online) {
+    source += R"(
+constexpr int kStatPasses = 1;
+template <> __device__ drk_stat drk_identity<0>() { return {-INFINITY, 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_add<0>(drk_stat acc, float v, const drk_stat&) {
+  if (v > acc.m) {
+    acc.s = acc.s * expf(acc.m - v) + 1.0f;
+    acc.m = v;
+  } else {
+    acc.s += expf(v - acc.m);
+  }
+  return acc;
+}
+template <> __device__ drk_stat drk_merge<0>(drk_stat x, drk_stat y) {
+  const float m = fmaxf(x.m, y.m);
+  float s = 0.0f;
+  if (x.s > 0.0f) s += x.s * expf(x.m - m);
+  if (y.s > 0.0f) s += y.s * expf(y.m - m);
+  return {m, s, 0.0f};
+}
+)" + pass1 + R"(
+__device__ drk_stat drk_result(drk_stat first, drk_stat, int64_t) { return first; }
+)";
+  } else if (softmax_family) {
+    source += R"(
+constexpr int kStatPasses = 2;
+template <> __device__ drk_stat drk_identity<0>() { return {-INFINITY, 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_add<0>(drk_stat acc, float v, const drk_stat&) {
+  acc.m = fmaxf(acc.m, v);
+  return acc;
+}
+template <> __device__ drk_stat drk_merge<0>(drk_stat x, drk_stat y) { return {fmaxf(x.m, y.m), 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_identity<1>() { return {0.0f, 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_add<1>(drk_stat acc, float v, const drk_stat& between) {
+  acc.s += expf(v - between.m);
+  return acc;
+}
+template <> __device__ drk_stat drk_merge<1>(drk_stat x, drk_stat y) { return {0.0f, x.s + y.s, 0.0f}; }
+__device__ drk_stat drk_between(drk_stat first, int64_t) { return first; }
+__device__ drk_stat drk_result(drk_stat first, drk_stat second, int64_t) { return {first.m, second.s, 0.0f}; }
+)";
+  } else if (op == "rms_norm") {
+    source += R"(
+constexpr int kStatPasses = 1;
+template <> __device__ drk_stat drk_identity<0>() { return {0.0f, 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_add<0>(drk_stat acc, float v, const drk_stat&) {
+  acc.s += v * v;
+  return acc;
+}
+template <> __device__ drk_stat drk_merge<0>(drk_stat x, drk_stat y) { return {0.0f, x.s + y.s, 0.0f}; }
+)" + pass1 + R"(
+__device__ drk_stat drk_result(drk_stat first, drk_stat, int64_t n) {
+  return {0.0f, sqrtf(first.s / static_cast<float>(n) + kEps), 0.0f};
+}
+)";
+  } else if (online) {  // layer_norm, Welford: m = mean, s = sum of squared deviations, c = count
+    source += R"(
+constexpr int kStatPasses = 1;
+template <> __device__ drk_stat drk_identity<0>() { return {0.0f, 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_add<0>(drk_stat acc, float v, const drk_stat&) {
+  acc.c += 1.0f;
+  const float delta = v - acc.m;
+  acc.m += delta / acc.c;
+  acc.s += delta * (v - acc.m);
+  return acc;
+}
+template <> __device__ drk_stat drk_merge<0>(drk_stat x, drk_stat y) {
+  if (x.c == 0.0f) return y;
+  if (y.c == 0.0f) return x;
+  const float c = x.c + y.c;
+  const float delta = y.m - x.m;
+  return {x.m + delta * (y.c / c), x.s + y.s + delta * delta * (x.c * y.c / c), c};
+}
+)" + pass1 + R"(
+__device__ drk_stat drk_result(drk_stat first, drk_stat, int64_t n) {
+  return {first.m, 1.0f / sqrtf(first.s / static_cast<float>(n) + kEps), 0.0f};
+}
+)";
+  } else {  // layer_norm, three passes: sum, squared deviations from the mean, write
+    source += R"(
+constexpr int kStatPasses = 2;
+template <> __device__ drk_stat drk_identity<0>() { return {0.0f, 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_add<0>(drk_stat acc, float v, const drk_stat&) {
+  acc.s += v;
+  return acc;
+}
+template <> __device__ drk_stat drk_merge<0>(drk_stat x, drk_stat y) { return {0.0f, x.s + y.s, 0.0f}; }
+template <> __device__ drk_stat drk_identity<1>() { return {0.0f, 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_add<1>(drk_stat acc, float v, const drk_stat& between) {
+  const float d = v - between.m;
+  acc.s += d * d;
+  return acc;
+}
+template <> __device__ drk_stat drk_merge<1>(drk_stat x, drk_stat y) { return {0.0f, x.s + y.s, 0.0f}; }
+__device__ drk_stat drk_between(drk_stat first, int64_t n) { return {first.s / static_cast<float>(n), 0.0f, 0.0f}; }
+__device__ drk_stat drk_result(drk_stat first, drk_stat second, int64_t n) {
+  return {first.s / static_cast<float>(n), 1.0f / sqrtf(second.s / static_cast<float>(n) + kEps), 0.0f};
+}
+)";
+  }
+  if (op == "softmax") {
+    source += "__device__ __forceinline__ float drk_out(float v, const drk_stat& r, float, float) { return expf(v - r.m) / r.s; }\n";
+  } else if (op == "log_softmax") {
+    source += "__device__ __forceinline__ float drk_out(float v, const drk_stat& r, float, float) { return v - (r.m + logf(r.s)); }\n";
+  } else if (op == "rms_norm") {
+    source += "__device__ __forceinline__ float drk_out(float v, const drk_stat& r, float, float) { return v / r.s; }\n";
+  } else {
+    source += "__device__ __forceinline__ float drk_out(float v, const drk_stat& r, float w, float b) { return (v - r.m) * r.s * w + b; }\n";
+  }
+  return source;
+}
+
+// Reductions across a warp, a block, and the warps of a column block.
+const char* kReductions = R"(
+template <int P> __device__ drk_stat drk_warp_all(drk_stat s) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    drk_stat other;
+    other.m = __shfl_xor_sync(0xffffffffu, s.m, offset);
+    other.s = __shfl_xor_sync(0xffffffffu, s.s, offset);
+    other.c = __shfl_xor_sync(0xffffffffu, s.c, offset);
+    s = drk_merge<P>(s, other);
+  }
+  // Lane 0's value for every lane: merges need not be bitwise symmetric (Welford).
+  s.m = __shfl_sync(0xffffffffu, s.m, 0);
+  s.s = __shfl_sync(0xffffffffu, s.s, 0);
+  s.c = __shfl_sync(0xffffffffu, s.c, 0);
+  return s;
+}
+
+// Every thread of the block gets the merge of every thread's `s`; `scratch` holds kWarps + 1.
+template <int P> __device__ drk_stat drk_block_all(drk_stat s, drk_stat* scratch) {
+  s = drk_warp_all<P>(s);
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  if (lane == 0) scratch[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    drk_stat partial = lane < kWarps ? scratch[lane] : drk_identity<P>();
+    partial = drk_warp_all<P>(partial);
+    if (lane == 0) scratch[kWarps] = partial;
+  }
+  __syncthreads();
+  s = scratch[kWarps];
+  __syncthreads();
+  return s;
+}
+
+// Column blocks: lane l of every warp holds a partial of column l; all get the merge.
+template <int P> __device__ drk_stat drk_slices_all(drk_stat s, drk_stat (*partial)[33]) {
+  const int lane = threadIdx.x % 32;
+  const int slice = threadIdx.x / 32;
+  partial[slice][lane] = s;
+  __syncthreads();
+  if (slice == 0) {
+    for (int other = 1; other < kWarps; ++other) s = drk_merge<P>(s, partial[other][lane]);
+    partial[0][lane] = s;
+  }
+  __syncthreads();
+  s = partial[0][lane];
+  __syncthreads();
+  return s;
+}
+)";
+
+// A contiguous row read by `parts` cooperating threads (a warp or a block).
+const char* kRowFunctions = R"(
+__device__ __forceinline__ float drk_weight(const float* w, int64_t j) { return kAffine ? w[j] : 1.0f; }
+__device__ __forceinline__ float drk_bias(const float* b, int64_t j) { return kAffine ? b[j] : 0.0f; }
+
+template <int P>
+__device__ drk_stat drk_row_pass(const float* in, int64_t n, int part, int parts, bool vectorised,
+                                 const drk_stat& between) {
+  drk_stat acc = drk_identity<P>();
+  int64_t start = 0;
+  if (kWidth == 4 && vectorised) {
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    const int64_t n4 = n / 4;
+    for (int64_t i = part; i < n4; i += parts) {
+      const float4 v = in4[i];
+      acc = drk_add<P>(acc, v.x, between);
+      acc = drk_add<P>(acc, v.y, between);
+      acc = drk_add<P>(acc, v.z, between);
+      acc = drk_add<P>(acc, v.w, between);
+    }
+    start = n4 * 4;
+  }
+  for (int64_t i = start + part; i < n; i += parts) acc = drk_add<P>(acc, in[i], between);
+  return acc;
+}
+
+__device__ void drk_row_write(const float* in, float* out, int64_t n, int part, int parts, bool vectorised,
+                              const drk_stat& r, const float* w, const float* b) {
+  int64_t start = 0;
+  if (kWidth == 4 && vectorised) {
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    float4* out4 = reinterpret_cast<float4*>(out);
+    const int64_t n4 = n / 4;
+    for (int64_t i = part; i < n4; i += parts) {
+      const float4 v = in4[i];
+      const int64_t j = 4 * i;
+      out4[i] = make_float4(drk_out(v.x, r, drk_weight(w, j), drk_bias(b, j)),
+                            drk_out(v.y, r, drk_weight(w, j + 1), drk_bias(b, j + 1)),
+                            drk_out(v.z, r, drk_weight(w, j + 2), drk_bias(b, j + 2)),
+                            drk_out(v.w, r, drk_weight(w, j + 3), drk_bias(b, j + 3)));
+    }
+    start = n4 * 4;
+  }
+  for (int64_t i = start + part; i < n; i += parts) out[i] = drk_out(in[i], r, drk_weight(w, i), drk_bias(b, i));
+}
+
+template <bool kBlock>
+__device__ void drk_row(const float* in, float* out, int64_t n, int part, int parts, bool vectorised,
+                        const float* w, const float* b, drk_stat* scratch) {
+  drk_stat first = drk_row_pass<0>(in, n, part, parts, vectorised, drk_identity<0>());
+  first = kBlock ? drk_block_all<0>(first, scratch) : drk_warp_all<0>(first);
+  drk_stat second = first;
+  if (kStatPasses == 2) {
+    const drk_stat between = drk_between(first, n);
+    second = drk_row_pass<1>(in, n, part, parts, vectorised, between);
+    second = kBlock ? drk_block_all<1>(second, scratch) : drk_warp_all<1>(second);
+  }
+  drk_row_write(in, out, n, part, parts, vectorised, drk_result(first, second, n), w, b);
+}
+)";
+
+const char* kWarpKernels = R"(
+__global__ void __launch_bounds__(kThreads) drk_rows_warp(const float* x, float* y, int64_t outer, int64_t n,
+                                                          const float* w, const float* b, bool vectorised) {
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; row < outer; row += warps) {
+    drk_row<false>(x + row * n, y + row * n, n, threadIdx.x % 32, 32, vectorised, w, b, nullptr);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) drk_columns_thread(const float* x, float* y, int64_t outer, int64_t n,
+                                                               int64_t inner, const float* w, const float* b) {
+  const int64_t columns = outer * inner;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * kThreads;
+  for (int64_t column = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; column < columns;
+       column += stride) {
+    const int64_t o = column / inner;
+    const int64_t j = column % inner;
+    const float* in = x + o * n * inner + j;
+    float* out = y + o * n * inner + j;
+    drk_stat first = drk_identity<0>();
+    for (int64_t r = 0; r < n; ++r) first = drk_add<0>(first, in[r * inner], first);
+    drk_stat second = first;
+    if (kStatPasses == 2) {
+      const drk_stat between = drk_between(first, n);
+      second = drk_identity<1>();
+      for (int64_t r = 0; r < n; ++r) second = drk_add<1>(second, in[r * inner], between);
+    }
+    const drk_stat result = drk_result(first, second, n);
+    for (int64_t r = 0; r < n; ++r) out[r * inner] = drk_out(in[r * inner], result, drk_weight(w, r), drk_bias(b, r));
+  }
+}
+)";
+
+const char* kBlockKernels = R"(
+__global__ void __launch_bounds__(kThreads) drk_rows_block(const float* x, float* y, int64_t outer, int64_t n,
+                                                           const float* w, const float* b, bool vectorised) {
+  __shared__ drk_stat scratch[kWarps + 1];
+  for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
+    drk_row<true>(x + row * n, y + row * n, n, threadIdx.x, kThreads, vectorised, w, b, scratch);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) drk_columns_block(const float* x, float* y, int64_t outer, int64_t n,
+                                                              int64_t inner, const float* w, const float* b) {
+  __shared__ drk_stat partial[kWarps][33];
+  const int lane = threadIdx.x % 32;
+  const int slice = threadIdx.x / 32;
+  const int64_t tiles = (inner + 31) / 32;
+  for (int64_t item = blockIdx.x; item < outer * tiles; item += gridDim.x) {
+    const int64_t o = item / tiles;
+    const int64_t j = (item % tiles) * 32 + lane;
+    const bool active = j < inner;
+    const float* in = x + o * n * inner + (active ? j : 0);
+    float* out = y + o * n * inner + (active ? j : 0);
+    drk_stat first = drk_identity<0>();
+    if (active) {
+      for (int64_t r = slice; r < n; r += kWarps) first = drk_add<0>(first, in[r * inner], first);
+    }
+    first = drk_slices_all<0>(first, partial);
+    drk_stat second = first;
+    if (kStatPasses == 2) {
+      const drk_stat between = drk_between(first, n);
+      second = drk_identity<1>();
+      if (active) {
+        for (int64_t r = slice; r < n; r += kWarps) second = drk_add<1>(second, in[r * inner], between);
+      }
+      second = drk_slices_all<1>(second, partial);
+    }
+    const drk_stat result = drk_result(first, second, n);
+    if (active) {
+      for (int64_t r = slice; r < n; r += kWarps) {
+        out[r * inner] = drk_out(in[r * inner], result, drk_weight(w, r), drk_bias(b, r));
+      }
+    }
+  }
+}
+)";
+
+}  // namespace
+
+Result<std::string> render_cuda_rowwise(const Problem& problem, const Choice& choice) {
+  auto params = rowwise_params(problem);
+  if (!params) return params.error();
+  const bool online = choice.value(cuda_rowwise_knob::passes) == "online";
+  const bool block = choice.value(cuda_rowwise_knob::strategy) == "block_per_row";
+  const bool affine = params->op == "layer_norm";
+
+  std::string source = cuda_kernel_preamble(problem, choice);
+  source += substitute(R"(
+namespace {
+
+[[maybe_unused]] constexpr float kEps = static_cast<float>(@EPS@);
+constexpr int kThreads = @THREADS@;
+constexpr int kWarps = kThreads / 32;
+constexpr int kWidth = @W@;
+constexpr bool kAffine = @AFFINE@;
+
+// One statistic of a row; what m, s and c hold depends on the op.
+struct drk_stat {
+  float m;
+  float s;
+  float c;
+};
+)",
+                       {{"EPS", params->eps},
+                        {"THREADS", choice.value(cuda_rowwise_knob::threads)},
+                        {"W", choice.value(cuda_rowwise_knob::vector_width)},
+                        {"AFFINE", affine ? "true" : "false"}});
+  source += op_functions(params->op, online);
+  source += kReductions;
+  source += kRowFunctions;
+  source += block ? kBlockKernels : kWarpKernels;
+  source += "\n}  // namespace\n";
+  source += cuda_entry_point_opening(affine ? 3 : 1);
+  source += substitute(R"(  const drk_tensor& x = inputs[0];
+  drk_tensor& y = outputs[0];
+  if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;
+  if (!drk_same_shape(x, y)) return DRK_E_UNSUPPORTED_SHAPE;
+  const int first_dim = @BEGIN@ < 0 ? @BEGIN@ + x.ndim : @BEGIN@;
+  const int last_dim = @END@ < 0 ? @END@ + x.ndim : @END@;
+  if (first_dim < 0 || last_dim >= x.ndim || first_dim > last_dim) return DRK_E_UNSUPPORTED_SHAPE;
+  int64_t outer = 1, reduce = 1, inner = 1;
+  for (int dim = 0; dim < x.ndim; ++dim) {
+    if (dim < first_dim) {
+      outer *= x.shape[dim];
+    } else if (dim <= last_dim) {
+      reduce *= x.shape[dim];
+    } else {
+      inner *= x.shape[dim];
+    }
+  }
+  const float* weight = nullptr;
+  const float* bias = nullptr;
+  if (kAffine) {
+    if (!drk_is_dense_f32(inputs[1]) || !drk_is_dense_f32(inputs[2])) return DRK_E_BAD_ARGUMENT;
+    if (drk_element_count(inputs[1]) != reduce || drk_element_count(inputs[2]) != reduce) {
+      return DRK_E_UNSUPPORTED_SHAPE;
+    }
+    weight = static_cast<const float*>(inputs[1].data);
+    bias = static_cast<const float*>(inputs[2].data);
+  }
+  if (outer * reduce * inner == 0) return DRK_OK;
+  const float* src = static_cast<const float*>(x.data);
+  float* dst = static_cast<float*>(y.data);
+)",
+                       {{"BEGIN", std::to_string(params->reduce_begin)},
+                        {"END", std::to_string(params->reduce_end)}});
+  if (block) {
+    source += R"(  if (inner == 1) {
+    const bool vectorised = reduce % 4 == 0 && drk_aligned(src, 16) && drk_aligned(dst, 16);
+    drk_rows_block<<<drk_grid(outer), kThreads, 0, stream>>>(src, dst, outer, reduce, weight, bias, vectorised);
+  } else {
+    drk_columns_block<<<drk_grid(outer * ((inner + 31) / 32)), kThreads, 0, stream>>>(src, dst, outer, reduce,
+                                                                                   inner, weight, bias);
+  }
+  return drk_launch_status();
+}
+)";
+  } else {
+    source += R"(  if (inner == 1) {
+    const bool vectorised = reduce % 4 == 0 && drk_aligned(src, 16) && drk_aligned(dst, 16);
+    drk_rows_warp<<<drk_grid((outer + kWarps - 1) / kWarps), kThreads, 0, stream>>>(src, dst, outer, reduce, weight,
+                                                                                   bias, vectorised);
+  } else {
+    drk_columns_thread<<<drk_grid((outer * inner + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+        src, dst, outer, reduce, inner, weight, bias);
+  }
+  return drk_launch_status();
+}
+)";
+  }
+  return source;
+}
+
+}  // namespace drk::schedule::detail

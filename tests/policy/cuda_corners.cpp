@@ -1,0 +1,74 @@
+#include "tests/policy/cuda_corners.h"
+
+#include <capnp/message.h>
+
+#include <stdexcept>
+
+#include "kernels/catalog/task.h"
+
+namespace drk::testing {
+
+using schedule::Choice;
+using schedule::Device;
+using schedule::Family;
+using schedule::Problem;
+
+std::vector<Choice> corner_choices(Family family, Device device) {
+  const auto family_knobs = schedule::knobs(family, device);
+  std::vector<Choice> corners(4, Choice{family, {}, device});
+  for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
+    const auto last = static_cast<uint16_t>(family_knobs[knob].options.size() - 1);
+    corners[0].options.push_back(0);
+    corners[1].options.push_back(last);
+    corners[2].options.push_back(knob % 2 == 0 ? 0 : last);
+    corners[3].options.push_back(knob % 2 == 0 ? last : 0);
+  }
+  return corners;
+}
+
+std::vector<Problem> catalog_problems(const std::vector<std::string>& names, msg::Device device) {
+  auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
+  if (!catalog) throw std::runtime_error(catalog.error().describe());
+  std::vector<Problem> problems;
+  for (const auto& name : names) {
+    auto task = catalog->find(name);
+    if (!task) throw std::runtime_error(task.error().describe());
+    capnp::MallocMessageBuilder message;
+    kernels::fill_task_message(**task, device == msg::Device::CUDA ? kernels::DeviceKind::cuda : kernels::DeviceKind::cpu,
+                               message.initRoot<msg::Task>());
+    auto problem = schedule::problem_from_task(message.getRoot<msg::Task>().asReader());
+    if (!problem) throw std::runtime_error(problem.error().describe());
+    problems.push_back(std::move(*problem));
+  }
+  return problems;
+}
+
+std::vector<RenderPoint> render_corner_sample() {
+  const auto problems = catalog_problems(
+      {"relu", "softmax", "log_softmax", "layer_norm", "rms_norm", "gemm_multiply_leakyrelu", "matmul"},
+      msg::Device::CUDA);
+  // An elementwise chain of three stages, so that fusion groups differ (the catalog's
+  // elementwise tasks have one stage each).
+  Problem chain = problems[0];
+  chain.task = "relu_chain";
+  chain.params["stages"] = "v * 2.0f | v > 0.0f ? v : 0.1f * v | tanhf(v)";
+  std::vector<RenderPoint> points;
+  auto add = [&](const Problem& problem, const std::vector<Choice>& choices) {
+    for (const auto& choice : choices) points.push_back({problem, choice});
+  };
+  const auto elementwise = corner_choices(Family::elementwise, Device::cuda);
+  const auto rowwise = corner_choices(Family::rowwise, Device::cuda);
+  const auto gemm = corner_choices(Family::gemm, Device::cuda);
+  add(chain, elementwise);
+  add(problems[1], rowwise);
+  add(problems[2], {rowwise[0]});
+  add(problems[3], {rowwise[1], rowwise[2]});
+  add(problems[4], {rowwise[3]});
+  add(problems[5], gemm);
+  Choice library = gemm[0];
+  library.options[schedule::cuda_gemm_knob::use_library] = 1;
+  add(problems[6], {library});
+  return points;
+}
+
+}  // namespace drk::testing

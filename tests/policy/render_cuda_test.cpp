@@ -1,0 +1,160 @@
+// The CUDA scheduling space without a GPU: corner points of every family's knobs render, for
+// real catalog tasks, CUDA sources that nvcc builds into shared objects with the Evaluator's
+// flags (actors/evaluator/compiler.h, nvcc_compiler_options), two compiles at a time. Skips,
+// saying why, where nvcc is missing. tests/policy/render_cuda_evaluation_test.cpp runs such
+// points on a GPU against the task's reference.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <capnp/message.h>
+
+#include "kernels/catalog/task.h"
+#include "kernels/schedule/problem.h"
+#include "kernels/schedule/render.h"
+#include "kernels/schedule/space.h"
+#include "tests/doctest_drk.h"
+#include "tests/policy/cuda_corners.h"
+
+namespace drk::schedule {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string source_dir() {
+  const char* dir = std::getenv("DRK_SOURCE_DIR");
+  return dir != nullptr ? dir : ".";
+}
+
+std::string nvcc_path() {
+  if (const char* nvcc = std::getenv("DRK_NVCC"); nvcc != nullptr && *nvcc != '\0') return nvcc;
+  std::error_code error;
+  if (fs::exists("/usr/local/cuda/bin/nvcc", error)) return "/usr/local/cuda/bin/nvcc";
+  return "";
+}
+
+struct TemporaryDirectory {
+  fs::path path = fs::temp_directory_path() / ("drk-render-cuda-test-" + std::to_string(getpid()));
+  TemporaryDirectory() { fs::create_directories(path); }
+  ~TemporaryDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
+struct Compiled {
+  int status = 0;
+  std::string output;
+};
+
+// nvcc with the flags of nvcc_compiler_options() (actors/evaluator/compiler.cpp).
+Compiled compile(const std::string& nvcc, const fs::path& directory, size_t index, const std::string& source) {
+  const fs::path file = directory / ("candidate" + std::to_string(index) + ".cu");
+  std::ofstream(file) << source;
+  const std::string command = nvcc +
+                              " -O3 -std=c++17 -shared -Xcompiler -fPIC -cudart shared -arch=sm_90 -lineinfo "
+                              "--resource-usage -I" +
+                              source_dir() + "/kernels/abi " + file.string() + " -o " +
+                              (directory / ("candidate" + std::to_string(index) + ".so")).string() + " 2>&1";
+  Compiled compiled;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  char buffer[4096];
+  size_t read = 0;
+  while ((read = fread(buffer, 1, sizeof buffer, pipe)) > 0) compiled.output.append(buffer, read);
+  compiled.status = pclose(pipe);
+  return compiled;
+}
+
+std::vector<Compiled> compile_all(const std::string& nvcc, const fs::path& directory,
+                                  const std::vector<std::string>& sources) {
+  std::vector<Compiled> results(sources.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t index = next++; index < sources.size(); index = next++) {
+      results[index] = compile(nvcc, directory, index, sources[index]);
+    }
+  };
+  std::thread second(worker);
+  worker();
+  second.join();
+  return results;
+}
+
+DRK_TEST_CASE("every family's CUDA space has knobs, and its corners cover each option extreme") {
+  for (int index = 0; index < kFamilyCount; ++index) {
+    const auto family = static_cast<Family>(index);
+    const auto family_knobs = knobs(family, Device::cuda);
+    DRK_REQUIRE(!family_knobs.empty());
+    const auto corners = testing::corner_choices(family, Device::cuda);
+    std::vector<std::set<uint16_t>> seen(family_knobs.size());
+    for (const auto& choice : corners) {
+      DRK_REQUIRE(validate(choice).ok());
+      for (size_t knob = 0; knob < family_knobs.size(); ++knob) seen[knob].insert(choice.options[knob]);
+    }
+    for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
+      DRK_INFO("knob " << family_knobs[knob].name);
+      DRK_CHECK(seen[knob].count(0) == 1);
+      DRK_CHECK(seen[knob].count(static_cast<uint16_t>(family_knobs[knob].options.size() - 1)) == 1);
+    }
+  }
+}
+
+DRK_TEST_CASE("a schedule of one device does not render a task evaluated on the other") {
+  auto problems = testing::catalog_problems({"relu"}, msg::Device::CUDA);
+  DRK_REQUIRE(problems.size() == 1);
+  Choice cpu_choice{Family::elementwise, {0, 0, 0, 0}, Device::cpu};
+  auto refused = render(problems[0], cpu_choice);
+  DRK_REQUIRE_FALSE(refused.ok());
+  DRK_CHECK(refused.error().code == Errc::invalid_argument);
+  DRK_CHECK(refused.error().message.find("cuda") != std::string::npos);
+}
+
+DRK_TEST_CASE("corner points of every CUDA family render sources that nvcc builds with the Evaluator's flags") {
+  const std::string nvcc = nvcc_path();
+  if (nvcc.empty()) {
+    DRK_MESSAGE("skipped: nvcc not found (set DRK_NVCC or install the CUDA toolkit)");
+    std::printf("SKIPPED (no nvcc)\n");
+    return;
+  }
+  const auto rendered = testing::render_corner_sample();
+  DRK_REQUIRE(rendered.size() >= 12);
+  std::vector<std::string> sources;
+  for (const auto& item : rendered) {
+    DRK_INFO(item.problem.task << ": " << item.choice.describe());
+    auto source = render(item.problem, item.choice);
+    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+    // Precise math only: no fast intrinsics, no fast-math pragmas.
+    DRK_CHECK(source->find("__expf") == std::string::npos);
+    DRK_CHECK(source->find("__fdividef") == std::string::npos);
+    DRK_CHECK(source->find("use_fast_math") == std::string::npos);
+    DRK_CHECK(source->find("ctx->stream") != std::string::npos);
+    // The library alone: no kernel of its own, so that the Verifier never takes it for a decoy.
+    const bool library_only = item.choice.family == Family::gemm &&
+                              item.choice.value(cuda_gemm_knob::use_library) == "library" &&
+                              item.problem.param_or("bias", "false") == "false" &&
+                              item.problem.param_or("epilogue", "v") == "v";
+    DRK_CHECK((source->find("__global__") == std::string::npos) == library_only);
+    sources.push_back(*source);
+  }
+  TemporaryDirectory directory;
+  const auto results = compile_all(nvcc, directory.path, sources);
+  for (size_t index = 0; index < results.size(); ++index) {
+    DRK_INFO(rendered[index].problem.task << ": " << rendered[index].choice.describe() << "\n"
+                                          << results[index].output);
+    DRK_CHECK(results[index].status == 0);
+    DRK_CHECK(results[index].output.find("warning") == std::string::npos);
+    DRK_CHECK(fs::exists(directory.path / ("candidate" + std::to_string(index) + ".so")));
+  }
+}
+
+}  // namespace
+}  // namespace drk::schedule
