@@ -1,6 +1,7 @@
 #include "actors/oracle/oracle_actor.h"
 
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -8,6 +9,9 @@
 #include "actors/oracle/advantage.h"
 #include "actors/oracle/evaluation_queue.h"
 #include "actors/oracle/reward.h"
+#include "actors/oracle/screening.h"
+#include "actors/verifier/feedback_report.h"
+#include "kernels/catalog/task.h"
 
 namespace drk::oracle {
 namespace {
@@ -17,6 +21,28 @@ constexpr std::chrono::milliseconds kExpiryPeriod{1000};
 // More than can be in flight to the Archivist at any moment (its mailbox holds 1000 at most,
 // but it writes each in well under a millisecond).
 constexpr size_t kRecordsResentToArchivist = 256;
+
+// The tasks' sizes for the cost model's features, from the catalog the Learner reads
+// (experiment.tasks_dir). Screening is an optimisation: without a catalog the sizes are 0.
+TaskScales task_scales(const YAML::Node& experiment) {
+  std::string directory = kernels::TaskCatalog::default_directory();
+  if (experiment && experiment.IsMap() && experiment["tasks_dir"]) {
+    directory = experiment["tasks_dir"].as<std::string>();
+  }
+  auto catalog = kernels::TaskCatalog::load(directory);
+  if (!catalog) {
+    std::fprintf(stderr, "oracle: the cost model goes without task sizes: %s\n", catalog.error().describe().c_str());
+    return {};
+  }
+  TaskScales scales;
+  for (const auto& task : catalog->tasks()) {
+    for (const auto device : {kernels::DeviceKind::cpu, kernels::DeviceKind::cuda}) {
+      scales[task.name][device == kernels::DeviceKind::cuda ? 1 : 0] =
+          TaskScale{kernels::estimate_flops(task, device), kernels::estimate_min_bytes(task, device)};
+    }
+  }
+  return scales;
+}
 
 class OracleActor final : public runtime::Actor {
  public:
@@ -35,6 +61,13 @@ class OracleActor final : public runtime::Actor {
     if (spec.experiment && spec.experiment["dispatch_timeout_s"]) {
       dispatch_timeout_ms_ = static_cast<int64_t>(
           1000 * spec.experiment["dispatch_timeout_s"].as<double>());
+    }
+    auto screening = screening_settings_from(spec.experiment);
+    if (!screening) throw std::invalid_argument(screening.error().message);
+    if (screening->enabled) {
+      auto screener = Screener::create(*screening, task_scales(spec.experiment));
+      if (!screener) throw std::invalid_argument(screener.error().message);
+      screener_.emplace(std::move(*screener));
     }
   }
 
@@ -86,6 +119,13 @@ class OracleActor final : public runtime::Actor {
 
  private:
   void on_candidate(runtime::ActorContext& context, msg::Candidate::Reader candidate) {
+    if (screener_ && !queue_.answer(candidate.getId().cStr())) {
+      const auto decision = screener_->decide(candidate);
+      if (!decision.measure) {
+        answer_screened(context, candidate, *decision.prediction);
+        return;
+      }
+    }
     if (queue_.submit(candidate) != EvaluationQueue::Submitted::completed) return;
     if (auto answer = queue_.answer(candidate.getId().cStr())) {
       send_feedback(context, candidate.getGenerator().cStr(), *answer);
@@ -118,9 +158,38 @@ class OracleActor final : public runtime::Actor {
     feedback.setCandidateId(id);
     feedback.setReward(value);
     feedback.setVerdict(verdict);
-    feedback.setSummary(feedback_summary(verdict, value));
+    feedback.setSummary(verifier::feedback_report(verdict, value));
     queue_.complete(id, feedback.asReader());
+    if (screener_) screener_->observe(candidate, value);
 
+    send_feedback(context, candidate.getGenerator().cStr(), feedback.asReader());
+    send_record(context, feedback.asReader());
+  }
+
+  // Not evaluated: the cost model's mean is the reward; the verdict carries the candidate and no
+  // measurement (not compiled, not correct), and `screened` says so to every reader.
+  void answer_screened(runtime::ActorContext& context, msg::Candidate::Reader candidate,
+                       const RewardPrediction& prediction) {
+    const std::string id = candidate.getId().cStr();
+    char numbers[240];
+    std::snprintf(numbers, sizeof numbers,
+                  "predicted reward %.3f +- %.3f (ensemble of %zu, %zu measured results); at least %.0f%% of this "
+                  "task's recent candidates are predicted better",
+                  prediction.mean, prediction.stddev, screener_->model().members(), screener_->model().observed(),
+                  100 * screener_->settings().measure_top);
+    const std::string why = std::string("screened by the Oracle's cost model, not evaluated: ") + numbers;
+    capnp::MallocMessageBuilder feedback_message;
+    auto feedback = feedback_message.initRoot<msg::Feedback>();
+    feedback.setCandidateId(id);
+    feedback.setReward(prediction.mean);
+    auto verdict = feedback.initVerdict();
+    verdict.setHonest(true);
+    auto result = verdict.initResult();
+    result.setCandidate(candidate);
+    result.setErrorText(why);
+    feedback.setSummary(why + ". The reward is the prediction.");
+    feedback.setScreened(true);
+    queue_.complete(id, feedback.asReader());
     send_feedback(context, candidate.getGenerator().cStr(), feedback.asReader());
     send_record(context, feedback.asReader());
   }
@@ -131,6 +200,7 @@ class OracleActor final : public runtime::Actor {
       scored.setVerdict(feedback.getVerdict());
       scored.setReward(feedback.getReward());
       scored.setSummary(feedback.getSummary());
+      scored.setScreened(feedback.getScreened());
     });
   }
 
@@ -157,6 +227,16 @@ class OracleActor final : public runtime::Actor {
     const auto estimator =
         request.getEstimator() == msg::AdvantageEstimator::GRPO ? Estimator::grpo : Estimator::trloo;
     const auto items = compute_advantages(trajectories, estimator);
+    if (screener_) {
+      const auto step = screener_->counts_of_step(request.getStep());
+      const auto total = screener_->counts();
+      std::fprintf(stderr,
+                   "oracle: step %u: %llu candidates evaluated, %llu screened by the cost model "
+                   "(run: %llu evaluated, %llu screened)\n",
+                   request.getStep(), static_cast<unsigned long long>(step.measured),
+                   static_cast<unsigned long long>(step.screened), static_cast<unsigned long long>(total.measured),
+                   static_cast<unsigned long long>(total.screened));
+    }
     report(context, learner, [&](msg::Envelope::Builder out) {
       auto advantages = out.getBody().initAdvantages();
       advantages.setStep(request.getStep());
@@ -184,6 +264,7 @@ class OracleActor final : public runtime::Actor {
   std::vector<RewardWeights> weights_;  // one per stage
   int64_t dispatch_timeout_ms_ = 45000;
   EvaluationQueue queue_;
+  std::optional<Screener> screener_;  // experiment.oracle.screening.enabled
 };
 
 }  // namespace
@@ -197,7 +278,15 @@ std::vector<runtime::ExperimentKey> oracle_experiment_keys() {
       {"dispatch_timeout_s", runtime::ValueKind::number, "45"},
       {"training_stages", runtime::ValueKind::list_of_maps, "[{name: warmup, steps: 2}, {name: main}]"},
       {"training_stages[].name", runtime::ValueKind::text, "warmup"},
-      {"training_stages[].steps", runtime::ValueKind::integer, "2"}};
+      {"training_stages[].steps", runtime::ValueKind::integer, "2"},
+      {"tasks_dir", runtime::ValueKind::text, "kernels/tasks"},
+      // The cost model's screening (docs/cost-model.md); ranges are checked when the Oracle starts.
+      {"oracle.screening.enabled", runtime::ValueKind::text, "false"},
+      {"oracle.screening.measure_top", runtime::ValueKind::number, "0.5"},
+      {"oracle.screening.explore", runtime::ValueKind::number, "0.1"},
+      {"oracle.screening.warmup_samples", runtime::ValueKind::integer, "64"},
+      {"oracle.screening.window", runtime::ValueKind::integer, "256"},
+      {"oracle.screening.train_steps", runtime::ValueKind::integer, "4"}};
   // experiment.reward, and each stage's override of it.
   for (const std::string prefix : {"reward.", "training_stages[].reward."}) {
     keys.push_back({prefix + "correct", runtime::ValueKind::number, "0.5"});

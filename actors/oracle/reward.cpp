@@ -1,7 +1,6 @@
 #include "actors/oracle/reward.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace drk::oracle {
 
@@ -41,44 +40,6 @@ double reward(const RewardWeights& weights, msg::Verdict::Reader verdict, double
   const double speedup = result.getCorrect() ? std::min(result.getSpeedup(), weights.speedup_cap) : 0.0;
   return weights.correct * correct + weights.speedup * speedup +
          weights.coverage * coverage * correct;
-}
-
-std::string feedback_summary(msg::Verdict::Reader verdict, double reward_value) {
-  const auto result = verdict.getResult();
-  char line[512];
-  std::string text;
-  if (!result.getCompiled()) {
-    std::string log = result.getCompileLog().cStr();
-    if (log.size() > 400) log = log.substr(0, 400) + "...";
-    text = "did not compile: " + log;
-  } else if (!verdict.getHonest()) {
-    text = "rejected by the verifier:";
-    for (auto check : verdict.getFailedChecks()) {
-      text += std::string(" [") + check.getCode().cStr() + "] " + check.getEvidence().cStr() + ";";
-    }
-  } else if (!result.getCorrect()) {
-    std::snprintf(line, sizeof line,
-                  "compiled but incorrect: %u of %u trials passed, max abs error %.3g, max rel "
-                  "error %.3g: %s",
-                  result.getTrialsPassed(), result.getTrials(), result.getMaxAbsError(),
-                  result.getMaxRelError(), result.getErrorText().cStr());
-    text = line;
-  } else {
-    std::snprintf(line, sizeof line,
-                  "correct (%u/%u trials), speedup %.2fx: candidate %.1f us (cv %.1f%%) vs "
-                  "reference %.1f us",
-                  result.getTrialsPassed(), result.getTrials(), result.getSpeedup(),
-                  result.getCandidateTiming().getMedianUs(),
-                  100.0 * result.getCandidateTiming().getCv(),
-                  result.getReferenceTiming().getMedianUs());
-    text = line;
-    if (verdict.hasWarnings() && verdict.getWarnings().size() > 0) {
-      text += "; verifier warnings:";
-      for (auto warning : verdict.getWarnings()) text += std::string(" [") + warning.getCode().cStr() + "]";
-    }
-  }
-  std::snprintf(line, sizeof line, "; reward %.3f", reward_value);
-  return text + line;
 }
 
 }  // namespace drk::oracle

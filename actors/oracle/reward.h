@@ -27,7 +27,4 @@ Result<RewardWeights> reward_weights_from(const YAML::Node& experiment);
 
 double reward(const RewardWeights& weights, msg::Verdict::Reader verdict, double coverage);
 
-// One paragraph for the policy or an LLM: what happened and why the reward is what it is.
-std::string feedback_summary(msg::Verdict::Reader verdict, double reward);
-
 }  // namespace drk::oracle

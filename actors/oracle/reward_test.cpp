@@ -44,7 +44,7 @@ DRK_TEST_CASE("reward weights come from the experiment and bad keys are named") 
   DRK_CHECK(bad.error().message.find("speed") != std::string::npos);
 }
 
-DRK_TEST_CASE("a rejected result earns nothing and its feedback names every failed check") {
+DRK_TEST_CASE("a rejected result earns nothing, however fast") {
   capnp::MallocMessageBuilder message;
   auto verdict = message.initRoot<drk::msg::Verdict>();
   verdict.setHonest(false);
@@ -52,27 +52,6 @@ DRK_TEST_CASE("a rejected result earns nothing and its feedback names every fail
   result.setCompiled(true);
   result.setCorrect(true);
   result.setSpeedup(40.0);
-  auto checks = verdict.initFailedChecks(2);
-  checks[0].setCode("results_cached");
-  checks[0].setEvidence("wrong on fresh inputs after timing");
-  checks[1].setCode("static.timer");
-  checks[1].setEvidence("line 3: `clock()`");
-  const double value = drk::oracle::reward(RewardWeights{}, verdict.asReader(), 1.0);
-  DRK_CHECK(value == 0.0);
-  const std::string summary = drk::oracle::feedback_summary(verdict.asReader(), value);
-  DRK_CHECK(summary.find("[results_cached] wrong on fresh inputs after timing") != std::string::npos);
-  DRK_CHECK(summary.find("[static.timer]") != std::string::npos);
-}
-
-DRK_TEST_CASE("an honest result's feedback lists the verifier's warnings") {
-  capnp::MallocMessageBuilder message;
-  auto verdict = message.initRoot<drk::msg::Verdict>();
-  verdict.setHonest(true);
-  auto result = verdict.initResult();
-  result.setCompiled(true);
-  result.setCorrect(true);
-  result.setSpeedup(1.5);
-  verdict.initWarnings(1)[0].setCode("library.used");
-  const std::string summary = drk::oracle::feedback_summary(verdict.asReader(), 1.0);
-  DRK_CHECK(summary.find("verifier warnings: [library.used]") != std::string::npos);
+  verdict.initFailedChecks(1)[0].setCode("results_cached");
+  DRK_CHECK(drk::oracle::reward(RewardWeights{}, verdict.asReader(), 1.0) == 0.0);
 }

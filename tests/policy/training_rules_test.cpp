@@ -218,7 +218,7 @@ DRK_TEST_CASE("the Oracle weighs a reward with the stage of the candidate's step
   DRK_REQUIRE(scored.size() == 2);
   const std::string summary = scored[0]->envelope().getBody().getScored().getSummary().cStr();
   DRK_CHECK(summary == std::string(feedback[0]->envelope().getBody().getFeedback().getSummary().cStr()));
-  DRK_CHECK(summary.find("reward 0.500") != std::string::npos);
+  DRK_CHECK(summary.find("reward=0.500") != std::string::npos);
 }
 
 }  // namespace
