@@ -73,20 +73,14 @@ Result<GemmParams> gemm_params(const Problem& problem) {
   return params;
 }
 
-std::string kernel_preamble(const Problem& problem, const Choice& choice) {
-  std::string source;
-  source += "// drkernel embedded policy: task '" + problem.task + "', " +
-            std::string(family_name(choice.family)) + " schedule: " + choice.describe() + "\n";
-  source += R"(#include "drk_kernel.h"
+std::string source_heading(const Problem& problem, const Choice& choice) {
+  return "// drkernel embedded policy: task '" + problem.task + "', " +
+         (choice.device == Device::cuda ? "cuda " : "") + std::string(family_name(choice.family)) +
+         " schedule: " + choice.describe() + "\n";
+}
 
-#include <math.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include <thread>
-
-namespace {
-
+std::string descriptor_helpers() {
+  return R"(
 // Row-major and dense: every dimension of extent > 1 has the packed stride.
 bool drk_is_dense_f32(const drk_tensor& tensor) {
   if (tensor.dtype != DRK_F32 || tensor.ndim < 0 || tensor.ndim > DRK_MAX_DIMS) return false;
@@ -99,20 +93,36 @@ bool drk_is_dense_f32(const drk_tensor& tensor) {
   return expected == 0 || tensor.data != nullptr;
 }
 
-int64_t drk_element_count(const drk_tensor& tensor) {
+[[maybe_unused]] int64_t drk_element_count(const drk_tensor& tensor) {
   int64_t count = 1;
   for (int dim = 0; dim < tensor.ndim; ++dim) count *= tensor.shape[dim];
   return count;
 }
 
-bool drk_same_shape(const drk_tensor& left, const drk_tensor& right) {
+[[maybe_unused]] bool drk_same_shape(const drk_tensor& left, const drk_tensor& right) {
   if (left.ndim != right.ndim) return false;
   for (int dim = 0; dim < left.ndim; ++dim) {
     if (left.shape[dim] != right.shape[dim]) return false;
   }
   return true;
 }
+)";
+}
 
+std::string kernel_preamble(const Problem& problem, const Choice& choice) {
+  std::string source = source_heading(problem, choice);
+  source += R"(#include "drk_kernel.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <thread>
+
+namespace {
+)";
+  source += descriptor_helpers();
+  source += R"(
 // The schedule's thread count, capped by the harness's budget and by the work items.
 int drk_thread_count(const drk_context* ctx, int wanted, int64_t work_items) {
   int threads = wanted;

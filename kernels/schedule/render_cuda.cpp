@@ -6,9 +6,7 @@
 namespace drk::schedule::detail {
 
 std::string cuda_kernel_preamble(const Problem& problem, const Choice& choice) {
-  std::string source;
-  source += "// drkernel embedded policy: task '" + problem.task + "', cuda " +
-            std::string(family_name(choice.family)) + " schedule: " + choice.describe() + "\n";
+  std::string source = source_heading(problem, choice);
   source += R"(#include "drk_kernel.h"
 
 #include <cuda_runtime.h>
@@ -17,33 +15,9 @@ std::string cuda_kernel_preamble(const Problem& problem, const Choice& choice) {
 #include <stdint.h>
 
 namespace {
-
-// Row-major and dense: every dimension of extent > 1 has the packed stride.
-bool drk_is_dense_f32(const drk_tensor& tensor) {
-  if (tensor.dtype != DRK_F32 || tensor.ndim < 0 || tensor.ndim > DRK_MAX_DIMS) return false;
-  int64_t expected = 1;
-  for (int dim = tensor.ndim - 1; dim >= 0; --dim) {
-    if (tensor.shape[dim] < 0) return false;
-    if (tensor.shape[dim] != 1 && tensor.strides[dim] != expected) return false;
-    expected *= tensor.shape[dim];
-  }
-  return expected == 0 || tensor.data != nullptr;
-}
-
-[[maybe_unused]] int64_t drk_element_count(const drk_tensor& tensor) {
-  int64_t count = 1;
-  for (int dim = 0; dim < tensor.ndim; ++dim) count *= tensor.shape[dim];
-  return count;
-}
-
-[[maybe_unused]] bool drk_same_shape(const drk_tensor& left, const drk_tensor& right) {
-  if (left.ndim != right.ndim) return false;
-  for (int dim = 0; dim < left.ndim; ++dim) {
-    if (left.shape[dim] != right.shape[dim]) return false;
-  }
-  return true;
-}
-
+)";
+  source += descriptor_helpers();
+  source += R"(
 [[maybe_unused]] bool drk_aligned(const void* pointer, int64_t bytes) {
   return reinterpret_cast<uintptr_t>(pointer) % static_cast<uintptr_t>(bytes) == 0;
 }

@@ -372,24 +372,7 @@ struct drk_stat {
   source += block ? kBlockKernels : kWarpKernels;
   source += "\n}  // namespace\n";
   source += cuda_entry_point_opening(affine ? 3 : 1);
-  source += substitute(R"(  const drk_tensor& x = inputs[0];
-  drk_tensor& y = outputs[0];
-  if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;
-  if (!drk_same_shape(x, y)) return DRK_E_UNSUPPORTED_SHAPE;
-  const int first_dim = @BEGIN@ < 0 ? @BEGIN@ + x.ndim : @BEGIN@;
-  const int last_dim = @END@ < 0 ? @END@ + x.ndim : @END@;
-  if (first_dim < 0 || last_dim >= x.ndim || first_dim > last_dim) return DRK_E_UNSUPPORTED_SHAPE;
-  int64_t outer = 1, reduce = 1, inner = 1;
-  for (int dim = 0; dim < x.ndim; ++dim) {
-    if (dim < first_dim) {
-      outer *= x.shape[dim];
-    } else if (dim <= last_dim) {
-      reduce *= x.shape[dim];
-    } else {
-      inner *= x.shape[dim];
-    }
-  }
-  const float* weight = nullptr;
+  source += substitute(rowwise_split_dims() + R"(  const float* weight = nullptr;
   const float* bias = nullptr;
   if (kAffine) {
     if (!drk_is_dense_f32(inputs[1]) || !drk_is_dense_f32(inputs[2])) return DRK_E_BAD_ARGUMENT;

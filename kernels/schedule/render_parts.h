@@ -15,12 +15,20 @@
 
 namespace drk::schedule::detail {
 
+// The first line of every rendered source: the task, the device and the schedule.
+std::string source_heading(const Problem& problem, const Choice& choice);
+// Host-side checks of tensor descriptors that every rendered source has (C++ and CUDA alike).
+std::string descriptor_helpers();
 // Includes, the contiguity check, the thread-count rule and the fork-join helper that every
 // rendered kernel uses.
 std::string kernel_preamble(const Problem& problem, const Choice& choice);
 
 // `static inline float NAME(float v)` applying the stages in order (identity when empty).
 std::string stage_function(const std::string& name, const std::vector<std::string>& stages);
+
+// The opening of a rowwise drk_kernel (template text, for substitute() with @BEGIN@ and @END@,
+// the reduced dimensions): x and y checked, and split into outer x reduce x inner.
+std::string rowwise_split_dims();
 
 // `text` with every "@KEY@" replaced by its value (templates of rendered code).
 // The first lines of drk_kernel: its signature and the check of the tensor counts.

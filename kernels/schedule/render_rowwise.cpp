@@ -310,6 +310,28 @@ void drk_tile(const float* __restrict in, float* __restrict out, int64_t n, int6
 
 }  // namespace
 
+std::string rowwise_split_dims() {
+  return R"(
+  const drk_tensor& x = inputs[0];
+  drk_tensor& y = outputs[0];
+  if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;
+  if (!drk_same_shape(x, y)) return DRK_E_UNSUPPORTED_SHAPE;
+  const int first_dim = @BEGIN@ < 0 ? @BEGIN@ + x.ndim : @BEGIN@;
+  const int last_dim = @END@ < 0 ? @END@ + x.ndim : @END@;
+  if (first_dim < 0 || last_dim >= x.ndim || first_dim > last_dim) return DRK_E_UNSUPPORTED_SHAPE;
+  int64_t outer = 1, reduce = 1, inner = 1;
+  for (int dim = 0; dim < x.ndim; ++dim) {
+    if (dim < first_dim) {
+      outer *= x.shape[dim];
+    } else if (dim <= last_dim) {
+      reduce *= x.shape[dim];
+    } else {
+      inner *= x.shape[dim];
+    }
+  }
+)";
+}
+
 Result<std::string> render_rowwise(const Problem& problem, const Choice& choice) {
   auto params = rowwise_params(problem);
   if (!params) return params.error();
@@ -328,25 +350,7 @@ constexpr int64_t kTile = @TILE@;
   source += tile_function(op);
   source += "\n}  // namespace\n";
   source += entry_point_opening(affine ? 3 : 1);
-  source += substitute(R"(
-  const drk_tensor& x = inputs[0];
-  drk_tensor& y = outputs[0];
-  if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;
-  if (!drk_same_shape(x, y)) return DRK_E_UNSUPPORTED_SHAPE;
-  const int first_dim = @BEGIN@ < 0 ? @BEGIN@ + x.ndim : @BEGIN@;
-  const int last_dim = @END@ < 0 ? @END@ + x.ndim : @END@;
-  if (first_dim < 0 || last_dim >= x.ndim || first_dim > last_dim) return DRK_E_UNSUPPORTED_SHAPE;
-  int64_t outer = 1, reduce = 1, inner = 1;
-  for (int dim = 0; dim < x.ndim; ++dim) {
-    if (dim < first_dim) {
-      outer *= x.shape[dim];
-    } else if (dim <= last_dim) {
-      reduce *= x.shape[dim];
-    } else {
-      inner *= x.shape[dim];
-    }
-  }
-  const float* weight = nullptr;
+  source += substitute(rowwise_split_dims() + R"(  const float* weight = nullptr;
   const float* bias = nullptr;
   if (@AFFINE@) {
     if (!drk_is_dense_f32(inputs[1]) || !drk_is_dense_f32(inputs[2])) return DRK_E_BAD_ARGUMENT;
