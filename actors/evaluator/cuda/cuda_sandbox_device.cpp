@@ -142,6 +142,13 @@ void device_error(msg::SandboxReply::Builder reply, const Error& error) {
   reply.setMessage(error.message);
 }
 
+// drk_kernel's non-zero status in a call the harness made `when` ("in a timed call").
+void returned_error(msg::SandboxReply::Builder reply, int status, const std::string& when) {
+  reply.setStatus(msg::SandboxStatus::RETURNED_ERROR);
+  reply.setCandidateStatus(status);
+  reply.setMessage("drk_kernel returned " + std::to_string(status) + " " + when);
+}
+
 void* device_workspace_for(const drk_context*, size_t bytes) {
   return active_workspace ? active_workspace->allocate(bytes) : nullptr;
 }
@@ -265,6 +272,14 @@ class CudaSandboxDevice final : public SandboxDevice {
   uint64_t candidate_memory_bytes() const override { return peak_held_; }
   bool over_memory_limit() const override { return over_limit_; }
   std::string memory_limit_message() const override { return limit_message_; }
+
+  // When the candidate went over the memory limit: answers MEMORY_LIMIT and returns true.
+  bool answered_memory_limit(msg::SandboxReply::Builder reply) const {
+    if (!over_limit_) return false;
+    reply.setStatus(msg::SandboxStatus::MEMORY_LIMIT);
+    reply.setMessage(limit_message_);
+    return true;
+  }
 
   Status copy_to_device(const std::vector<RegionRange>& ranges) override {
     for (const auto& range : ranges)
@@ -476,17 +491,8 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
     }
     windows[i].second = cuda::KernelTrace::timestamp_ns();
     if (candidate) account_memory(free_before, "a timed call");
-    if (over_limit_) {
-      reply.setStatus(msg::SandboxStatus::MEMORY_LIMIT);
-      reply.setMessage(limit_message_);
-      return;
-    }
-    if (candidate_status != DRK_OK) {
-      reply.setStatus(msg::SandboxStatus::RETURNED_ERROR);
-      reply.setCandidateStatus(candidate_status);
-      reply.setMessage("drk_kernel returned " + std::to_string(candidate_status) + " in a timed call");
-      return;
-    }
+    if (answered_memory_limit(reply)) return;
+    if (candidate_status != DRK_OK) return returned_error(reply, candidate_status, "in a timed call");
     float elapsed_ms = 0.0f;
     cudaEventElapsedTime(&elapsed_ms, start.event, end.event);
     auto call = timed[i];
@@ -729,9 +735,7 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
                               call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
     workspace_.end_call();
     if (status == DRK_OK) return true;
-    reply.setStatus(msg::SandboxStatus::RETURNED_ERROR);
-    reply.setCandidateStatus(status);
-    reply.setMessage("drk_kernel returned " + std::to_string(status) + " in an energy batch");
+    returned_error(reply, status, "in an energy batch");
     return false;
   };
   auto reference_call = [&]() {
@@ -745,11 +749,7 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
   std::optional<size_t> free_before = free_device_bytes();
   auto candidate = energy_of(candidate_call, min_ms, reply);
   if (candidate && *candidate) account_memory(free_before, "an energy batch");
-  if (over_limit_) {
-    reply.setStatus(msg::SandboxStatus::MEMORY_LIMIT);
-    reply.setMessage(limit_message_);
-    return;
-  }
+  if (answered_memory_limit(reply)) return;
   if (candidate && !*candidate) return;  // the reply says what ended the batch
   auto reference_side = candidate ? energy_of(reference_call, min_ms, reply) : candidate;
   if (reference_side && !*reference_side) return;
@@ -806,17 +806,8 @@ void CudaSandboxDevice::measure_metrics(CandidateCalls& calls, msg::SandboxReply
     return;
   }
   account_memory(free_before, "the profiled call");
-  if (over_limit_) {
-    reply.setStatus(msg::SandboxStatus::MEMORY_LIMIT);
-    reply.setMessage(limit_message_);
-    return;
-  }
-  if (candidate_status != DRK_OK) {
-    reply.setStatus(msg::SandboxStatus::RETURNED_ERROR);
-    reply.setCandidateStatus(candidate_status);
-    reply.setMessage("drk_kernel returned " + std::to_string(candidate_status) + " in the profiled call");
-    return;
-  }
+  if (answered_memory_limit(reply)) return;
+  if (candidate_status != DRK_OK) return returned_error(reply, candidate_status, "in the profiled call");
   if (!metrics) {
     out.setAvailable(false);
     out.setReason(metrics.error().message);
