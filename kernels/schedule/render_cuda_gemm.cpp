@@ -206,20 +206,7 @@ static_assert(kThreads == @THREADS@, "thread count");
   if (own_finish_kernel) source += kFinishKernel;
   source += "\n}  // namespace\n";
   source += cuda_entry_point_opening(params->has_bias ? 3 : 2);
-  source += substitute(R"(  for (int32_t index = 0; index < num_inputs; ++index) {
-    if (!drk_is_dense_f32(inputs[index])) return DRK_E_BAD_ARGUMENT;
-  }
-  if (!drk_is_dense_f32(outputs[0])) return DRK_E_BAD_ARGUMENT;
-  const drk_tensor& a_tensor = inputs[0];
-  const drk_tensor& b_tensor = inputs[1];
-  drk_tensor& y_tensor = outputs[0];
-  if (a_tensor.ndim != 2 || b_tensor.ndim != 2 || y_tensor.ndim != 2) return DRK_E_UNSUPPORTED_SHAPE;
-  const int64_t M = a_tensor.shape[0];
-  const int64_t K = a_tensor.shape[1];
-  const int64_t N = @TRANSPOSED@ ? b_tensor.shape[0] : b_tensor.shape[1];
-  const int64_t b_inner = @TRANSPOSED@ ? b_tensor.shape[1] : b_tensor.shape[0];
-  if (b_inner != K || y_tensor.shape[0] != M || y_tensor.shape[1] != N) return DRK_E_UNSUPPORTED_SHAPE;
-  [[maybe_unused]] const float* bias = nullptr;
+  source += substitute(gemm_split_shapes() + R"(  [[maybe_unused]] const float* bias = nullptr;
   if (@BIAS@) {
     if (drk_element_count(inputs[2]) != N || inputs[2].ndim != 1) return DRK_E_UNSUPPORTED_SHAPE;
     bias = static_cast<const float*>(inputs[2].data);

@@ -30,6 +30,10 @@ std::string stage_function(const std::string& name, const std::vector<std::strin
 // the reduced dimensions): x and y checked, and split into outer x reduce x inner.
 std::string rowwise_split_dims();
 
+// The opening of a GEMM drk_kernel (template text, for substitute() with @TRANSPOSED@): every
+// tensor dense, A (M x K) and B (K x N, or N x K transposed) against Y (M x N).
+std::string gemm_split_shapes();
+
 // `text` with every "@KEY@" replaced by its value (templates of rendered code).
 // The first lines of drk_kernel: its signature and the check of the tensor counts.
 std::string entry_point_opening(int num_inputs);
