@@ -68,12 +68,8 @@ __global__ void __launch_bounds__(kThreads) drk_map_@G@(const float* src, float*
 }  // namespace
 
 Result<std::string> render_cuda_elementwise(const Problem& problem, const Choice& choice) {
-  auto stages_text = problem.param("stages");
-  if (!stages_text) return stages_text.error();
-  auto stages = parse_stages(*stages_text);
-  if (!stages) {
-    return make_error(Errc::parse_error, "task '" + problem.task + "': " + stages.error().message);
-  }
+  auto stages = elementwise_stages(problem);
+  if (!stages) return stages.error();
   const std::string fusion = choice.value(cuda_elementwise_knob::fusion);
   const size_t group_size = fusion == "fused" ? std::max<size_t>(stages->size(), 1) : fusion == "pairs" ? 2 : 1;
   std::vector<std::vector<std::string>> groups;

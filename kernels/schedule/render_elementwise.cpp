@@ -63,13 +63,19 @@ std::string pass(const std::string& call) {
 
 }  // namespace
 
-Result<std::string> render_elementwise(const Problem& problem, const Choice& choice) {
+Result<std::vector<std::string>> elementwise_stages(const Problem& problem) {
   auto stages_text = problem.param("stages");
   if (!stages_text) return stages_text.error();
   auto stages = parse_stages(*stages_text);
   if (!stages) {
     return make_error(Errc::parse_error, "task '" + problem.task + "': " + stages.error().message);
   }
+  return stages;
+}
+
+Result<std::string> render_elementwise(const Problem& problem, const Choice& choice) {
+  auto stages = elementwise_stages(problem);
+  if (!stages) return stages.error();
   const bool fused = choice.value(elementwise_knob::fusion) == "fused" || stages->size() <= 1;
 
   std::string source = kernel_preamble(problem, choice);

@@ -34,6 +34,9 @@ std::string rowwise_split_dims();
 // tensor dense, A (M x K) and B (K x N, or N x K transposed) against Y (M x N).
 std::string gemm_split_shapes();
 
+// An elementwise task's `stages` parameter, parsed; errors name the task.
+Result<std::vector<std::string>> elementwise_stages(const Problem& problem);
+
 // `text` with every "@KEY@" replaced by its value (templates of rendered code).
 // The first lines of drk_kernel: its signature and the check of the tensor counts.
 std::string entry_point_opening(int num_inputs);
