@@ -113,7 +113,12 @@ class NodeAgent {
   void tick() {
     check_handshakes();
     if (!stopping_) receive();
-    take_reports();
+    // This node's processes as its supervisor has them: for its health checks and the head.
+    std::vector<ProcessView> processes;
+    if (run_) {
+      for (const ProcessRecord& record : run_->supervisor->processes()) processes.push_back(process_view(record));
+    }
+    take_reports(processes);
     if (stopping_) return;
     const int64_t now = steady_ms();
     if (!run_) {
@@ -128,7 +133,7 @@ class NodeAgent {
         }
         send_join();
       }
-      send_heartbeat();
+      send_heartbeat(processes);
     }
     const auto every = run_ ? std::chrono::milliseconds(run_->topology.network.heartbeat_ms) : kJoinEvery;
     timer_.expires_after(every);
@@ -288,16 +293,10 @@ class NodeAgent {
     io_.stop();
   }
 
-  std::vector<ProcessView> process_views() const {
-    std::vector<ProcessView> processes;
-    for (const ProcessRecord& record : run_->supervisor->processes()) processes.push_back(process_view(record));
-    return processes;
-  }
-
   // The reports this node's processes sent since the last tick, and their current incarnations.
-  void take_reports() {
+  void take_reports(const std::vector<ProcessView>& processes) {
     if (!run_ || !run_->reports) return;
-    run_->board->update_processes(process_views());
+    run_->board->update_processes(processes);
     while (true) {
       zmq::message_t frame;
       if (!run_->reports->recv(frame, zmq::recv_flags::dontwait)) return;
@@ -323,8 +322,7 @@ class NodeAgent {
     }));
   }
 
-  void send_heartbeat() {
-    const std::vector<ProcessView> processes = process_views();
+  void send_heartbeat(const std::vector<ProcessView>& processes) {
     send(envelope_frame([&](msg::Envelope::Builder envelope) {
       envelope.setSender(args_.name);
       envelope.setRecipient(std::string(kHeadActor));

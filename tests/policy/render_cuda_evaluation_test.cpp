@@ -14,18 +14,13 @@
 #include "kernels/schedule/render.h"
 #include "tests/doctest_drk.h"
 #include "tests/policy/cuda_corners.h"
+#include "tests/support/first_gpu.h"
 #include "tests/support/test_engine.h"
 
 namespace drk::schedule {
 namespace {
 
-bool gpu_missing() {
-  auto device = evaluator::cuda::query_device(0);
-  if (device) return false;
-  DRK_MESSAGE("skipped: " << device.error().message);
-  std::printf("SKIPPED (no GPU): %s\n", device.error().message.c_str());
-  return true;
-}
+bool gpu_missing() { return !testing::first_gpu_or_skip(); }
 
 testing::TestEngine& shared_engine() {
   static testing::TestEngine engine("render-cuda-evaluation-test", [] {

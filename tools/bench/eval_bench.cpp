@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "actors/evaluator/evaluation.h"
+#include "tools/bench/statistics.h"
 #include "tools/bench/temp_dir.h"
 
 #ifndef DRK_SOURCE_DIR
@@ -64,13 +65,6 @@ struct ThroughputRow {
   Phases mean_ms;
   double per_hour() const { return seconds > 0 ? 3600.0 * static_cast<double>(evaluations) / seconds : 0; }
 };
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 Phases median_phases(const std::vector<Sample>& samples) {
   auto column = [&](double Phases::*field) {

@@ -14,6 +14,7 @@
 #include "tools/bench/node_failure_bench.h"
 #include "tools/bench/raw_zmq_bench.h"
 #include "tools/bench/restart_bench.h"
+#include "tools/bench/statistics.h"
 #include "tools/bench/temp_dir.h"
 
 namespace drk::bench {
@@ -74,12 +75,6 @@ std::string fixed(double value, int decimals) {
 }
 
 std::string json_number(double value) { return std::isfinite(value) ? fixed(value, 3) : "null"; }
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
 
 Side side(const Throughput& throughput, const Latency& latency) {
   return Side{throughput.per_second(), latency.quantile_us(0.5), latency.quantile_us(0.99)};

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "actors/evaluator/cuda/cuda_device.h"
+#include "tests/support/first_gpu.h"
 #include "actors/evaluator/evaluation.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/test_engine.h"
@@ -50,13 +51,7 @@ drk::testing::TestEngine& shared_engine() {
   return engine;
 }
 
-bool gpu_missing() {
-  auto device = drk::evaluator::cuda::query_device(0);
-  if (device) return false;
-  DRK_MESSAGE("skipped: " << device.error().message);
-  std::printf("SKIPPED (no GPU): %s\n", device.error().message.c_str());
-  return true;
-}
+bool gpu_missing() { return !drk::testing::first_gpu_or_skip(); }
 
 struct Evaluated {
   capnp::MallocMessageBuilder message;

@@ -11,6 +11,7 @@
 #include "actors/evaluator/cuda/nvml_energy.h"
 #include "actors/evaluator/cuda/nvrtc_compiler.h"
 #include "tests/doctest_drk.h"
+#include "tests/support/first_gpu.h"
 
 using namespace drk::evaluator::cuda;
 
@@ -44,12 +45,8 @@ DRK_TEST_CASE("a CUDA source that does not compile returns NVRTC's log with the 
 }
 
 DRK_TEST_CASE("CUPTI sees the kernel that ran, with its launch shape [gpu]") {
-  auto device = query_device(0);
-  if (!device) {
-    DRK_MESSAGE("skipped: " << device.error().message);
-    std::printf("SKIPPED (no GPU): %s\n", device.error().message.c_str());
-    return;
-  }
+  auto device = drk::testing::first_gpu_or_skip();
+  if (!device) return;
   NvrtcOptions options;
   options.architecture = device->architecture();
   auto binary = compile_cuda(kScaleKernel, options);
@@ -110,12 +107,8 @@ DRK_TEST_CASE("NVML's energy counter is read for CUDA device 0, or is unavailabl
 
 // The Range Profiler on a streaming kernel: one range, named after it, memory-bound numbers.
 DRK_TEST_CASE("CUPTI's range profiler gives DRAM, SM, L2 and occupancy metrics of a kernel [gpu]") {
-  auto device = query_device(0);
-  if (!device) {
-    DRK_MESSAGE("skipped: " << device.error().message);
-    std::printf("SKIPPED (no GPU): %s\n", device.error().message.c_str());
-    return;
-  }
+  auto device = drk::testing::first_gpu_or_skip();
+  if (!device) return;
   NvrtcOptions options;
   options.architecture = device->architecture();
   auto binary = compile_cuda(kScaleKernel, options);
