@@ -1,8 +1,11 @@
 #include "runtime/actor_host.h"
 
 #include <kj/exception.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -22,6 +25,31 @@ namespace {
 constexpr int kFaultExitCode = 70;      // EX_SOFTWARE
 constexpr int kMessagesPerWakeup = 64;  // envelopes (a frame is finished), then timers get their turn
 
+// Who wrote a mailbox's bytes: this process's own Outboxes (the inproc mailbox), or a peer
+// whose bytes are untrusted (the ipc and network mailboxes).
+enum class Origin { own, peer };
+
+// An eventfd that wakes an actor's thread to stop. A plain file descriptor costs a poll nothing
+// but itself, where every ZeroMQ socket polled costs each wakeup a check (system calls) of its
+// own.
+class StopSignal {
+ public:
+  explicit StopSignal(int fd) : fd_(fd) {}
+  ~StopSignal() { close(fd_); }
+  StopSignal(const StopSignal&) = delete;
+  StopSignal& operator=(const StopSignal&) = delete;
+
+  int fd() const { return fd_; }
+  void raise() const {
+    const uint64_t one = 1;
+    // Cannot fail short of a bad descriptor: the counter is far from its maximum.
+    [[maybe_unused]] const ssize_t written = write(fd_, &one, sizeof one);
+  }
+
+ private:
+  int fd_;
+};
+
 }  // namespace
 
 // One actor, its thread, its sockets and its timers.
@@ -33,19 +61,19 @@ class ActorCell final : public ActorContext {
   const std::string& name() const { return spec_.name; }
 
   Status bind() {
-    auto mailbox = transport_.bind_mailbox(spec_.name);
-    if (!mailbox) return mailbox.error();
-    mailbox_ = std::move(*mailbox);
+    auto mailboxes = transport_.bind_mailbox(spec_.name);
+    if (!mailboxes) return mailboxes.error();
+    own_mailbox_ = std::move(mailboxes->in_process);
+    node_mailbox_ = std::move(mailboxes->node);
     auto network_mailbox = transport_.bind_network_mailbox(spec_.name);
     if (!network_mailbox) return network_mailbox.error();
     network_mailbox_ = std::move(*network_mailbox);
-    const std::string stop_endpoint = "inproc://drk-stop/" + spec_.name;
-    stop_receiver_ = zmq::socket_t(transport_.context(), zmq::socket_type::pair);
-    stop_receiver_.set(zmq::sockopt::linger, 0);
-    stop_receiver_.bind(stop_endpoint);
-    stop_sender_ = zmq::socket_t(transport_.context(), zmq::socket_type::pair);
-    stop_sender_.set(zmq::sockopt::linger, 0);
-    stop_sender_.connect(stop_endpoint);
+    const int stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (stop_fd < 0) {
+      return make_error(Errc::io_error, "actor '" + spec_.name + "' cannot make its stop eventfd: " +
+                                            std::strerror(errno) + " (too many open files? raise ulimit -n)");
+    }
+    stop_signal_.emplace(stop_fd);
     return {};
   }
 
@@ -58,15 +86,13 @@ class ActorCell final : public ActorContext {
   void request_stop(std::optional<std::chrono::steady_clock::time_point> drain_until) {
     if (!thread_.joinable() || stop_requested_) return;
     stop_requested_ = true;
-    const StopRequest request{drain_until.has_value(),
-                              drain_until ? drain_until->time_since_epoch().count() : 0};
-    stop_sender_.send(zmq::buffer(&request, sizeof request), zmq::send_flags::none);
+    stop_drain_until_.store(drain_until ? drain_until->time_since_epoch().count() : 0, std::memory_order_relaxed);
+    stop_drain_.store(drain_until.has_value(), std::memory_order_release);
+    stop_signal_->raise();
   }
 
   void join() {
-    if (!thread_.joinable()) return;
-    thread_.join();
-    stop_sender_.close();
+    if (thread_.joinable()) thread_.join();
   }
 
   void stop() {
@@ -113,7 +139,7 @@ class ActorCell final : public ActorContext {
   int64_t now_unix_ms() const override { return options_.clock(); }
 
  private:
-  // What the stop socket carries (inproc: a plain copy of the bytes).
+  // What request_stop asked for.
   struct StopRequest {
     bool drain;
     std::chrono::steady_clock::rep drain_until;
@@ -135,10 +161,11 @@ class ActorCell final : public ActorContext {
     guarded("on_start", HandlerKind::lifecycle, [&] { actor_->on_start(*this); });
     stats_.set_phase(ActorPhase::running);
     // The network mailbox, when there is one, is polled last: a missing one is not polled.
-    zmq::pollitem_t items[] = {{stop_receiver_.handle(), 0, ZMQ_POLLIN, 0},
-                               {mailbox_.handle(), 0, ZMQ_POLLIN, 0},
+    zmq::pollitem_t items[] = {{nullptr, stop_signal_->fd(), ZMQ_POLLIN, 0},
+                               {own_mailbox_.handle(), 0, ZMQ_POLLIN, 0},
+                               {node_mailbox_.handle(), 0, ZMQ_POLLIN, 0},
                                {network_mailbox_ ? network_mailbox_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
-    const std::size_t polled = network_mailbox_ ? 3 : 2;
+    const std::size_t polled = network_mailbox_ ? 4 : 3;
     while (true) {
       std::chrono::milliseconds timeout{-1};
       if (!timers_.empty()) {
@@ -154,24 +181,26 @@ class ActorCell final : public ActorContext {
         }
         break;
       }
-      if (items[1].revents & ZMQ_POLLIN) receive_some(mailbox_);
-      if (network_mailbox_ && (items[2].revents & ZMQ_POLLIN)) receive_some(*network_mailbox_);
+      if (items[1].revents & ZMQ_POLLIN) receive_some(own_mailbox_, Origin::own);
+      if (items[2].revents & ZMQ_POLLIN) receive_some(node_mailbox_, Origin::peer);
+      if (network_mailbox_ && (items[3].revents & ZMQ_POLLIN)) receive_some(*network_mailbox_, Origin::peer);
       fire_due_timers();
     }
     guarded("on_stop", HandlerKind::lifecycle, [&] { actor_->on_stop(*this); });
     stats_.set_phase(ActorPhase::stopped);
     outbox_.reset();
-    mailbox_.close();
+    own_mailbox_.close();
+    node_mailbox_.close();
     network_mailbox_.reset();
-    stop_receiver_.close();
   }
 
-  void receive_some(zmq::socket_t& mailbox) {
+  void receive_some(zmq::socket_t& mailbox, Origin origin) {
     for (int received = 0; received < kMessagesPerWakeup;) {
       zmq::message_t frame;
       if (!mailbox.recv(frame, zmq::recv_flags::dontwait)) return;
       std::span<const std::byte> rest(static_cast<const std::byte*>(frame.data()), frame.size());
-      // A frame holds one envelope or, from a batching sender, several back to back.
+      // A frame holds one envelope or, from a batching sender, several back to back: their
+      // handlers are one timed run (inspection_stats.h).
       while (!rest.empty()) {
         ++received;
         stats_.received();
@@ -180,22 +209,25 @@ class ActorCell final : public ActorContext {
           dead_letter("the rest of a frame that does not decode (" + length.error().message + ")");
           break;
         }
-        handle_envelope(rest.first(*length));
+        handle_envelope(rest.first(*length), origin);
         rest = rest.subspan(*length);
       }
+      end_run();
     }
   }
 
-  void handle_envelope(std::span<const std::byte> bytes) {
+  void handle_envelope(std::span<const std::byte> bytes, Origin origin) {
     // The frame outlives the decoded message (both end with this call's caller's iteration): an
     // owner that owns nothing lets decode read it in place without allocating.
     const std::shared_ptr<const void> borrowed(std::shared_ptr<void>(), bytes.data());
-    auto decoded = decode_checked<msg::Envelope>(bytes, borrowed, options_.limits);
+    auto decoded = origin == Origin::own ? decode_own(bytes, borrowed, options_.limits)
+                                         : decode_checked<msg::Envelope>(bytes, borrowed, options_.limits);
     if (!decoded) {
       dead_letter("a message that does not decode (" + decoded.error().message + ")");
       return;
     }
-    // decode_checked read the whole envelope against its schema: reading it cannot throw.
+    // decode_checked read the whole envelope against its schema, and our own Outboxes built
+    // theirs with its builders: reading it cannot throw.
     const auto envelope = decoded->root<msg::Envelope>();
     const std::string_view kind = body_kind(envelope);
     const int64_t deadline = envelope.getDeadlineUnixMs();
@@ -208,30 +240,42 @@ class ActorCell final : public ActorContext {
       }
     }
     settle_requests(envelope);
-    guarded(kind, HandlerKind::message, [&] { actor_->on_message(*this, envelope); });
+    if (run_open_) {
+      stats_.next_handler(HandlerKind::message, kind.data());
+    } else {
+      stats_.begin_handler(kind.data());
+      run_open_ = true;
+    }
+    run_guarded(kind.data(), [&] { actor_->on_message(*this, envelope); });
+  }
+
+  // Ends the timed run of a frame's message handlers, if one is open.
+  void end_run() {
+    if (!run_open_) return;
+    run_open_ = false;
+    stats_.end_handler(HandlerKind::message);
   }
 
   StopRequest take_stop_request() {
-    StopRequest request{false, 0};
-    zmq::message_t frame;
-    if (stop_receiver_.recv(frame, zmq::recv_flags::dontwait) && frame.size() == sizeof request) {
-      std::memcpy(&request, frame.data(), sizeof request);
-    }
-    return request;
+    const bool drain = stop_drain_.load(std::memory_order_acquire);
+    return StopRequest{drain, stop_drain_until_.load(std::memory_order_relaxed)};
   }
 
   // Handles what the mailboxes hold until they are empty or `until` has passed; no timers fire.
   void drain_mailboxes(std::chrono::steady_clock::time_point until) {
-    zmq::pollitem_t items[] = {{mailbox_.handle(), 0, ZMQ_POLLIN, 0},
+    zmq::pollitem_t items[] = {{own_mailbox_.handle(), 0, ZMQ_POLLIN, 0},
+                               {node_mailbox_.handle(), 0, ZMQ_POLLIN, 0},
                                {network_mailbox_ ? network_mailbox_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
-    const std::size_t polled = network_mailbox_ ? 2 : 1;
+    const std::size_t polled = network_mailbox_ ? 3 : 2;
     while (std::chrono::steady_clock::now() < until) {
       poll_sockets(items, polled, std::chrono::milliseconds{0});
-      const bool local = items[0].revents & ZMQ_POLLIN;
-      const bool network = network_mailbox_ && (items[1].revents & ZMQ_POLLIN);
-      if (!local && !network) return;
-      if (local) receive_some(mailbox_);
-      if (network) receive_some(*network_mailbox_);
+      const bool own = items[0].revents & ZMQ_POLLIN;
+      const bool node = items[1].revents & ZMQ_POLLIN;
+      const bool network = network_mailbox_ && (items[2].revents & ZMQ_POLLIN);
+      if (!own && !node && !network) return;
+      if (own) receive_some(own_mailbox_, Origin::own);
+      if (node) receive_some(node_mailbox_, Origin::peer);
+      if (network) receive_some(*network_mailbox_, Origin::peer);
     }
   }
 
@@ -285,12 +329,24 @@ class ActorCell final : public ActorContext {
               << " dead letters so far)\n";
   }
 
+  // Runs a handler timed on its own (ending a frame's run first: a request that fails between
+  // two envelopes of a frame), then flushes what it sent. `kind`: as ActorStats::begin_handler.
   template <typename Handler>
-  void guarded(std::string_view kind, HandlerKind handler_kind, Handler&& handler) {
+  void guarded(const char* kind, HandlerKind handler_kind, Handler&& handler) {
+    end_run();
     stats_.begin_handler(kind);
-    try {
+    run_guarded(kind, [&] {
       handler();
       stats_.end_handler(handler_kind);
+    });
+  }
+
+  // Runs a handler whose timing the caller records, then flushes what it sent; a handler that
+  // throws ends the process.
+  template <typename Handler>
+  void run_guarded(const char* kind, Handler&& handler) {
+    try {
+      handler();
       flush();
     } catch (const kj::Exception& fault) {
       die(kind, fault.getDescription().cStr());
@@ -314,10 +370,12 @@ class ActorCell final : public ActorContext {
   const HostOptions& options_;
   ActorSpec spec_;
   std::unique_ptr<Actor> actor_;
-  zmq::socket_t mailbox_;
+  zmq::socket_t own_mailbox_;   // inproc: this process's Outboxes only
+  zmq::socket_t node_mailbox_;  // ipc: the node's other processes
   std::optional<zmq::socket_t> network_mailbox_;  // multi-node runs only
-  zmq::socket_t stop_receiver_;
-  zmq::socket_t stop_sender_;
+  std::optional<StopSignal> stop_signal_;  // from bind()
+  std::atomic<bool> stop_drain_{false};   // stored before the signal is raised
+  std::atomic<std::chrono::steady_clock::rep> stop_drain_until_{0};
   std::optional<Outbox> outbox_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t next_timer_sequence_ = 0;
@@ -328,6 +386,7 @@ class ActorCell final : public ActorContext {
   std::map<uint64_t, PendingRequest> pending_requests_;
   uint64_t requests_sent_ = 0;
   ActorStats stats_;
+  bool run_open_ = false;        // a frame's message handlers are being timed
   bool stop_requested_ = false;  // by the owner's thread
   std::thread thread_;
 };

@@ -24,8 +24,8 @@ void encode_into(capnp::MessageBuilder& message, std::span<std::byte> out) {
   capnp::writeMessage(stream, message);
 }
 
-Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
-                              const DecodeLimits& limits) {
+Result<DecodedMessage> DecodedMessage::read(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
+                                           const DecodeLimits& limits, bool traverse) {
   if (bytes.size() > limits.max_frame_bytes) {
     return make_error(Errc::protocol_error,
                       "message of " + std::to_string(bytes.size()) + " bytes exceeds the limit of " +
@@ -58,12 +58,22 @@ Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<
   try {
     decoded.reader_ = std::make_unique<capnp::FlatArrayMessageReader>(view, options);
     // Traverses every pointer once so that malformed messages fail here and not in a handler.
-    decoded.reader_->getRoot<capnp::AnyPointer>().targetSize();
+    if (traverse) decoded.reader_->getRoot<capnp::AnyPointer>().targetSize();
   } catch (const kj::Exception& fault) {
     return make_error(Errc::protocol_error,
                       "malformed Cap'n Proto message: " + std::string(fault.getDescription().cStr()));
   }
   return decoded;
+}
+
+Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
+                              const DecodeLimits& limits) {
+  return DecodedMessage::read(bytes, std::move(owner), limits, true);
+}
+
+Result<DecodedMessage> decode_own(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
+                                  const DecodeLimits& limits) {
+  return DecodedMessage::read(bytes, std::move(owner), limits, false);
 }
 
 Result<std::size_t> first_message_bytes(std::span<const std::byte> bytes) {

@@ -91,6 +91,11 @@ class DecodedMessage {
   friend Status check_schema(DecodedMessage& message, const SchemaCheck& check);
   friend Result<DecodedMessage> decode(std::span<const std::byte>, std::shared_ptr<const void>,
                                        const DecodeLimits&);
+  friend Result<DecodedMessage> decode_own(std::span<const std::byte>, std::shared_ptr<const void>,
+                                           const DecodeLimits&);
+  // decode() and decode_own(): `traverse` says whether every pointer is followed once here.
+  static Result<DecodedMessage> read(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
+                                     const DecodeLimits& limits, bool traverse);
   std::shared_ptr<const void> owner_;
   kj::Array<capnp::word> aligned_copy_;
   kj::ArrayPtr<const capnp::word> words_;  // what reader_ reads: owner_'s bytes or aligned_copy_
@@ -106,6 +111,16 @@ class DecodedMessage {
 // Errors: protocol_error naming what is wrong.
 Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                               const DecodeLimits& limits = {});
+
+// Decodes bytes that this process's own Outboxes encoded from Cap'n Proto builders: those that
+// arrive on an actor's in-process mailbox (inproc://, which nothing outside the process can
+// reach; transport.h). A builder only writes well-formed messages of its type, so the
+// traversal and the schema check are skipped; the size limit and the reader's traversal and
+// nesting limits still hold, so that a bug of our own that sent bad bytes makes the handler
+// throw (a fault), never loop. Never for bytes from another process: decode_checked.
+// Errors: protocol_error as decode() for the size and word checks and the segment table.
+Result<DecodedMessage> decode_own(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
+                                  const DecodeLimits& limits = {});
 
 // The length in bytes of the first message in `bytes`, from its segment table: a batching
 // sender (runtime/outbox.h) puts several messages back to back in one frame.

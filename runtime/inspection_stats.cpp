@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 namespace drk::runtime {
 
@@ -24,25 +25,55 @@ void ActorStats::received() {
   messages_received_.store(messages_received_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-void ActorStats::begin_handler(std::string_view kind, Clock::time_point now) {
-  const std::size_t length = std::min(kind.size(), kMaxHandlerKind);
-  std::lock_guard lock(mutex_);
-  std::memcpy(current_kind_.data(), kind.data(), length);
-  current_kind_[length] = '\0';
-  in_handler_ = true;
-  handler_began_ = now;
+// A sequence lock's writer (one thread): the fence keeps the field stores after the odd count.
+template <typename Write>
+void ActorStats::locked_write(Write&& write) {
+  const uint64_t sequence = sequence_.load(std::memory_order_relaxed);
+  sequence_.store(sequence + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  write();
+  sequence_.store(sequence + 2, std::memory_order_release);
+}
+
+namespace {
+
+void add_one(std::atomic<uint64_t>& counter) {
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void ActorStats::begin_handler(const char* kind, Clock::time_point now) {
+  locked_write([&] {
+    current_kind_.store(kind, std::memory_order_relaxed);
+    run_began_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+  });
+}
+
+void ActorStats::count_ended(HandlerKind kind) {
+  add_one(handler_calls_);
+  if (kind == HandlerKind::message) add_one(messages_handled_);
+  if (kind == HandlerKind::timer) add_one(timers_fired_);
+}
+
+void ActorStats::next_handler(HandlerKind ended, const char* kind) {
+  if (current_kind_.load(std::memory_order_relaxed) == nullptr) return;
+  locked_write([&] {
+    count_ended(ended);
+    current_kind_.store(kind, std::memory_order_relaxed);
+  });
 }
 
 void ActorStats::end_handler(HandlerKind kind, Clock::time_point now) {
-  std::lock_guard lock(mutex_);
-  if (!in_handler_) return;
-  in_handler_ = false;
-  const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(now - handler_began_);
-  ++handler_calls_;
-  handler_total_ += took;
-  handler_max_ = std::max(handler_max_, took);
-  if (kind == HandlerKind::message) ++messages_handled_;
-  if (kind == HandlerKind::timer) ++timers_fired_;
+  if (current_kind_.load(std::memory_order_relaxed) == nullptr) return;
+  const Clock::time_point began{Clock::duration{run_began_.load(std::memory_order_relaxed)}};
+  const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(now - began).count();
+  locked_write([&] {
+    current_kind_.store(nullptr, std::memory_order_relaxed);
+    count_ended(kind);
+    handler_total_ns_.store(handler_total_ns_.load(std::memory_order_relaxed) + took, std::memory_order_relaxed);
+    if (took > handler_max_ns_.load(std::memory_order_relaxed)) handler_max_ns_.store(took, std::memory_order_relaxed);
+  });
 }
 
 uint64_t ActorStats::dead_letter(const std::string& reason) {
@@ -54,19 +85,34 @@ uint64_t ActorStats::dead_letter(const std::string& reason) {
 
 ActorStatsSnapshot ActorStats::snapshot(Clock::time_point now) const {
   ActorStatsSnapshot taken;
+  const char* kind = nullptr;
+  Clock::rep began = 0;
+  // A sequence lock's reader: retry while the actor's thread writes, or when it wrote meanwhile.
+  while (true) {
+    const uint64_t before = sequence_.load(std::memory_order_acquire);
+    if (before % 2 == 1) {
+      std::this_thread::yield();
+      continue;
+    }
+    taken.messages_handled = messages_handled_.load(std::memory_order_relaxed);
+    taken.timers_fired = timers_fired_.load(std::memory_order_relaxed);
+    taken.handler_calls = handler_calls_.load(std::memory_order_relaxed);
+    taken.handler_total = std::chrono::nanoseconds{handler_total_ns_.load(std::memory_order_relaxed)};
+    taken.handler_max = std::chrono::nanoseconds{handler_max_ns_.load(std::memory_order_relaxed)};
+    kind = current_kind_.load(std::memory_order_relaxed);
+    began = run_began_.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (sequence_.load(std::memory_order_relaxed) == before) break;
+  }
+  if (kind != nullptr) {
+    taken.current_handler.assign(kind, strnlen(kind, kMaxHandlerKind));
+    const Clock::time_point began_at{Clock::duration{began}};
+    taken.current_handler_for =
+        std::max(std::chrono::nanoseconds{0}, std::chrono::duration_cast<std::chrono::nanoseconds>(now - began_at));
+  }
+  taken.messages_received = messages_received_.load(std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
   taken.phase = phase_;
-  taken.messages_received = messages_received_.load(std::memory_order_relaxed);
-  taken.messages_handled = messages_handled_;
-  taken.timers_fired = timers_fired_;
-  taken.handler_calls = handler_calls_;
-  taken.handler_total = handler_total_;
-  taken.handler_max = handler_max_;
-  if (in_handler_) {
-    taken.current_handler = current_kind_.data();
-    taken.current_handler_for =
-        std::max(std::chrono::nanoseconds{0}, std::chrono::duration_cast<std::chrono::nanoseconds>(now - handler_began_));
-  }
   taken.dead_letters = dead_letters_;
   return taken;
 }

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <new>
+#include <vector>
 
 namespace drk::runtime {
 namespace {
@@ -30,13 +33,75 @@ bool await_room(zmq::socket_t& socket, std::chrono::milliseconds patience) {
 
 }  // namespace
 
+// Buffers for batch frames, each kept alive, with its pool, by a header in front of its bytes
+// until ZeroMQ gives it back through give_back (the frame's free function), on any thread.
+class Outbox::BatchPool : public std::enable_shared_from_this<BatchPool> {
+ public:
+  static constexpr std::size_t kBufferBytes = kMaxBatchBytes + kMaxBatchedEnvelopeBytes;
+  static constexpr std::size_t kKeptBuffers = 32;  // more come back: freed
+
+  ~BatchPool() {
+    for (Header* header : free_) destroy(header);
+  }
+
+  std::byte* take() {
+    Header* header = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (!free_.empty()) {
+        header = free_.back();
+        free_.pop_back();
+      }
+    }
+    if (header == nullptr) header = new (::operator new(sizeof(Header) + kBufferBytes)) Header{};
+    header->pool = shared_from_this();
+    return reinterpret_cast<std::byte*>(header + 1);
+  }
+
+  // The free function of a frame made of buffer `data`; `hint` is its header.
+  static void give_back(void* /*data*/, void* hint) {
+    auto* header = static_cast<Header*>(hint);
+    const std::shared_ptr<BatchPool> pool = std::move(header->pool);
+    {
+      std::lock_guard lock(pool->mutex_);
+      if (pool->free_.size() < kKeptBuffers) {
+        pool->free_.push_back(header);
+        return;
+      }
+    }
+    destroy(header);
+  }
+
+  static void* header_of(std::byte* data) { return reinterpret_cast<Header*>(data) - 1; }
+
+ private:
+  struct alignas(16) Header {
+    std::shared_ptr<BatchPool> pool;  // set while the buffer is out of the pool
+  };
+
+  static void destroy(Header* header) {
+    header->~Header();
+    ::operator delete(header);
+  }
+
+  std::mutex mutex_;
+  std::vector<Header*> free_;
+};
+
 Outbox::Outbox(Transport& transport, std::string sender, std::function<int64_t()> clock, OutboxMode mode)
     : transport_(transport),
       sender_(std::move(sender)),
       clock_(std::move(clock)),
       mode_(mode),
-      first_segment_(kj::heapArray<capnp::word>(kFirstSegmentWords)) {
+      first_segment_(kj::heapArray<capnp::word>(kFirstSegmentWords)),
+      batch_pool_(std::make_shared<BatchPool>()) {
   std::memset(first_segment_.begin(), 0, first_segment_.asBytes().size());
+}
+
+Outbox::~Outbox() {
+  for (auto& [recipient, link] : links_) {
+    if (link.held != nullptr) BatchPool::give_back(link.held, BatchPool::header_of(link.held));
+  }
 }
 
 Result<Outbox::Link*> Outbox::link_for(std::string_view recipient) {
@@ -74,9 +139,10 @@ Status Outbox::send_frame(std::string_view recipient, Link& link, zmq::message_t
 
 Status Outbox::flush_link(std::string_view recipient, Link& link) {
   if (link.held_count == 0) return {};
-  zmq::message_t frame(link.held.data(), link.held.size());
+  zmq::message_t frame(link.held, link.held_bytes, &BatchPool::give_back, BatchPool::header_of(link.held));
   const uint32_t count = link.held_count;
-  link.held.clear();
+  link.held = nullptr;
+  link.held_bytes = 0;
   link.held_count = 0;
   auto sent = send_frame(recipient, link, frame, link.held_patience);
   link.held_patience = std::chrono::milliseconds{0};
@@ -114,12 +180,13 @@ Status Outbox::send(std::string_view recipient, const std::function<void(msg::En
       if (auto room = wait_for_room(recipient, link, options.wait_for_room); !room) return room;
       link.oldest_held_unix_ms = now_unix_ms;
     }
-    const std::size_t offset = link.held.size();
-    link.held.resize(offset + size);
-    encode_into(builder, {reinterpret_cast<std::byte*>(link.held.data()) + offset, size});
+    // A batch under kMaxBatchBytes has room for one more envelope of up to kMaxBatchedEnvelopeBytes.
+    if (link.held == nullptr) link.held = batch_pool_->take();
+    encode_into(builder, {link.held + link.held_bytes, size});
+    link.held_bytes += size;
     ++link.held_count;
     link.held_patience = std::max(link.held_patience, options.wait_for_room);
-    if (link.held_count >= kMaxBatchEnvelopes || link.held.size() >= kMaxBatchBytes) {
+    if (link.held_count >= kMaxBatchEnvelopes || link.held_bytes >= kMaxBatchBytes) {
       if (auto sent = flush_link(recipient, link); !sent) lost_.push_back(sent.error());
     }
     return {};

@@ -20,7 +20,10 @@
 // more room than that. Envelopes larger than kMaxBatchedEnvelopeBytes are never held (the
 // held ones to that recipient leave first: order is kept). A mailbox's capacity counts frames,
 // so it holds at most capacity x kMaxBatchBytes of batched envelopes. Receivers read every
-// message of a frame (codec.h: first_message_bytes).
+// message of a frame (codec.h: first_message_bytes). A batch is encoded into a buffer that
+// ZeroMQ takes without a copy and that comes back for the next batch when ZeroMQ frees the
+// frame, on the receiver's thread (a buffer allocated on one thread and freed on another makes
+// the allocator hand its pages back to the kernel and fault them in again, over and over).
 //
 // Thread-safety: one thread uses an Outbox (ZeroMQ sockets are single-threaded); it must be
 // destroyed before its Transport.
@@ -33,6 +36,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +58,9 @@ class Outbox {
 
   Outbox(Transport& transport, std::string sender, std::function<int64_t()> clock = system_unix_ms,
          OutboxMode mode = OutboxMode::immediate);
+  ~Outbox();
+  Outbox(const Outbox&) = delete;
+  Outbox& operator=(const Outbox&) = delete;
 
   // Builds an Envelope from `sender` to `recipient` with `fill` and sends it (see ActorContext).
   Status send(std::string_view recipient, const std::function<void(msg::Envelope::Builder)>& fill,
@@ -69,10 +76,13 @@ class Outbox {
   std::size_t held() const;
 
  private:
+  class BatchPool;  // outbox.cpp
+
   struct Link {
     std::string recipient;
     zmq::socket_t socket;
-    std::string held;                // encoded envelopes, back to back: the next frame
+    std::byte* held = nullptr;       // encoded envelopes, back to back: the next frame (a BatchPool buffer)
+    std::size_t held_bytes = 0;
     uint32_t held_count = 0;
     int64_t oldest_held_unix_ms = 0;
     std::chrono::milliseconds held_patience{0};  // the longest wait_for_room among them
@@ -94,6 +104,7 @@ class Outbox {
   std::vector<Link*> touched_;  // links with a send since the last flush()
   std::vector<Error> lost_;     // batches that could not leave, until the next flush()
   kj::Array<capnp::word> first_segment_;  // zeroed; a builder zeroes what it used when it ends
+  std::shared_ptr<BatchPool> batch_pool_;  // shared with the frames ZeroMQ has not freed yet
 };
 
 }  // namespace drk::runtime

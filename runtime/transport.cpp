@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <utility>
 
 namespace drk::runtime {
 
@@ -125,14 +126,17 @@ std::size_t Transport::capacity_of(std::string_view actor) const {
   return entry ? entry->mailbox_capacity : ActorEntry{}.mailbox_capacity;
 }
 
-Result<zmq::socket_t> Transport::bind_mailbox(const std::string& actor) {
-  zmq::socket_t socket(context_, zmq::socket_type::pull);
-  socket.set(zmq::sockopt::rcvhwm, static_cast<int>(capacity_of(actor)));
-  socket.set(zmq::sockopt::linger, 0);
+Result<Transport::LocalMailboxes> Transport::bind_mailbox(const std::string& actor) {
+  LocalMailboxes mailboxes{zmq::socket_t(context_, zmq::socket_type::pull),
+                           zmq::socket_t(context_, zmq::socket_type::pull)};
   const std::string ipc_path = socket_dir_ + "/" + actor;
-  for (const std::string& endpoint : {"inproc://" + actor, "ipc://" + ipc_path}) {
+  const std::pair<zmq::socket_t*, std::string> bindings[] = {{&mailboxes.in_process, "inproc://" + actor},
+                                                             {&mailboxes.node, "ipc://" + ipc_path}};
+  for (const auto& [socket, endpoint] : bindings) {
+    socket->set(zmq::sockopt::rcvhwm, static_cast<int>(capacity_of(actor)));
+    socket->set(zmq::sockopt::linger, 0);
     try {
-      socket.bind(endpoint);
+      socket->bind(endpoint);
     } catch (const zmq::error_t& error) {
       return make_error(Errc::io_error, "actor '" + actor + "' cannot bind its mailbox at " + endpoint +
                                             ": " + error.what() +
@@ -140,7 +144,7 @@ Result<zmq::socket_t> Transport::bind_mailbox(const std::string& actor) {
     }
   }
   bound_ipc_paths_.push_back(ipc_path);
-  return socket;
+  return mailboxes;
 }
 
 }  // namespace drk::runtime

@@ -1,8 +1,11 @@
 // Transport: how actors reach each other over ZeroMQ.
 //
-// Every actor owns one PULL socket (its mailbox) bound at inproc://NAME and
-// ipc://SOCKET_DIR/NAME; in a multi-node run a second PULL socket, its network mailbox, listens
-// on tcp (network_map.h gives the port), CURVE-encrypted when the run has keys. A sender keeps
+// Every actor owns two PULL sockets for its mailbox on this node: one bound at inproc://NAME,
+// which only this process can reach (what arrives there was encoded by this process's own
+// Outboxes, so the host reads it without the checks that untrusted bytes need: codec.h,
+// decode_own), and one bound at ipc://SOCKET_DIR/NAME for the other processes of the node; in a
+// multi-node run a third PULL socket, its network mailbox, listens on tcp (network_map.h gives
+// the port), CURVE-encrypted when the run has keys. A sender keeps
 // one PUSH socket per destination (outbox.h), connected to the inproc endpoint when the
 // recipient lives in the same process, to the ipc endpoint when it lives on the same node, and
 // to its tcp endpoint otherwise, so the messages of one sender to one recipient take one path
@@ -44,7 +47,7 @@ int64_t system_unix_ms();
 std::string socket_dir_for(const std::string& absolute_run_dir);
 
 // The name of a message's body ("stepReport", "control", ...), for logs; it points into the
-// schema, which lives as long as the program.
+// schema, which lives as long as the program, and is NUL-terminated (data() is a C string).
 std::string_view body_kind(msg::Envelope::Reader envelope);
 
 // zmq_poll that resumes after signals. Returns the number of ready items.
@@ -88,8 +91,13 @@ class Transport {
   // A PUSH socket (options set, not connected) for `route`: CURVE client when the route says.
   zmq::socket_t sender_socket(const Route& route);
 
-  // The PULL socket of a local actor, bound at its inproc and ipc endpoints.
-  Result<zmq::socket_t> bind_mailbox(const std::string& actor);
+  // The PULL sockets of a local actor: `in_process` bound at its inproc endpoint, `node` at its
+  // ipc endpoint. Nothing but this process's Outboxes may connect to `in_process`.
+  struct LocalMailboxes {
+    zmq::socket_t in_process;
+    zmq::socket_t node;
+  };
+  Result<LocalMailboxes> bind_mailbox(const std::string& actor);
   // Its network mailbox in a multi-node run (nullopt on one machine). io_error when the port is
   // taken.
   Result<std::optional<zmq::socket_t>> bind_network_mailbox(const std::string& actor);

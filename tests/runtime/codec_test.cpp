@@ -167,5 +167,21 @@ DRK_TEST_CASE("a Text without its NUL inside the active union member is refused 
   DRK_CHECK_FALSE(decode_checked<msg::Envelope>(*bytes, bytes).ok());
 }
 
+DRK_TEST_CASE("decode_own reads an envelope this process encoded, and still holds the size limit") {
+  auto bytes = std::make_shared<std::vector<std::byte>>(encoded_envelope("pinger"));
+  auto decoded = decode_own(*bytes, bytes);
+  DRK_REQUIRE(decoded.ok());
+  const auto envelope = decoded->root<msg::Envelope>();
+  DRK_CHECK(std::string(envelope.getSender().cStr()) == "pinger");
+  DRK_CHECK(envelope.getBody().getHeartbeat().getSequence() == 42);
+
+  DecodeLimits limits;
+  limits.max_frame_bytes = bytes->size() - 8;
+  const auto too_large = decode_own(*bytes, bytes, limits);
+  DRK_REQUIRE_FALSE(too_large.ok());
+  DRK_CHECK(too_large.error().code == Errc::protocol_error);
+  DRK_CHECK_FALSE(decode_own(std::span<const std::byte>(*bytes).first(bytes->size() - 3), bytes).ok());
+}
+
 }  // namespace
 }  // namespace drk::runtime

@@ -4,6 +4,7 @@
 #include <capnp/message.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -56,7 +57,8 @@ DRK_TEST_CASE("actor statistics count handlers, their times, the one running now
   stats.end_handler(HandlerKind::timer, start + 3s + 1s);
   stats.received();
   stats.dead_letter("a heartbeat from 'x' 5 ms past its deadline");
-  stats.begin_handler(std::string(200, 'k'), start + 5s);
+  static const std::string long_kind(200, 'k');
+  stats.begin_handler(long_kind.c_str(), start + 5s);
 
   const ActorStatsSnapshot after = stats.snapshot(start + 5s);
   DRK_CHECK(after.messages_received == 2);
@@ -68,6 +70,59 @@ DRK_TEST_CASE("actor statistics count handlers, their times, the one running now
   DRK_CHECK(after.current_handler == std::string(kMaxHandlerKind, 'k'));
   DRK_CHECK(after.dead_letters.count == 1);
   DRK_CHECK(after.phase == ActorPhase::starting);
+}
+
+DRK_TEST_CASE("the handlers of one frame are timed as one run, and each is counted") {
+  ActorStats stats;
+  const auto start = Clock::time_point{} + 1h;
+  stats.begin_handler("heartbeat", start);
+  stats.next_handler(HandlerKind::message, "policyWeights");
+  const ActorStatsSnapshot during = stats.snapshot(start + 2ms);
+  DRK_CHECK(during.current_handler == "policyWeights");
+  DRK_CHECK(during.current_handler_for == 2ms);
+  DRK_CHECK(during.messages_handled == 1);
+  stats.next_handler(HandlerKind::message, "control");
+  stats.end_handler(HandlerKind::message, start + 3ms);
+  stats.begin_handler("on_timer", start + 10ms);
+  stats.end_handler(HandlerKind::timer, start + 11ms);
+
+  const ActorStatsSnapshot after = stats.snapshot(start + 20ms);
+  DRK_CHECK(after.messages_handled == 3);
+  DRK_CHECK(after.timers_fired == 1);
+  DRK_CHECK(after.handler_calls == 4);
+  DRK_CHECK(after.handler_total == 4ms);
+  DRK_CHECK(after.handler_max == 3ms);
+  DRK_CHECK(after.current_handler.empty());
+}
+
+DRK_TEST_CASE("a snapshot taken while the actor's thread records is never torn") {
+  ActorStats stats;
+  std::atomic<bool> reading{false};
+  std::atomic<bool> done{false};
+  // Every handler takes exactly 1 ms: a consistent snapshot's total is its count in ms. The actor
+  // starts recording once the reader reads, so that on a loaded machine they still overlap.
+  std::thread actor([&] {
+    while (!reading) std::this_thread::yield();
+    auto now = Clock::time_point{} + 1h;
+    for (int handled = 0; handled < 200000; ++handled) {
+      stats.begin_handler("heartbeat", now);
+      now += 1ms;
+      stats.end_handler(HandlerKind::message, now);
+    }
+    done = true;
+  });
+  uint64_t torn = 0;
+  do {
+    reading = true;
+    const ActorStatsSnapshot snapshot = stats.snapshot();
+    if (snapshot.handler_total != std::chrono::milliseconds(snapshot.handler_calls) ||
+        snapshot.messages_handled != snapshot.handler_calls) {
+      ++torn;
+    }
+  } while (!done);
+  actor.join();
+  DRK_CHECK(torn == 0);
+  DRK_CHECK(stats.snapshot().handler_calls == 200000);
 }
 
 DRK_TEST_CASE("throughput is the rate over the last few seconds and starts over after a restart") {
