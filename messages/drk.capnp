@@ -107,6 +107,31 @@ struct Candidate {
   policyVersion @8 :UInt32;
   generator @9 :Text;           # where the Feedback goes
   step @10 :UInt32;
+  compiled @11 :CompiledArtifact;  # optional: compiled ahead by the Generator (docs/gpu.md)
+}
+
+# A candidate compiled where it was generated (experiment.compile_ahead), with the Evaluator's
+# compiler, flags and cache key. The Evaluator uses `object` only when `key` is the key it
+# computes for the candidate's source and `objectSha256` is the object's hash; otherwise it
+# compiles the source as usual. In EvalResult.candidate the object is left out and `use` and
+# `note` say what became of it.
+struct CompiledArtifact {
+  key @0 :Text;                 # the compile cache key: SHA-256 of source, command, compiler identity, ABI header
+  command @1 :Text;             # compiler and flags, for people (the key covers them)
+  object @2 :Data;              # the shared object; empty when withheld
+  objectSha256 @3 :Text;        # of `object`: a corrupt or truncated object is refused
+  compilerOutput @4 :Text;      # what the compiler printed (nvcc's resource report)
+  compileMs @5 :Float64;        # the compile's wall time where it was built
+  builtBy @6 :Text;             # the actor that compiled it
+  use @7 :ArtifactUse;
+  note @8 :Text;                # why it was withheld or ignored
+}
+
+enum ArtifactUse {
+  shipped @0;                   # as the Generator sends it
+  used @1;                      # the Evaluator put it into its compile cache and did not compile
+  ignored @2;                   # refused (see note): the Evaluator compiled the source
+  withheld @3;                  # the Generator compiled it but did not ship it (too large, see note)
 }
 
 # Oracle -> Evaluator.
@@ -154,6 +179,10 @@ struct Evidence {
   secondShapeChecked @17 :Bool;     # one more trial ran at the task's second shapes (docs/tasks.md)
   secondShapeStatus @18 :Int32;     # what drk_kernel returned there; non-zero: it declined those shapes
   secondShapeWrong @19 :Text;       # the first mismatch at the second shapes ("" if none): hard-coded shapes
+  sanitizerRan @20 :Bool;           # CUDA: one call ran under compute-sanitizer memcheck (docs/verification.md)
+  sanitizerErrors @21 :Text;        # its first error lines ("" if none): out-of-bounds or misaligned accesses
+  sanitizerNote @22 :Text;          # why it did not run or finish ("" if it did)
+  rooflineRemeasured @23 :Bool;     # CUDA: beyond the device's measured peak, so the timing ran a second time
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.
@@ -315,6 +344,7 @@ struct Turn {
   rejectedBy @13 :Text;          # why not: no_advantage | prs | mrs_band | mrs_veto | rollback; "" when trained
   learnerLogprobs @14 :List(Float32);  # per decision under the Learner's policy before the update
   keptDecisions @15 :List(Bool); # per decision: the policy chose "keep" (the previous turn's option)
+  screened @16 :Bool;            # not measured: reward and correct are the Oracle's cost-model prediction
 }
 
 # Generator -> Learner: a finished trajectory.
@@ -377,6 +407,8 @@ struct StepReport {
   mrsVetoed @16 :UInt32;        # of those, by the token veto
   ppoEpochs @17 :UInt32;        # epochs run: fewer than asked when the KL bound stopped them
   stage @18 :Text;              # the training stage of this step; "" without training_stages
+  measured @19 :UInt32;         # turns the Evaluators measured; correctFraction is over these
+  screened @20 :UInt32;         # turns answered by the Oracle's cost model instead (docs/cost-model.md)
 }
 
 struct Control {

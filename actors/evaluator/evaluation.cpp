@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -17,23 +18,28 @@
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
-#include "actors/evaluator/compiler.h"
+#include "actors/evaluator/compute_sanitizer.h"
 #include "actors/evaluator/ptxas_report.h"
 #include "drk_kernel.h"
 #include "actors/evaluator/sandbox_channel.h"
 #include "actors/evaluator/sandbox_energy.h"
 #include "actors/evaluator/sandbox_metrics.h"
 #include "actors/evaluator/shared_region.h"
+#include "actors/verifier/roofline_bound.h"
 #include "kernels/catalog/reference.h"
+#include "kernels/compile/compiled_artifact.h"
+#include "kernels/compile/compiler.h"
 #include "messages/sandbox.capnp.h"
 
 namespace drk::evaluator {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using compile::CompilePool;
 using kernels::DeviceKind;
 
 constexpr uint32_t kPoisonBits = 0x7FC2DEADu;  // a quiet NaN no arithmetic produces
+constexpr uint64_t kSanitizerSeedSalt = 0x5a417a45u;  // the sanitized call's inputs: a draw of their own
 constexpr size_t kAlignment = 4096;
 
 double ms_since(Clock::time_point start) {
@@ -312,6 +318,9 @@ struct EvaluationEngine::Impl {
   EngineOptions options;
   std::map<std::string, kernels::Reference> references;
   std::unique_ptr<CompilePool> compile_pool;
+  // What became of the objects shipped with candidates compiled ahead, by candidate id, until
+  // their evaluate() takes it.
+  std::map<std::string, Status> adopted;
   std::optional<SharedRegion> region;
   std::unique_ptr<SandboxProcess> sandbox;
   uint64_t secret = 0;
@@ -541,6 +550,7 @@ struct EvaluationEngine::Impl {
   }
 
   Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out);
+  void record_artifact(msg::Candidate::Reader candidate, std::optional<Status> adoption, msg::EvalResult::Builder out);
   Status run_trials(Run& run);
   Status run_second_shape_trial(Run& run);
   Status run_timing(Run& run);
@@ -554,10 +564,40 @@ struct EvaluationEngine::Impl {
   void fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_median_us);
   std::optional<Status> measure_energy(Run& run, uint32_t set_count);
   void fill_roofline(Run& run, double median_us);
+  void run_sanitizer(Run& run, const std::string& library);
 };
+
+// The candidate into `out` without the object it may carry (results travel on to the Verifier,
+// the Oracle and the archive), its artifact's `use` and `note` saying what became of it.
+// `adoption`: what compile_ahead() made of the object, if it saw the candidate.
+void EvaluationEngine::Impl::record_artifact(msg::Candidate::Reader candidate, std::optional<Status> adoption,
+                                             msg::EvalResult::Builder out) {
+  if (!candidate.hasCompiled()) {
+    out.setCandidate(candidate);
+    return;
+  }
+  if (!adoption) adoption = compile_pool->adopt(candidate.getSource(), candidate.getCompiled());
+  capnp::MallocMessageBuilder copy;
+  auto stripped = compile::without_object(candidate, copy);
+  auto artifact = stripped.getCompiled();
+  if (adoption->ok()) {
+    artifact.setUse(msg::ArtifactUse::USED);
+  } else if (artifact.getUse() != msg::ArtifactUse::WITHHELD) {
+    artifact.setUse(msg::ArtifactUse::IGNORED);
+    artifact.setNote(adoption->error().message);
+    std::fprintf(stderr, "%s: the object shipped with candidate %s is ignored, its source is compiled: %s\n",
+                 options.evaluator_name.c_str(), candidate.getId().cStr(), adoption->error().message.c_str());
+  }
+  out.setCandidate(stripped.asReader());
+}
 
 Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out) {
   auto started = Clock::now();
+  std::optional<Status> adoption;
+  if (auto found = adopted.find(candidate.getId().cStr()); found != adopted.end()) {
+    adoption = std::move(found->second);
+    adopted.erase(found);
+  }
   std::string task_name = candidate.getTask();
   auto task = catalog.find(task_name);
   if (!task) return task.error();
@@ -573,7 +613,7 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
                                              " but this evaluator compiles " +
                                              (language == msg::Language::CUDA ? "CUDA C++" : "C++") + " candidates");
 
-  out.setCandidate(candidate);
+  record_artifact(candidate, std::move(adoption), out);
   out.setEvaluator(options.evaluator_name);
   out.setTrials(options.trials);
   out.setSandbox(msg::SandboxOutcome::OK);
@@ -647,7 +687,15 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
     phase_started = Clock::now();
     if (out.getCorrect())
       if (auto s = run_timing(run); !s) return s;
+    // Beyond the roofline: measured again before the Verifier judges it, and sanitized.
+    const bool beyond = out.getCorrect() && verifier::roofline_position(out.asReader()).beyond;
+    if (beyond) {
+      out.getEvidence().setRooflineRemeasured(true);
+      if (auto s = run_timing(run); !s) return s;
+    }
     out.setTimingMs(ms_since(phase_started));
+    if (options.device == DeviceKind::cuda && out.getCorrect() && (options.sanitize || beyond))
+      run_sanitizer(run, compiled->library_path);
   }
   if (!out.getCorrect()) out.setSpeedup(0.0);
   // Keep one sandbox warm for the next candidate.
@@ -1087,6 +1135,73 @@ void EvaluationEngine::Impl::fill_roofline(Run& run, double median_us) {
   profile.setAchievedFlopsPerS(kernels::estimate_flops(*run.task, shape_kind()) / seconds);
 }
 
+// One call of the candidate under compute-sanitizer memcheck, in a sandbox of its own whose
+// tensors each have an allocation of their own, on fresh inputs; its error lines become
+// evidence. The warm sandbox is untouched.
+void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library) {
+  auto evidence = run.out.getEvidence();
+  auto sanitizer = find_compute_sanitizer();
+  if (!sanitizer) {
+    evidence.setSanitizerNote(sanitizer.error().message);
+    return;
+  }
+  SandboxOptions sanitized = options.sandbox;
+  // --padding: invalid bytes after every allocation, so that a read past one tensor cannot land in
+  // the next allocation, which cudaMalloc may place right behind it.
+  sanitized.launcher = {*sanitizer, "--tool", "memcheck", "--padding", "4096", "--print-limit", "8", "--error-exitcode",
+                        std::to_string(kSanitizerErrorExit)};
+  sanitized.separate_allocations = true;
+  auto process = SandboxProcess::start(sanitized, region->fd());
+  if (!process) {
+    evidence.setSanitizerNote("compute-sanitizer did not start: " + process.error().message);
+    return;
+  }
+  write_inputs(run, 0, kernels::draw_inputs(*run.task, shape_kind(), mix(run.seed, kSanitizerSeedSalt)));
+  poison_outputs(run, 0);
+  std::string failure;
+  auto send = [&](const std::function<void(msg::SandboxRequest::Builder)>& fill) {
+    capnp::MallocMessageBuilder message;
+    auto request = message.initRoot<msg::SandboxRequest>();
+    request.setId(next_request_id++);
+    request.setRegionBytes(region->size());
+    fill(request);
+    auto words = (*process)->call(message, options.sanitizer_timeout);
+    if (!words) {
+      failure = words.error().message;
+      return false;
+    }
+    capnp::FlatArrayMessageReader reader(*words, frame_reader_options());
+    auto reply = reader.getRoot<msg::SandboxReply>();
+    if (reply.getStatus() != msg::SandboxStatus::OK && reply.getStatus() != msg::SandboxStatus::CUDA_ERROR) {
+      failure = reply.getMessage().cStr();
+      return false;
+    }
+    return true;
+  };
+  const bool ran = send([&](msg::SandboxRequest::Builder request) {
+    auto load = request.initLoad();
+    load.setLibrary(library);
+    load.setMaxThreads(options.max_threads);
+  }) && send([&](msg::SandboxRequest::Builder request) {
+    auto run_request = request.initRun();
+    run_request.setCalls(1);
+    fill_sets(run_request, run, {0});
+  });
+  const std::string output = (*process)->finish(std::chrono::milliseconds(30000));
+  const SandboxExit exit = (*process)->exit();
+  const MemcheckReport report = parse_memcheck_output(output);
+  if (report.errors > 0 || (exit.exit_code == kSanitizerErrorExit && !exit.timed_out)) {
+    evidence.setSanitizerRan(true);
+    evidence.setSanitizerErrors(report.excerpt.empty() ? "compute-sanitizer reported errors:\n" + output.substr(0, 2000)
+                                                       : report.excerpt);
+  } else if (ran && report.finished) {
+    evidence.setSanitizerRan(true);
+  } else {
+    evidence.setSanitizerNote("compute-sanitizer did not finish (" + (failure.empty() ? describe_exit(exit) : failure) +
+                              "): " + output.substr(0, 600));
+  }
+}
+
 EvaluationEngine::EvaluationEngine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 EvaluationEngine::~EvaluationEngine() = default;
 
@@ -1105,10 +1220,12 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
     if (!reference) return reference.error();
     impl->references.emplace(task.name, std::move(*reference));
   }
-  CompilerOptions compiler_options = options.device == DeviceKind::cuda ? nvcc_compiler_options() : CompilerOptions{};
+  compile::CompilerOptions compiler_options =
+      compile::compiler_options_for(options.device == DeviceKind::cuda ? msg::Language::CUDA : msg::Language::CPP);
   compiler_options.cache_dir = options.cache_dir;
   compiler_options.timeout = options.compile_timeout;
-  auto compiler = Compiler::create(compiler_options, options.runner ? options.runner : system_command_runner());
+  auto compiler =
+      compile::Compiler::create(compiler_options, options.runner ? options.runner : compile::system_command_runner());
   if (!compiler) return compiler.error();
   auto pool = CompilePool::create(std::move(*compiler), options.compile_workers);
   if (!pool) return pool.error();
@@ -1148,7 +1265,15 @@ Status EvaluationEngine::evaluate(const CandidateInput& input, msg::EvalResult::
   return impl_->evaluate(candidate.asReader(), out);
 }
 
-CompilePool& EvaluationEngine::compile_pool() { return *impl_->compile_pool; }
+void EvaluationEngine::compile_ahead(msg::Candidate::Reader candidate) {
+  if (candidate.hasCompiled()) {
+    Status adoption = impl_->compile_pool->adopt(candidate.getSource(), candidate.getCompiled());
+    impl_->adopted.insert_or_assign(candidate.getId().cStr(), std::move(adoption));
+  }
+  (void)impl_->compile_pool->submit(candidate.getSource());
+}
+
+compile::CompilePool& EvaluationEngine::compile_pool() { return *impl_->compile_pool; }
 const kernels::TaskCatalog& EvaluationEngine::catalog() const { return impl_->catalog; }
 const EngineOptions& EvaluationEngine::options() const { return impl_->options; }
 pid_t EvaluationEngine::sandbox_pid() const {

@@ -2,8 +2,12 @@
 //
 // evaluate() ALWAYS fills a complete msg::EvalResult for a candidate it can evaluate: a compile
 // failure, a crash, a hang, a wrong answer are fields of the result, never errors. Steps:
-//   1. compile (actors/evaluator/compiler.h; cached by content) on the engine's CompilePool, which
-//      may already be compiling it (compile_pool(): compile ahead);
+//   1. compile (kernels/compile/compiler.h; cached by content) on the engine's CompilePool, which
+//      may already be compiling it (compile_ahead()); a candidate that carries an object compiled
+//      where it was generated (Candidate.compiled) is not compiled when the object is verified
+//      (kernels/compile/compiled_artifact.h): it is filed into the cache and found there. The
+//      result's candidate leaves the object out; its `compiled.use` says `used`, or `ignored`
+//      with the reason in `compiled.note` (also printed on stderr), and the source was compiled;
 //   2. load it into the warm sandbox (actors/evaluator/sandbox_process.h);
 //   3. correctness over `trials` fresh input draws (seeds derived from a secret drawn per engine
 //      from /dev/urandom): outputs are poisoned with a NaN before every call, the candidate runs
@@ -56,8 +60,8 @@
 #include <optional>
 #include <string>
 
-#include "actors/evaluator/command_runner.h"
-#include "actors/evaluator/compile_pool.h"
+#include "kernels/compile/command_runner.h"
+#include "kernels/compile/compile_pool.h"
 #include "actors/evaluator/sandbox_process.h"
 #include "kernels/catalog/task.h"
 #include "messages/drk.capnp.h"
@@ -78,7 +82,7 @@ struct EngineOptions {
   std::chrono::milliseconds compile_timeout{60000};
   uint32_t compile_workers = 2;           // threads of the engine's CompilePool
   SandboxOptions sandbox;                 // executable and limits (max_threads is set from above)
-  std::shared_ptr<CommandRunner> runner;  // runs the compiler; null: real processes
+  std::shared_ptr<compile::CommandRunner> runner;  // runs the compiler; null: real processes
   double target_batch_ms = 1.0;           // a timed batch lasts at least this long
   uint32_t min_samples = 5;               // per side, before the precision test may stop
   uint32_t max_samples = 200;
@@ -90,7 +94,12 @@ struct EngineOptions {
   double cupti_disagreement_threshold = 0.02; // |event - CUPTI span| / event beyond this is flagged
   uint32_t energy_min_ms = 0;                 // energy per call (NVML) over >= this per side; 0: off
   bool hardware_metrics = false;              // DRAM/SM throughput, L2 hits, occupancy (CUPTI)
+  // compute-sanitizer memcheck on one call of every correct candidate (`drk eval --sanitize`);
+  // it also runs, whatever this says, for a result beyond the roofline bound.
+  bool sanitize = false;
+  std::chrono::milliseconds sanitizer_timeout{180000};  // start, load and one call under memcheck
 };
+
 
 // A candidate as people hand it over (`drk eval`); actors pass msg::Candidate.
 struct CandidateInput {
@@ -108,9 +117,15 @@ class EvaluationEngine {
   Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out);
   Status evaluate(const CandidateInput& input, msg::EvalResult::Builder out);
 
-  // The engine's compiles: submit a source here to compile it ahead of its evaluate() (which then
-  // joins that compile or finds it in the cache). Thread-safe, unlike the engine.
-  CompilePool& compile_pool();
+  // Starts the compile of `candidate` ahead of its evaluate(), which then joins that compile or
+  // finds it in the cache: files the object the candidate carries into the cache when it is
+  // verified, then submits the source to the compile pool (a cache hit when it was filed).
+  // Called on the engine's thread, like evaluate(), which takes what it made of the object.
+  void compile_ahead(msg::Candidate::Reader candidate);
+
+  // The engine's compiles (thread-safe, unlike the engine); its stats count shipped objects
+  // adopted and refused.
+  compile::CompilePool& compile_pool();
 
   const kernels::TaskCatalog& catalog() const;
   const EngineOptions& options() const;

@@ -1,11 +1,14 @@
 #include "actors/evaluator/evaluator_actor.h"
 
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+
+#include "kernels/compile/compiled_artifact.h"
 
 namespace drk::evaluator {
 namespace {
@@ -27,6 +30,12 @@ class EvaluatorActor final : public runtime::Actor {
   void on_start(runtime::ActorContext& context) override {
     auto options = engine_options_for(spec_);
     if (!options) throw std::runtime_error("evaluator " + spec_.name + ": " + options.error().describe());
+    // Without the NVIDIA driver every CUDA candidate would fail to load, one by one: stop instead.
+    if (options->device == kernels::DeviceKind::cuda && !std::filesystem::exists("/dev/nvidiactl"))
+      throw std::runtime_error("evaluator " + spec_.name +
+                               ": experiment.device is cuda but this machine has no NVIDIA driver (/dev/nvidiactl "
+                               "is absent): run it on the GPU machine, or place the Evaluator on a GPU node "
+                               "(docs/topology.md), or --set experiment.device=cpu");
     auto slots = evaluator_slots_for(spec_);
     if (!slots) throw std::runtime_error("evaluator " + spec_.name + ": " + slots.error().describe());
     slots_ = *slots;
@@ -94,13 +103,13 @@ class EvaluatorActor final : public runtime::Actor {
   }
 
   void hold(runtime::ActorContext& context, msg::Envelope::Reader envelope, msg::Candidate::Reader candidate) {
-    // Compile ahead what this engine can evaluate and has not answered yet; anything else is
-    // answered (or refused) when its turn comes.
+    // Compile ahead (or file the object it carries) what this engine can evaluate and has not
+    // answered yet; anything else is answered (or refused) when its turn comes.
     const auto device = engine_->options().device == kernels::DeviceKind::cuda ? msg::Device::CUDA : msg::Device::CPU;
     const auto language = device == msg::Device::CUDA ? msg::Language::CUDA : msg::Language::CPP;
     if (candidate.getDevice() == device && candidate.getLanguage() == language &&
         recent_.find(candidate.getId().cStr()) == recent_.end())
-      (void)engine_->compile_pool().submit(candidate.getSource());
+      engine_->compile_ahead(candidate);
     capnp::MallocMessageBuilder copy;
     copy.setRoot(candidate);
     held_.push_back(HeldRequest{envelope.getCorrelationId(), envelope.getTraceId(), capnp::messageToFlatArray(copy)});
@@ -121,9 +130,9 @@ class EvaluatorActor final : public runtime::Actor {
       auto result = message.initRoot<msg::EvalResult>();
       if (auto status = engine_->evaluate(candidate, result); !status) {
         // Not evaluable: answer anyway, so that the Oracle's credit and the trajectory move on.
-        capnp::MallocMessageBuilder fresh;
+        capnp::MallocMessageBuilder fresh, stripped;
         auto refused = fresh.initRoot<msg::EvalResult>();
-        refused.setCandidate(candidate);
+        refused.setCandidate(compile::without_object(candidate, stripped).asReader());
         refused.setEvaluator(spec_.name);
         refused.setErrorText(status.error().describe());
         remember(id, fresh);
@@ -182,13 +191,20 @@ Result<EngineOptions> engine_options_for(const runtime::ActorSpec& spec) {
         options.sandbox.gpu_memory_limit_bytes = eval["gpu_memory_limit_mb"].as<uint64_t>(0) << 20;
         options.energy_min_ms = eval["energy_min_ms"].as<uint32_t>(options.energy_min_ms);
         options.hardware_metrics = eval["hardware_metrics"].as<bool>(options.hardware_metrics);
+        if (eval["shapes"]) {
+          auto shapes = kernels::parse_device(eval["shapes"].as<std::string>());
+          if (!shapes)
+            return make_error(Errc::invalid_argument, "experiment.eval.shapes: " + shapes.error().message +
+                                                          " (expected cpu, the scaled shapes, or cuda, KernelBench's)");
+          options.shapes = *shapes;
+        }
       }
     }
   } catch (const YAML::Exception& e) {
     return make_error(Errc::invalid_argument, "experiment.eval of the topology is malformed: " + e.msg +
                                                   " (expected {trials: N, timing_budget_ms: MS, max_threads: N, "
                                                   "compile_workers: N, slots: N, gpu_memory_limit_mb: MB, "
-                                                  "energy_min_ms: MS, hardware_metrics: BOOL})");
+                                                  "energy_min_ms: MS, hardware_metrics: BOOL, shapes: cpu|cuda})");
   }
   if (options.trials < 1 || options.max_threads < 1 || options.timing_budget_ms < 0 || options.compile_workers < 1)
     return make_error(Errc::invalid_argument, "experiment.eval needs trials >= 1, max_threads >= 1, "
@@ -223,7 +239,8 @@ std::vector<runtime::ExperimentKey> evaluator_experiment_keys() {
           {"eval.slots", runtime::ValueKind::integer, "2"},
           {"eval.gpu_memory_limit_mb", runtime::ValueKind::integer, "0"},
           {"eval.energy_min_ms", runtime::ValueKind::integer, "0"},
-          {"eval.hardware_metrics", runtime::ValueKind::text, "false"}};
+          {"eval.hardware_metrics", runtime::ValueKind::text, "false"},
+          {"eval.shapes", runtime::ValueKind::text, "cpu"}};
 }
 
 }  // namespace drk::evaluator

@@ -2,9 +2,12 @@
 // up to `slots` EvalRequests and evaluates them one at a time, in the order received, compiling
 // the held ones ahead on the engine's CompilePool while it checks and times the current one:
 //   on start:              create the engine, send EvaluatorReady{incarnation, slots} to the oracle;
-//   on EvalRequest:        hold it, submit its compile to the pool, and ask for a timer of 0 ms
-//                          (the host fires timers after it has handled what the mailbox holds, so
-//                          every request that arrived meanwhile is compiling by then);
+//   on EvalRequest:        hold it, submit its compile to the pool (the object a Generator
+//                          compiled ahead, when the candidate carries one and it is verified, is
+//                          filed into the cache instead: EvaluationEngine::compile_ahead), and ask
+//                          for a timer of 0 ms (the host fires timers after it has handled what
+//                          the mailbox holds, so every request that arrived meanwhile is compiling
+//                          by then);
 //   on that timer:         evaluate the oldest held request, send EvalResult to the verifier, then
 //                          EvaluatorReady to the oracle (one credit back); again while any is held;
 //   on peerRestarted(oracle) or peerRestarted(itself, its node came back): send EvaluatorReady

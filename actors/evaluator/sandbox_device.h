@@ -46,6 +46,10 @@ inline size_t dtype_bytes(int32_t dtype) {
 
 struct SandboxDeviceOptions {
   uint64_t memory_limit_bytes = 0;  // 0: no limit
+  // Each tensor in a device allocation of its own, exactly its size (drk-sandbox-cuda
+  // --separate-allocations): for compute-sanitizer's memcheck, which sees accesses past the end of
+  // an allocation, not past a tensor inside one.
+  bool separate_allocations = false;
 };
 
 struct RegionRange {
@@ -66,7 +70,9 @@ class SandboxDevice {
   virtual ~SandboxDevice() = default;
   // The region is (re)mapped at `host`; device memory follows its size.
   virtual Status mirror_region(uint8_t* host, size_t bytes) = 0;
-  virtual void* tensor_data(uint64_t offset) = 0;
+  // The device address of the `bytes`-long tensor at region offset `offset`; nullptr when device
+  // memory for it cannot be had.
+  virtual void* tensor_data(uint64_t offset, uint64_t bytes) = 0;
   // device, stream and workspace of drk_context.
   virtual void prepare_context(drk_context& context) = 0;
   virtual void begin_candidate() = 0;  // a new candidate was loaded: its memory count starts at 0

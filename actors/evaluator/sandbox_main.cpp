@@ -159,7 +159,11 @@ bool make_tensor(msg::TensorView::Reader view, drk_tensor& out, std::string& err
     error = "a tensor view lies outside the shared region";
     return false;
   }
-  out.data = harness.device ? harness.device->tensor_data(view.getOffset()) : harness.region + view.getOffset();
+  out.data = harness.device ? harness.device->tensor_data(view.getOffset(), bytes) : harness.region + view.getOffset();
+  if (!out.data) {
+    error = "no device memory for a tensor of " + std::to_string(bytes) + " bytes";
+    return false;
+  }
   return true;
 }
 
@@ -428,6 +432,7 @@ int main(int argc, char** argv) {
   drk::evaluator::SandboxDeviceOptions device_options;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--max-threads") == 0) max_threads = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--separate-allocations") == 0) device_options.separate_allocations = true;
     if (std::strcmp(argv[i], "--gpu-memory-limit-bytes") == 0)
       device_options.memory_limit_bytes = std::strtoull(argv[i + 1], nullptr, 10);
   }

@@ -13,6 +13,16 @@
 // Errc::sandbox_crashed and exit() tells how (signal or exit code). Either way the object is
 // then dead for good: the owner makes a new one.
 //
+// Under a launcher (SandboxOptions::launcher: compute-sanitizer, for the out-of-bounds check) the
+// launcher is what is exec'd, with the sandbox's command line after its own arguments; its
+// standard output and error go to a pipe that finish() collects. The launcher writes files and
+// opens descriptors of its own, so there RLIMIT_FSIZE is 1 GiB and RLIMIT_NOFILE 4096; the rest
+// of the confinement is the same.
+//
+// finish() ends a sandbox in order: it closes the request pipe (the sandbox's serve loop returns),
+// waits for the process to exit within a deadline (else kills it) and returns what the launcher
+// printed.
+//
 // Thread-safety: one owner thread. The destructor kills the process group, reaps it and removes
 // the working directory. SIGPIPE is ignored process-wide on first start (writes to a dead
 // sandbox must fail with EPIPE, not end the Evaluator).
@@ -24,6 +34,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <capnp/message.h>
 #include <kj/array.h>
@@ -46,6 +57,11 @@ struct SandboxOptions {
   // drk-sandbox-cuda: device memory a candidate may hold (its allocations and its workspace)
   // before the sandbox answers memoryLimit and exits; 0: no limit (eval.gpu_memory_limit_mb).
   uint64_t gpu_memory_limit_bytes = 0;
+  // Run under this program (its argv; empty: none), e.g. {compute-sanitizer, --tool, memcheck}.
+  std::vector<std::string> launcher;
+  // drk-sandbox-cuda: every tensor in a device allocation of its own, exactly its size, so that
+  // memcheck sees an access past the end of any of them (not just past the region's).
+  bool separate_allocations = false;
 };
 
 struct SandboxExit {
@@ -63,6 +79,8 @@ class SandboxProcess {
   SandboxProcess& operator=(const SandboxProcess&) = delete;
 
   Result<kj::Array<capnp::word>> call(capnp::MessageBuilder& request, std::chrono::milliseconds timeout);
+  // Ends the sandbox in order (above) and returns what its launcher printed ("" without one).
+  std::string finish(std::chrono::milliseconds timeout);
 
   bool alive() const { return pid_ > 0; }
   const SandboxExit& exit() const { return exit_; }
@@ -77,6 +95,7 @@ class SandboxProcess {
   pid_t pid_ = -1;
   int request_fd_ = -1;
   int reply_fd_ = -1;
+  int output_fd_ = -1;  // the launcher's stdout and stderr; -1 without a launcher
   std::string work_dir_;
   SandboxExit exit_;
 };

@@ -3,6 +3,8 @@
 #include <capnp/message.h>
 
 #include <cstdio>
+#include <future>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -10,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/compile/compile_pool.h"
+#include "kernels/compile/compiled_artifact.h"
 #include "kernels/schedule/observation.h"
 #include "kernels/schedule/policy.h"
 #include "kernels/schedule/policy_checkpoint.h"
@@ -24,6 +28,11 @@ using schedule::PreviousTurn;
 using schedule::Problem;
 using schedule::Sampled;
 
+// The timer that looks at the compiles in flight: a worker thread cannot wake the actor, so it
+// looks every kCompilePollMs while any compile runs.
+constexpr uint64_t kCompilePollToken = std::numeric_limits<uint64_t>::max();
+constexpr std::chrono::milliseconds kCompilePollMs{10};
+
 // One decided turn, as it goes into the Trajectory.
 struct RecordedTurn {
   std::string candidate_id;
@@ -34,6 +43,7 @@ struct RecordedTurn {
   bool honest = false;
   double speedup = 0.0;
   double coverage = 1.0;
+  bool screened = false;  // answered by the Oracle's cost model, not measured
 };
 
 // A trajectory in progress: its request, its RNG, the turns done and the candidate in flight.
@@ -51,6 +61,9 @@ struct Rollout {
   // The candidate in flight (turn done.size() + 1).
   RecordedTurn pending;
   std::string source;
+  // compile_ahead: the compile of `source`, sent with the candidate once it is done.
+  std::optional<std::shared_future<compile::CompilePool::Outcome>> compile;
+  bool sent = false;  // the candidate in flight went out at least once
   uint64_t timer_token = 0;
 
   msg::Task::Reader task_reader() { return task->getRoot<msg::Task>().asReader(); }
@@ -69,6 +82,24 @@ schedule::Device experiment_device(const YAML::Node& experiment) {
   auto device = schedule::parse_device(experiment["device"].as<std::string>());
   if (!device) throw std::runtime_error("experiment.device: " + device.error().message);
   return *device;
+}
+
+// experiment.compile_ahead (default false).
+bool experiment_compile_ahead(const YAML::Node& experiment) {
+  if (!experiment["compile_ahead"]) return false;
+  try {
+    return experiment["compile_ahead"].as<bool>();
+  } catch (const YAML::Exception&) {
+    throw std::runtime_error("experiment.compile_ahead must be true or false, e.g. `compile_ahead: true`");
+  }
+}
+
+// experiment.eval.compile_workers (default 2), the Evaluator's key: the same pool size here.
+uint32_t experiment_compile_workers(const YAML::Node& experiment) {
+  const YAML::Node eval = experiment["eval"];
+  const uint32_t workers = eval && eval["compile_workers"] ? eval["compile_workers"].as<uint32_t>() : 2;
+  if (workers < 1) throw std::runtime_error("experiment.eval.compile_workers must be at least 1");
+  return workers;
 }
 
 // The share of the candidate's GPU time spent in its own kernels (CUPTI, the Evaluator's
@@ -96,9 +127,13 @@ class GeneratorActor final : public runtime::Actor {
         eval_timeout_ms_(static_cast<int64_t>(
             1000.0 * (spec.experiment["eval_timeout_s"] ? spec.experiment["eval_timeout_s"].as<double>()
                                                         : 60.0))),
+        compile_ahead_(experiment_compile_ahead(spec.experiment)),
         policy_(seed_, experiment_device(spec.experiment)) {}
 
-  void on_start(runtime::ActorContext& context) override { load_checkpoint(context.spec().run_dir); }
+  void on_start(runtime::ActorContext& context) override {
+    load_checkpoint(context.spec().run_dir);
+    if (compile_ahead_) start_compile_pool(context);
+  }
 
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
     auto body = envelope.getBody();
@@ -118,6 +153,10 @@ class GeneratorActor final : public runtime::Actor {
   }
 
   void on_timer(runtime::ActorContext& context, uint64_t token) override {
+    if (token == kCompilePollToken) {
+      poll_compiles(context);
+      return;
+    }
     const auto found = timers_.find(token);
     if (found == timers_.end()) return;
     const std::string trajectory_id = found->second;
@@ -135,6 +174,66 @@ class GeneratorActor final : public runtime::Actor {
     auto bytes = schedule::read_policy_version(run_dir, (*state)->version);
     if (!bytes) return;
     if (policy_.load(*bytes).ok()) policy_version_ = (*state)->version;
+  }
+
+  // The Evaluator's compiler (compiler_options_for: same flags, same keys) over the run's compile
+  // cache. Without one (no nvcc on this node) candidates go uncompiled: the Evaluator compiles.
+  void start_compile_pool(runtime::ActorContext& context) {
+    const auto language = policy_.device() == schedule::Device::cuda ? msg::Language::CUDA : msg::Language::CPP;
+    compile::CompilerOptions options = compile::compiler_options_for(language);
+    const std::string& run_dir = context.spec().run_dir;
+    options.cache_dir = (run_dir.empty() ? std::string(".") : run_dir) + "/compile-cache";
+    const uint32_t workers = experiment_compile_workers(context.spec().experiment);
+    Error why;
+    if (auto compiler = compile::Compiler::create(options); !compiler) {
+      why = compiler.error();
+    } else if (auto pool = compile::CompilePool::create(std::move(*compiler), workers); !pool) {
+      why = pool.error();
+    } else {
+      compile_pool_ = std::move(*pool);
+      return;
+    }
+    std::fprintf(stderr,
+                 "%s: experiment.compile_ahead is on, but this node cannot compile (%s): the evaluators compile\n",
+                 context.self().c_str(), why.describe().c_str());
+  }
+
+  void poll_compiles(runtime::ActorContext& context) {
+    compile_poll_scheduled_ = false;
+    for (auto& [id, rollout] : rollouts_) {
+      if (!rollout.compile || rollout.sent) continue;
+      if (rollout.compile->wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+        send_candidate(context, rollout);
+    }
+    schedule_compile_poll(context);
+  }
+
+  void schedule_compile_poll(runtime::ActorContext& context) {
+    if (compile_poll_scheduled_) return;
+    for (const auto& [id, rollout] : rollouts_) {
+      if (rollout.compile && !rollout.sent) {
+        compile_poll_scheduled_ = true;
+        context.start_timer(kCompilePollMs, kCompilePollToken);
+        return;
+      }
+    }
+  }
+
+  // The object of the candidate's compile, when it compiled, into `out`; false when there is
+  // none to ship (the compile failed: the Evaluator compiles and reports it).
+  bool pack_compiled(runtime::ActorContext& context, const Rollout& rollout, capnp::MallocMessageBuilder& out) {
+    const auto& outcome = rollout.compile->get();
+    if (!outcome) return false;
+    auto artifact = out.initRoot<msg::CompiledArtifact>();
+    if (auto packed = compile::pack_artifact(compile_pool_->compiler(), *outcome, context.self(), artifact); !packed) {
+      std::fprintf(stderr, "%s: candidate %s is sent without its object: %s\n", context.self().c_str(),
+                   rollout.pending.candidate_id.c_str(), packed.error().describe().c_str());
+      return false;
+    }
+    if (artifact.getUse() == msg::ArtifactUse::WITHHELD)
+      std::fprintf(stderr, "%s: candidate %s is sent without its object: %s\n", context.self().c_str(),
+                   rollout.pending.candidate_id.c_str(), artifact.getNote().cStr());
+    return true;
   }
 
   void on_weights(msg::PolicyWeights::Reader weights) {
@@ -199,17 +298,28 @@ class GeneratorActor final : public runtime::Actor {
       auto source = schedule::render(*rollout.problem, turn.sampled.choice);
       if (source) {
         rollout.source = std::move(*source);
-        send_candidate(context, rollout);
+        rollout.sent = false;
+        rollout.compile.reset();
+        if (compile_pool_) {
+          rollout.compile = compile_pool_->submit(rollout.source);
+          schedule_compile_poll(context);
+        } else {
+          send_candidate(context, rollout);
+        }
         return;
       }
       record(rollout, PreviousTurn{turn.sampled.choice, false, false, false, 0.0, 0.0},
-             coverage_of(rollout.problem->device, std::nullopt));
+             coverage_of(rollout.problem->device, std::nullopt), false);
     }
     finish(context, rollout);
   }
 
   void send_candidate(runtime::ActorContext& context, Rollout& rollout) {
     if (!rollout.problem || rollout.done.size() >= rollout.turns) return;
+    // A candidate still compiling is sent when its compile is done (poll_compiles).
+    if (rollout.compile && rollout.compile->wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    capnp::MallocMessageBuilder compiled;
+    const bool ship = rollout.compile && pack_compiled(context, rollout, compiled);
     const auto task = rollout.task_reader();
     const RecordedTurn& turn = rollout.pending;
     const schedule::Choice& choice = turn.sampled.choice;
@@ -227,6 +337,7 @@ class GeneratorActor final : public runtime::Actor {
       candidate.setPolicyVersion(rollout.policy_version);
       candidate.setGenerator(context.self());
       candidate.setStep(rollout.step);
+      if (ship) candidate.setCompiled(compiled.getRoot<msg::CompiledArtifact>().asReader());
       auto schedule = candidate.initSchedule();
       schedule.setFamily(std::string(schedule::family_name(choice.family)));
       auto decisions = schedule.initDecisions(static_cast<unsigned>(family_knobs.size()));
@@ -240,6 +351,7 @@ class GeneratorActor final : public runtime::Actor {
         decision.setLogprob(turn.sampled.logprobs[knob]);
       }
     });
+    rollout.sent = true;
     rollout.timer_token = next_token_++;
     timers_[rollout.timer_token] = rollout.id;
     context.start_timer(std::chrono::milliseconds(eval_timeout_ms_), rollout.timer_token);
@@ -263,13 +375,14 @@ class GeneratorActor final : public runtime::Actor {
            PreviousTurn{rollout.pending.sampled.choice, result.getCompiled() || predicted_correct,
                         result.getCorrect() || predicted_correct, verdict.getHonest(), result.getSpeedup(),
                         feedback.getReward()},
-           coverage_of(rollout.problem->device, result));
+           coverage_of(rollout.problem->device, result), feedback.getScreened());
     start_turn(context, rollout);
   }
 
-  void record(Rollout& rollout, const PreviousTurn& outcome, double coverage) {
+  void record(Rollout& rollout, const PreviousTurn& outcome, double coverage, bool screened) {
     RecordedTurn turn = std::move(rollout.pending);
     turn.coverage = coverage;
+    turn.screened = screened;
     turn.reward = outcome.reward;
     turn.correct = outcome.correct;
     turn.honest = outcome.honest;
@@ -310,6 +423,7 @@ class GeneratorActor final : public runtime::Actor {
       turn.setHonest(done.honest);
       turn.setSpeedup(done.speedup);
       turn.setCoverage(done.coverage);
+      turn.setScreened(done.screened);
     }
     send_trajectory(context, *finished.trajectory);
     const std::string id = rollout.id;
@@ -340,7 +454,10 @@ class GeneratorActor final : public runtime::Actor {
   const uint64_t seed_;
   const uint32_t index_;
   const int64_t eval_timeout_ms_;
+  const bool compile_ahead_;
   schedule::Policy policy_;
+  std::unique_ptr<compile::CompilePool> compile_pool_;  // compile_ahead on a node that can compile
+  bool compile_poll_scheduled_ = false;
   uint32_t policy_version_ = 0;
   std::map<std::string, Rollout> rollouts_;
   std::map<std::string, Finished> finished_;
@@ -357,6 +474,8 @@ std::unique_ptr<runtime::Actor> make_generator_actor(const runtime::ActorSpec& s
 std::vector<runtime::ExperimentKey> generator_experiment_keys() {
   return {{"seed", runtime::ValueKind::integer, "1"},
           {"eval_timeout_s", runtime::ValueKind::number, "60"},
+          {"compile_ahead", runtime::ValueKind::text, "false"},
+          {"eval.compile_workers", runtime::ValueKind::integer, "2"},
           {"device", runtime::ValueKind::text, "cpu"}};
 }
 

@@ -21,7 +21,18 @@
 // Sampling is seeded from experiment.seed, the actor's index and the trajectory id, so a
 // trajectory's decisions depend only on its feedback, not on how requests interleave.
 //
-// Thread-safety: an actor; the runtime calls it on one thread.
+// Compile ahead (experiment.compile_ahead: true; default false): each rendered candidate is
+// compiled here, on a pool of experiment.eval.compile_workers threads, with the Evaluator's
+// compiler, flags and cache (RUN_DIR/compile-cache), and sent once its compile is done with the
+// object in Candidate.compiled (kernels/compile/compiled_artifact.h), so that the Evaluator on
+// a GPU node files it into its cache instead of compiling (docs/gpu.md). A candidate that does
+// not compile here is sent without one (the Evaluator compiles it and reports the error); an
+// object over the size a Candidate may carry is withheld, and a node where the compiler does
+// not run compiles nothing; both say so on stderr. The actor looks at the compiles in flight
+// every 10 ms (no other thread can wake it).
+//
+// Thread-safety: an actor; the runtime calls it on one thread (the pool's threads only compile).
+// Errors: a malformed experiment.compile_ahead or eval.compile_workers is a fault (it throws).
 #pragma once
 
 #include <memory>

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/verifier/roofline_bound.h"
 #include "actors/verifier/static_checks.h"
 #include "messages/drk.capnp.h"
 
@@ -172,8 +173,26 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                                  "ctx->stream does not wait for (join it with an event, or use ctx->stream)",
                                  span_us, event_us)});
   }
+  if (evidence.getSanitizerErrors().size() != 0) {
+    failures.push_back({"out_of_bounds", "compute-sanitizer memcheck, one call with every tensor in an allocation of "
+                                         "its own: " + std::string(evidence.getSanitizerErrors().cStr())});
+  }
+  if (result.getCorrect()) {
+    const RooflinePosition roofline = roofline_position(result);
+    if (roofline.beyond) {
+      char text[320];
+      std::snprintf(text, sizeof text,
+                    "%.2fx the device's measured peak bytes/s and %.2fx its FP32 peak FLOP/s%s: beyond what the "
+                    "hardware does for this task (bounds %.2fx and %.2fx), so the timed calls did not do its work",
+                    roofline.bytes_fraction, roofline.flops_fraction,
+                    evidence.getRooflineRemeasured() ? ", timed twice" : "", kRooflineBytesMargin, kRooflineFlopsMargin);
+      failures.push_back({"implausible_speedup", text});
+    }
+  }
   add_static_findings(result.getCandidate().getSource().cStr(), failures, warnings);
   add_library_use(result, warnings);
+  if (evidence.getSanitizerNote().size() != 0)
+    warnings.push_back({"sanitizer.not_run", evidence.getSanitizerNote().cStr()});
   if (evidence.getSecondShapeChecked() && evidence.getSecondShapeStatus() != 0) {
     warnings.push_back({"shape.declined", "drk_kernel returned status " + std::to_string(evidence.getSecondShapeStatus()) +
                                               " at the task's second shapes: a kernel specialised to the task's "

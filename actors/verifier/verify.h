@@ -24,11 +24,17 @@
 //                        correct result (CUPTI coverage)
 //   work_after_return    CUDA: the CUPTI span of a call's kernels outlasts its event time by over
 //                        25 % (and 2 us): work left running on a stream ctx->stream never joined
+//   out_of_bounds        CUDA: compute-sanitizer memcheck found accesses outside the tensors in one
+//                        call with every tensor in an allocation of its own (evidence
+//                        sanitizerErrors; run on demand and for results beyond the roofline)
+//   implausible_speedup  CUDA: a correct result beyond the roofline bound of its task on this
+//                        device, timed twice (actors/verifier/roofline_bound.h)
 //   static.*             the source reaches outside the ABI (actors/verifier/static_checks.h)
 // Warnings (Verdict.warnings: reported, never failures): static.thread (thread use),
 // library.used (library-table calls per candidate call; coverage below 1 on CUDA): the Oracle
 // weighs library use, the Verifier only reports it; shape.declined (a non-zero status at the
-// second shapes: a kernel specialised to the task's shapes, as the ABI allows).
+// second shapes: a kernel specialised to the task's shapes, as the ABI allows); sanitizer.not_run
+// (compute-sanitizer was asked for but could not run: its note).
 // A result that failed to compile, or that is merely incorrect (NaN included), is not
 // dishonest by its evidence (the Oracle's reward handles it); its source is still scanned.
 // docs/verification.md describes every check and its evidence.

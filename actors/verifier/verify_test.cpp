@@ -182,3 +182,41 @@ DRK_TEST_CASE("CUDA kernels that outlast the timed call are work after return") 
   // Clock noise on tiny kernels is not evidence.
   DRK_CHECK(timed(1.0, 1.5).empty());
 }
+
+DRK_TEST_CASE("memcheck's errors are out of bounds; a sanitizer that could not run is only a warning") {
+  DRK_CHECK(failed_codes([](auto r) {
+              r.getEvidence().setSanitizerRan(true);
+              r.getEvidence().setSanitizerErrors("Invalid __global__ read of size 4 bytes at relu+0x90");
+            }) == std::vector<std::string>{"out_of_bounds"});
+  DRK_CHECK(failed_codes([](auto r) { r.getEvidence().setSanitizerRan(true); }).empty());
+  capnp::MallocMessageBuilder result_message;
+  auto result = result_message.initRoot<drk::msg::EvalResult>();
+  result.setCompiled(true);
+  result.setCorrect(true);
+  result.getEvidence().setSanitizerNote("compute-sanitizer is not installed");
+  capnp::MallocMessageBuilder verdict_message;
+  auto verdict = verdict_message.initRoot<drk::msg::Verdict>();
+  drk::verifier::verify(result.asReader(), verdict);
+  DRK_CHECK(verdict.getHonest());
+  DRK_REQUIRE(verdict.getWarnings().size() == 1);
+  DRK_CHECK(std::string(verdict.getWarnings()[0].getCode().cStr()) == "sanitizer.not_run");
+}
+
+DRK_TEST_CASE("a correct CUDA result beyond the roofline bound is an implausible speedup") {
+  auto at = [](double bytes_fraction, double flops_fraction, bool correct) {
+    return failed_codes([&](auto r) {
+      r.setCorrect(correct);
+      auto gpu = r.initGpu();
+      gpu.setPeakBytesPerS(4.2e12);
+      gpu.setAchievedBytesPerS(bytes_fraction * 4.2e12);
+      gpu.setPeakFlopsPerS(59e12);
+      gpu.setAchievedFlopsPerS(flops_fraction * 59e12);
+      r.getEvidence().setRooflineRemeasured(true);
+    });
+  };
+  DRK_CHECK(at(0.9, 0.1, true).empty());
+  DRK_CHECK(at(1.4, 1.2, true).empty());  // within the margins the measured peaks leave
+  DRK_CHECK(at(3.0, 0.1, true) == std::vector<std::string>{"implausible_speedup"});
+  DRK_CHECK(at(0.1, 8.0, true) == std::vector<std::string>{"implausible_speedup"});
+  DRK_CHECK(at(3.0, 8.0, false).empty());  // an incorrect result earns nothing anyway
+}

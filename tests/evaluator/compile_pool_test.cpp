@@ -7,11 +7,12 @@
 #include <fstream>
 #include <mutex>
 
-#include "actors/evaluator/compile_pool.h"
+#include "kernels/compile/compile_pool.h"
 #include "actors/evaluator/evaluation.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 
+using namespace drk::compile;
 using namespace drk::evaluator;
 
 namespace {
@@ -20,12 +21,14 @@ const char* kTinyCandidate = R"(#include "drk_kernel.h"
 DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor*, int32_t, drk_tensor*, int32_t) { return DRK_OK; }
 )";
 
-// Answers `--version` like a compiler; every compile waits until open() (or until `hold_until`
-// compiles run at once, so a test can see them together), then writes its output file.
+// Answers `--version` and `-Q --help=target` like a compiler; every compile waits until open()
+// (or until `hold_until` compiles run at once, so a test can see them together), then writes its
+// output file.
 class GatedRunner final : public CommandRunner {
  public:
   drk::Result<CommandRun> run(const std::vector<std::string>& argv, std::chrono::milliseconds) override {
     if (argv.size() == 2 && argv[1] == "--version") return CommandRun{0, 0, false, "gated c++ 1.0"};
+    if (argv.back() == "--help=target") return CommandRun{0, 0, false, "  -march=  gated-cpu\n"};
     std::unique_lock lock(mutex_);
     ++compiles_;
     ++running_;

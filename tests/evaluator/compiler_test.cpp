@@ -4,12 +4,12 @@
 
 #include <filesystem>
 
-#include "actors/evaluator/compiler.h"
-#include "actors/evaluator/content_hash.h"
+#include "kernels/compile/compiler.h"
+#include "kernels/compile/content_hash.h"
 #include "tests/doctest_drk.h"
 
 namespace fs = std::filesystem;
-using namespace drk::evaluator;
+using namespace drk::compile;
 
 namespace {
 
@@ -23,12 +23,13 @@ const char* kTinyCandidate = R"(#include "drk_kernel.h"
 DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor*, int32_t, drk_tensor*, int32_t) { return DRK_OK; }
 )";
 
-// Answers `--version` like a compiler, and every compile as told.
+// Answers `--version` and `-Q --help=target` like a compiler, and every compile as told.
 class ScriptedRunner final : public CommandRunner {
  public:
   explicit ScriptedRunner(CommandRun compile_answer) : compile_answer_(std::move(compile_answer)) {}
   drk::Result<CommandRun> run(const std::vector<std::string>& argv, std::chrono::milliseconds) override {
     if (argv.size() == 2 && argv[1] == "--version") return CommandRun{0, 0, false, "scripted c++ 1.0"};
+    if (argv.back() == "--help=target") return CommandRun{0, 0, false, "  -march=  scripted-cpu\n"};
     ++compiles;
     return compile_answer_;
   }

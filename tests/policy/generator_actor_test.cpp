@@ -7,6 +7,7 @@
 #include "kernels/schedule/space.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fake_actor_context.h"
+#include "tests/support/relu_rollout.h"
 
 namespace drk::generator {
 namespace {
@@ -31,25 +32,7 @@ FakeActorContext make_context(const std::string& device = "cpu") {
 void request(runtime::Actor& actor, FakeActorContext& context, const std::string& id, uint32_t turns,
              msg::Device device = msg::Device::CPU) {
   testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
-    auto rollout = envelope.getBody().initRolloutRequest();
-    rollout.setStep(0);
-    rollout.setTrajectoryId(id);
-    rollout.setTurns(turns);
-    auto task = rollout.initTask();
-    task.setName("relu");
-    task.setFamily("elementwise");
-    task.setDevice(device);
-    auto input = task.initInputs(1)[0];
-    input.setName("x");
-    input.initShape(2).set(0, 16);
-    input.getShape().set(1, 32);
-    auto output = task.initOutputs(1)[0];
-    output.setName("y");
-    output.initShape(2).set(0, 16);
-    output.getShape().set(1, 32);
-    auto param = task.initParams(1)[0];
-    param.setKey("stages");
-    param.setValue("v > 0.0f ? v : 0.0f");
+    testing::fill_relu_rollout(envelope.getBody().initRolloutRequest(), id, turns, device);
   });
 }
 

@@ -1,6 +1,6 @@
 // The CUDA scheduling space without a GPU: corner points of every family's knobs render, for
 // real catalog tasks, CUDA sources that nvcc builds into shared objects with the Evaluator's
-// flags (actors/evaluator/compiler.h, nvcc_compiler_options), two compiles at a time. Skips,
+// flags (kernels/compile/compiler.h, nvcc_compiler_options), two compiles at a time. Skips,
 // saying why, where nvcc is missing. tests/policy/render_cuda_evaluation_test.cpp runs such
 // points on a GPU against the task's reference.
 #include <unistd.h>
@@ -55,7 +55,7 @@ struct Compiled {
   std::string output;
 };
 
-// nvcc with the flags of nvcc_compiler_options() (actors/evaluator/compiler.cpp).
+// nvcc with the flags of nvcc_compiler_options() (kernels/compile/compiler.cpp).
 Compiled compile(const std::string& nvcc, const fs::path& directory, size_t index, const std::string& source) {
   const fs::path file = directory / ("candidate" + std::to_string(index) + ".cu");
   std::ofstream(file) << source;

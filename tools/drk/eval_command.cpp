@@ -39,6 +39,9 @@ report, every kernel CUPTI saw, the coverage, event/CUPTI agreement and the roof
                      per side (default 500; 0: off; NVML's counter moves only every ~100 ms)
   --metrics          cuda: hardware metrics of the candidate's kernels (DRAM and SM throughput, L2
                      hit rate, achieved occupancy) from one call under CUPTI's Range Profiler
+  --sanitize         cuda: one more call under compute-sanitizer memcheck, every tensor in an
+                     allocation of its own (out-of-bounds accesses; it also runs by itself for a
+                     result beyond the roofline bound)
   --gpu-memory-limit-mb MB
                      cuda: device memory the candidate may hold (default 0: no limit)
   --cache-dir DIR    compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)
@@ -140,6 +143,12 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
               << "reference   " << timing_line(r.getReferenceTiming()) << "\n"
               << "speedup     " << fixed(r.getSpeedup(), 3) << "x\n";
     if (e.getCudaError().size() > 0) std::cout << "cuda error  " << e.getCudaError().cStr() << "\n";
+    if (e.getSanitizerRan())
+      std::cout << "sanitizer   memcheck: "
+                << (e.getSanitizerErrors().size() > 0 ? e.getSanitizerErrors().cStr() : "no errors") << "\n";
+    else if (e.getSanitizerNote().size() > 0)
+      std::cout << "sanitizer   not run: " << e.getSanitizerNote().cStr() << "\n";
+    if (e.getRooflineRemeasured()) std::cout << "roofline    beyond the bound: timed a second time\n";
     if (r.hasGpu() || e.getGpuMemoryBytes() > 0)
       std::cout << "gpu memory  " << fixed(static_cast<double>(e.getGpuMemoryBytes()) / (1 << 20), 1)
                 << " MiB held by the candidate after a call at most"
@@ -216,6 +225,8 @@ int cmd_eval(const Args& args) {
       options.timing_budget_ms = *value;
     } else if (arg == "--metrics") {
       options.hardware_metrics = true;
+    } else if (arg == "--sanitize") {
+      options.sanitize = true;
     } else if (arg == "--energy-ms") {
       auto value = number(i, arg, 0);
       if (!value) return 2;

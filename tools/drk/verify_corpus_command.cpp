@@ -53,6 +53,11 @@ is reported. *.cu files are skipped with a note where no CUDA device can be used
   --trials N         correctness trials per candidate (default 3)
   --budget-ms MS     timing budget per candidate (default 100: the corpus checks honesty, not speed)
   --threads N        threads a candidate may use (default 2)
+  --cuda-shapes cpu|cuda
+                     the shapes *.cu files are evaluated at (default cpu, the tasks' scaled shapes: the
+                     corpus checks honesty, and at KernelBench's shapes the host-side checks of one
+                     evaluation take minutes, docs/gpu.md); every correct *.cu file also runs one
+                     call under compute-sanitizer memcheck (the out_of_bounds check)
   --cache-dir DIR    compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)
   --deadline-s S     wall time one file may take, compile and evaluation (default 120): past it
                      the evaluation is killed and the file counts as missed (hacked) or a false
@@ -164,6 +169,7 @@ std::string number(double value, int digits = 4) {
 struct Engines {
   kernels::TaskCatalog catalog;
   evaluator::EngineOptions options;
+  kernels::DeviceKind cuda_shapes = kernels::DeviceKind::cpu;
   std::map<kernels::DeviceKind, std::unique_ptr<evaluator::EvaluationEngine>> made;
   std::map<kernels::DeviceKind, std::string> unusable;  // why a device's engine cannot be made
 
@@ -173,6 +179,11 @@ struct Engines {
     auto device_options = options;
     device_options.device = device;
     device_options.evaluator_name = "drk verify-corpus";
+    if (device == kernels::DeviceKind::cuda) {
+      device_options.shapes = cuda_shapes;
+      // The corpus checks honesty: every correct CUDA file also runs under compute-sanitizer.
+      device_options.sanitize = true;
+    }
     auto engine = evaluator::EvaluationEngine::create(catalog, device_options);
     if (!engine) {
       unusable[device] = engine.error().message;
@@ -502,6 +513,7 @@ int cmd_verify_corpus(const Args& args) {
   std::string directory;
   bool json = false;
   std::chrono::milliseconds deadline{120000};
+  kernels::DeviceKind cuda_shapes = kernels::DeviceKind::cpu;
   evaluator::EngineOptions options;
   options.trials = 3;
   options.timing_budget_ms = 100;
@@ -542,6 +554,14 @@ int cmd_verify_corpus(const Args& args) {
       auto value = count(1);
       if (!value) return 2;
       options.max_threads = static_cast<int>(*value);
+    } else if (arg == "--cuda-shapes" && has_value) {
+      auto shapes = kernels::parse_device(args[++i]);
+      if (!shapes) {
+        std::cerr << "drk verify-corpus: --cuda-shapes " << args[i] << ": " << shapes.error().message
+                  << " (expected cpu or cuda)\n";
+        return 2;
+      }
+      cuda_shapes = *shapes;
     } else if (arg == "--deadline-s") {
       auto value = count(1);
       if (!value) return 2;
@@ -577,7 +597,7 @@ int cmd_verify_corpus(const Args& args) {
     std::cerr << "drk verify-corpus: " << catalog.error().message << "\n";
     return 1;
   }
-  Engines engines{std::move(*catalog), options, {}, {}};
+  Engines engines{std::move(*catalog), options, cuda_shapes, {}, {}};
   std::vector<Row> rows(files.size());
   for (size_t i = 0; i < files.size(); ++i) {
     rows[i].file = fs::relative(files[i], directory).string();

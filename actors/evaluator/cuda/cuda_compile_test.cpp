@@ -8,11 +8,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "actors/evaluator/compiler.h"
 #include "actors/evaluator/ptxas_report.h"
+#include "kernels/compile/compiler.h"
 #include "tests/doctest_drk.h"
 
 namespace fs = std::filesystem;
+using namespace drk::compile;
 using namespace drk::evaluator;
 
 namespace {

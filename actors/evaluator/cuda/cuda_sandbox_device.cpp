@@ -194,6 +194,7 @@ class CudaSandboxDevice final : public SandboxDevice {
     }
     std::unique_ptr<CudaSandboxDevice> device(new CudaSandboxDevice());
     device->memory_limit_ = options.memory_limit_bytes;
+    device->separate_ = options.separate_allocations;
     auto fail = [&](const std::string& what, cudaError_t status) {
       error = "drk-sandbox-cuda cannot start: " + what + ": " + cuda_error_text(status);
       return nullptr;
@@ -213,12 +214,16 @@ class CudaSandboxDevice final : public SandboxDevice {
     device->name_ = properties.name;
     char bus_id[64] = {};
     if (auto status = cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0); status == cudaSuccess) device->pci_bus_id_ = bus_id;
-    auto trace = cuda::KernelTrace::start();
-    if (!trace) {
-      error = "drk-sandbox-cuda cannot trace kernels: " + trace.error().message;
-      return nullptr;
+    // Under compute-sanitizer (the only user of separate allocations) CUPTI is the sanitizer's:
+    // that sandbox loads and runs, it never times.
+    if (!device->separate_) {
+      auto trace = cuda::KernelTrace::start();
+      if (!trace) {
+        error = "drk-sandbox-cuda cannot trace kernels: " + trace.error().message;
+        return nullptr;
+      }
+      device->trace_ = std::move(*trace);
     }
-    device->trace_ = std::move(*trace);
     active_workspace = &device->workspace_;
     return device;
   }
@@ -226,13 +231,14 @@ class CudaSandboxDevice final : public SandboxDevice {
   ~CudaSandboxDevice() override {
     active_workspace = nullptr;
     if (mirror_) cudaFree(mirror_);
+    for (const auto& [offset, tensor] : tensors_) cudaFree(tensor.first);
     if (flush_) cudaFree(flush_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
   Status mirror_region(uint8_t* host, size_t bytes) override {
     host_ = host;
-    if (bytes == mirror_bytes_) return {};
+    if (separate_ || bytes == mirror_bytes_) return {};
     if (mirror_) cudaFree(mirror_);
     mirror_ = nullptr;
     mirror_bytes_ = 0;
@@ -246,7 +252,22 @@ class CudaSandboxDevice final : public SandboxDevice {
     return {};
   }
 
-  void* tensor_data(uint64_t offset) override { return static_cast<uint8_t*>(mirror_) + offset; }
+  void* tensor_data(uint64_t offset, uint64_t bytes) override {
+    if (!separate_) return static_cast<uint8_t*>(mirror_) + offset;
+    auto found = tensors_.find(offset);
+    if (found != tensors_.end() && found->second.second == bytes) return found->second.first;
+    if (found != tensors_.end()) {
+      cudaFree(found->second.first);
+      tensors_.erase(found);
+    }
+    void* data = nullptr;
+    if (cudaMalloc(&data, std::max<uint64_t>(bytes, 1)) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    tensors_[offset] = {data, bytes};
+    return data;
+  }
 
   void prepare_context(drk_context& context) override {
     context.device = DRK_CUDA;
@@ -283,7 +304,7 @@ class CudaSandboxDevice final : public SandboxDevice {
 
   Status copy_to_device(const std::vector<RegionRange>& ranges) override {
     for (const auto& range : ranges)
-      if (auto status = cudaMemcpy(static_cast<uint8_t*>(mirror_) + range.offset, host_ + range.offset, range.bytes,
+      if (auto status = cudaMemcpy(device_address(range.offset), host_ + range.offset, range.bytes,
                                    cudaMemcpyHostToDevice);
           status != cudaSuccess)
         return latch("copying the tensors to the device", status);
@@ -292,7 +313,7 @@ class CudaSandboxDevice final : public SandboxDevice {
 
   Status copy_to_host(const std::vector<RegionRange>& ranges) override {
     for (const auto& range : ranges)
-      if (auto status = cudaMemcpy(host_ + range.offset, static_cast<uint8_t*>(mirror_) + range.offset, range.bytes,
+      if (auto status = cudaMemcpy(host_ + range.offset, device_address(range.offset), range.bytes,
                                    cudaMemcpyDeviceToHost);
           status != cudaSuccess)
         return latch("copying the tensors back from the device", status);
@@ -317,6 +338,19 @@ class CudaSandboxDevice final : public SandboxDevice {
 
  private:
   CudaSandboxDevice() = default;
+
+  // A sandbox under compute-sanitizer has no kernel trace: it answers a timing request so.
+  bool refused_without_trace(msg::SandboxReply::Builder reply) const {
+    if (trace_) return false;
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage("this sandbox runs under compute-sanitizer and does not time or measure");
+    return true;
+  }
+
+  // Where the tensor at a region offset lives on the device (tensor_data made it).
+  void* device_address(uint64_t offset) {
+    return separate_ ? tensors_.at(offset).first : static_cast<uint8_t*>(mirror_) + offset;
+  }
 
   // What the workspace may hand out this call: the limit less what the candidate holds besides
   // the workspace's own block.
@@ -412,6 +446,8 @@ class CudaSandboxDevice final : public SandboxDevice {
   cudaStream_t stream_ = nullptr;
   void* mirror_ = nullptr;
   size_t mirror_bytes_ = 0;
+  bool separate_ = false;  // SandboxDeviceOptions::separate_allocations
+  std::map<uint64_t, std::pair<void*, uint64_t>> tensors_;  // by region offset: address, bytes
   uint8_t* host_ = nullptr;
   void* flush_ = nullptr;
   size_t flush_bytes_ = 0;
@@ -436,6 +472,7 @@ class CudaSandboxDevice final : public SandboxDevice {
 };
 
 void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& calls, msg::SandboxReply::Builder reply) {
+  if (refused_without_trace(reply)) return;
   auto sides = request.getSides();
   size_t set_count = calls.inputs.size();
   auto reference = reference_for(request.getReference());
@@ -532,6 +569,7 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
 }
 
 void CudaSandboxDevice::measure_peaks(msg::SandboxReply::Builder reply) {
+  if (refused_without_trace(reply)) return;
   auto peaks = reply.initPeaks();
   peaks.setName(name_);
   peaks.setL2CacheBytes(l2_bytes_);
@@ -700,6 +738,7 @@ Result<std::optional<CudaSandboxDevice::SideEnergy>> CudaSandboxDevice::energy_o
 
 void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, CandidateCalls& calls,
                                        msg::SandboxReply::Builder reply) {
+  if (refused_without_trace(reply)) return;
   auto out = reply.initEnergy();
   if (!nvml_ && nvml_unavailable_.empty()) {
     if (pci_bus_id_.empty()) {
@@ -779,6 +818,7 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
 
 // One candidate call on set 0 under CUPTI's Range Profiler, the kernel trace paused meanwhile.
 void CudaSandboxDevice::measure_metrics(CandidateCalls& calls, msg::SandboxReply::Builder reply) {
+  if (refused_without_trace(reply)) return;
   auto out = reply.initMetrics();
   if (auto paused = trace_->pause(); !paused) {
     out.setAvailable(false);

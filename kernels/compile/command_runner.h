@@ -1,5 +1,5 @@
-// CommandRunner: the seam through which the Evaluator runs short-lived commands to completion (the
-// host compiler). Tests inject a runner that fails, hangs or returns canned output.
+// CommandRunner: the seam through which the Compiler runs short-lived commands to completion (the
+// host compiler, nvcc). Tests inject a runner that fails, hangs or returns canned output.
 //
 // run() starts argv[0] (looked up in PATH) in a new process group with stdin from /dev/null and
 // stdout and stderr captured together (at most max_output bytes are kept), waits until it exits
@@ -18,7 +18,7 @@
 
 #include "runtime/result.h"
 
-namespace drk::evaluator {
+namespace drk::compile {
 
 struct CommandRun {
   int exit_code = -1;      // valid when signal == 0 and !timed_out
@@ -37,4 +37,4 @@ class CommandRunner {
 // Launches real processes (posix_spawnp).
 std::shared_ptr<CommandRunner> system_command_runner(size_t max_output = 64 * 1024);
 
-}  // namespace drk::evaluator
+}  // namespace drk::compile

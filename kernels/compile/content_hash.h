@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-namespace drk::evaluator {
+namespace drk::compile {
 
 std::string content_hash(std::string_view bytes);
 
-}  // namespace drk::evaluator
+}  // namespace drk::compile

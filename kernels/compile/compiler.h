@@ -6,14 +6,17 @@
 //        --resource-usage -I<kernels/abi> candidate.cu -o <key>.so
 //
 // The cache key is the SHA-256 of the source, the command (compiler and flags), the compiler's
-// identity (its `--version` text) and the ABI header, so a change of any of them recompiles. A
-// cache directory holds <key>.so (and <key>.cpp, for people); a source that failed to compile
-// leaves <key>.log so that the same failure is answered from the cache; a source that compiled
-// leaves the compiler's output in <key>.out (nvcc's resource report is read from it on a hit). Objects are written to
-// a temporary name and renamed, so several Evaluators may share one cache directory.
+// identity (its `--version` text, and with -march=native the target it resolves to on this
+// machine: `-Q --help=target`) and the ABI header, so a change of any of them recompiles, and an
+// object built on another machine (kernels/compile/compiled_artifact.h) has this machine's key only
+// when it was built for the same target. A cache directory holds <key>.so (and <key>.cpp, for
+// people); a source that failed to compile leaves <key>.log so that the same failure is answered
+// from the cache; a source that compiled leaves the compiler's output in <key>.out (nvcc's
+// resource report is read from it on a hit). Objects are written to a temporary name and renamed,
+// so several Evaluators (and Generators that compile ahead) may share one cache directory.
 //
-// Thread-safety: compile() may run on several threads (distinct temporary names per call).
-// Errors: compile_error carries the compiler's message (paths shown as candidate.cpp) and
+// Thread-safety: compile() and adopt() may run on several threads (distinct temporary names per
+// call). Errors: compile_error carries the compiler's message (paths shown as candidate.cpp) and
 // "timed out" for a compile past its deadline; io_error when the compiler cannot run or the
 // cache directory cannot be written.
 #pragma once
@@ -22,12 +25,14 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "actors/evaluator/command_runner.h"
+#include "kernels/compile/command_runner.h"
+#include "messages/drk.capnp.h"
 #include "runtime/result.h"
 
-namespace drk::evaluator {
+namespace drk::compile {
 
 // kernels/abi of the source tree ($DRK_SOURCE_DIR/kernels/abi when that is set).
 std::string default_abi_include_dir();
@@ -46,6 +51,11 @@ struct CompilerOptions {
 // shared object for `architecture` (sm_90: the H200), with line info and the resource report.
 // -cudart shared: the candidate uses the sandbox's CUDA runtime, not a private static copy.
 CompilerOptions nvcc_compiler_options(const std::string& architecture = "sm_90");
+
+// The options candidates of `language` are compiled with, by the Evaluator and by a Generator
+// that compiles ahead (the same options give the same cache keys): the defaults above for C++,
+// nvcc_compiler_options() for CUDA. cache_dir is left for the caller to set.
+CompilerOptions compiler_options_for(msg::Language language);
 
 struct CompiledCandidate {
   std::string library_path;  // absolute path of the shared object
@@ -67,18 +77,27 @@ class Compiler {
   // deduplicates in-flight compiles by it).
   std::string cache_key(const std::string& source) const;
 
+  // Files `object`, built elsewhere from `source` by a compiler whose cache_key(source) was
+  // `key`, as compile() would have: the output in <key>.out, the object renamed into <key>.so
+  // (no <key>.cpp: nothing was compiled here).
+  // The caller has checked that `key` is this compiler's cache_key(source) (compiled_artifact.h);
+  // adopt() refuses any other key with invalid_argument. An object already cached is kept as it
+  // is. Errors: io_error when the cache cannot be written.
+  Status adopt(const std::string& source, const std::string& key, std::string_view object,
+               const std::string& compiler_output);
+
+  // The compiler and its flags, as one line ("c++ -O3 ...").
+  std::string command_line() const;
   const CompilerOptions& options() const { return options_; }
 
  private:
   Compiler(CompilerOptions options, std::shared_ptr<CommandRunner> runner, std::string identity)
       : options_(std::move(options)), runner_(std::move(runner)), identity_(std::move(identity)) {}
 
-  std::string command_line() const;
-
   CompilerOptions options_;
   std::shared_ptr<CommandRunner> runner_;
-  std::string identity_;  // compiler --version text and the ABI header
+  std::string identity_;  // compiler --version text, the native target when asked for, the ABI header
   std::atomic<uint64_t> sequence_{0};
 };
 
-}  // namespace drk::evaluator
+}  // namespace drk::compile

@@ -1,5 +1,6 @@
 // CompilePool: compiles candidate sources on a bounded pool of worker threads, so that an
-// Evaluator can compile the next candidates while it checks and times the current one.
+// Evaluator can compile the next candidates while it checks and times the current one (and a
+// Generator that compiles ahead can compile several candidates while it generates).
 //
 // submit(source) queues the compile and returns a shared future of its outcome at once; at most
 // `workers` compiles run at the same time, the rest wait in submission order. A source whose
@@ -8,7 +9,10 @@
 // are forgotten here; the Compiler's content-hash cache on disk (shared by every pool and
 // process that uses the same directory) answers them from then on.
 //
-// Thread-safety: submit(), compile() and stats() may be called from any thread. The destructor
+// adopt() files an object compiled elsewhere (compiled_artifact.h) into the cache once it is
+// verified, so that the next submit of its source is a cache hit instead of a compile.
+//
+// Thread-safety: submit(), compile(), adopt() and stats() may be called from any thread. The destructor
 // lets running compiles finish and answers the queued ones with Errc::busy ("the compile pool
 // stopped"); it must not run while another thread is inside submit().
 // Errors: the outcome is the Compiler's: compile_error for a candidate that does not compile
@@ -26,16 +30,19 @@
 #include <thread>
 #include <vector>
 
-#include "actors/evaluator/compiler.h"
+#include "kernels/compile/compiler.h"
+#include "messages/drk.capnp.h"
 #include "runtime/result.h"
 
-namespace drk::evaluator {
+namespace drk::compile {
 
 struct CompilePoolStats {
   uint64_t submitted = 0;     // submit() calls
   uint64_t deduplicated = 0;  // of them, answered by a compile already queued or running
   uint64_t compiled = 0;      // compiles the workers finished (cache hits included)
   size_t peak_running = 0;    // the most compiles that ever ran at once
+  uint64_t adopted = 0;       // shipped objects filed into the cache (their compiles skipped)
+  uint64_t refused = 0;       // shipped objects refused by verify_artifact (compiled instead)
 };
 
 class CompilePool {
@@ -51,6 +58,9 @@ class CompilePool {
   std::shared_future<Outcome> submit(const std::string& source);
   // submit(source).get(): blocks until the compile (or the one it joined) is done.
   Outcome compile(const std::string& source);
+  // verify_artifact(), then Compiler::adopt(). Errors: verify_artifact's invalid_argument (the
+  // artifact is refused: compile the source as usual); io_error when the cache cannot be written.
+  Status adopt(const std::string& source, msg::CompiledArtifact::Reader artifact);
 
   size_t workers() const { return threads_.size(); }
   CompilePoolStats stats() const;
@@ -77,4 +87,4 @@ class CompilePool {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace drk::evaluator
+}  // namespace drk::compile

@@ -1,4 +1,4 @@
-#include "actors/evaluator/command_runner.h"
+#include "kernels/compile/command_runner.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 
 extern char** environ;
 
-namespace drk::evaluator {
+namespace drk::compile {
 namespace {
 
 class SystemCommandRunner final : public CommandRunner {
@@ -88,4 +88,4 @@ std::shared_ptr<CommandRunner> system_command_runner(size_t max_output) {
   return std::make_shared<SystemCommandRunner>(max_output);
 }
 
-}  // namespace drk::evaluator
+}  // namespace drk::compile

@@ -1,19 +1,20 @@
-#include "actors/evaluator/compiler.h"
+#include "kernels/compile/compiler.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "actors/evaluator/content_hash.h"
+#include "kernels/compile/content_hash.h"
 
 #ifndef DRK_SOURCE_DIR
-#error "DRK_SOURCE_DIR must be defined by the build (actors/evaluator/CMakeLists.txt)"
+#error "DRK_SOURCE_DIR must be defined by the build (kernels/compile/CMakeLists.txt)"
 #endif
 
-namespace drk::evaluator {
+namespace drk::compile {
 namespace {
 
 namespace fs = std::filesystem;
@@ -26,7 +27,7 @@ Result<std::string> read_file(const fs::path& path) {
   return text.str();
 }
 
-Status write_file(const fs::path& path, const std::string& text) {
+Status write_file(const fs::path& path, std::string_view text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   out.close();
@@ -59,6 +60,10 @@ CompilerOptions nvcc_compiler_options(const std::string& architecture) {
   return options;
 }
 
+CompilerOptions compiler_options_for(msg::Language language) {
+  return language == msg::Language::CUDA ? nvcc_compiler_options() : CompilerOptions{};
+}
+
 Result<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions options, std::shared_ptr<CommandRunner> runner) {
   std::error_code ec;
   if (options.cache_dir.empty()) return make_error(Errc::invalid_argument, "the compile cache directory is not set");
@@ -73,7 +78,17 @@ Result<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions options, std:
   if (!version) return version.error();
   if (!version->succeeded())
     return make_error(Errc::io_error, "the compiler '" + options.compiler + "' does not run: " + version->output);
-  return std::unique_ptr<Compiler>(new Compiler(std::move(options), std::move(runner), version->output + *header));
+  std::string identity = version->output;
+  // -march=native means this machine's CPU: an object built for another CPU may not run here.
+  if (std::find(options.flags.begin(), options.flags.end(), "-march=native") != options.flags.end()) {
+    auto target = runner->run({options.compiler, "-march=native", "-Q", "--help=target"}, std::chrono::seconds(30));
+    if (!target) return target.error();
+    if (!target->succeeded())
+      return make_error(Errc::io_error, "the compiler '" + options.compiler +
+                                            "' does not say what -march=native means here: " + target->output);
+    identity += target->output;
+  }
+  return std::unique_ptr<Compiler>(new Compiler(std::move(options), std::move(runner), identity + *header));
 }
 
 std::string Compiler::command_line() const {
@@ -84,6 +99,31 @@ std::string Compiler::command_line() const {
 
 std::string Compiler::cache_key(const std::string& source) const {
   return content_hash(source + '\0' + command_line() + '\0' + identity_);
+}
+
+Status Compiler::adopt(const std::string& source, const std::string& key, std::string_view object,
+                       const std::string& compiler_output) {
+  if (key != cache_key(source))
+    return make_error(Errc::invalid_argument, "an object built under key " + key +
+                                                  " is not this compiler's object for the source (key " +
+                                                  cache_key(source) + ")");
+  fs::path dir(options_.cache_dir);
+  fs::path library = dir / (key + ".so");
+  std::error_code ec;
+  if (fs::exists(library, ec)) return {};
+  fs::path temporary = dir / (key + "." + std::to_string(getpid()) + "." + std::to_string(sequence_++) + ".so");
+  if (auto written = write_file(temporary, object); !written) return written.error();
+  if (auto written = write_file(dir / (key + ".out"), compiler_output); !written) {
+    fs::remove(temporary, ec);
+    return written.error();
+  }
+  fs::rename(temporary, library, ec);
+  if (ec) {
+    fs::remove(temporary, ec);
+    return make_error(Errc::io_error,
+                      "cannot move the shipped object into '" + library.string() + "': " + ec.message());
+  }
+  return {};
 }
 
 Result<CompiledCandidate> Compiler::compile(const std::string& source) {
@@ -152,4 +192,4 @@ Result<CompiledCandidate> Compiler::compile(const std::string& source) {
   return compiled;
 }
 
-}  // namespace drk::evaluator
+}  // namespace drk::compile

@@ -1,6 +1,8 @@
-#include "actors/evaluator/compile_pool.h"
+#include "kernels/compile/compile_pool.h"
 
-namespace drk::evaluator {
+#include "kernels/compile/compiled_artifact.h"
+
+namespace drk::compile {
 
 Result<std::unique_ptr<CompilePool>> CompilePool::create(std::unique_ptr<Compiler> compiler, size_t workers) {
   if (!compiler) return make_error(Errc::invalid_argument, "the compile pool needs a compiler");
@@ -48,6 +50,19 @@ std::shared_future<CompilePool::Outcome> CompilePool::submit(const std::string& 
 
 CompilePool::Outcome CompilePool::compile(const std::string& source) { return submit(source).get(); }
 
+Status CompilePool::adopt(const std::string& source, msg::CompiledArtifact::Reader artifact) {
+  auto verified = verify_artifact(*compiler_, source, artifact);
+  if (verified) {
+    const auto object = artifact.getObject();
+    verified = compiler_->adopt(source, artifact.getKey().cStr(),
+                                {reinterpret_cast<const char*>(object.begin()), object.size()},
+                                artifact.getCompilerOutput().cStr());
+  }
+  std::lock_guard lock(mutex_);
+  ++(verified ? stats_.adopted : stats_.refused);
+  return verified;
+}
+
 CompilePoolStats CompilePool::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;
@@ -78,4 +93,4 @@ void CompilePool::work() {
   }
 }
 
-}  // namespace drk::evaluator
+}  // namespace drk::compile

@@ -1,10 +1,10 @@
-#include "actors/evaluator/content_hash.h"
+#include "kernels/compile/content_hash.h"
 
 #include <array>
 #include <cstdint>
 #include <vector>
 
-namespace drk::evaluator {
+namespace drk::compile {
 namespace {
 
 constexpr std::array<uint32_t, 64> kRoundConstants = {
@@ -60,4 +60,4 @@ std::string content_hash(std::string_view bytes) {
   return hex;
 }
 
-}  // namespace drk::evaluator
+}  // namespace drk::compile
