@@ -17,6 +17,10 @@ std::string format_progress(msg::StepReport::Reader report, uint32_t total_steps
   std::string line = text;
   // What the Learner did beyond a plain update, only when it did.
   if (report.getStage().size() != 0) line += std::string("  stage ") + report.getStage().cStr();
+  if (report.getScreened() != 0) {
+    line += "  measured " + std::to_string(report.getMeasured()) + " screened " +
+            std::to_string(report.getScreened());
+  }
   if (report.getPrsRejected() + report.getMrsRejected() != 0) {
     line += "  rejected prs " + std::to_string(report.getPrsRejected()) + " mrs " +
             std::to_string(report.getMrsRejected());

@@ -42,6 +42,10 @@ CREATE TABLE IF NOT EXISTS samples (
   policy_version INTEGER, family TEXT, reward REAL, advantage REAL, return REAL, trained INTEGER,
   rejected_by TEXT, correct INTEGER, honest INTEGER, speedup REAL, coverage REAL, actions TEXT,
   logprobs TEXT, learner_logprobs TEXT, kept TEXT);
+CREATE TABLE IF NOT EXISTS screened (
+  candidate_id TEXT PRIMARY KEY REFERENCES candidates(id));
+CREATE TABLE IF NOT EXISTS step_screening (
+  step INTEGER PRIMARY KEY, measured INTEGER, screened INTEGER);
 CREATE INDEX IF NOT EXISTS samples_by_trajectory ON samples (trajectory_id, turn);
 )sql";
 
@@ -233,6 +237,12 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
     insert.text(id).real(scored.getReward());
     ok = insert.step() == SQLITE_DONE;
   }
+  if (ok && scored.getScreened()) {
+    // Answered by the Oracle's cost model: the verdict holds no measurement.
+    Statement insert(db_.get(), "INSERT OR REPLACE INTO screened VALUES (?)");
+    insert.text(id);
+    ok = insert.step() == SQLITE_DONE;
+  }
   if (ok) {
     Statement insert(db_.get(), "INSERT OR REPLACE INTO feedback VALUES (?,?)");
     insert.text(id).text(scored.getSummary().cStr());
@@ -272,6 +282,11 @@ Status Archive::record_step(msg::StepReport::Reader report) {
       .integer(report.getMrsVetoed()).integer(report.getPpoEpochs()).text(report.getStage().cStr());
   if (training.step() != SQLITE_DONE) {
     return sqlite_error("cannot record the training fields of step " + std::to_string(report.getStep()));
+  }
+  Statement screening(db_.get(), "INSERT OR REPLACE INTO step_screening VALUES (?,?,?)");
+  screening.integer(report.getStep()).integer(report.getMeasured()).integer(report.getScreened());
+  if (screening.step() != SQLITE_DONE) {
+    return sqlite_error("cannot record the screening counts of step " + std::to_string(report.getStep()));
   }
   return {};
 }
@@ -325,8 +340,10 @@ Result<std::vector<StepRow>> Archive::steps() const {
   Statement joined(db_.get(),
                    "SELECT s.step, s.policy_version, s.mean_reward, s.best_speedup, s.correct_fraction, "
                    "s.trajectories, s.seconds, s.finished, t.rolled_back, t.rolled_back_to, t.diagnostic, "
-                   "t.prs_rejected, t.mrs_rejected, t.mrs_vetoed, t.ppo_epochs, t.stage "
-                   "FROM steps s LEFT JOIN step_training t ON t.step = s.step ORDER BY s.step");
+                   "t.prs_rejected, t.mrs_rejected, t.mrs_vetoed, t.ppo_epochs, t.stage, "
+                   "COALESCE(q.measured, 0), COALESCE(q.screened, 0) "
+                   "FROM steps s LEFT JOIN step_training t ON t.step = s.step "
+                   "LEFT JOIN step_screening q ON q.step = s.step ORDER BY s.step");
   // The archive of an older run has no step_training table.
   const bool has_training = joined.prepared();
   Statement plain(db_.get(),
@@ -354,6 +371,8 @@ Result<std::vector<StepRow>> Archive::steps() const {
       row.mrs_vetoed = static_cast<uint32_t>(query.column_integer(13));
       row.ppo_epochs = static_cast<uint32_t>(query.column_integer(14));
       row.stage = query.column_text(15);
+      row.measured = static_cast<uint32_t>(query.column_integer(16));
+      row.screened = static_cast<uint32_t>(query.column_integer(17));
     }
     rows.push_back(std::move(row));
   }
@@ -365,8 +384,9 @@ Result<std::vector<TrainingSample>> Archive::training_samples() const {
     SELECT s.candidate_id, s.trajectory_id, s.task, s.family, s.turn, s.step, s.policy_version,
       COALESCE(f.summary, ''), COALESCE(c.source, ''), COALESCE(c.schedule, ''), s.reward,
       s.advantage, s.return, s.trained, s.rejected_by, s.correct, s.honest, s.speedup, s.coverage,
-      s.actions, s.logprobs, s.learner_logprobs, s.kept
+      s.actions, s.logprobs, s.learner_logprobs, s.kept, sc.candidate_id IS NOT NULL
     FROM samples s LEFT JOIN candidates c ON c.id = s.candidate_id
+    LEFT JOIN screened sc ON sc.candidate_id = s.candidate_id
     LEFT JOIN samples p ON p.trajectory_id = s.trajectory_id AND p.turn = s.turn - 1
     LEFT JOIN feedback f ON f.candidate_id = p.candidate_id
     ORDER BY s.step, s.trajectory_id, s.turn)sql");
@@ -402,6 +422,7 @@ Result<std::vector<TrainingSample>> Archive::training_samples() const {
     sample.logprobs = parse_numbers(query.column_text(20));
     sample.learner_logprobs = parse_numbers(query.column_text(21));
     for (const double value : parse_numbers(query.column_text(22))) sample.kept.push_back(value != 0.0);
+    sample.screened = query.column_integer(23) != 0;
     samples.push_back(std::move(sample));
   }
   return samples;

@@ -48,6 +48,8 @@ struct StepRow {
   bool diagnostic = false;
   uint32_t prs_rejected = 0, mrs_rejected = 0, mrs_vetoed = 0, ppo_epochs = 0;
   std::string stage;
+  // From the step_screening table: turns measured and turns the Oracle's cost model answered.
+  uint32_t measured = 0, screened = 0;
 };
 
 // One turn as a training sample (docs/archive.md gives the JSONL form).
@@ -63,6 +65,7 @@ struct TrainingSample {
   std::string rejected_by;
   bool correct = false, honest = false;
   double speedup = 0, coverage = 0;
+  bool screened = false;  // reward and correct are the Oracle's cost-model prediction, not measured
   std::vector<int64_t> actions;
   std::vector<double> logprobs, learner_logprobs;
   std::vector<bool> kept;

@@ -94,6 +94,37 @@ DRK_TEST_CASE("steps and policy versions are kept in order and survive reopening
   DRK_CHECK((*steps)[1].finished);
 }
 
+DRK_TEST_CASE("screened candidates and each step's screening counts are on record") {
+  drk::testing::RunDir dir;
+  auto archive = Archive::open((dir.path() / "a.sqlite").string());
+  DRK_REQUIRE(archive.ok());
+  {
+    capnp::MallocMessageBuilder message;
+    auto report = message.initRoot<drk::msg::StepReport>();
+    report.setStep(0);
+    report.setMeasured(40);
+    report.setScreened(24);
+    DRK_REQUIRE(archive->record_step(report.asReader()).ok());
+  }
+  capnp::MallocMessageBuilder message;
+  auto scored = message.initRoot<drk::msg::Scored>();
+  scored.setReward(1.4);
+  scored.setScreened(true);
+  auto candidate = scored.initVerdict().initResult().initCandidate();
+  candidate.setId("s0/relu/0/t1");
+  candidate.setTask("relu");
+  DRK_REQUIRE(archive->record_scored(scored.asReader()).ok());
+  auto steps = archive->steps();
+  DRK_REQUIRE(steps.ok());
+  DRK_REQUIRE(steps->size() == 1);
+  DRK_CHECK((*steps)[0].measured == 40);
+  DRK_CHECK((*steps)[0].screened == 24);
+  // A screened candidate is no verified kernel, whatever its predicted reward.
+  auto best = archive->best_per_task();
+  DRK_REQUIRE(best.ok());
+  DRK_CHECK(best->empty());
+}
+
 DRK_TEST_CASE("a missing archive opened for reading names the file") {
   auto archive = Archive::open("/nonexistent/dir/archive.sqlite", true);
   DRK_REQUIRE_FALSE(archive.ok());

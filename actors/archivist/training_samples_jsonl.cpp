@@ -78,6 +78,7 @@ std::string training_sample_json(const TrainingSample& sample) {
   line += ",\"honest\":" + boolean(sample.honest);
   line += ",\"speedup\":" + json_number(sample.speedup);
   line += ",\"coverage\":" + json_number(sample.coverage);
+  line += ",\"screened\":" + boolean(sample.screened);
   return line + "}";
 }
 

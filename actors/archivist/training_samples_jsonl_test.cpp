@@ -90,7 +90,7 @@ DRK_TEST_CASE("every exported line is a JSON object with the training fields") {
   size_t count = 0;
   const std::set<std::string> required = {"task", "turn", "feedback", "candidate", "reward", "advantage",
                                           "logprobs", "mask", "trajectory_id", "candidate_id",
-                                          "policy_version", "step"};
+                                          "policy_version", "step", "screened"};
   capnp::JsonCodec codec;
   while (std::getline(lines, line)) {
     capnp::MallocMessageBuilder message;
@@ -123,6 +123,7 @@ DRK_TEST_CASE("every exported line is a JSON object with the training fields") {
   }
   DRK_CHECK(count == 4);
   DRK_CHECK(out.str().find("\"mask\":[1,1]") != std::string::npos);
+  DRK_CHECK(out.str().find("\"screened\":true") == std::string::npos);  // every turn here was measured
   DRK_CHECK(out.str().find("\"mask\":[0,0]") != std::string::npos);
   DRK_CHECK(out.str().find("\"kept\":[false,true]") != std::string::npos);
 }

@@ -678,21 +678,29 @@ class LearnerActor final : public runtime::Actor {
   void report_and_record(runtime::ActorContext& context, const UpdateStats& stats) {
     const uint32_t stage_index = static_cast<uint32_t>(runtime::training_stage_at(settings_.stages, step_));
     double reward_sum = 0.0, best_speedup = 0.0;
-    uint32_t turns = 0, correct = 0;
+    uint32_t turns = 0, screened = 0, correct = 0;
     for (const auto& rollout : rollouts_) {
       for (auto turn : rollout.trajectory->getRoot<msg::Trajectory>().getTurns()) {
         ++turns;
         reward_sum += turn.getReward();
+        // A screened turn's correctness is a prediction: correct% counts measured turns only.
+        if (turn.getScreened()) {
+          ++screened;
+          continue;
+        }
         if (turn.getCorrect()) ++correct;
         if (turn.getCorrect() && turn.getHonest()) best_speedup = std::max(best_speedup, turn.getSpeedup());
       }
     }
+    const uint32_t measured = turns - screened;
     schedule::StepSummary summary;
     summary.step = step_;
     summary.policy_version = version_;
     summary.mean_reward = turns == 0 ? 0.0 : reward_sum / turns;
     summary.best_speedup = best_speedup;
-    summary.correct_fraction = turns == 0 ? 0.0 : static_cast<double>(correct) / turns;
+    summary.correct_fraction = measured == 0 ? 0.0 : static_cast<double>(correct) / measured;
+    summary.measured = measured;
+    summary.screened = screened;
     summary.trajectories = static_cast<uint32_t>(rollouts_.size());
     summary.loss = stats.loss;
     summary.seconds = static_cast<double>(context.now_unix_ms() - step_started_ms_) / 1000.0;
@@ -730,6 +738,8 @@ class LearnerActor final : public runtime::Actor {
       report.setRolledBackTo(summary.rolled_back_to);
       report.setDiagnostic(summary.diagnostic);
       report.setPrsRejected(summary.prs_rejected);
+      report.setMeasured(summary.measured);
+      report.setScreened(summary.screened);
       report.setMrsRejected(summary.mrs_rejected);
       report.setMrsVetoed(summary.mrs_vetoed);
       report.setPpoEpochs(summary.ppo_epochs);

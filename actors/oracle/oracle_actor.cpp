@@ -12,6 +12,7 @@
 #include "actors/oracle/screening.h"
 #include "actors/verifier/feedback_report.h"
 #include "kernels/catalog/task.h"
+#include "kernels/compile/compiled_artifact.h"
 
 namespace drk::oracle {
 namespace {
@@ -185,7 +186,9 @@ class OracleActor final : public runtime::Actor {
     auto verdict = feedback.initVerdict();
     verdict.setHonest(true);
     auto result = verdict.initResult();
-    result.setCandidate(candidate);
+    // As an Evaluator's result would: the object compiled ahead stays out of results.
+    capnp::MallocMessageBuilder stripped;
+    result.setCandidate(compile::without_object(candidate, stripped).asReader());
     result.setErrorText(why);
     feedback.setSummary(why + ". The reward is the prediction.");
     feedback.setScreened(true);
@@ -292,7 +295,7 @@ std::vector<runtime::ExperimentKey> oracle_experiment_keys() {
     keys.push_back({prefix + "correct", runtime::ValueKind::number, "0.5"});
     keys.push_back({prefix + "speedup", runtime::ValueKind::number, "0.5"});
     keys.push_back({prefix + "speedup_cap", runtime::ValueKind::number, "3.0"});
-    keys.push_back({prefix + "coverage", runtime::ValueKind::number, "0.0"});
+    keys.push_back({prefix + "coverage", runtime::ValueKind::number, "0.25"});
   }
   return keys;
 }

@@ -83,6 +83,8 @@ Result<std::optional<CheckpointState>> read_checkpoint_state(const std::string& 
       report.mrs_vetoed = item["mrs_vetoed"].as<uint32_t>(0);
       report.ppo_epochs = item["ppo_epochs"].as<uint32_t>(0);
       report.stage = item["stage"].as<std::string>("");
+      report.measured = item["measured"].as<uint32_t>(0);
+      report.screened = item["screened"].as<uint32_t>(0);
       state.reports.push_back(report);
     }
     return std::optional<CheckpointState>{state};
@@ -136,7 +138,8 @@ Status write_checkpoint(const std::string& run_dir, const CheckpointState& state
          << YAML::Value << report.prs_rejected << YAML::Key << "mrs_rejected" << YAML::Value
          << report.mrs_rejected << YAML::Key << "mrs_vetoed" << YAML::Value << report.mrs_vetoed
          << YAML::Key << "ppo_epochs" << YAML::Value << report.ppo_epochs << YAML::Key << "stage"
-         << YAML::Value << report.stage << YAML::EndMap;
+         << YAML::Value << report.stage << YAML::Key << "measured" << YAML::Value << report.measured
+         << YAML::Key << "screened" << YAML::Value << report.screened << YAML::EndMap;
   }
   yaml << YAML::EndSeq << YAML::EndMap;
   if (auto status = write_file_atomically(policy_directory(run_dir) + "/state.yaml",

@@ -41,6 +41,8 @@ struct StepSummary {
   uint32_t prs_rejected = 0, mrs_rejected = 0, mrs_vetoed = 0;
   uint32_t ppo_epochs = 0;
   std::string stage;
+  // Oracle screening: turns measured, and turns answered by the cost model.
+  uint32_t measured = 0, screened = 0;
 };
 
 struct CheckpointState {

@@ -74,9 +74,12 @@ int cmd_archive(const Args& args) {
     }
     for (const auto& row : *steps) {
       std::printf("step %u  policy v%u  mean reward %.3f  correct %.0f%%  best %.2fx  epochs %u  "
-                  "rejected prs %u mrs %u (veto %u)%s%s%s%s\n",
+                  "rejected prs %u mrs %u (veto %u)%s%s%s%s%s\n",
                   row.step + 1, row.policy_version, row.mean_reward, 100.0 * row.correct_fraction,
                   row.best_speedup, row.ppo_epochs, row.prs_rejected, row.mrs_rejected, row.mrs_vetoed,
+                  row.screened == 0 ? ""
+                                    : ("  measured " + std::to_string(row.measured) + " screened " +
+                                       std::to_string(row.screened)).c_str(),
                   row.stage.empty() ? "" : ("  stage " + row.stage).c_str(),
                   row.rolled_back ? ("  ROLLBACK to v" + std::to_string(row.rolled_back_to)).c_str() : "",
                   row.diagnostic ? "  DIAGNOSTIC" : "", row.finished ? "  (last)" : "");
