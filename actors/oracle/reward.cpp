@@ -6,6 +6,9 @@ namespace drk::oracle {
 
 Result<RewardWeights> reward_weights_from(const YAML::Node& experiment) {
   RewardWeights weights;
+  if (experiment && experiment["device"] && experiment["device"].IsScalar() &&
+      experiment["device"].Scalar() == "cuda")
+    weights.coverage = kDefaultCudaCoverageWeight;
   const YAML::Node node = experiment ? experiment["reward"] : YAML::Node();
   if (!node) return weights;
   if (!node.IsMap()) {

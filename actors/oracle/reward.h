@@ -19,10 +19,16 @@ struct RewardWeights {
   double correct = 0.5;
   double speedup = 0.5;
   double speedup_cap = 3.0;
-  double coverage = 0.0;  // the profiling reward (PR); coverage is 1 on CPU, so off there
+  double coverage = 0.0;  // the profiling reward (PR)
 };
 
-// Reads experiment.reward {correct, speedup, speedup_cap, coverage}; absent keys keep defaults.
+// PR's weight when experiment.reward.coverage is absent: on for CUDA runs, where CUPTI measures
+// coverage; off on the CPU, where coverage is 1 for every correct candidate and the term would
+// only add to the correctness weight.
+inline constexpr double kDefaultCudaCoverageWeight = 0.25;
+
+// Reads experiment.reward {correct, speedup, speedup_cap, coverage}; absent keys keep defaults,
+// coverage's by experiment.device (above).
 Result<RewardWeights> reward_weights_from(const YAML::Node& experiment);
 
 double reward(const RewardWeights& weights, msg::Verdict::Reader verdict, double coverage);

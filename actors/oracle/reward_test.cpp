@@ -44,6 +44,18 @@ DRK_TEST_CASE("reward weights come from the experiment and bad keys are named") 
   DRK_CHECK(bad.error().message.find("speed") != std::string::npos);
 }
 
+DRK_TEST_CASE("the profiling reward is on by default for CUDA runs and off on the CPU") {
+  auto cpu = drk::oracle::reward_weights_from(YAML::Load("device: cpu"));
+  auto cuda = drk::oracle::reward_weights_from(YAML::Load("device: cuda"));
+  auto cuda_off = drk::oracle::reward_weights_from(YAML::Load("{device: cuda, reward: {coverage: 0}}"));
+  DRK_REQUIRE(cpu.ok());
+  DRK_REQUIRE(cuda.ok());
+  DRK_REQUIRE(cuda_off.ok());
+  DRK_CHECK(cpu->coverage == 0.0);
+  DRK_CHECK(cuda->coverage == drk::oracle::kDefaultCudaCoverageWeight);
+  DRK_CHECK(cuda_off->coverage == 0.0);
+}
+
 DRK_TEST_CASE("a rejected result earns nothing, however fast") {
   capnp::MallocMessageBuilder message;
   auto verdict = message.initRoot<drk::msg::Verdict>();

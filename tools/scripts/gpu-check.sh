@@ -43,6 +43,15 @@ for test in $(ctest --test-dir "$BUILD_DIR" -N -L gpu | awk '/Test +#/ {print $3
 done
 
 if [ -x "$BUILD_DIR/tools/drk" ]; then
+  drk="$BUILD_DIR/tools/drk"
+  # The CUDA hack corpus on its own, for its totals (ctest's verify_corpus runs it too).
+  "$drk" verify-corpus tests/hacks/cuda --threads 8 --deadline-s 60 > "$out/corpus-cuda.log" 2>&1 \
+    && status=ok || status=FAILED
+  row "cuda hack corpus" "$status: $(grep -iE 'detection|caught' "$out/corpus-cuda.log" | tail -n 1)"
+  # Energy per call from NVML on a kernel long enough to read (cross_entropy at its published shape).
+  "$drk" eval --task cross_entropy --candidate tests/candidates/cuda/cross_entropy.cu --device cuda --threads 8 \
+    --energy-ms 500 > "$out/eval-energy.log" 2>&1 && status=ok || status=FAILED
+  row "energy (cross_entropy)" "$status: $(grep -E "^energy" "$out/eval-energy.log" | cut -c13-110)"
   for bench in tools/bench/*.sh; do
     [ -f "$bench" ] || continue
     name=$(basename "$bench" .sh)
