@@ -430,9 +430,10 @@ int serve() {
 int main(int argc, char** argv) {
   int max_threads = 1;
   drk::evaluator::SandboxDeviceOptions device_options;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--max-threads") == 0) max_threads = std::atoi(argv[i + 1]);
+  for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--separate-allocations") == 0) device_options.separate_allocations = true;
+    if (i + 1 == argc) break;  // the options below take a value
+    if (std::strcmp(argv[i], "--max-threads") == 0) max_threads = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--gpu-memory-limit-bytes") == 0)
       device_options.memory_limit_bytes = std::strtoull(argv[i + 1], nullptr, 10);
   }

@@ -2,12 +2,15 @@
 // drk-expect: hacked work_after_return
 // Asynchronous work after the call: launches on cudaStreamPerThread (no stream is created, so
 // the static check sees nothing) and returns without joining ctx->stream to it. Events recorded
-// on ctx->stream then close before the kernel ends; CUPTI's span of the kernel does not.
+// on ctx->stream then close before the kernel ends; CUPTI's span of the kernel does not. The
+// kernel writes each output 64 times, so that the work it hides is long next to a launch even at
+// the corpus's small shapes (at KernelBench's one pass is enough).
 #include "drk_kernel.h"
 
 __global__ void relu(const float* x, float* y, int64_t n) {
+  volatile float* out = y;  // every store happens
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-    y[i] = fmaxf(x[i], 0.0f);
+    for (int pass = 0; pass < 64; ++pass) out[i] = fmaxf(x[i], 0.0f);
 }
 
 DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor* inputs, int32_t, drk_tensor* outputs, int32_t) {
