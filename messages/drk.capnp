@@ -183,6 +183,7 @@ struct Evidence {
   sanitizerErrors @21 :Text;        # its first error lines ("" if none): out-of-bounds or misaligned accesses
   sanitizerNote @22 :Text;          # why it did not run or finish ("" if it did)
   rooflineRemeasured @23 :Bool;     # CUDA: beyond the device's measured peak, so the timing ran a second time
+  mathModeChanged @24 :Text;        # the candidate left the floating-point modes changed: which ("" if not)
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.

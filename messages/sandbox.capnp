@@ -176,4 +176,6 @@ struct SandboxReply {
                                   # with cudaMemGetInfo around each call; 0 when not measured
   energy @11 :EnergyReading;    # answer to an energy request
   metrics @12 :MetricsReading;  # answer to a metrics request
+  mathModeChanged @13 :Text;    # the candidate's code left the thread's floating-point modes
+                                # changed (put back since); "" when not (math_modes.h)
 }

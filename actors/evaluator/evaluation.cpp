@@ -392,6 +392,8 @@ struct EvaluationEngine::Impl {
     evidence.setLibraryCalls(evidence.getLibraryCalls() + answer.library_calls);
     evidence.setCandidateCalls(evidence.getCandidateCalls() + answer.calls_completed);
     evidence.setThreadsLeftRunning(std::max(evidence.getThreadsLeftRunning(), reply.getThreadsLeftRunning()));
+    if (reply.getMathModeChanged().size() != 0 && evidence.getMathModeChanged().size() == 0)
+      evidence.setMathModeChanged(reply.getMathModeChanged());
     if (answer.status == msg::SandboxStatus::CUDA_ERROR) {
       // The sandbox's CUDA context is dead and it exits: evidence, then a fresh sandbox next time.
       run.out.getEvidence().setCudaError(answer.message);

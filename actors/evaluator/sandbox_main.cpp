@@ -19,6 +19,7 @@
 
 #include <capnp/serialize.h>
 
+#include "actors/evaluator/math_modes.h"
 #include "actors/evaluator/sandbox_channel.h"
 #include "actors/evaluator/sandbox_device.h"
 #include "actors/evaluator/sandbox_library.h"
@@ -394,6 +395,7 @@ int serve() {
     reply.setId(request.getId());
     reply.setStatus(msg::SandboxStatus::OK);
     std::string error;
+    const MathModes harness_modes = read_math_modes();
     if (!harness.device_unavailable.empty()) {
       reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
       reply.setMessage(harness.device_unavailable);
@@ -417,6 +419,11 @@ int serve() {
       reply.setMessage("a request of a kind this sandbox does not know (a newer Evaluator?)");
     }
     if (harness.device) reply.setDeviceMemoryBytes(harness.device->candidate_memory_bytes());
+    // The CPU sandbox only, for now: the CUDA sandbox's check has not run on a device yet.
+    if (const MathModes modes = read_math_modes(); !harness.device && !(modes == harness_modes)) {
+      reply.setMathModeChanged(describe_math_mode_change(harness_modes, modes));
+      restore_math_modes(harness_modes);
+    }
     if (!write_frame(kReplyFd, message)) return 4;
     // A device error leaves the CUDA context dead for good, and memory a candidate kept over its
     // limit is released only with the process: end here, the Evaluator replaces us.

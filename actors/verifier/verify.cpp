@@ -173,6 +173,11 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                                  "ctx->stream does not wait for (join it with an event, or use ctx->stream)",
                                  span_us, event_us)});
   }
+  if (evidence.getMathModeChanged().size() != 0) {
+    failures.push_back({"math_mode_changed", "the candidate left the thread's floating-point modes changed (" +
+                                                 std::string(evidence.getMathModeChanged().cStr()) +
+                                                 "): arithmetic that is not float32's; the harness put them back"});
+  }
   if (evidence.getSanitizerErrors().size() != 0) {
     failures.push_back({"out_of_bounds", "compute-sanitizer memcheck, one call with every tensor in an allocation of "
                                          "its own: " + std::string(evidence.getSanitizerErrors().cStr())});

@@ -24,6 +24,8 @@
 //                        correct result (CUPTI coverage)
 //   work_after_return    CUDA: the CUPTI span of a call's kernels outlasts its event time by over
 //                        25 % (and 2 us): work left running on a stream ctx->stream never joined
+//   math_mode_changed    the candidate's code left the floating-point modes changed (rounding mode,
+//                        MXCSR flush-to-zero or denormals-are-zero; actors/evaluator/math_modes.h)
 //   out_of_bounds        CUDA: compute-sanitizer memcheck found accesses outside the tensors in one
 //                        call with every tensor in an allocation of its own (evidence
 //                        sanitizerErrors; run on demand and for results beyond the roofline)

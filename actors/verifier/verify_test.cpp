@@ -220,3 +220,8 @@ DRK_TEST_CASE("a correct CUDA result beyond the roofline bound is an implausible
   DRK_CHECK(at(0.1, 8.0, true) == std::vector<std::string>{"implausible_speedup"});
   DRK_CHECK(at(3.0, 8.0, false).empty());  // an incorrect result earns nothing anyway
 }
+
+DRK_TEST_CASE("floating-point modes left changed are a failed check naming them") {
+  DRK_CHECK(failed_codes([](auto r) { r.getEvidence().setMathModeChanged("MXCSR flush-to-zero set"); }) ==
+            std::vector<std::string>{"math_mode_changed"});
+}
