@@ -1,5 +1,7 @@
 #include "actors/archivist/archive.h"
 
+#include <map>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -440,6 +442,18 @@ Result<std::vector<TaskTally>> Archive::tallies() const {
                     static_cast<uint32_t>(query.column_integer(2)),
                     static_cast<uint32_t>(query.column_integer(3)),
                     static_cast<uint32_t>(query.column_integer(4))});
+  }
+  Statement references(db_.get(), R"sql(
+    SELECT c.task, r.reference_median_us FROM candidates c JOIN results r ON r.candidate_id = c.id
+    WHERE r.correct = 1 AND r.reference_median_us > 0 ORDER BY c.task, r.reference_median_us)sql");
+  if (!references.prepared()) return sqlite_error("cannot read the reference times");
+  std::map<std::string, std::vector<double>> times;
+  while (references.step() == SQLITE_ROW) times[references.column_text(0)].push_back(references.column_real(1));
+  for (auto& row : rows) {
+    const auto& sorted = times[row.task];
+    if (sorted.empty()) continue;
+    const size_t middle = sorted.size() / 2;
+    row.reference_median_us = sorted.size() % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
   }
   return rows;
 }

@@ -77,6 +77,10 @@ struct TaskTally {
   uint32_t compiled = 0;
   uint32_t verified = 0;  // correct and honest
   uint32_t rejected = 0;  // dishonest
+  // The median of the reference's median time over the task's correct evaluations (0 if none):
+  // one evaluation's reference time can be far off on a loaded machine, and a best-of speedup
+  // picks exactly those, so the summary also divides by this.
+  double reference_median_us = 0;
 };
 
 class Archive {

@@ -11,7 +11,7 @@ using drk::archivist::Archive;
 namespace {
 
 void record(Archive& archive, const std::string& id, const std::string& task, bool correct,
-            bool honest, double speedup) {
+            bool honest, double speedup, double reference_us = 100.0) {
   capnp::MallocMessageBuilder message;
   auto scored = message.initRoot<drk::msg::Scored>();
   scored.setReward(correct && honest ? 0.5 + 0.5 * speedup : 0.0);
@@ -25,8 +25,8 @@ void record(Archive& archive, const std::string& id, const std::string& task, bo
   result.setCompiled(true);
   result.setCorrect(correct);
   result.setSpeedup(speedup);
-  result.getCandidateTiming().setMedianUs(100.0 / (speedup > 0 ? speedup : 1));
-  result.getReferenceTiming().setMedianUs(100.0);
+  result.getCandidateTiming().setMedianUs(reference_us / (speedup > 0 ? speedup : 1));
+  result.getReferenceTiming().setMedianUs(reference_us);
   auto candidate = result.initCandidate();
   candidate.setId(id);
   candidate.setTask(task);
@@ -58,10 +58,25 @@ DRK_TEST_CASE("the best kernel per task is the fastest correct and honest one") 
   DRK_CHECK((*tallies)[0].candidates == 4);
   DRK_CHECK((*tallies)[0].verified == 2);
   DRK_CHECK((*tallies)[0].rejected == 1);
+  DRK_CHECK((*tallies)[0].reference_median_us == doctest::Approx(100.0));
   auto source = archive->source_of("s0/softmax/0/t1");
   DRK_REQUIRE(source.ok());
   DRK_CHECK(*source == "// source of s0/softmax/0/t1");
   DRK_CHECK(archive->source_of("nope").error().code == drk::Errc::not_found);
+}
+
+DRK_TEST_CASE("a task's reference time is the median over its correct evaluations, not the outlier") {
+  drk::testing::RunDir dir;
+  auto archive = Archive::open((dir.path() / "a.sqlite").string());
+  DRK_REQUIRE(archive.ok());
+  record(*archive, "s0/relu/0/t1", "relu", true, true, 1.0, 100.0);
+  record(*archive, "s0/relu/1/t1", "relu", true, true, 1.0, 110.0);
+  record(*archive, "s0/relu/2/t1", "relu", true, true, 10.0, 1000.0);  // a reference timed 10x slow
+  record(*archive, "s0/relu/3/t1", "relu", false, true, 0.0, 5000.0);  // incorrect: not counted
+  auto tallies = archive->tallies();
+  DRK_REQUIRE(tallies.ok());
+  DRK_REQUIRE(tallies->size() == 1);
+  DRK_CHECK((*tallies)[0].reference_median_us == doctest::Approx(110.0));
 }
 
 DRK_TEST_CASE("steps and policy versions are kept in order and survive reopening") {

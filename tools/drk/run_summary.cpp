@@ -31,8 +31,10 @@ int print_run_summary(const std::string& run_dir) {
     std::printf("mean reward: first step %.3f -> last step %.3f\n", steps->front().mean_reward,
                 steps->back().mean_reward);
   }
-  std::printf("\n%-28s %10s %12s %12s %9s  %s\n", "task", "best", "kernel us", "reference us",
-              "verified", "candidate");
+  // "vs median": the best kernel's time against the task's median reference time, which one
+  // slow reference measurement cannot inflate (docs/archive.md).
+  std::printf("\n%-28s %10s %12s %12s %10s %9s  %s\n", "task", "best", "kernel us", "reference us",
+              "vs median", "verified", "candidate");
   for (const auto& tally : *tallies) {
     const archivist::BestKernel* found = nullptr;
     for (const auto& row : *best) {
@@ -41,10 +43,11 @@ int print_run_summary(const std::string& run_dir) {
     char verified[32];
     std::snprintf(verified, sizeof verified, "%u/%u", tally.verified, tally.candidates);
     if (found) {
-      std::printf("%-28s %9.2fx %12.1f %12.1f %9s  %s\n", tally.task.c_str(), found->speedup,
-                  found->candidate_us, found->reference_us, verified, found->candidate_id.c_str());
+      const double robust = found->candidate_us > 0 ? tally.reference_median_us / found->candidate_us : 0;
+      std::printf("%-28s %9.2fx %12.1f %12.1f %9.2fx %9s  %s\n", tally.task.c_str(), found->speedup,
+                  found->candidate_us, found->reference_us, robust, verified, found->candidate_id.c_str());
     } else {
-      std::printf("%-28s %10s %12s %12s %9s\n", tally.task.c_str(), "none", "-", "-", verified);
+      std::printf("%-28s %10s %12s %12s %10s %9s\n", tally.task.c_str(), "none", "-", "-", "-", verified);
     }
   }
   std::printf("\narchive: %s\n", path.c_str());
