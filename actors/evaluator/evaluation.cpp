@@ -353,16 +353,23 @@ struct EvaluationEngine::Impl {
     return {};
   }
 
+  // A request with a fresh id and the region's size, as `fill` completes it; returns the id.
+  uint64_t build_request(capnp::MallocMessageBuilder& message,
+                         const std::function<void(msg::SandboxRequest::Builder)>& fill) {
+    auto request = message.initRoot<msg::SandboxRequest>();
+    const uint64_t id = next_request_id++;
+    request.setId(id);
+    request.setRegionBytes(region->size());
+    fill(request);
+    return id;
+  }
+
   // Sends a request filled by `fill`; on a dead or hung sandbox records the outcome in `run`.
   Result<SandboxAnswer> call(Run& run, std::chrono::milliseconds timeout,
                              const std::function<void(msg::SandboxRequest::Builder)>& fill) {
     if (auto s = ensure_sandbox(); !s) return s.error();
     capnp::MallocMessageBuilder message;
-    auto request = message.initRoot<msg::SandboxRequest>();
-    uint64_t id = next_request_id++;
-    request.setId(id);
-    request.setRegionBytes(region->size());
-    fill(request);
+    const uint64_t id = build_request(message, fill);
     auto started = Clock::now();
     auto words = sandbox->call(message, timeout);
     double wall_ns = std::chrono::duration<double, std::nano>(Clock::now() - started).count();
@@ -1163,10 +1170,7 @@ void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library)
   std::string failure;
   auto send = [&](const std::function<void(msg::SandboxRequest::Builder)>& fill) {
     capnp::MallocMessageBuilder message;
-    auto request = message.initRoot<msg::SandboxRequest>();
-    request.setId(next_request_id++);
-    request.setRegionBytes(region->size());
-    fill(request);
+    build_request(message, fill);
     auto words = (*process)->call(message, options.sanitizer_timeout);
     if (!words) {
       failure = words.error().message;

@@ -1,13 +1,13 @@
 #include "actors/evaluator/evaluator_actor.h"
 
 #include <deque>
-#include <filesystem>
 #include <map>
 #include <stdexcept>
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
+#include "actors/evaluator/sandbox_process.h"
 #include "kernels/compile/compiled_artifact.h"
 
 namespace drk::evaluator {
@@ -31,7 +31,7 @@ class EvaluatorActor final : public runtime::Actor {
     auto options = engine_options_for(spec_);
     if (!options) throw std::runtime_error("evaluator " + spec_.name + ": " + options.error().describe());
     // Without the NVIDIA driver every CUDA candidate would fail to load, one by one: stop instead.
-    if (options->device == kernels::DeviceKind::cuda && !std::filesystem::exists("/dev/nvidiactl"))
+    if (options->device == kernels::DeviceKind::cuda && !nvidia_driver_present())
       throw std::runtime_error("evaluator " + spec_.name +
                                ": experiment.device is cuda but this machine has no NVIDIA driver (/dev/nvidiactl "
                                "is absent): run it on the GPU machine, or place the Evaluator on a GPU node "

@@ -85,6 +85,7 @@ struct Harness {
   Workspace workspace;
   std::unique_ptr<SandboxDevice> device;  // null: candidates run on the host
   std::string device_unavailable;         // why the device sandbox has no device; "" when it has one
+  bool separate_allocations = false;      // --separate-allocations: the sandbox compute-sanitizer runs
 };
 
 Harness harness;
@@ -402,6 +403,10 @@ int serve() {
     } else if (!map_region(request.getRegionBytes(), error)) {
       reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
       reply.setMessage(error);
+    } else if (harness.separate_allocations && !request.isLoad() && !request.isRun()) {
+      // The sanitizer's sandbox: CUPTI is compute-sanitizer's there, so nothing is timed or measured.
+      reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+      reply.setMessage("this sandbox runs under compute-sanitizer: it loads and runs, never times or measures");
     } else if (request.isLoad()) {
       handle_load(request.getLoad(), reply);
     } else if (request.isRun()) {
@@ -445,6 +450,7 @@ int main(int argc, char** argv) {
       device_options.memory_limit_bytes = std::strtoull(argv[i + 1], nullptr, 10);
   }
   drk::evaluator::set_library_threads(max_threads);
+  drk::evaluator::harness.separate_allocations = device_options.separate_allocations;
   // Without its device, the sandbox answers every request with the reason.
   drk::evaluator::harness.device =
       drk::evaluator::make_sandbox_device(device_options, drk::evaluator::harness.device_unavailable);

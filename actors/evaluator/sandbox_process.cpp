@@ -85,6 +85,11 @@ std::string default_cuda_sandbox_executable() {
 #endif
 }
 
+bool nvidia_driver_present() {
+  std::error_code ec;
+  return std::filesystem::exists("/dev/nvidiactl", ec);
+}
+
 std::string describe_exit(const SandboxExit& exit) {
   if (exit.timed_out) return "was killed at its deadline (SIGKILL)";
   if (exit.signal != 0)

@@ -47,6 +47,8 @@ namespace drk::evaluator {
 std::string default_sandbox_executable();
 // drk-sandbox-cuda of this build, or $DRK_SANDBOX_CUDA when set ("" in a build without CUDA).
 std::string default_cuda_sandbox_executable();
+// Whether the NVIDIA driver is here (/dev/nvidiactl): without it no CUDA sandbox can run.
+bool nvidia_driver_present();
 
 struct SandboxOptions {
   std::string executable = default_sandbox_executable();

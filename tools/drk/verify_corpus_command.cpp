@@ -26,6 +26,7 @@
 #include <capnp/message.h>
 
 #include "actors/evaluator/evaluation.h"
+#include "actors/evaluator/sandbox_process.h"
 #include "actors/verifier/verify.h"
 #include "kernels/catalog/task.h"
 #include "tools/drk/commands.h"
@@ -233,9 +234,8 @@ void read_header(const fs::path& path, Row& row) {
     row.note = row.expected.problem;
     return;
   }
-  // Without the driver's device node no CUDA device can be used: skip before spending nvcc's time.
-  std::error_code ec;
-  if (path.extension() == ".cu" && !fs::exists("/dev/nvidiactl", ec)) {
+  // Without the driver no CUDA device can be used: skip before spending nvcc's time.
+  if (path.extension() == ".cu" && !evaluator::nvidia_driver_present()) {
     row.got = row.outcome = "skipped";
     row.note = "no CUDA device (/dev/nvidiactl is absent): the GPU script runs this file";
     return;

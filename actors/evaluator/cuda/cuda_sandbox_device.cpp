@@ -215,7 +215,7 @@ class CudaSandboxDevice final : public SandboxDevice {
     char bus_id[64] = {};
     if (auto status = cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0); status == cudaSuccess) device->pci_bus_id_ = bus_id;
     // Under compute-sanitizer (the only user of separate allocations) CUPTI is the sanitizer's:
-    // that sandbox loads and runs, it never times.
+    // that sandbox loads and runs, it never times (sandbox_main.cpp refuses the other requests).
     if (!device->separate_) {
       auto trace = cuda::KernelTrace::start();
       if (!trace) {
@@ -339,14 +339,6 @@ class CudaSandboxDevice final : public SandboxDevice {
  private:
   CudaSandboxDevice() = default;
 
-  // A sandbox under compute-sanitizer has no kernel trace: it answers a timing request so.
-  bool refused_without_trace(msg::SandboxReply::Builder reply) const {
-    if (trace_) return false;
-    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-    reply.setMessage("this sandbox runs under compute-sanitizer and does not time or measure");
-    return true;
-  }
-
   // Where the tensor at a region offset lives on the device (tensor_data made it).
   void* device_address(uint64_t offset) {
     return separate_ ? tensors_.at(offset).first : static_cast<uint8_t*>(mirror_) + offset;
@@ -418,6 +410,20 @@ class CudaSandboxDevice final : public SandboxDevice {
     return make_error(Errc::sandbox_crashed, "CUDA error " + when + ": " + cuda_error_text(status));
   }
 
+  // The request's reference and tensors over the candidate's input buffers of every set, which it
+  // reads (device memory); nullptr with a badRequest reply when either cannot be had.
+  const kernels::Reference* reference_over_inputs(msg::ReferenceSpec::Reader spec, const CandidateCalls& calls,
+                                                  std::vector<std::vector<at::Tensor>>& inputs,
+                                                  msg::SandboxReply::Builder reply) {
+    auto reference = reference_for(spec);
+    if (!reference) {
+      reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+      reply.setMessage("the reference cannot be evaluated here: " + reference.error().message);
+      return nullptr;
+    }
+    return reference_inputs_for(calls, inputs, reply) ? *reference : nullptr;
+  }
+
   // The parsed reference, kept while the request's expression stays the same.
   Result<const kernels::Reference*> reference_for(msg::ReferenceSpec::Reader spec) {
     std::string key = spec.getExpression();
@@ -472,18 +478,11 @@ class CudaSandboxDevice final : public SandboxDevice {
 };
 
 void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& calls, msg::SandboxReply::Builder reply) {
-  if (refused_without_trace(reply)) return;
   auto sides = request.getSides();
   size_t set_count = calls.inputs.size();
-  auto reference = reference_for(request.getReference());
-  if (!reference) {
-    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-    reply.setMessage("the reference cannot be evaluated here: " + reference.error().message);
-    return;
-  }
-  // The reference reads the candidate's input buffers of the same set: tensors over device memory.
   std::vector<std::vector<at::Tensor>> reference_inputs;
-  if (!reference_inputs_for(calls, reference_inputs, reply)) return;
+  const kernels::Reference* reference = reference_over_inputs(request.getReference(), calls, reference_inputs, reply);
+  if (!reference) return;
   CudaEvent start, end;
   auto timed = reply.initTimedCalls(sides.size());
   std::vector<drk_tensor> call_inputs, call_outputs;
@@ -514,7 +513,7 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
                                       call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
       workspace_.end_call();
     } else {
-      auto value = (*reference)->run(reference_inputs[set]);
+      auto value = reference->run(reference_inputs[set]);
       if (!value) {
         reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
         reply.setMessage("the reference failed on the device: " + value.error().message);
@@ -569,7 +568,6 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
 }
 
 void CudaSandboxDevice::measure_peaks(msg::SandboxReply::Builder reply) {
-  if (refused_without_trace(reply)) return;
   auto peaks = reply.initPeaks();
   peaks.setName(name_);
   peaks.setL2CacheBytes(l2_bytes_);
@@ -738,7 +736,6 @@ Result<std::optional<CudaSandboxDevice::SideEnergy>> CudaSandboxDevice::energy_o
 
 void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, CandidateCalls& calls,
                                        msg::SandboxReply::Builder reply) {
-  if (refused_without_trace(reply)) return;
   auto out = reply.initEnergy();
   if (!nvml_ && nvml_unavailable_.empty()) {
     if (pci_bus_id_.empty()) {
@@ -754,14 +751,9 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
     out.setReason(nvml_unavailable_);
     return;
   }
-  auto reference = reference_for(request.getReference());
-  if (!reference) {
-    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-    reply.setMessage("the reference cannot be evaluated here: " + reference.error().message);
-    return;
-  }
   std::vector<std::vector<at::Tensor>> reference_inputs;
-  if (!reference_inputs_for(calls, reference_inputs, reply)) return;
+  const kernels::Reference* reference = reference_over_inputs(request.getReference(), calls, reference_inputs, reply);
+  if (!reference) return;
   size_t set_count = calls.inputs.size();
   uint64_t candidate_calls = 0, reference_calls = 0;
   std::vector<drk_tensor> call_inputs, call_outputs;
@@ -778,7 +770,7 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
     return false;
   };
   auto reference_call = [&]() {
-    auto value = (*reference)->run(reference_inputs[reference_calls++ % set_count]);
+    auto value = reference->run(reference_inputs[reference_calls++ % set_count]);
     if (value) return true;
     reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
     reply.setMessage("the reference failed on the device: " + value.error().message);
@@ -818,7 +810,6 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
 
 // One candidate call on set 0 under CUPTI's Range Profiler, the kernel trace paused meanwhile.
 void CudaSandboxDevice::measure_metrics(CandidateCalls& calls, msg::SandboxReply::Builder reply) {
-  if (refused_without_trace(reply)) return;
   auto out = reply.initMetrics();
   if (auto paused = trace_->pause(); !paused) {
     out.setAvailable(false);
