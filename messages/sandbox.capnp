@@ -43,7 +43,8 @@ struct RunRequest {
 
 # CUDA sandboxes (drk-sandbox-cuda) only; the CPU sandbox answers badRequest. On CUDA a run
 # request copies the tensors of the sets it names from the region to device memory before the
-# calls and back (outputs and inputs) after them; a time request uses device memory as it is.
+# calls and back (outputs and inputs) after them, unless the request lends the Evaluator's own
+# device memory (SandboxRequest.deviceRegion); a time request uses device memory as it is.
 enum TimedSide { candidate @0; reference @1; }
 
 # The task's reference (kernels/catalog), evaluated with LibTorch on the device: timed only,
@@ -146,6 +147,13 @@ struct SandboxRequest {
     energy @6 :EnergyRequest;   # CUDA only: energy per call from NVML
     metrics @7 :MetricsRequest; # CUDA only: hardware metrics of one candidate call (CUPTI)
   }
+  # CUDA only: the Evaluator's own device memory (a CUDA IPC memory handle, cudaIpcMemHandle_t's
+  # 64 bytes) holding the tensors, `deviceRegionBytes` long. TensorView offsets then point into
+  # it, nothing is copied to or from the shared region, and the Evaluator draws, poisons and
+  # checks on the device. Empty: the sandbox's own mirror of the shared region, as above. The
+  # sandbox opens a handle once and keeps it while requests repeat it.
+  deviceRegion @8 :Data;
+  deviceRegionBytes @9 :UInt64;
 }
 
 enum SandboxStatus {

@@ -13,12 +13,13 @@
 #include <set>
 #include <sstream>
 
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <ATen/core/Tensor.h>
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
 #include "actors/evaluator/compute_sanitizer.h"
+#include "actors/evaluator/output_comparison.h"
 #include "actors/evaluator/ptxas_report.h"
 #include "drk_kernel.h"
 #include "actors/evaluator/sandbox_channel.h"
@@ -31,6 +32,10 @@
 #include "kernels/compile/compiler.h"
 #include "messages/sandbox.capnp.h"
 
+#ifdef DRK_HAVE_CUDA
+#include "actors/evaluator/cuda/device_region.h"
+#endif
+
 namespace drk::evaluator {
 namespace {
 
@@ -38,7 +43,6 @@ using Clock = std::chrono::steady_clock;
 using compile::CompilePool;
 using kernels::DeviceKind;
 
-constexpr uint32_t kPoisonBits = 0x7FC2DEADu;  // a quiet NaN no arithmetic produces
 constexpr uint64_t kSanitizerSeedSalt = 0x5a417a45u;  // the sanitized call's inputs: a draw of their own
 constexpr size_t kAlignment = 4096;
 
@@ -69,6 +73,18 @@ struct TensorSlot {
   size_t bytes() const { return elements * kernels::dtype_size(dtype); }
 };
 
+at::ScalarType scalar_type_of(kernels::DType dtype) {
+  switch (dtype) {
+    case kernels::DType::float32: return at::kFloat;
+    case kernels::DType::float16: return at::kHalf;
+    case kernels::DType::bfloat16: return at::kBFloat16;
+    case kernels::DType::float64: return at::kDouble;
+    case kernels::DType::int32: return at::kInt;
+    case kernels::DType::int64: return at::kLong;
+  }
+  return at::kFloat;
+}
+
 struct BufferSetLayout {
   std::vector<TensorSlot> inputs;
   std::vector<TensorSlot> outputs;
@@ -98,61 +114,6 @@ Layout make_layout(const kernels::Task& task, DeviceKind device, uint32_t sets) 
     layout.sets.push_back(std::move(set));
   }
   return layout;
-}
-
-std::string format_index(size_t flat, const kernels::Shape& shape) {
-  std::vector<int64_t> index(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    index[d] = static_cast<int64_t>(flat % static_cast<size_t>(shape[d]));
-    flat /= static_cast<size_t>(shape[d]);
-  }
-  return kernels::format_shape(index);
-}
-
-struct Comparison {
-  bool passed = true;
-  bool left_poisoned = false;
-  bool non_finite = false;
-  double max_abs = 0.0;
-  double max_rel = 0.0;
-  std::string first_failure;
-};
-
-Comparison compare(const float* out, const at::Tensor& reference, const TensorSlot& slot, const std::string& name,
-                   const kernels::Tolerance& tolerance) {
-  Comparison c;
-  const float* ref = reference.data_ptr<float>();
-  for (size_t i = 0; i < slot.elements; ++i) {
-    float o = out[i];
-    uint32_t bits;
-    std::memcpy(&bits, &o, sizeof bits);
-    double r = ref[i];
-    bool failed = false;
-    std::ostringstream why;
-    if (bits == kPoisonBits) {
-      c.left_poisoned = true;
-      failed = true;
-      why << "output " << name << format_index(i, slot.shape) << " still holds the poison (NaN): it was never written";
-    } else if (!std::isfinite(o)) {
-      c.non_finite = true;
-      failed = true;
-      why << "output " << name << format_index(i, slot.shape) << " is " << o << " but the reference is " << r;
-    } else {
-      double diff = std::fabs(static_cast<double>(o) - r);
-      c.max_abs = std::max(c.max_abs, diff);
-      if (r != 0.0) c.max_rel = std::max(c.max_rel, diff / std::fabs(r));
-      if (!(diff <= tolerance.atol + tolerance.rtol * std::fabs(r))) {
-        failed = true;
-        why << "output " << name << format_index(i, slot.shape) << " is " << o << " but the reference is " << r
-            << " (|diff| " << diff << " > atol " << tolerance.atol << " + rtol " << tolerance.rtol << " * |ref|)";
-      }
-    }
-    if (failed) {
-      if (c.passed) c.first_failure = why.str();
-      c.passed = false;
-    }
-  }
-  return c;
 }
 
 struct TimingSummary {
@@ -328,6 +289,11 @@ struct EvaluationEngine::Impl {
   uint64_t next_request_id = 1;
   std::mt19937_64 order_rng;
   std::optional<DevicePeaks> peaks;  // CUDA: measured once, by the first sandbox that is asked
+#ifdef DRK_HAVE_CUDA
+  // CUDA, device-resident checks: the tensors of every run, lent to the sandbox; a region that a
+  // larger one replaced is kept until the sandbox has answered a request naming the new one.
+  std::optional<cuda::DeviceRegion> device_region, retired_device_region;
+#endif
 
   // What one evaluation is working on.
   struct Run {
@@ -336,7 +302,11 @@ struct EvaluationEngine::Impl {
     Layout layout;
     kernels::Tolerance tolerance;
     uint64_t seed = 0;
-    std::vector<std::vector<at::Tensor>> pristine;  // per buffer set
+    // Tensors live in the Evaluator's device memory (device-resident checks), or in the shared
+    // region.
+    bool on_device = false;
+    std::vector<uint64_t> draw_seeds;               // per buffer set: its inputs' current draw
+    std::vector<std::vector<at::Tensor>> pristine;  // per buffer set, in the shared region's runs
     msg::EvalResult::Builder out{nullptr};
     bool sandbox_failed = false;
     std::set<std::string> own_kernels;  // CUDA: entry names compiled from the candidate's source
@@ -353,26 +323,67 @@ struct EvaluationEngine::Impl {
     return {};
   }
 
-  // A request with a fresh id and the region's size, as `fill` completes it; returns the id.
-  uint64_t build_request(capnp::MallocMessageBuilder& message,
+  // A request with a fresh id, the region's size and, for a device-resident run, the device
+  // memory it lends, as `fill` completes it; returns the id.
+  uint64_t build_request(capnp::MallocMessageBuilder& message, const Run& run,
                          const std::function<void(msg::SandboxRequest::Builder)>& fill) {
     auto request = message.initRoot<msg::SandboxRequest>();
     const uint64_t id = next_request_id++;
     request.setId(id);
     request.setRegionBytes(region->size());
+#ifdef DRK_HAVE_CUDA
+    if (run.on_device) {
+      const auto& handle = device_region->ipc_handle();
+      request.setDeviceRegion(kj::arrayPtr(handle.data(), handle.size()));
+      request.setDeviceRegionBytes(device_region->size());
+    }
+#endif
     fill(request);
     return id;
+  }
+
+  bool device_resident() const { return options.device == DeviceKind::cuda && options.device_resident; }
+
+  // Room for `bytes` of the run's tensors where they live.
+  Status reserve(const Run& run, size_t bytes) {
+    if (!run.on_device) return region->reserve(bytes);
+#ifdef DRK_HAVE_CUDA
+    if (device_region && device_region->size() >= bytes) return {};
+    // Rounded up to 256 MiB, so that growing one task at a time does not re-allocate every time.
+    constexpr size_t kGrain = size_t{256} << 20;
+    auto grown = cuda::DeviceRegion::create((bytes + kGrain - 1) / kGrain * kGrain);
+    if (!grown) return grown.error();
+    if (device_region) retired_device_region = std::move(device_region);
+    device_region = std::move(*grown);
+    return {};
+#else
+    return make_error(Errc::unsupported, "device-resident checks need a build with the CUDA toolkit");
+#endif
+  }
+
+  // The work this process queued on the device (draws, poison) done before the sandbox runs.
+  Status synchronize_device(const Run& run) {
+#ifdef DRK_HAVE_CUDA
+    if (run.on_device) return cuda::synchronize_device();
+#endif
+    (void)run;
+    return {};
   }
 
   // Sends a request filled by `fill`; on a dead or hung sandbox records the outcome in `run`.
   Result<SandboxAnswer> call(Run& run, std::chrono::milliseconds timeout,
                              const std::function<void(msg::SandboxRequest::Builder)>& fill) {
     if (auto s = ensure_sandbox(); !s) return s.error();
+    if (auto s = synchronize_device(run); !s) return s.error();
     capnp::MallocMessageBuilder message;
-    const uint64_t id = build_request(message, fill);
+    const uint64_t id = build_request(message, run, fill);
     auto started = Clock::now();
     auto words = sandbox->call(message, timeout);
     double wall_ns = std::chrono::duration<double, std::nano>(Clock::now() - started).count();
+#ifdef DRK_HAVE_CUDA
+    // The sandbox has now let go of a replaced device region (it switched, or it is gone).
+    retired_device_region.reset();
+#endif
     if (!words) {
       record_sandbox_failure(run, words.error());
       return words.error();
@@ -460,40 +471,67 @@ struct EvaluationEngine::Impl {
     }
   }
 
-  float* slot_data(const TensorSlot& slot) { return reinterpret_cast<float*>(region->data() + slot.offset); }
+  // A tensor over `slot`, where the run's tensors live.
+  at::Tensor view(const Run& run, const TensorSlot& slot) {
+    auto options = at::TensorOptions().dtype(scalar_type_of(slot.dtype));
+#ifdef DRK_HAVE_CUDA
+    if (run.on_device) return at::from_blob(device_region->data() + slot.offset, slot.shape, options.device(at::kCUDA));
+#endif
+    return at::from_blob(region->data() + slot.offset, slot.shape, options);
+  }
 
-  void write_inputs(Run& run, uint32_t set, std::vector<at::Tensor> inputs) {
+  // Draws the inputs of `set` from `draw_seed` into their place. On the device they are drawn
+  // there and drawn again when pristine copies are needed (draws are deterministic), so that
+  // published shapes cost no host memory and no copies; in the shared region the pristine copies
+  // are kept.
+  void write_inputs(Run& run, uint32_t set, uint64_t draw_seed) {
+    const kernels::Task& task = *run.task;
+    run.draw_seeds[set] = draw_seed;
     const auto& slots = run.layout.sets[set].inputs;
+    if (run.on_device) {
+      std::vector<at::Tensor> places;
+      for (const auto& slot : slots) places.push_back(view(run, slot));
+      kernels::draw_inputs_into(task, shape_kind(), draw_seed, places);
+      return;
+    }
+    std::vector<at::Tensor> inputs = kernels::draw_inputs(task, shape_kind(), draw_seed);
     for (size_t i = 0; i < slots.size(); ++i)
       std::memcpy(region->data() + slots[i].offset, inputs[i].data_ptr(), slots[i].bytes());
     run.pristine[set] = std::move(inputs);
   }
 
-  void poison_outputs(Run& run, uint32_t set) {
-    for (const auto& slot : run.layout.sets[set].outputs) {
-      float* data = slot_data(slot);
-      for (size_t i = 0; i < slot.elements; ++i) std::memcpy(&data[i], &kPoisonBits, sizeof kPoisonBits);
-    }
+  // The inputs of `set` as drawn, whatever the candidate did to them.
+  std::vector<at::Tensor> pristine(const Run& run, uint32_t set) {
+    if (!run.on_device) return run.pristine[set];
+    std::vector<at::Tensor> inputs;
+    for (const auto& slot : run.layout.sets[set].inputs)
+      inputs.push_back(at::empty(slot.shape, at::TensorOptions().dtype(scalar_type_of(slot.dtype)).device(at::kCUDA)));
+    kernels::draw_inputs_into(*run.task, shape_kind(), run.draw_seeds[set], inputs);
+    return inputs;
   }
 
-  bool inputs_mutated(Run& run, uint32_t set) {
+  void poison_outputs(Run& run, uint32_t set) {
+    for (const auto& slot : run.layout.sets[set].outputs) poison(view(run, slot));
+  }
+
+  bool inputs_mutated(Run& run, uint32_t set, const std::vector<at::Tensor>& inputs) {
     const auto& slots = run.layout.sets[set].inputs;
     for (size_t i = 0; i < slots.size(); ++i)
-      if (std::memcmp(region->data() + slots[i].offset, run.pristine[set][i].data_ptr(), slots[i].bytes()) != 0)
-        return true;
+      if (!same_bits(view(run, slots[i]), inputs[i])) return true;
     return false;
   }
 
   // Checks the outputs of `set` against the reference on its pristine inputs; records evidence.
   Result<Comparison> check_set(Run& run, uint32_t set) {
-    auto reference = run.reference->run(run.pristine[set]);
+    const std::vector<at::Tensor> inputs = pristine(run, set);
+    auto reference = run.reference->run(inputs);
     if (!reference) return reference.error();
     const auto& slot = run.layout.sets[set].outputs[0];
-    Comparison c = compare(slot_data(slot), *reference, slot, run.task->outputs[0], run.tolerance);
+    Comparison c = compare_outputs(view(run, slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
     auto evidence = run.out.getEvidence();
     if (c.left_poisoned) evidence.setOutputsLeftPoisoned(true);
     if (c.non_finite) evidence.setNonFinite(true);
-    if (inputs_mutated(run, set)) {
+    if (inputs_mutated(run, set, inputs)) {
       evidence.setInputsMutated(true);
       if (c.passed) c.first_failure = "an input differs from its pristine copy after the call (inputs are read-only)";
     }
@@ -503,59 +541,39 @@ struct EvaluationEngine::Impl {
   }
 
   // The candidate's outputs of `set` and the float32 reference against a float64 reference on the
-  // same inputs (precision evidence for the Verifier). Skipped above kPrecisionCheckElements
-  // input elements (KernelBench's CUDA shapes), where a float64 copy would not fit.
+  // same inputs (precision evidence for the Verifier). Skipped above a size where the float64
+  // copies would not fit: 2^24 input elements in the shared region, 2^28 on the device.
   Status check_precision(Run& run, uint32_t set) {
-    constexpr int64_t kPrecisionCheckElements = int64_t{1} << 24;
+    const int64_t limit = run.on_device ? int64_t{1} << 28 : int64_t{1} << 24;
+    const std::vector<at::Tensor> inputs = pristine(run, set);
     int64_t elements = 0;
     std::vector<at::Tensor> wide;
-    for (const auto& input : run.pristine[set]) {
+    for (const auto& input : inputs) {
       elements += input.numel();
       wide.push_back(input.is_floating_point() ? input.to(at::kDouble) : input);
     }
-    if (elements > kPrecisionCheckElements) return {};
-    auto reference = run.reference->run(run.pristine[set]);
+    if (elements > limit) return {};
+    auto reference = run.reference->run(inputs);
     if (!reference) return reference.error();
     auto exact = run.reference->run(wide);
     if (!exact) return {};  // an expression LibTorch cannot evaluate in float64: no evidence
-    at::Tensor exact64 = exact->to(at::kDouble).contiguous();
-    at::Tensor reference32 = reference->contiguous();
-    const auto& slot = run.layout.sets[set].outputs[0];
-    const float* candidate = slot_data(slot);
-    const double* want = exact64.data_ptr<double>();
-    const float* ref = reference32.data_ptr<float>();
-    double scale = 0, candidate_error = 0, reference_error = 0;
-    for (size_t i = 0; i < slot.elements; ++i) {
-      scale = std::max(scale, std::fabs(want[i]));
-      candidate_error = std::max(candidate_error, std::fabs(static_cast<double>(candidate[i]) - want[i]));
-      reference_error = std::max(reference_error, std::fabs(static_cast<double>(ref[i]) - want[i]));
-    }
-    if (scale == 0) scale = 1;
+    const PrecisionErrors errors = precision_errors(view(run, run.layout.sets[set].outputs[0]), *reference, *exact);
     auto evidence = run.out.getEvidence();
     evidence.setPrecisionChecked(true);
-    evidence.setPrecisionError(candidate_error / scale);
-    evidence.setReferencePrecisionError(reference_error / scale);
+    evidence.setPrecisionError(errors.candidate);
+    evidence.setReferencePrecisionError(errors.reference);
     return {};
   }
 
   // Whether most of the output elements of `set` that miss the reference hold, bit for bit, what
   // the output held before the last batch: stale answers (a cache, or skipped work) rather than
   // an inaccurate computation.
-  Result<bool> mostly_stale(Run& run, uint32_t set, const std::vector<float>& previous) {
-    auto reference = run.reference->run(run.pristine[set]);
+  Result<bool> mostly_stale(Run& run, uint32_t set, const at::Tensor& previous) {
+    auto reference = run.reference->run(pristine(run, set));
     if (!reference) return reference.error();
-    at::Tensor want = reference->contiguous();
-    const float* ref = want.data_ptr<float>();
-    const auto& slot = run.layout.sets[set].outputs[0];
-    const float* now = slot_data(slot);
-    size_t missing = 0, stale = 0;
-    for (size_t i = 0; i < slot.elements; ++i) {
-      double r = ref[i];
-      if (std::fabs(static_cast<double>(now[i]) - r) <= run.tolerance.atol + run.tolerance.rtol * std::fabs(r)) continue;
-      ++missing;
-      if (std::memcmp(&now[i], &previous[i], sizeof(float)) == 0) ++stale;
-    }
-    return missing > 0 && 2 * stale >= missing;
+    const StaleCount count =
+        count_stale(view(run, run.layout.sets[set].outputs[0]), previous, *reference, run.tolerance);
+    return count.missing > 0 && 2 * count.stale >= count.missing;
   }
 
   Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out);
@@ -668,10 +686,12 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   run.layout = make_layout(**task, shape_kind(), std::max<uint32_t>(options.timing_sets, 1));
   run.tolerance = (*task)->tolerance(kernels::DType::float32);
   run.seed = mix(secret, evaluations++);
+  run.on_device = device_resident();
+  run.draw_seeds.resize(run.layout.sets.size());
   run.pristine.resize(run.layout.sets.size());
   run.out = out;
   for (const auto& usage : own_kernels) run.own_kernels.insert(usage.name);
-  if (auto s = region->reserve(run.layout.bytes); !s) return s;
+  if (auto s = reserve(run, run.layout.bytes); !s) return s;
   at::set_num_threads(options.max_threads);
 
   auto phase_started = Clock::now();
@@ -716,7 +736,7 @@ Status EvaluationEngine::Impl::run_trials(Run& run) {
   auto out = run.out;
   uint32_t passed = 0;
   for (uint32_t trial = 0; trial < options.trials; ++trial) {
-    write_inputs(run, 0, kernels::draw_inputs(*run.task, shape_kind(), mix(run.seed, trial)));
+    write_inputs(run, 0, mix(run.seed, trial));
     poison_outputs(run, 0);
     auto answer = call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
       auto run_request = request.initRun();
@@ -772,17 +792,19 @@ Status EvaluationEngine::Impl::run_second_shape_trial(Run& run) {
   trial.layout = make_layout(second_task, shape_kind(), 1);
   trial.tolerance = run.tolerance;
   trial.seed = run.seed;
+  trial.on_device = run.on_device;
+  trial.draw_seeds.resize(1);
   trial.pristine.resize(1);
   trial.out = out;
   trial.own_kernels = run.own_kernels;
-  if (auto s = region->reserve(std::max(run.layout.bytes, trial.layout.bytes)); !s) return s;
+  if (auto s = reserve(trial, std::max(run.layout.bytes, trial.layout.bytes)); !s) return s;
   std::string shapes;
   for (const auto& input : second_task.inputs)
     shapes += (shapes.empty() ? "" : ", ") + input.name + " " +
               kernels::format_shape(second_task.shapes(shape_kind()).at(input.name));
   const std::string phase = "the second-shape trial (" + shapes + ")";
 
-  write_inputs(trial, 0, kernels::draw_inputs(second_task, shape_kind(), mix(run.seed, 500)));
+  write_inputs(trial, 0, mix(run.seed, 500));
   poison_outputs(trial, 0);
   auto answer = call(trial, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
     auto run_request = request.initRun();
@@ -805,11 +827,12 @@ Status EvaluationEngine::Impl::run_second_shape_trial(Run& run) {
     out.setCorrect(false);
     return {};
   }
-  auto reference = run.reference->run(trial.pristine[0]);
+  const std::vector<at::Tensor> inputs = pristine(trial, 0);
+  auto reference = run.reference->run(inputs);
   if (!reference) return reference.error();
   const auto& slot = trial.layout.sets[0].outputs[0];
-  Comparison c = compare(slot_data(slot), *reference, slot, run.task->outputs[0], run.tolerance);
-  if (inputs_mutated(trial, 0)) {
+  Comparison c = compare_outputs(view(trial, slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
+  if (inputs_mutated(trial, 0, inputs)) {
     evidence.setInputsMutated(true);
     if (c.passed) c.first_failure = "an input differs from its pristine copy after the call (inputs are read-only)";
   } else if (!c.passed) {
@@ -867,7 +890,7 @@ Status EvaluationEngine::Impl::run_timing(Run& run) {
   auto out = run.out;
   uint32_t set_count = static_cast<uint32_t>(run.layout.sets.size());
   for (uint32_t s = 0; s < set_count; ++s) {
-    write_inputs(run, s, kernels::draw_inputs(*run.task, shape_kind(), mix(run.seed, 1000 + s)));
+    write_inputs(run, s, mix(run.seed, 1000 + s));
     poison_outputs(run, s);
   }
   std::vector<double> candidate_us, reference_us;
@@ -886,11 +909,10 @@ Status EvaluationEngine::Impl::run_timing(Run& run) {
   // outputs are not poisoned this time: they keep the answers to the previous inputs, a finite,
   // plausible second poison that catches a candidate that skips work when its output already
   // holds numbers (the trials' NaN poison caught outputs never written).
-  std::vector<std::vector<float>> previous_answers(set_count);
+  std::vector<at::Tensor> previous_answers(set_count);
   for (uint32_t s = 0; s < set_count; ++s) {
-    write_inputs(run, s, kernels::draw_inputs(*run.task, shape_kind(), mix(run.seed, 2000 + s)));
-    const auto& slot = run.layout.sets[s].outputs[0];
-    previous_answers[s].assign(slot_data(slot), slot_data(slot) + slot.elements);
+    write_inputs(run, s, mix(run.seed, 2000 + s));
+    previous_answers[s] = view(run, run.layout.sets[s].outputs[0]).clone();
   }
   auto check = run_batch(run, std::max(candidate_calls, set_count));
   if (auto f = batch_failed(run, check, "the batch after timing")) return *f;
@@ -1160,17 +1182,27 @@ void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library)
   sanitized.launcher = {*sanitizer, "--tool", "memcheck", "--padding", "4096", "--print-limit", "8", "--error-exitcode",
                         std::to_string(kSanitizerErrorExit)};
   sanitized.separate_allocations = true;
+  // Its tensors in allocations of their own, copied from the shared region: one set there.
+  Run host = run;
+  host.on_device = false;
+  host.layout = make_layout(*run.task, shape_kind(), 1);
+  host.draw_seeds.assign(1, 0);
+  host.pristine.assign(1, {});
+  if (auto s = region->reserve(host.layout.bytes); !s) {
+    evidence.setSanitizerNote("no shared memory for the sanitized call: " + s.error().message);
+    return;
+  }
   auto process = SandboxProcess::start(sanitized, region->fd());
   if (!process) {
     evidence.setSanitizerNote("compute-sanitizer did not start: " + process.error().message);
     return;
   }
-  write_inputs(run, 0, kernels::draw_inputs(*run.task, shape_kind(), mix(run.seed, kSanitizerSeedSalt)));
-  poison_outputs(run, 0);
+  write_inputs(host, 0, mix(run.seed, kSanitizerSeedSalt));
+  poison_outputs(host, 0);
   std::string failure;
   auto send = [&](const std::function<void(msg::SandboxRequest::Builder)>& fill) {
     capnp::MallocMessageBuilder message;
-    build_request(message, fill);
+    build_request(message, host, fill);
     auto words = (*process)->call(message, options.sanitizer_timeout);
     if (!words) {
       failure = words.error().message;
@@ -1191,7 +1223,7 @@ void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library)
   }) && send([&](msg::SandboxRequest::Builder request) {
     auto run_request = request.initRun();
     run_request.setCalls(1);
-    fill_sets(run_request, run, {0});
+    fill_sets(run_request, host, {0});
   });
   const std::string output = (*process)->finish(std::chrono::milliseconds(30000));
   const SandboxExit exit = (*process)->exit();

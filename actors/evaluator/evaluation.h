@@ -90,6 +90,9 @@ struct EngineOptions {
   uint32_t timing_sets = 3;               // input sets rotated between calls
   // CUDA only.
   std::optional<kernels::DeviceKind> shapes;  // whose shapes to evaluate at; default: the device's
+  // Inputs drawn, outputs poisoned and checked on the GPU, in device memory this engine owns and
+  // lends to its sandbox (docs/gpu.md); false: through the shared region and host copies.
+  bool device_resident = true;
   uint32_t cuda_calls_per_round = 8;          // timed calls per side per sandbox round trip
   double cupti_disagreement_threshold = 0.02; // |event - CUPTI span| / event beyond this is flagged
   uint32_t energy_min_ms = 0;                 // energy per call (NVML) over >= this per side; 0: off

@@ -191,6 +191,8 @@ Result<EngineOptions> engine_options_for(const runtime::ActorSpec& spec) {
         options.sandbox.gpu_memory_limit_bytes = eval["gpu_memory_limit_mb"].as<uint64_t>(0) << 20;
         options.energy_min_ms = eval["energy_min_ms"].as<uint32_t>(options.energy_min_ms);
         options.hardware_metrics = eval["hardware_metrics"].as<bool>(options.hardware_metrics);
+        options.device_resident = eval["device_resident"].as<bool>(options.device_resident);
+        options.timing_sets = eval["timing_sets"].as<uint32_t>(options.timing_sets);
         if (eval["shapes"]) {
           auto shapes = kernels::parse_device(eval["shapes"].as<std::string>());
           if (!shapes)
@@ -204,11 +206,13 @@ Result<EngineOptions> engine_options_for(const runtime::ActorSpec& spec) {
     return make_error(Errc::invalid_argument, "experiment.eval of the topology is malformed: " + e.msg +
                                                   " (expected {trials: N, timing_budget_ms: MS, max_threads: N, "
                                                   "compile_workers: N, slots: N, gpu_memory_limit_mb: MB, "
-                                                  "energy_min_ms: MS, hardware_metrics: BOOL, shapes: cpu|cuda})");
+                                                  "energy_min_ms: MS, hardware_metrics: BOOL, shapes: cpu|cuda, "
+                                                  "device_resident: BOOL, timing_sets: N})");
   }
-  if (options.trials < 1 || options.max_threads < 1 || options.timing_budget_ms < 0 || options.compile_workers < 1)
+  if (options.trials < 1 || options.max_threads < 1 || options.timing_budget_ms < 0 || options.compile_workers < 1 ||
+      options.timing_sets < 1)
     return make_error(Errc::invalid_argument, "experiment.eval needs trials >= 1, max_threads >= 1, "
-                                              "timing_budget_ms >= 0, compile_workers >= 1");
+                                              "timing_budget_ms >= 0, compile_workers >= 1, timing_sets >= 1");
   return options;
 }
 
@@ -240,7 +244,9 @@ std::vector<runtime::ExperimentKey> evaluator_experiment_keys() {
           {"eval.gpu_memory_limit_mb", runtime::ValueKind::integer, "0"},
           {"eval.energy_min_ms", runtime::ValueKind::integer, "0"},
           {"eval.hardware_metrics", runtime::ValueKind::text, "false"},
-          {"eval.shapes", runtime::ValueKind::text, "cpu"}};
+          {"eval.shapes", runtime::ValueKind::text, "cpu"},
+          {"eval.device_resident", runtime::ValueKind::text, "true"},
+          {"eval.timing_sets", runtime::ValueKind::integer, "3"}};
 }
 
 }  // namespace drk::evaluator

@@ -7,7 +7,9 @@
 // On a device the shared region is mirrored in device memory: a tensor at region offset X is
 // handed to the candidate at device address base + X. A run request copies the tensors it
 // names to the device before its calls and back after them (outputs for the correctness check,
-// inputs for the mutation check).
+// inputs for the mutation check). A request may instead lend the Evaluator's own device memory
+// (attach_region, SandboxRequest.deviceRegion): offsets then point into it, and nothing is
+// copied, because the Evaluator draws and checks on the device itself.
 //
 // measure_energy (NVML energy per call of both sides) and measure_metrics (one candidate call under
 // CUPTI's Range Profiler) answer the CUDA-only requests of messages/sandbox.capnp; docs/gpu.md.
@@ -70,6 +72,12 @@ class SandboxDevice {
   virtual ~SandboxDevice() = default;
   // The region is (re)mapped at `host`; device memory follows its size.
   virtual Status mirror_region(uint8_t* host, size_t bytes) = 0;
+  // The Evaluator's device memory from a CUDA IPC handle of `handle_bytes` bytes, `bytes` long:
+  // opened when the handle differs from the one attached, kept while requests repeat it; an
+  // empty handle goes back to the mirror. io_error when the handle cannot be opened.
+  virtual Status attach_region(const uint8_t* handle, size_t handle_bytes, uint64_t bytes) = 0;
+  // The attached memory's size; 0 when tensors live in the mirror.
+  virtual uint64_t attached_bytes() const = 0;
   // The device address of the `bytes`-long tensor at region offset `offset`; nullptr when device
   // memory for it cannot be had.
   virtual void* tensor_data(uint64_t offset, uint64_t bytes) = 0;

@@ -156,9 +156,11 @@ bool make_tensor(msg::TensorView::Reader view, drk_tensor& out, std::string& err
     stride *= out.shape[i];
   }
   uint64_t bytes = elements * dtype_bytes(out.dtype);
-  if (view.getOffset() % 64 != 0 || view.getOffset() > harness.region_bytes ||
-      bytes > harness.region_bytes - view.getOffset()) {
-    error = "a tensor view lies outside the shared region";
+  const uint64_t attached = harness.device ? harness.device->attached_bytes() : 0;
+  const uint64_t extent = attached ? attached : harness.region_bytes;
+  if (view.getOffset() % 64 != 0 || view.getOffset() > extent || bytes > extent - view.getOffset()) {
+    error = attached ? "a tensor view lies outside the Evaluator's device memory"
+                     : "a tensor view lies outside the shared region";
     return false;
   }
   out.data = harness.device ? harness.device->tensor_data(view.getOffset(), bytes) : harness.region + view.getOffset();
@@ -385,6 +387,23 @@ void handle_peaks(msg::SandboxReply::Builder reply) {
   harness.device->measure_peaks(reply);
 }
 
+// The device memory a request lends (SandboxRequest.deviceRegion), or back to the mirror when it
+// lends none; false with `error` when it cannot be used here.
+bool attach_device_region(msg::SandboxRequest::Reader request, std::string& error) {
+  const auto handle = request.getDeviceRegion();
+  if (!harness.device) {
+    if (handle.size() == 0) return true;
+    error = "this sandbox runs candidates on the CPU: device memory is for drk-sandbox-cuda";
+    return false;
+  }
+  if (auto attached = harness.device->attach_region(handle.begin(), handle.size(), request.getDeviceRegionBytes());
+      !attached) {
+    error = attached.error().message;
+    return false;
+  }
+  return true;
+}
+
 int serve() {
   for (;;) {
     auto frame = read_frame(kRequestFd, -1);
@@ -400,7 +419,7 @@ int serve() {
     if (!harness.device_unavailable.empty()) {
       reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
       reply.setMessage(harness.device_unavailable);
-    } else if (!map_region(request.getRegionBytes(), error)) {
+    } else if (!map_region(request.getRegionBytes(), error) || !attach_device_region(request, error)) {
       reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
       reply.setMessage(error);
     } else if (harness.separate_allocations && !request.isLoad() && !request.isRun()) {

@@ -4,6 +4,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
+#include <mutex>
 
 namespace drk::kernels {
 namespace {
@@ -177,23 +178,36 @@ Result<at::Tensor> Reference::run(const std::vector<at::Tensor>& inputs) const {
   }
 }
 
+void draw_inputs_into(const Task& task, DeviceKind device, uint64_t seed, const std::vector<at::Tensor>& tensors) {
+  for (size_t i = 0; i < task.inputs.size(); ++i) {
+    const InputSpec& input = task.inputs[i];
+    const at::Tensor& t = tensors.at(i);
+    // A generator of the tensor's device seeded for this input alone: the CPU's, or a clone of the
+    // device's default one (its state is shared by the whole process).
+    at::Generator generator;
+    if (t.device().is_cpu()) {
+      generator = at::detail::createCPUGenerator(mix_seed(seed, i));
+    } else {
+      at::Generator shared = at::globalContext().defaultGenerator(t.device());
+      {
+        std::lock_guard<std::mutex> lock(shared.mutex());
+        generator = shared.clone();
+      }
+      generator.set_current_seed(mix_seed(seed, i));
+    }
+    if (input.draw.kind == "classes") t.random_(0, class_count(task, input, device), generator);
+    else if (input.draw.kind == "normal") t.normal_(input.draw.mean, input.draw.stddev, generator);
+    else t.uniform_(input.draw.low, input.draw.high, generator);
+  }
+}
+
 std::vector<at::Tensor> draw_inputs(const Task& task, DeviceKind device, uint64_t seed) {
   std::vector<at::Tensor> tensors;
   const auto& shapes = task.shapes(device);
-  for (size_t i = 0; i < task.inputs.size(); ++i) {
-    const InputSpec& input = task.inputs[i];
-    at::Generator generator = at::detail::createCPUGenerator(mix_seed(seed, i));
-    at::Tensor t;
-    if (input.draw.kind == "classes") {
-      t = at::empty(shapes.at(input.name), at::TensorOptions().dtype(at::kLong));
-      t.random_(0, class_count(task, input, device), generator);
-    } else {
-      t = at::empty(shapes.at(input.name), at::TensorOptions().dtype(at::kFloat));
-      if (input.draw.kind == "normal") t.normal_(input.draw.mean, input.draw.stddev, generator);
-      else t.uniform_(input.draw.low, input.draw.high, generator);
-    }
-    tensors.push_back(std::move(t));
-  }
+  for (const auto& input : task.inputs)
+    tensors.push_back(at::empty(shapes.at(input.name), at::TensorOptions().dtype(
+                                                           input.draw.kind == "classes" ? at::kLong : at::kFloat)));
+  draw_inputs_into(task, device, seed, tensors);
   return tensors;
 }
 

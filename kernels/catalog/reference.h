@@ -2,7 +2,8 @@
 //
 // The expression is parsed once (kernels/catalog/expression.h) when the Reference is made; run()
 // evaluates it on CPU tensors in the task's input order and returns the single output. Drawing is
-// deterministic in the seed: the same (task, device, seed) gives the same values everywhere.
+// deterministic in the seed: the same (task, device, seed) gives the same values on the same
+// LibTorch device.
 //
 // This header is the only catalog header that pulls LibTorch (at::Tensor); task.h stays
 // torch-free.
@@ -38,5 +39,11 @@ class Reference {
 // distribution with a generator seeded from (seed, input index): float32, or int64 class
 // indices in [0, class_count) for draw kind classes.
 std::vector<at::Tensor> draw_inputs(const Task& task, DeviceKind device, uint64_t seed);
+
+// The same draw into `tensors` (one per task input, of the dtypes and sizes above), on whatever
+// LibTorch device they live: on the CPU the values equal draw_inputs()'s; on a GPU they come
+// from that device's generator (Philox on CUDA), the same for the same seed on every call.
+// Thread-safe: each input gets a generator of its own.
+void draw_inputs_into(const Task& task, DeviceKind device, uint64_t seed, const std::vector<at::Tensor>& tensors);
 
 }  // namespace drk::kernels

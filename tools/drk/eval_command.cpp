@@ -44,6 +44,9 @@ report, every kernel CUPTI saw, the coverage, event/CUPTI agreement and the roof
                      result beyond the roofline bound)
   --gpu-memory-limit-mb MB
                      cuda: device memory the candidate may hold (default 0: no limit)
+  --host-checks      cuda: draw and check through host memory and copies instead of on the GPU
+                     (the default draws, poisons and compares in device memory lent to the sandbox)
+  --sets N           input sets rotated between timed calls (default 3)
   --cache-dir DIR    compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)
   --json             print one JSON object (the Verdict, which holds the result) on stdout
 
@@ -227,6 +230,12 @@ int cmd_eval(const Args& args) {
       options.hardware_metrics = true;
     } else if (arg == "--sanitize") {
       options.sanitize = true;
+    } else if (arg == "--host-checks") {
+      options.device_resident = false;
+    } else if (arg == "--sets") {
+      auto value = number(i, arg, 1);
+      if (!value) return 2;
+      options.timing_sets = static_cast<uint32_t>(*value);
     } else if (arg == "--energy-ms") {
       auto value = number(i, arg, 0);
       if (!value) return 2;

@@ -3,10 +3,13 @@
 // an illegal address, a device-side assert and a hang kill only the sandbox, and the same
 // engine evaluates the next candidate correctly; int64 inputs (cross_entropy's targets) reach
 // the device reference as int64; a candidate that keeps more device memory than its limit fails
-// with gpuMemoryLimitExceeded; energy per call comes from NVML. Skips, saying why, without a
-// usable GPU.
+// with gpuMemoryLimitExceeded; energy per call comes from NVML; checks on the device (the
+// default) and through host copies judge alike, and KernelBench's published ReLU (1.6 G
+// elements, 6.4 GB per tensor) is evaluated on the device. Skips, saying why, without a usable
+// GPU.
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -53,16 +56,30 @@ drk::testing::TestEngine& shared_engine() {
 
 bool gpu_missing() { return !drk::testing::first_gpu_or_skip(); }
 
+// An engine of its own for one test: `edit` changes the shared engine's options.
+std::unique_ptr<drk::testing::TestEngine> engine_with(const std::string& label,
+                                                      const std::function<void(EngineOptions&)>& edit) {
+  EngineOptions options;
+  options.device = drk::kernels::DeviceKind::cuda;
+  options.shapes = drk::kernels::DeviceKind::cpu;
+  options.trials = 3;
+  options.seed = 8765;
+  options.timing_budget_ms = 300;
+  edit(options);
+  return std::make_unique<drk::testing::TestEngine>(label, options);
+}
+
 struct Evaluated {
   capnp::MallocMessageBuilder message;
   drk::msg::EvalResult::Reader result;
 };
 
-std::unique_ptr<Evaluated> evaluate(const std::string& task, const std::string& file) {
+std::unique_ptr<Evaluated> evaluate(const std::string& task, const std::string& file,
+                                    EvaluationEngine* engine = nullptr) {
   auto evaluated = std::make_unique<Evaluated>();
   auto out = evaluated->message.initRoot<drk::msg::EvalResult>();
   CandidateInput input{"test/" + file, task, drk::kernels::DeviceKind::cuda, cuda_candidate(file)};
-  auto status = shared_engine()->evaluate(input, out);
+  auto status = (engine ? engine : &*shared_engine())->evaluate(input, out);
   DRK_REQUIRE_MESSAGE(status.ok(), status.error().describe());
   evaluated->result = out.asReader();
   DRK_INFO("error text: " << evaluated->result.getErrorText().cStr());
@@ -194,4 +211,40 @@ DRK_TEST_CASE("hardware metrics of the candidate's kernels come from CUPTI's ran
     DRK_CHECK(k.getAchievedOccupancyPct() <= 100.5);
     DRK_CHECK(k.getL2HitRatePct() <= 100.5);
   }
+}
+
+DRK_TEST_CASE("checks through host copies judge as the device-resident ones do [gpu]") {
+  if (gpu_missing()) return;
+  auto host = engine_with("cuda-host-checks", [](EngineOptions& options) { options.device_resident = false; });
+  auto honest = evaluate("relu", "relu.cu", &**host);
+  DRK_CHECK(honest->result.getCorrect());
+  DRK_CHECK(honest->result.getTrialsPassed() == 3);
+  auto crashed = evaluate("relu", "illegal_address.cu", &**host);
+  DRK_CHECK(crashed->result.getSandbox() == SandboxOutcome::CRASHED);
+  auto again = evaluate("relu", "relu.cu", &**host);
+  DRK_CHECK(again->result.getCorrect());
+}
+
+DRK_TEST_CASE("KernelBench's published ReLU (4096 x 393216) is drawn, checked and timed on the device [gpu]") {
+  if (gpu_missing()) return;
+  auto published = engine_with("cuda-published", [](EngineOptions& options) {
+    options.shapes = drk::kernels::DeviceKind::cuda;
+    options.trials = 2;
+    options.timing_sets = 2;
+    options.call_timeout = std::chrono::milliseconds(20000);
+  });
+  auto evaluated = evaluate("relu", "relu.cu", &**published);
+  auto r = evaluated->result;
+  std::printf("published relu: eval %.0f ms (correctness %.0f ms, timing %.0f ms), candidate %.1f us, reference %.1f us, "
+              "speedup %.3f, max abs error %g\n",
+              r.getEvalMs(), r.getCorrectnessMs(), r.getTimingMs(), r.getCandidateTiming().getMedianUs(),
+              r.getReferenceTiming().getMedianUs(), r.getSpeedup(), r.getMaxAbsError());
+  DRK_CHECK(r.getCorrect());
+  DRK_CHECK(r.getTrialsPassed() == 2);
+  DRK_CHECK(r.getEvidence().getSecondShapeChecked());
+  DRK_CHECK(r.getGpu().getShapes() == drk::msg::Device::CUDA);
+  DRK_CHECK(r.getCandidateTiming().getMedianUs() > 100.0);  // 12.8 GB moved per call
+  auto unwritten = evaluate("relu", "../../hacks/cuda/outputs_unwritten.cu", &**published);
+  DRK_CHECK_FALSE(unwritten->result.getCorrect());
+  DRK_CHECK(unwritten->result.getEvidence().getOutputsLeftPoisoned());
 }

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -230,6 +231,7 @@ class CudaSandboxDevice final : public SandboxDevice {
 
   ~CudaSandboxDevice() override {
     active_workspace = nullptr;
+    detach_region();
     if (mirror_) cudaFree(mirror_);
     for (const auto& [offset, tensor] : tensors_) cudaFree(tensor.first);
     if (flush_) cudaFree(flush_);
@@ -252,7 +254,39 @@ class CudaSandboxDevice final : public SandboxDevice {
     return {};
   }
 
+  Status attach_region(const uint8_t* handle, size_t handle_bytes, uint64_t bytes) override {
+    if (handle_bytes == 0) {
+      detach_region();
+      return {};
+    }
+    if (separate_)
+      return make_error(Errc::invalid_argument,
+                        "this sandbox gives every tensor an allocation of its own (--separate-allocations): "
+                        "it cannot use the Evaluator's device memory");
+    if (handle_bytes != sizeof(cudaIpcMemHandle_t))
+      return make_error(Errc::invalid_argument, "a device region handle has " + std::to_string(handle_bytes) +
+                                                    " bytes instead of cudaIpcMemHandle_t's " +
+                                                    std::to_string(sizeof(cudaIpcMemHandle_t)));
+    if (attached_ && bytes == attached_bytes_ && std::memcmp(&attached_handle_, handle, handle_bytes) == 0) return {};
+    detach_region();
+    cudaIpcMemHandle_t ipc;
+    std::memcpy(&ipc, handle, sizeof ipc);
+    void* base = nullptr;
+    if (auto status = cudaIpcOpenMemHandle(&base, ipc, cudaIpcMemLazyEnablePeerAccess); status != cudaSuccess) {
+      cudaGetLastError();
+      return make_error(Errc::io_error, std::string("cannot open the Evaluator's device memory (cudaIpcOpenMemHandle: ") +
+                                            cuda_error_text(status) + ")");
+    }
+    attached_ = static_cast<uint8_t*>(base);
+    attached_bytes_ = bytes;
+    attached_handle_ = ipc;
+    return {};
+  }
+
+  uint64_t attached_bytes() const override { return attached_ ? attached_bytes_ : 0; }
+
   void* tensor_data(uint64_t offset, uint64_t bytes) override {
+    if (attached_) return attached_ + offset;
     if (!separate_) return static_cast<uint8_t*>(mirror_) + offset;
     auto found = tensors_.find(offset);
     if (found != tensors_.end() && found->second.second == bytes) return found->second.first;
@@ -302,7 +336,9 @@ class CudaSandboxDevice final : public SandboxDevice {
     return true;
   }
 
+  // Nothing to copy while the Evaluator's device memory is attached: it checks there itself.
   Status copy_to_device(const std::vector<RegionRange>& ranges) override {
+    if (attached_) return {};
     for (const auto& range : ranges)
       if (auto status = cudaMemcpy(device_address(range.offset), host_ + range.offset, range.bytes,
                                    cudaMemcpyHostToDevice);
@@ -312,6 +348,7 @@ class CudaSandboxDevice final : public SandboxDevice {
   }
 
   Status copy_to_host(const std::vector<RegionRange>& ranges) override {
+    if (attached_) return {};
     for (const auto& range : ranges)
       if (auto status = cudaMemcpy(host_ + range.offset, device_address(range.offset), range.bytes,
                                    cudaMemcpyDeviceToHost);
@@ -341,7 +378,14 @@ class CudaSandboxDevice final : public SandboxDevice {
 
   // Where the tensor at a region offset lives on the device (tensor_data made it).
   void* device_address(uint64_t offset) {
+    if (attached_) return attached_ + offset;
     return separate_ ? tensors_.at(offset).first : static_cast<uint8_t*>(mirror_) + offset;
+  }
+
+  void detach_region() {
+    if (attached_) cudaIpcCloseMemHandle(attached_);
+    attached_ = nullptr;
+    attached_bytes_ = 0;
   }
 
   // What the workspace may hand out this call: the limit less what the candidate holds besides
@@ -454,6 +498,9 @@ class CudaSandboxDevice final : public SandboxDevice {
   size_t mirror_bytes_ = 0;
   bool separate_ = false;  // SandboxDeviceOptions::separate_allocations
   std::map<uint64_t, std::pair<void*, uint64_t>> tensors_;  // by region offset: address, bytes
+  uint8_t* attached_ = nullptr;  // the Evaluator's device memory (attach_region), when lent
+  uint64_t attached_bytes_ = 0;
+  cudaIpcMemHandle_t attached_handle_{};
   uint8_t* host_ = nullptr;
   void* flush_ = nullptr;
   size_t flush_bytes_ = 0;
