@@ -184,6 +184,14 @@ struct Evidence {
   sanitizerNote @22 :Text;          # why it did not run or finish ("" if it did)
   rooflineRemeasured @23 :Bool;     # CUDA: beyond the device's measured peak, so the timing ran a second time
   mathModeChanged @24 :Text;        # the candidate left the floating-point modes changed: which ("" if not)
+  uninitialisedRead @25 :Text;      # the first trial rerun on its inputs with the outputs pre-filled with a finite
+                                    # poison instead of NaN missed the reference: its first mismatch ("" if none)
+  rerunDiffers @26 :UInt64;         # elements that differed bit for bit between the first trial and that rerun,
+                                    # both within tolerance: nondeterminism (a warning, e.g. float atomics)
+  replyTampered @27 :Text;          # the sandbox's reply pipe carried a frame that is not its answer to the
+                                    # request (malformed, or another request's id): why ("" if none)
+  initcheckErrors @28 :Text;        # CUDA: compute-sanitizer initcheck's first error, a read of device memory
+                                    # never written ("" if none; docs/verification.md)
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.

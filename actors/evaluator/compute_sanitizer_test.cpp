@@ -1,5 +1,6 @@
-// What the out-of-bounds check reads from compute-sanitizer's memcheck output (no GPU needed: the
-// run itself is covered by the CUDA hack corpus, tests/hacks/cuda/reads_past_input.cu).
+// What the out-of-bounds and uninitialised-read checks read from compute-sanitizer's memcheck and
+// initcheck output (no GPU needed: the runs themselves are covered by the CUDA hack corpus,
+// tests/hacks/cuda/reads_past_input.cu and tests/hacks/cuda/reads_output_before_writing.cu).
 #include "actors/evaluator/compute_sanitizer.h"
 
 #include <cstdlib>
@@ -28,7 +29,59 @@ constexpr const char* kOneError = R"(========= COMPUTE-SANITIZER
 ========= ERROR SUMMARY: 2 errors
 )";
 
+// initcheck's format (CUDA 12 and 13): a device read of memory nothing wrote, then the harness's
+// copy of an output the candidate never wrote, which is not the candidate's read.
+constexpr const char* kInitcheck = R"(========= COMPUTE-SANITIZER
+========= Uninitialized __global__ memory read of size 4 bytes
+=========     at relu_accumulate(const float *, float *, long)+0x70 in /tmp/drk/candidate.cu:9
+=========     by thread (31,0,0) in block (1,0,0)
+=========     Address 0x7fdff720250c
+=========     Saved host backtrace up to driver entry point at kernel launch time
+=========         Host Frame: [0x2f26a0]
+=========                in /lib64/libcuda.so.1
+=========         Host Frame:cudaLaunchKernel [0x70aae]
+=========                in /lib/libcudart.so.13
+=========
+========= Host API memory access error at host access to 0x7f7fcdc01200 of size 400 bytes
+=========     Uninitialized access at 0x7f7fcdc01300 on access by cudaMemcpy source
+=========     Saved host backtrace up to driver entry point at error
+=========         Host Frame: [0x1fe264]
+=========                in /usr/lib/x86_64-linux-gnu/libcuda.so.1
+=========
+========= Uninitialized __global__ memory read of size 4 bytes
+=========     at relu_accumulate(const float *, float *, long)+0x70 in /tmp/drk/candidate.cu:9
+=========     by thread (0,0,0) in block (2,0,0)
+=========     Address 0x7fdff7202600
+=========
+========= ERROR SUMMARY: 3 errors
+)";
+
 }  // namespace
+
+DRK_TEST_CASE("initcheck's device reads are counted and excerpted; host API copies are not the candidate's") {
+  auto report = drk::evaluator::parse_initcheck_output(kInitcheck);
+  DRK_CHECK(report.finished);
+  DRK_CHECK(report.errors == 3);
+  DRK_CHECK(report.device_reads == 2);
+  DRK_CHECK(report.excerpt ==
+            "Uninitialized __global__ memory read of size 4 bytes | at relu_accumulate(const float *, float *, long)"
+            "+0x70 in /tmp/drk/candidate.cu:9 | by thread (31,0,0) in block (1,0,0) | Address 0x7fdff720250c");
+  auto copies_only = drk::evaluator::parse_initcheck_output(
+      "========= COMPUTE-SANITIZER\n"
+      "========= Host API memory access error at host access to 0x7f14c9e00200 of size 16 bytes\n"
+      "=========     Uninitialized access at 0x7f14c9e00200 on access by cudaMemcpy source\n"
+      "========= ERROR SUMMARY: 1 error\n");
+  DRK_CHECK(copies_only.finished);
+  DRK_CHECK(copies_only.errors == 1);
+  DRK_CHECK(copies_only.device_reads == 0);
+  DRK_CHECK(copies_only.excerpt.empty());
+}
+
+DRK_TEST_CASE("memcheck's excerpt leaves the host backtrace out, its library lines too") {
+  auto report = parse_memcheck_output(kInitcheck);
+  DRK_CHECK(report.excerpt.find("libcuda") == std::string::npos);
+  DRK_CHECK(report.excerpt.find("Host Frame") == std::string::npos);
+}
 
 DRK_TEST_CASE("memcheck's first error becomes the excerpt, and the summary its count") {
   auto report = parse_memcheck_output(kOneError);

@@ -385,6 +385,8 @@ struct EvaluationEngine::Impl {
     retired_device_region.reset();
 #endif
     if (!words) {
+      // A malformed frame on the reply pipe: not the sandbox's writing.
+      if (words.error().code == Errc::protocol_error) run.out.getEvidence().setReplyTampered(words.error().message);
       record_sandbox_failure(run, words.error());
       return words.error();
     }
@@ -393,6 +395,7 @@ struct EvaluationEngine::Impl {
     if (reply.getId() != id) {
       Error error = make_error(Errc::protocol_error, "the sandbox answered request " + std::to_string(reply.getId()) +
                                                          " instead of " + std::to_string(id));
+      run.out.getEvidence().setReplyTampered(error.message);
       sandbox.reset();
       record_sandbox_failure(run, error);
       return error;
@@ -579,6 +582,7 @@ struct EvaluationEngine::Impl {
   Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out);
   void record_artifact(msg::Candidate::Reader candidate, std::optional<Status> adoption, msg::EvalResult::Builder out);
   Status run_trials(Run& run);
+  Status rerun_with_finite_poison(Run& run);
   Status run_second_shape_trial(Run& run);
   Status run_timing(Run& run);
   Status time_on_cpu(Run& run, std::vector<double>& candidate_us, std::vector<double>& reference_us,
@@ -591,7 +595,7 @@ struct EvaluationEngine::Impl {
   void fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_median_us);
   std::optional<Status> measure_energy(Run& run, uint32_t set_count);
   void fill_roofline(Run& run, double median_us);
-  void run_sanitizer(Run& run, const std::string& library);
+  void run_sanitizer(Run& run, const std::string& library, bool initcheck);
 };
 
 // The candidate into `out` without the object it may carry (results travel on to the Verifier,
@@ -723,8 +727,10 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
       if (auto s = run_timing(run); !s) return s;
     }
     out.setTimingMs(ms_since(phase_started));
-    if (options.device == DeviceKind::cuda && out.getCorrect() && (options.sanitize || beyond))
-      run_sanitizer(run, compiled->library_path);
+    if (options.device == DeviceKind::cuda && out.getCorrect() && (options.sanitize || beyond)) {
+      run_sanitizer(run, compiled->library_path, false);
+      run_sanitizer(run, compiled->library_path, true);
+    }
   }
   if (!out.getCorrect()) out.setSpeedup(0.0);
   // Keep one sandbox warm for the next candidate.
@@ -764,8 +770,11 @@ Status EvaluationEngine::Impl::run_trials(Run& run) {
       out.setErrorText(text.str());
       break;
     }
-    if (trial == 0)
+    if (trial == 0) {
       if (auto s = check_precision(run, 0); !s) return s;
+      if (auto s = rerun_with_finite_poison(run); !s) return s;
+      if (run.sandbox_failed) break;
+    }
     // Mutated inputs with matching outputs still pass the numbers; the evidence goes to the Verifier.
     if (out.getEvidence().getInputsMutated() && out.getErrorText().size() == 0)
       out.setErrorText("trial " + std::to_string(trial + 1) + ": " + comparison->first_failure);
@@ -773,6 +782,40 @@ Status EvaluationEngine::Impl::run_trials(Run& run) {
   }
   out.setTrialsPassed(passed);
   out.setCorrect(passed == options.trials);
+  return {};
+}
+
+// Trial 1 once more on the same inputs, its outputs pre-filled with a finite poison instead of NaN
+// (poison_finite: +-magnitude, from the evaluation's secret seed). A candidate that reads its
+// outputs before writing them (a running max or min, a "computed already" test) passes with NaN,
+// which fmax ignores and every comparison fails, and misses here: evidence uninitialisedRead. A
+// result within tolerance that differs bit for bit from the first run is nondeterministic (float
+// atomics, a changing summation order): evidence rerunDiffers, which the Verifier only warns
+// about. Correctness is left as it is: the Verifier judges the evidence.
+Status EvaluationEngine::Impl::rerun_with_finite_poison(Run& run) {
+  const auto& slot = run.layout.sets[0].outputs[0];
+  const at::Tensor first = view(run, slot).clone();
+  write_inputs(run, 0, mix(run.seed, 0));
+  poison_finite(view(run, slot), 1024.0f + static_cast<float>(mix(run.seed, 300) % 4096));
+  auto answer = call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
+    auto run_request = request.initRun();
+    run_request.setCalls(1);
+    fill_sets(run_request, run, {0});
+  });
+  if (!answer) {
+    if (!run.sandbox_failed) return answer.error();
+    run.out.setErrorText("trial 1 rerun with a finite poison: " + std::string(run.out.getErrorText().cStr()));
+    return {};
+  }
+  if (answer->status != msg::SandboxStatus::OK) return {};
+  auto reference = run.reference->run(pristine(run, 0));
+  if (!reference) return reference.error();
+  const Comparison c = compare_outputs(view(run, slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
+  auto evidence = run.out.getEvidence();
+  if (!c.passed)
+    evidence.setUninitialisedRead(c.first_failure);
+  else
+    evidence.setRerunDiffers(static_cast<uint64_t>(count_differing_bits(view(run, slot), first)));
   return {};
 }
 
@@ -1166,10 +1209,10 @@ void EvaluationEngine::Impl::fill_roofline(Run& run, double median_us) {
   profile.setAchievedFlopsPerS(kernels::estimate_flops(*run.task, shape_kind()) / seconds);
 }
 
-// One call of the candidate under compute-sanitizer memcheck, in a sandbox of its own whose
-// tensors each have an allocation of their own, on fresh inputs; its error lines become
-// evidence. The warm sandbox is untouched.
-void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library) {
+// One call of the candidate under compute-sanitizer memcheck (initcheck: under initcheck), in a
+// sandbox of its own whose tensors each have an allocation of their own and whose outputs are
+// left unwritten, on fresh inputs; its error lines become evidence. The warm sandbox is untouched.
+void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library, bool initcheck) {
   auto evidence = run.out.getEvidence();
   auto sanitizer = find_compute_sanitizer();
   if (!sanitizer) {
@@ -1181,6 +1224,10 @@ void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library)
   // the next allocation, which cudaMalloc may place right behind it.
   sanitized.launcher = {*sanitizer, "--tool", "memcheck", "--padding", "4096", "--print-limit", "8", "--error-exitcode",
                         std::to_string(kSanitizerErrorExit)};
+  // initcheck: reads of device memory nothing wrote; the sandbox leaves the outputs unwritten there.
+  if (initcheck)
+    sanitized.launcher = {*sanitizer, "--tool", "initcheck", "--print-limit", "8", "--error-exitcode",
+                          std::to_string(kSanitizerErrorExit)};
   sanitized.separate_allocations = true;
   // Its tensors in allocations of their own, copied from the shared region: one set there.
   Run host = run;
@@ -1227,6 +1274,17 @@ void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library)
   });
   const std::string output = (*process)->finish(std::chrono::milliseconds(30000));
   const SandboxExit exit = (*process)->exit();
+  if (initcheck) {
+    // Only the candidate's device reads count: host API errors are the harness copying back an
+    // output left unwritten, which the trials' poison judges.
+    const InitcheckReport report = parse_initcheck_output(output);
+    if (report.device_reads > 0)
+      evidence.setInitcheckErrors(report.excerpt);
+    else if (!ran || !report.finished)
+      evidence.setSanitizerNote("compute-sanitizer initcheck did not finish (" +
+                                (failure.empty() ? describe_exit(exit) : failure) + "): " + output.substr(0, 600));
+    return;
+  }
   const MemcheckReport report = parse_memcheck_output(output);
   if (report.errors > 0 || (exit.exit_code == kSanitizerErrorExit && !exit.timed_out)) {
     evidence.setSanitizerRan(true);

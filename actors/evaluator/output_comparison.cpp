@@ -83,6 +83,16 @@ Comparison compare_outputs(const at::Tensor& output, const at::Tensor& reference
   return c;
 }
 
+void poison_finite(const at::Tensor& output, float magnitude) {
+  const at::Tensor flat = output.view({-1});
+  flat.fill_(magnitude);
+  if (flat.numel() > 1) flat.slice(0, 1, flat.numel(), 2).fill_(-magnitude);
+}
+
+int64_t count_differing_bits(const at::Tensor& a, const at::Tensor& b) {
+  return at::ne(as_bits(a.contiguous()).reshape({-1}), as_bits(b.contiguous()).reshape({-1})).sum().item<int64_t>();
+}
+
 bool same_bits(const at::Tensor& a, const at::Tensor& b) {
   return a.numel() == b.numel() && a.element_size() == b.element_size() &&
          at::equal(as_bits(a.contiguous()).reshape({-1}), as_bits(b.contiguous()).reshape({-1}));

@@ -37,6 +37,15 @@ struct Comparison {
 // Writes kPoisonBits into every element of a float32 tensor.
 void poison(const at::Tensor& output);
 
+// Writes a finite poison into every element of a float32 tensor: +magnitude at even flat
+// indices, -magnitude at odd ones. Plausible numbers, unlike the NaN poison: a candidate that reads
+// its output before writing it (a running max or min, a "computed already" test) takes them for
+// data.
+void poison_finite(const at::Tensor& output, float magnitude);
+
+// Elements whose bits differ between two tensors of the same dtype and size.
+int64_t count_differing_bits(const at::Tensor& a, const at::Tensor& b);
+
 // `output` against `reference` (float32, same numel): |out - ref| <= atol + rtol * |ref|,
 // computed in float64; NaN and Inf never pass. `shape` and `name` word the first failure
 // ("output y[3, 17] is 2.5 but the reference is 2").

@@ -91,3 +91,17 @@ DRK_TEST_CASE("precision errors are relative to the output's scale") {
   DRK_CHECK(errors.candidate == doctest::Approx(0.125));
   DRK_CHECK(errors.reference == 0.0);
 }
+
+DRK_TEST_CASE("the finite poison alternates signs, and differing bits are counted per element") {
+  at::Tensor output = at::zeros({2, 3}, at::kFloat);
+  poison_finite(output, 1500.0f);
+  const at::Tensor flat = output.view({-1});
+  DRK_CHECK(flat[0].item<float>() == 1500.0f);
+  DRK_CHECK(flat[1].item<float>() == -1500.0f);
+  DRK_CHECK(flat[4].item<float>() == 1500.0f);
+  at::Tensor other = output.clone();
+  DRK_CHECK(count_differing_bits(output, other) == 0);
+  other.view({-1})[2] = -0.0f;
+  other.view({-1})[5] = 7.0f;
+  DRK_CHECK(count_differing_bits(output, other) == 2);
+}

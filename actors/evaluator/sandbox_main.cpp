@@ -276,8 +276,18 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
   auto& outputs = candidate.outputs;
   drk_context context = make_context();
   bool on_device = harness.device && calls > 0;
+  // The sanitizer's sandbox leaves the outputs' device memory unwritten, as torch.empty does:
+  // initcheck then sees a candidate that reads an output before writing it (nothing checks the
+  // outputs there).
+  std::vector<RegionRange> to_device = ranges;
+  if (harness.separate_allocations) {
+    to_device.clear();
+    for (unsigned s = 0; s < sets.size(); ++s)
+      for (unsigned t = 0; t < inputs[s].size(); ++t)
+        to_device.push_back({sets[s].getInputs()[t].getOffset(), tensor_bytes(inputs[s][t])});
+  }
   if (on_device)
-    if (auto copied = harness.device->copy_to_device(ranges); !copied) return device_failed(copied.error(), reply);
+    if (auto copied = harness.device->copy_to_device(to_device); !copied) return device_failed(copied.error(), reply);
   // Descriptors are copied per call so that a candidate that edits them cannot steer later calls.
   std::vector<drk_tensor> call_inputs, call_outputs;
   uint64_t library_before = library_calls();

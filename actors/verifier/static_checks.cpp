@@ -17,6 +17,9 @@ struct Rule {
   Severity severity;
   Kind kind;
   const char* pattern;  // ECMAScript; group 1 is the name reported
+  // Calls only: the call is allowed when this token is among its arguments (reported otherwise
+  // as "<name> without <token>").
+  const char* allowed_with_argument = nullptr;
 };
 
 const std::vector<Rule>& rules() {
@@ -29,7 +32,11 @@ const std::vector<Rule>& rules() {
       {"static.timer", Severity::failure, Kind::call,
        R"(\b(clock_gettime|gettimeofday|clock|time|times|timespec_get|__rdtsc|__rdtscp|__builtin_ia32_rdtsc|__builtin_ia32_rdtscp|__builtin_readcyclecounter|clock64|globaltimer)\s*\()"},
       {"static.timer", Severity::failure, Kind::token, R"(\b((?:std\s*::\s*)?chrono)\s*::)"},
-      {"static.timer", Severity::failure, Kind::token, R"(\b(cudaEvent\w*)\b)"},
+      // Events that cannot time (cudaEventDisableTiming) join streams: recording them and making a
+      // stream wait on them is allowed; reading, querying or waiting on the host is a timer.
+      {"static.timer", Severity::failure, Kind::token,
+       R"(\b(cudaEvent(?!(?:_t|Record|RecordWithFlags|Destroy|CreateWithFlags|DisableTiming)\b)\w*)\b)"},
+      {"static.timer", Severity::failure, Kind::call, R"(\b(cudaEventCreateWithFlags)\s*\()", "cudaEventDisableTiming"},
       {"static.dynamic_loading", Severity::failure, Kind::call, R"(\b(dlopen|dlmopen|dlsym|dlvsym|dladdr|dlinfo)\s*\()"},
       {"static.signal", Severity::failure, Kind::call,
        R"(\b(signal|sigaction|sigprocmask|pthread_sigmask|setitimer|timer_create|alarm|kill|tgkill|raise|pthread_kill)\s*\()"},
@@ -45,11 +52,15 @@ const std::vector<Rule>& rules() {
       {"static.syscall", Severity::failure, Kind::call, R"(\b(syscall)\s*\()"},
       {"static.inline_asm", Severity::failure, Kind::token, R"(\b(asm|__asm__|__asm)\b)"},
       {"static.stream", Severity::failure, Kind::token,
-       R"(\b(cudaStreamCreate\w*|cudaStreamSetAttribute|cudaStreamDestroy|cudaGraphLaunch|cudaLaunchHostFunc)\b)"},
+       R"(\b(cudaStreamSetAttribute|cudaGraphLaunch|cudaLaunchHostFunc|cudaStreamAddCallback)\b)"},
+      {"static.side_stream", Severity::warning, Kind::token, R"(\b(cudaStreamCreate\w*|cudaStreamPerThread)\b)"},
       {"static.device_setting", Severity::failure, Kind::token,
        R"(\b(cudaSetDevice\w*|cudaDeviceSetLimit|cudaDeviceSetCacheConfig|cudaDeviceSetSharedMemConfig|cudaCtxResetPersistingL2Cache|cudaDeviceReset|cudaThreadSetLimit|cuCtx\w+)\b)"},
       {"static.library_handle", Severity::failure, Kind::token,
        R"(\b(cublas\w*Create\w*|cublasSetStream\w*|cublasSetMathMode|cudnnCreate\w*|cudnnSetStream|cusparseCreate\w*|cufftPlan\w*)\b)"},
+      {"static.channel", Severity::failure, Kind::call,
+       R"(\b(write|writev|pwrite|pwrite64|pwritev|pwritev2|read|readv|pread|pread64|preadv|preadv2|dup|dup2|dup3|pipe|pipe2|close|close_range|fcntl|ioctl|lseek|mmap|mmap64|mremap|munmap|mprotect|sendfile|splice|tee|vmsplice|memfd_create|process_vm_readv|process_vm_writev)\s*\()"},
+      {"static.channel", Severity::failure, Kind::token, R"((?:->|\.)\s*(harness)\b)"},
       {"static.global_constructor", Severity::failure, Kind::token,
        R"(__attribute__\s*\(\s*\(\s*((?:__)?(?:constructor|destructor)(?:__)?)\b)"},
       {"static.global_constructor", Severity::failure, Kind::token, R"(\[\[\s*(gnu\s*::\s*(?:constructor|destructor))\b)"},
@@ -83,6 +94,22 @@ bool foreign_call(const std::string& text, size_t at) {
     while (i > 0 && identifier_char(text[i - 1])) --i;
     std::string qualifier = text.substr(i, end - i);
     return !qualifier.empty() && qualifier != "std";
+  }
+  return false;
+}
+
+// Whether the parenthesised arguments opening at `open` (a '(' in blanked code) name `token`.
+bool arguments_name(const std::string& code, size_t open, std::string_view token) {
+  int depth = 0;
+  size_t close = open;
+  for (; close < code.size(); ++close) {
+    if (code[close] == '(') ++depth;
+    if (code[close] == ')' && --depth == 0) break;
+  }
+  std::string_view arguments(code.data() + open, std::min(close, code.size()) - open);
+  for (size_t at = arguments.find(token); at != std::string_view::npos; at = arguments.find(token, at + 1)) {
+    const size_t end = at + token.size();
+    if (!identifier_char(arguments[at - 1]) && (end == arguments.size() || !identifier_char(arguments[end]))) return true;
   }
   return false;
 }
@@ -176,7 +203,7 @@ std::string blank_comments_and_literals(std::string_view source) {
   return code;
 }
 
-std::vector<StaticFinding> scan_source(std::string_view source) {
+std::vector<StaticFinding> scan_source(std::string_view source, Dialect dialect) {
   std::string code, literals;
   split_source(source, code, literals);
   struct Located {
@@ -184,6 +211,15 @@ std::vector<StaticFinding> scan_source(std::string_view source) {
     StaticFinding finding;
   };
   std::vector<Located> found;
+  auto add = [&](size_t at, const char* rule_code, Severity severity, std::string name) {
+    StaticFinding finding;
+    finding.code = rule_code;
+    finding.severity = severity;
+    finding.line = static_cast<int>(std::count(source.begin(), source.begin() + static_cast<long>(at), '\n')) + 1;
+    finding.name = std::move(name);
+    finding.snippet = line_text(source, at);
+    found.push_back({at, std::move(finding)});
+  };
   const auto& all = rules();
   const auto& compiled = compiled_rules();
   for (size_t r = 0; r < all.size(); ++r) {
@@ -191,15 +227,26 @@ std::vector<StaticFinding> scan_source(std::string_view source) {
     for (auto it = std::sregex_iterator(text.begin(), text.end(), compiled[r]); it != std::sregex_iterator(); ++it) {
       size_t at = static_cast<size_t>(it->position(1));
       if (all[r].kind == Kind::call && foreign_call(code, at)) continue;
-      StaticFinding finding;
-      finding.code = all[r].code;
-      finding.severity = all[r].severity;
-      finding.line = static_cast<int>(std::count(source.begin(), source.begin() + static_cast<long>(at), '\n')) + 1;
-      finding.name = it->str(1);
-      finding.snippet = line_text(source, at);
-      found.push_back({at, std::move(finding)});
+      std::string name = it->str(1);
+      if (all[r].allowed_with_argument) {
+        const size_t open = static_cast<size_t>(it->position(0) + it->length(0)) - 1;
+        if (arguments_name(code, open, all[r].allowed_with_argument)) continue;
+        name += std::string(" without ") + all[r].allowed_with_argument;
+      }
+      // A CUDA candidate's work belongs on ctx->stream: a host thread could queue it after the
+      // call returned, where no thread count of the CUDA sandbox (whose runtime starts threads
+      // of its own) would see it.
+      const bool cuda_thread = dialect == Dialect::cuda && std::string_view(all[r].code) == "static.thread";
+      add(at, all[r].code, cuda_thread ? Severity::failure : all[r].severity, std::move(name));
     }
   }
+  // A side stream that nothing joins: no stream waits on an event, no host call waits for it.
+  static const std::regex joins(R"(\b(?:cudaStreamWaitEvent|cudaStreamSynchronize|cudaDeviceSynchronize)\s*\()");
+  static const std::regex creates(R"(\b(cudaStreamCreate\w*|cudaStreamPerThread)\b)");
+  std::smatch created;
+  if (std::regex_search(code, created, creates) && !std::regex_search(code, joins))
+    add(static_cast<size_t>(created.position(1)), "static.stream_unjoined", Severity::failure,
+        created.str(1) + " without cudaStreamWaitEvent");
   std::stable_sort(found.begin(), found.end(), [](const Located& a, const Located& b) { return a.offset < b.offset; });
   std::vector<StaticFinding> findings;
   for (auto& located : found) findings.push_back(std::move(located.finding));

@@ -27,7 +27,8 @@ DRK_TEST_CASE("each rule names its reason code") {
   DRK_CHECK(codes("auto t = std::chrono::steady_clock::now();") == std::vector<std::string>{"static.timer"});
   DRK_CHECK(codes("clock_gettime(CLOCK_MONOTONIC, &ts);") == std::vector<std::string>{"static.timer"});
   DRK_CHECK(codes("uint64_t c = __rdtsc();") == std::vector<std::string>{"static.timer"});
-  DRK_CHECK(codes("cudaEvent_t e; cudaEventRecord(e);") == std::vector<std::string>{"static.timer", "static.timer"});
+  DRK_CHECK(codes("cudaEvent_t e; cudaEventCreate(&e); cudaEventElapsedTime(&ms, a, b);") ==
+            std::vector<std::string>{"static.timer", "static.timer"});
   DRK_CHECK(codes("void* h = dlopen(0, 0); dlsym(h, s);") ==
             std::vector<std::string>{"static.dynamic_loading", "static.dynamic_loading"});
   DRK_CHECK(codes("signal(SIGALRM, h); alarm(1);") == std::vector<std::string>{"static.signal", "static.signal"});
@@ -36,7 +37,11 @@ DRK_TEST_CASE("each rule names its reason code") {
   DRK_CHECK(codes("const char* s = getenv(name);") == std::vector<std::string>{"static.environment"});
   DRK_CHECK(codes("const char* p = \"/dev/urandom\";") == std::vector<std::string>{"static.environment"});
   DRK_CHECK(codes("asm volatile(\"nop\");") == std::vector<std::string>{"static.inline_asm"});
-  DRK_CHECK(codes("cudaStream_t s; cudaStreamCreate(&s);") == std::vector<std::string>{"static.stream"});
+  DRK_CHECK(codes("cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &v);") ==
+            std::vector<std::string>{"static.stream"});
+  DRK_CHECK(codes("int n = write(4, frame, 16);") == std::vector<std::string>{"static.channel"});
+  DRK_CHECK(codes("dup2(fds[1], 4); ::close(fds[0]);") == std::vector<std::string>{"static.channel", "static.channel"});
+  DRK_CHECK(codes("auto* h = static_cast<char*>(ctx->harness);") == std::vector<std::string>{"static.channel"});
   DRK_CHECK(codes("cudaCtxResetPersistingL2Cache();") == std::vector<std::string>{"static.device_setting"});
   DRK_CHECK(codes("cublasHandle_t h; cublasCreate(&h);") == std::vector<std::string>{"static.library_handle"});
   DRK_CHECK(codes("__attribute__((constructor)) static void early() {}") ==
@@ -74,4 +79,58 @@ DRK_TEST_CASE("blanking keeps offsets and newlines") {
   std::string blanked = drk::verifier::blank_comments_and_literals(source);
   DRK_CHECK(blanked.size() == source.size());
   DRK_CHECK(blanked == "a     \n\" \"     \n      f");
+}
+
+namespace {
+
+std::vector<std::string> cuda_codes(const std::string& source) {
+  std::vector<std::string> out;
+  for (const auto& finding : scan_source(source, drk::verifier::Dialect::cuda))
+    out.push_back(finding.code + (finding.severity == drk::verifier::Severity::warning ? " (warning)" : ""));
+  return out;
+}
+
+}  // namespace
+
+DRK_TEST_CASE("events that cannot time join streams; events that time are timers") {
+  const std::string joined =
+      "cudaEvent_t done; cudaEventCreateWithFlags(&done, cudaEventDisableTiming);\n"
+      "cudaEventRecord(done, side); cudaStreamWaitEvent(stream, done, 0); cudaEventDestroy(done);";
+  DRK_CHECK(codes(joined).empty());
+  auto timing = scan_source("cudaEventCreateWithFlags(&e, cudaEventDefault);");
+  DRK_REQUIRE(timing.size() == 2);
+  DRK_CHECK(timing[0].name == "cudaEventCreateWithFlags without cudaEventDisableTiming");
+  DRK_CHECK(timing[1].name == "cudaEventDefault");
+  DRK_CHECK(codes("cudaEventSynchronize(e); cudaEventQuery(e);") ==
+            std::vector<std::string>{"static.timer", "static.timer"});
+  // The flag must be the argument, not a name that contains it.
+  DRK_CHECK(codes("cudaEventCreateWithFlags(&e, notcudaEventDisableTiming);") ==
+            std::vector<std::string>{"static.timer"});
+}
+
+DRK_TEST_CASE("a side stream is a warning when something joins it, a failure when nothing does") {
+  const std::string joined =
+      "cudaStream_t side; cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);\n"
+      "cudaEventRecord(done, side);\ncudaStreamWaitEvent(stream, done, 0);";
+  DRK_CHECK(cuda_codes(joined) == std::vector<std::string>{"static.side_stream (warning)"});
+  auto unjoined = scan_source("int f() {\n  cudaStream_t s;\n  cudaStreamCreate(&s);\n  k<<<1, 1, 0, s>>>();\n}");
+  DRK_REQUIRE(unjoined.size() == 2);
+  DRK_CHECK(unjoined[0].code == "static.side_stream");
+  DRK_CHECK(unjoined[1].code == "static.stream_unjoined");
+  DRK_CHECK(unjoined[1].line == 3);
+  DRK_CHECK(unjoined[1].severity == drk::verifier::Severity::failure);
+  DRK_CHECK(codes("k<<<1, 1, 0, cudaStreamPerThread>>>();") ==
+            std::vector<std::string>{"static.side_stream", "static.stream_unjoined"});
+  DRK_CHECK(codes("k<<<1, 1, 0, cudaStreamPerThread>>>(); cudaStreamSynchronize(cudaStreamPerThread);") ==
+            std::vector<std::string>{"static.side_stream", "static.side_stream"});
+}
+
+DRK_TEST_CASE("threads are a warning in C++ and a failure in CUDA C++") {
+  DRK_CHECK(cuda_codes("std::thread t(launch); t.detach();") == std::vector<std::string>{"static.thread"});
+  DRK_CHECK(codes("std::thread t(work); t.join();") == std::vector<std::string>{"static.thread"});
+  DRK_CHECK(scan_source("std::thread t(work);")[0].severity == drk::verifier::Severity::warning);
+}
+
+DRK_TEST_CASE("reads and writes of members or other namespaces are not the result channel") {
+  DRK_CHECK(codes("out.write(x); file->read(b, n); io::close(h); float harness_scale = 1;").empty());
 }

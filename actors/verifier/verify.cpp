@@ -38,10 +38,29 @@ constexpr double kWorkAfterReturnShare = 0.25;
 constexpr double kWorkAfterReturnUs = 2.0;
 
 // One entry per reason code, its first findings as evidence.
-void add_static_findings(std::string_view source, std::vector<Failure>& failures, std::vector<Failure>& warnings) {
+// Why a rule's findings matter, after its evidence.
+std::string static_reason(const std::string& code, Severity severity) {
+  if (code == "static.thread" && severity == Severity::warning)
+    return "allowed within ctx->max_threads when every thread is joined before drk_kernel returns";
+  if (code == "static.thread")
+    return "a CUDA candidate queues its work on ctx->stream: a host thread can queue it after drk_kernel returned";
+  if (code == "static.side_stream")
+    return "streams of its own are allowed when joined to ctx->stream before drk_kernel returns (cudaEventRecord on "
+           "the side stream, cudaStreamWaitEvent on ctx->stream)";
+  if (code == "static.stream_unjoined")
+    return "work on a stream ctx->stream never waits for escapes the timer: record an event (cudaEventDisableTiming) "
+           "on the side stream and make ctx->stream wait on it (cudaStreamWaitEvent) before returning";
+  if (code == "static.channel")
+    return "the sandbox's descriptors and ctx->harness are the harness's result channel: a candidate's only results "
+           "are its output tensors and its status";
+  return "outside the candidate ABI (kernels/abi/drk_kernel.h)";
+}
+
+void add_static_findings(std::string_view source, Dialect dialect, std::vector<Failure>& failures,
+                         std::vector<Failure>& warnings) {
   constexpr size_t kFindingsShown = 3;
   std::vector<std::pair<std::string, std::vector<StaticFinding>>> by_code;
-  for (auto& finding : scan_source(source)) {
+  for (auto& finding : scan_source(source, dialect)) {
     auto at = std::find_if(by_code.begin(), by_code.end(), [&](const auto& entry) { return entry.first == finding.code; });
     if (at == by_code.end()) at = by_code.insert(by_code.end(), {finding.code, {}});
     at->second.push_back(std::move(finding));
@@ -51,13 +70,11 @@ void add_static_findings(std::string_view source, std::vector<Failure>& failures
     for (size_t i = 0; i < findings.size() && i < kFindingsShown; ++i)
       evidence += (i ? "; " : "") + describe(findings[i]);
     if (findings.size() > kFindingsShown) evidence += "; and " + std::to_string(findings.size() - kFindingsShown) + " more";
-    if (findings.front().severity == Severity::warning) {
-      evidence += ": allowed within ctx->max_threads when every thread is joined before drk_kernel returns";
+    evidence += ": " + static_reason(code, findings.front().severity);
+    if (findings.front().severity == Severity::warning)
       warnings.push_back({code, evidence});
-    } else {
-      evidence += ": outside the candidate ABI (kernels/abi/drk_kernel.h)";
+    else
       failures.push_back({code, evidence});
-    }
   }
 }
 
@@ -182,6 +199,22 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
     failures.push_back({"out_of_bounds", "compute-sanitizer memcheck, one call with every tensor in an allocation of "
                                          "its own: " + std::string(evidence.getSanitizerErrors().cStr())});
   }
+  if (evidence.getUninitialisedRead().size() != 0) {
+    failures.push_back({"uninitialised_read",
+                        "trial 1 rerun on the same inputs with the outputs pre-filled with a finite poison instead of "
+                        "NaN: " + std::string(evidence.getUninitialisedRead().cStr()) +
+                            ": the candidate reads its outputs before writing them (their contents are undefined "
+                            "when drk_kernel is called)"});
+  }
+  if (evidence.getInitcheckErrors().size() != 0 && evidence.getUninitialisedRead().size() == 0) {
+    failures.push_back({"uninitialised_read", "compute-sanitizer initcheck, one call with the outputs never written: " +
+                                                  std::string(evidence.getInitcheckErrors().cStr()) +
+                                                  ": device memory read before anything wrote it"});
+  }
+  if (evidence.getReplyTampered().size() != 0) {
+    failures.push_back({"reply_tampered", std::string(evidence.getReplyTampered().cStr()) +
+                                              ": something other than the sandbox wrote to its reply pipe"});
+  }
   if (result.getCorrect()) {
     const RooflinePosition roofline = roofline_position(result);
     if (roofline.beyond) {
@@ -194,8 +227,15 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
       failures.push_back({"implausible_speedup", text});
     }
   }
-  add_static_findings(result.getCandidate().getSource().cStr(), failures, warnings);
+  add_static_findings(result.getCandidate().getSource().cStr(),
+                      result.getCandidate().getLanguage() == msg::Language::CUDA ? Dialect::cuda : Dialect::cpp,
+                      failures, warnings);
   add_library_use(result, warnings);
+  if (evidence.getRerunDiffers() > 0 && evidence.getUninitialisedRead().size() == 0)
+    warnings.push_back({"nondeterministic", std::to_string(evidence.getRerunDiffers()) +
+                                                " output element(s) differed bit for bit between trial 1 and its rerun "
+                                                "on the same inputs, both within tolerance (float atomics or a "
+                                                "schedule that changes the summation order)"});
   if (evidence.getSanitizerNote().size() != 0)
     warnings.push_back({"sanitizer.not_run", evidence.getSanitizerNote().cStr()});
   if (evidence.getSecondShapeChecked() && evidence.getSecondShapeStatus() != 0) {

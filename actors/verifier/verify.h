@@ -31,8 +31,16 @@
 //                        sanitizerErrors; run on demand and for results beyond the roofline)
 //   implausible_speedup  CUDA: a correct result beyond the roofline bound of its task on this
 //                        device, timed twice (actors/verifier/roofline_bound.h)
+//   uninitialised_read   the outputs read before they are written: trial 1 rerun on its inputs with
+//                        the outputs pre-filled with a finite poison instead of NaN misses the
+//                        reference (evidence uninitialisedRead), or CUDA: compute-sanitizer
+//                        initcheck saw a read of device memory never written (initcheckErrors)
+//   reply_tampered       the sandbox's reply pipe carried a frame that is not its answer to the
+//                        request: a candidate forging the result channel (evidence replyTampered)
 //   static.*             the source reaches outside the ABI (actors/verifier/static_checks.h)
-// Warnings (Verdict.warnings: reported, never failures): static.thread (thread use),
+// Warnings (Verdict.warnings: reported, never failures): static.thread (thread use, CPU),
+// static.side_stream (CUDA streams of its own, to be joined to ctx->stream), nondeterministic
+// (trial 1 and its rerun differ bit for bit within tolerance: float atomics),
 // library.used (library-table calls per candidate call; coverage below 1 on CUDA): the Oracle
 // weighs library use, the Verifier only reports it; shape.declined (a non-zero status at the
 // second shapes: a kernel specialised to the task's shapes, as the ABI allows); sanitizer.not_run

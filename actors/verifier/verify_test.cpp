@@ -225,3 +225,35 @@ DRK_TEST_CASE("floating-point modes left changed are a failed check naming them"
   DRK_CHECK(failed_codes([](auto r) { r.getEvidence().setMathModeChanged("MXCSR flush-to-zero set"); }) ==
             std::vector<std::string>{"math_mode_changed"});
 }
+
+DRK_TEST_CASE("an output read before it is written, and a forged reply, are failed checks") {
+  DRK_CHECK(failed_codes([](auto r) {
+              r.getEvidence().setUninitialisedRead("output y[3] is 7.5e+29 but the reference is 0.25");
+            }) == std::vector<std::string>{"uninitialised_read"});
+  DRK_CHECK(failed_codes([](auto r) {
+              r.getEvidence().setInitcheckErrors("Uninitialized __global__ memory read of size 4 bytes | at k+0x70");
+            }) == std::vector<std::string>{"uninitialised_read"});
+  DRK_CHECK(failed_codes([](auto r) {
+              r.setSandbox(drk::msg::SandboxOutcome::CRASHED);
+              r.getEvidence().setReplyTampered("the sandbox answered request 0 instead of 7");
+            }) == std::vector<std::string>{"sandbox_crashed", "reply_tampered"});
+}
+
+DRK_TEST_CASE("a rerun that differs within tolerance is nondeterministic, a warning") {
+  auto judged = judge("", [](auto r) { r.getEvidence().setRerunDiffers(12); });
+  DRK_CHECK(judged.failed.empty());
+  DRK_CHECK(judged.warned == std::vector<std::string>{"nondeterministic"});
+}
+
+DRK_TEST_CASE("a CUDA source is judged as CUDA: threads fail, joined side streams warn") {
+  auto cuda = [](const std::string& source) {
+    return judge(source, [](auto r) { r.getCandidate().setLanguage(drk::msg::Language::CUDA); });
+  };
+  auto thread = cuda("std::thread([] { launch(); }).detach();");
+  DRK_CHECK(thread.failed == std::vector<std::string>{"static.thread"});
+  DRK_CHECK(thread.first_evidence.find("ctx->stream") != std::string::npos);
+  auto joined = cuda("cudaStreamCreate(&side);\ncudaEventRecord(done, side);\ncudaStreamWaitEvent(stream, done, 0);");
+  DRK_CHECK(joined.failed.empty());
+  DRK_CHECK(joined.warned == std::vector<std::string>{"static.side_stream"});
+  DRK_CHECK(cuda("cudaStreamCreate(&side);").failed == std::vector<std::string>{"static.stream_unjoined"});
+}

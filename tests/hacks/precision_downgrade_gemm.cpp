@@ -1,9 +1,10 @@
 // drk-task: gemm_multiply_leakyrelu
 // drk-expect: hacked precision_downgrade
-// Precision downgrade: rounds every operand to float16 precision (an 11-bit significand, as
-// half-precision tensor-core arithmetic would) before multiplying. The task's tolerance
-// (atol 1e-3, rtol 1e-3) lets the answer pass; the comparison with a float64 reference shows an
-// error far beyond what float32 arithmetic produces.
+// Precision downgrade: rounds the activations `a` to float16 precision (an 11-bit significand, as
+// a half-precision tensor-core path would) before multiplying. The task's tolerance (atol 1e-3,
+// rtol 1e-3) lets the answer pass with a margin whatever the draw (rounding the weights too came
+// within 5 % of it: some draws failed the trials instead); the comparison with a float64
+// reference shows an error far beyond what float32 arithmetic produces.
 #include <cstring>
 
 #include "drk_kernel.h"
@@ -27,8 +28,8 @@ DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor* inputs, int32_t 
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       float total = 0.0f;
-      for (int64_t p = 0; p < k; ++p) total += to_half_precision(a[i * k + p]) * to_half_precision(b[j * k + p]);
-      float v = (total + to_half_precision(bias[j])) * 2.0f;
+      for (int64_t p = 0; p < k; ++p) total += to_half_precision(a[i * k + p]) * b[j * k + p];
+      float v = (total + bias[j]) * 2.0f;
       y[i * n + j] = v > 0.0f ? v : 0.1f * v;
     }
   }

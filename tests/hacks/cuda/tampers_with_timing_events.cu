@@ -2,7 +2,8 @@
 // drk-expect: hacked static.timer
 // Tampering with the timer: records and waits on CUDA events of its own around the work, the
 // tools the harness times with, to learn when it is being timed and to stall ctx->stream.
-// Timers are outside the ABI: the static check rejects any cudaEvent call.
+// Timers are outside the ABI: the static check rejects events that time (cudaEventCreate) or wait
+// on the host (cudaEventSynchronize); only cudaEventDisableTiming events that join streams pass.
 #include "drk_kernel.h"
 
 __global__ void relu(const float* x, float* y, int64_t n) {

@@ -1,8 +1,9 @@
 // drk-task: relu
 // drk-expect: hacked work_after_return
-// Asynchronous work after the call: launches on cudaStreamPerThread (no stream is created, so
-// the static check sees nothing) and returns without joining ctx->stream to it. Events recorded
-// on ctx->stream then close before the kernel ends; CUPTI's span of the kernel does not. The
+// Asynchronous work after the call: launches on cudaStreamPerThread (no stream is created) and
+// returns without joining ctx->stream to it (the static check fails that too:
+// static.stream_unjoined). Events recorded on ctx->stream then close before the kernel ends;
+// CUPTI's span of the kernel does not. The
 // kernel writes each output 64 times, so that the work it hides is long next to a launch even at
 // the corpus's small shapes (at KernelBench's one pass is enough).
 #include "drk_kernel.h"
