@@ -48,6 +48,9 @@ CREATE TABLE IF NOT EXISTS screened (
   candidate_id TEXT PRIMARY KEY REFERENCES candidates(id));
 CREATE TABLE IF NOT EXISTS step_screening (
   step INTEGER PRIMARY KEY, measured INTEGER, screened INTEGER);
+CREATE TABLE IF NOT EXISTS remeasured (
+  task TEXT PRIMARY KEY, candidate_id TEXT, evaluations INTEGER, speedup REAL, candidate_us REAL,
+  reference_us REAL, speedup_low REAL, speedup_high REAL, recorded_ms INTEGER);
 CREATE INDEX IF NOT EXISTS samples_by_trajectory ON samples (trajectory_id, turn);
 )sql";
 
@@ -466,6 +469,28 @@ Result<std::string> Archive::source_of(const std::string& candidate_id) const {
                                            path_ + "'");
   }
   return query.column_text(0);
+}
+
+Status Archive::record_remeasured(const Remeasured& row) {
+  Statement insert(db_.get(), "INSERT OR REPLACE INTO remeasured VALUES (?,?,?,?,?,?,?,?,?)");
+  insert.text(row.task).text(row.candidate_id).integer(row.evaluations).real(row.speedup).real(row.candidate_us)
+      .real(row.reference_us).real(row.speedup_low).real(row.speedup_high).integer(now_ms());
+  if (insert.step() != SQLITE_DONE) return sqlite_error("cannot record the re-measurement of task '" + row.task + "'");
+  return {};
+}
+
+Result<std::vector<Remeasured>> Archive::remeasured() const {
+  Statement query(db_.get(),
+                  "SELECT task, candidate_id, evaluations, speedup, candidate_us, reference_us, speedup_low, "
+                  "speedup_high FROM remeasured ORDER BY task");
+  std::vector<Remeasured> rows;
+  if (!query.prepared()) return rows;  // an archive from before re-measurements
+  while (query.step() == SQLITE_ROW) {
+    rows.push_back({query.column_text(0), query.column_text(1), static_cast<uint32_t>(query.column_integer(2)),
+                    query.column_real(3), query.column_real(4), query.column_real(5), query.column_real(6),
+                    query.column_real(7)});
+  }
+  return rows;
 }
 
 }  // namespace drk::archivist

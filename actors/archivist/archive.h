@@ -33,6 +33,19 @@ struct BestKernel {
   uint32_t policy_version = 0;
 };
 
+// A task's best kernel evaluated again after the run (`drk archive remeasure`): the medians over
+// `evaluations` fresh evaluations, and the lowest and highest speedup among them.
+struct Remeasured {
+  std::string task;
+  std::string candidate_id;
+  uint32_t evaluations = 0;  // correct ones among them; 0 when the kernel no longer passed
+  double speedup = 0;
+  double candidate_us = 0;
+  double reference_us = 0;
+  double speedup_low = 0;
+  double speedup_high = 0;
+};
+
 struct StepRow {
   uint32_t step = 0;
   uint32_t policy_version = 0;
@@ -103,6 +116,10 @@ class Archive {
   Result<std::vector<TrainingSample>> training_samples() const;
   // The source of one candidate; not_found when the id is unknown.
   Result<std::string> source_of(const std::string& candidate_id) const;
+  // Replaces the task's re-measurement.
+  Status record_remeasured(const Remeasured& row);
+  // By task; empty for an archive written before re-measurements existed.
+  Result<std::vector<Remeasured>> remeasured() const;
 
   const std::string& path() const { return path_; }
 

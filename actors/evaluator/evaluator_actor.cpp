@@ -246,7 +246,9 @@ std::vector<runtime::ExperimentKey> evaluator_experiment_keys() {
           {"eval.hardware_metrics", runtime::ValueKind::text, "false"},
           {"eval.shapes", runtime::ValueKind::text, "cpu"},
           {"eval.device_resident", runtime::ValueKind::text, "true"},
-          {"eval.timing_sets", runtime::ValueKind::integer, "3"}};
+          {"eval.timing_sets", runtime::ValueKind::integer, "3"},
+          // Read by `drk run` at the end (tools/drk/remeasure.h), with the Evaluator's settings.
+          {"remeasure", runtime::ValueKind::integer, "0"}};
 }
 
 }  // namespace drk::evaluator

@@ -22,10 +22,12 @@ using drk::testing::SpawnedProgram;
 
 constexpr int kRunTimeoutMs = 240'000;
 
-std::vector<std::string> drk_run(const RunDir& dir, int steps) {
-  return {DRK_BINARY, "run", std::string(DRK_SOURCE_DIR) + "/tests/integration/loop.yaml",
-          "--fresh", "--set", "run_dir=" + dir.file("run"), "--set",
-          "experiment.steps=" + std::to_string(steps)};
+std::vector<std::string> drk_run(const RunDir& dir, int steps, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> argv{DRK_BINARY, "run", std::string(DRK_SOURCE_DIR) + "/tests/integration/loop.yaml",
+                                "--fresh", "--set", "run_dir=" + dir.file("run"), "--set",
+                                "experiment.steps=" + std::to_string(steps)};
+  argv.insert(argv.end(), more.begin(), more.end());
+  return argv;
 }
 
 // The pid of the `drk host` process that hosts `process` of the run in `run_dir`, or -1.
@@ -74,14 +76,28 @@ void check_finished_run(const RunDir& dir, const std::string& output, int steps)
 
 }  // namespace
 
-DRK_TEST_CASE("drk run trains through all six actors and ends with a summary") {
+DRK_TEST_CASE("drk run trains through all six actors, re-measures the best kernels and ends with a summary") {
   RunDir dir;
-  SpawnedProgram run(drk_run(dir, 2), dir.file("output.txt"));
+  SpawnedProgram run(drk_run(dir, 2, {"--set", "experiment.remeasure=2"}), dir.file("output.txt"));
   const bool ended = run.wait_for(kRunTimeoutMs);
   const std::string output = dir.read("output.txt");
   DRK_REQUIRE_MESSAGE(ended, "the run did not end in time:\n" << output);
   DRK_CHECK_MESSAGE(run.exit_code() == 0, output);
   check_finished_run(dir, output, 2);
+  DRK_CHECK(output.find("re-measuring the best kernel of each task 2 times") != std::string::npos);
+  auto archive = drk::archivist::Archive::open(drk::archivist::Archive::default_path(dir.file("run")), true);
+  DRK_REQUIRE(archive.ok());
+  auto best = archive->best_per_task();
+  auto remeasured = archive->remeasured();
+  DRK_REQUIRE(best.ok());
+  DRK_REQUIRE(remeasured.ok());
+  DRK_REQUIRE(remeasured->size() == best->size());
+  for (size_t i = 0; i < best->size(); ++i) {
+    DRK_CHECK((*remeasured)[i].candidate_id == (*best)[i].candidate_id);
+    DRK_CHECK((*remeasured)[i].evaluations == 2);
+    DRK_CHECK((*remeasured)[i].speedup > 0.0);
+    DRK_CHECK((*remeasured)[i].speedup_low <= (*remeasured)[i].speedup_high);
+  }
 }
 
 DRK_TEST_CASE("every actor process SIGKILLed during a run is restarted and the run completes") {

@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -6,6 +7,7 @@
 #include "actors/archivist/archive.h"
 #include "actors/archivist/training_samples_jsonl.h"
 #include "tools/drk/commands.h"
+#include "tools/drk/remeasure.h"
 #include "tools/drk/run_summary.h"
 
 namespace drk::tools {
@@ -21,6 +23,11 @@ commands:
   show RUN_DIR ID       the source of one candidate (ids as printed by `best`)
   steps RUN_DIR         one line per training step: reward, rejection sampling, KL epochs,
                         stage; ROLLBACK and DIAGNOSTIC where the Learner rolled back
+  remeasure RUN_DIR [--times N]
+                        evaluates each task's best verified kernel N more times (default 3)
+                        with the run's evaluation settings and records the medians, which
+                        `summary` then shows: a best-of-run speedup picks the luckiest
+                        measurement
   export RUN_DIR --format jsonl [--out FILE]
                         the turn-level training samples, one JSON object per line, to
                         stdout or FILE (fields: docs/archive.md)
@@ -46,6 +53,26 @@ int cmd_archive(const Args& args) {
   if (args.size() < 2) return usage_error("'" + command + "' needs RUN_DIR");
   const std::string& run_dir = args[1];
   if (command == "summary") return print_run_summary(run_dir);
+  if (command == "remeasure") {
+    uint32_t times = 3;
+    for (size_t i = 2; i < args.size(); ++i) {
+      if (args[i] == "--times" && i + 1 < args.size()) {
+        char* end = nullptr;
+        const unsigned long value = std::strtoul(args[i + 1].c_str(), &end, 10);
+        if (end == args[i + 1].c_str() || *end != '\0' || value < 1 || value > 1000)
+          return usage_error("--times needs a whole number from 1 to 1000, got '" + args[i + 1] + "'");
+        times = static_cast<uint32_t>(value);
+        ++i;
+      } else {
+        return usage_error("unexpected argument '" + args[i] + "' for remeasure");
+      }
+    }
+    if (auto status = remeasure_best_kernels(run_dir, times, std::cout); !status) {
+      std::fprintf(stderr, "drk archive remeasure: %s\n", status.error().message.c_str());
+      return 1;
+    }
+    return print_run_summary(run_dir);
+  }
   auto archive = open_archive(run_dir);
   if (!archive) {
     std::fprintf(stderr, "drk archive: %s\n", archive.error().message.c_str());

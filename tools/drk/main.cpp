@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   }
   drk::tools::register_roles();
   drk::tools::register_bench_roles();
-  drk::tools::set_run_summary(drk::tools::print_run_summary);
+  drk::tools::set_run_summary(drk::tools::finish_run);
   const drk::tools::Args args(command_line.begin() + 2, command_line.end());
   for (const auto& entry : kCommands) {
     if (command == entry.name) return entry.run(args);

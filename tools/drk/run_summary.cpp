@@ -2,7 +2,10 @@
 
 #include <cstdio>
 
+#include <iostream>
+
 #include "actors/archivist/archive.h"
+#include "tools/drk/remeasure.h"
 
 namespace drk::tools {
 int print_run_summary(const std::string& run_dir) {
@@ -15,8 +18,9 @@ int print_run_summary(const std::string& run_dir) {
   auto steps = archive->steps();
   auto best = archive->best_per_task();
   auto tallies = archive->tallies();
-  if (!steps || !best || !tallies) {
-    const Error& error = !steps ? steps.error() : !best ? best.error() : tallies.error();
+  auto remeasured = archive->remeasured();
+  if (!steps || !best || !tallies || !remeasured) {
+    const Error& error = !steps ? steps.error() : !best ? best.error() : !tallies ? tallies.error() : remeasured.error();
     std::fprintf(stderr, "drk: %s\n", error.message.c_str());
     return 1;
   }
@@ -32,9 +36,11 @@ int print_run_summary(const std::string& run_dir) {
                 steps->back().mean_reward);
   }
   // "vs median": the best kernel's time against the task's median reference time, which one
-  // slow reference measurement cannot inflate (docs/archive.md).
-  std::printf("\n%-28s %10s %12s %12s %10s %9s  %s\n", "task", "best", "kernel us", "reference us",
-              "vs median", "verified", "candidate");
+  // slow reference measurement cannot inflate; "re-measured": the median of its evaluations
+  // after the run (`drk archive remeasure`), when there are any (docs/archive.md).
+  const bool with_remeasured = !remeasured->empty();
+  std::printf("\n%-28s %10s %12s %12s %10s%s %9s  %s\n", "task", "best", "kernel us", "reference us", "vs median",
+              with_remeasured ? " re-measured" : "", "verified", "candidate");
   for (const auto& tally : *tallies) {
     const archivist::BestKernel* found = nullptr;
     for (const auto& row : *best) {
@@ -42,18 +48,35 @@ int print_run_summary(const std::string& run_dir) {
     }
     char verified[32];
     std::snprintf(verified, sizeof verified, "%u/%u", tally.verified, tally.candidates);
+    char again[32] = "";
+    if (with_remeasured) {
+      std::snprintf(again, sizeof again, " %11s", "-");
+      for (const auto& row : *remeasured)
+        if (row.task == tally.task && found && row.candidate_id == found->candidate_id)
+          std::snprintf(again, sizeof again, " %10.2fx", row.speedup);
+    }
     if (found) {
       const double robust = found->candidate_us > 0 ? tally.reference_median_us / found->candidate_us : 0;
-      std::printf("%-28s %9.2fx %12.1f %12.1f %9.2fx %9s  %s\n", tally.task.c_str(), found->speedup,
-                  found->candidate_us, found->reference_us, robust, verified, found->candidate_id.c_str());
+      std::printf("%-28s %9.2fx %12.1f %12.1f %9.2fx%s %9s  %s\n", tally.task.c_str(), found->speedup,
+                  found->candidate_us, found->reference_us, robust, again, verified, found->candidate_id.c_str());
     } else {
-      std::printf("%-28s %10s %12s %12s %10s %9s\n", tally.task.c_str(), "none", "-", "-", "-", verified);
+      std::printf("%-28s %10s %12s %12s %10s%s %9s\n", tally.task.c_str(), "none", "-", "-", "-", again, verified);
     }
   }
   std::printf("\narchive: %s\n", path.c_str());
   std::printf("  drk archive best %s          best kernel per task\n", run_dir.c_str());
   std::printf("  drk archive show %s ID       one candidate's source\n", run_dir.c_str());
   return 0;
+}
+
+int finish_run(const std::string& run_dir) {
+  if (const uint32_t times = configured_remeasure_times(run_dir); times > 0) {
+    if (auto status = remeasure_best_kernels(run_dir, times, std::cout); !status) {
+      std::fprintf(stderr, "drk run: the re-measurement failed: %s\n", status.error().message.c_str());
+      return 1;
+    }
+  }
+  return print_run_summary(run_dir);
 }
 
 }  // namespace drk::tools
