@@ -12,13 +12,21 @@
 // names, so that a message that fits no schema (a Text without its NUL, a pointer of the wrong
 // kind, a list of the wrong element size) is refused before a handler reads it and throws.
 //
-// The guarantee: a message that passes decode() and check_schema() against T can be read in
-// full through T's generated readers (every field, the active member of every union, every
-// list element) several times over without a kj::Exception. check_schema() makes the same
-// pointer reads the generated readers make (Cap'n Proto's own kind, element size and NUL
-// checks), guided by a SchemaCheck compiled once per root type from the schema, so that it costs
-// a walk over the pointers and no reflection per message. tests/fuzz/decode_fuzz.cpp holds the
-// guarantee against arbitrary bytes.
+// decode_checked() is what every reader of a peer's bytes calls: the checks of decode() and
+// check_schema() in one walk. check_schema() makes every read that T's generated readers can
+// make, each with Cap'n Proto's bounds, kind, traversal and nesting checks, so that decode()'s
+// separate structural traversal adds nothing a reader of T relies on, and decode_checked()
+// leaves it out, unless T has pointers that check_schema() cannot follow (AnyPointer,
+// capabilities: SchemaCheck::follows_every_pointer()), which a handler reads as it chooses.
+//
+// The guarantee: a message that passes decode_checked<T>() (or decode() and check_schema()
+// against T) can be read in full through T's generated readers (every field, the active member
+// of every union, every list element) several times over without a kj::Exception.
+// check_schema() makes the same pointer reads the generated readers make (Cap'n Proto's own
+// kind, element size and NUL checks), guided by a SchemaCheck compiled once per root type from
+// the schema, so that it costs a walk over the pointers and no reflection per message.
+// tests/fuzz/decode_fuzz.cpp holds the guarantee against arbitrary bytes, through
+// decode_checked<Envelope>().
 //
 // Alignment: a ZeroMQ frame is not guaranteed to be 8-byte aligned (pitfalls.md #6). When the
 // caller hands over ownership of aligned bytes they are read in place; otherwise they are copied
@@ -71,6 +79,10 @@ class SchemaCheck {
 
   struct Plan;  // codec.cpp
 
+  // False when the type has AnyPointer or capability fields anywhere: pointers whose targets
+  // check_schema() leaves to the handler.
+  bool follows_every_pointer() const;
+
  private:
   friend Status check_schema(DecodedMessage& message, const SchemaCheck& check);
   std::unique_ptr<const Plan> plan_;
@@ -93,6 +105,8 @@ class DecodedMessage {
                                        const DecodeLimits&);
   friend Result<DecodedMessage> decode_own(std::span<const std::byte>, std::shared_ptr<const void>,
                                            const DecodeLimits&);
+  friend Result<DecodedMessage> decode_checked(std::span<const std::byte>, std::shared_ptr<const void>,
+                                               const DecodeLimits&, const SchemaCheck&);
   // decode() and decode_own(): `traverse` says whether every pointer is followed once here.
   static Result<DecodedMessage> read(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                                      const DecodeLimits& limits, bool traverse);
@@ -137,16 +151,17 @@ Status check_schema(DecodedMessage& message, const SchemaCheck& check);
 // The same against `schema`, compiled on every call: for tests and tools, not per message.
 Status check_schema(DecodedMessage& message, capnp::StructSchema schema);
 
-// decode() and then check_schema() against the root type T: what every reader of bytes from a
-// peer calls.
+// Decodes `bytes` as decode() does and checks them against `check` (see above for the one walk
+// this takes). Errors: protocol_error, as decode() and check_schema().
+Result<DecodedMessage> decode_checked(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
+                                      const DecodeLimits& limits, const SchemaCheck& check);
+
+// decode_checked() against the root type T: what every reader of bytes from a peer calls.
 template <typename T>
 Result<DecodedMessage> decode_checked(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                                       const DecodeLimits& limits = {}) {
   static const SchemaCheck check(capnp::Schema::from<T>());
-  auto decoded = decode(bytes, std::move(owner), limits);
-  if (!decoded) return decoded;
-  if (auto checked = check_schema(*decoded, check); !checked) return checked.error();
-  return decoded;
+  return decode_checked(bytes, std::move(owner), limits, check);
 }
 
 }  // namespace drk::runtime

@@ -1,12 +1,10 @@
 #include "runtime/outbox.h"
 
-#include <capnp/message.h>
-
 #include <algorithm>
 #include <cstring>
-#include <mutex>
-#include <new>
 #include <vector>
+
+#include "runtime/frame_builder.h"
 
 namespace drk::runtime {
 namespace {
@@ -15,6 +13,8 @@ constexpr int kLingerMs = 100;    // pending messages get this long at close (pi
 constexpr int kReconnectMs = 20;  // a restarted peer is found again quickly
 constexpr int kReconnectMaxMs = 500;
 constexpr std::size_t kFirstSegmentWords = 1024;  // 8 KiB: most envelopes fit in one segment
+// A batch under kMaxBatchBytes has room for one more envelope of up to kMaxBatchedEnvelopeBytes.
+constexpr std::size_t kBatchBufferBytes = Outbox::kMaxBatchBytes + Outbox::kMaxBatchedEnvelopeBytes;
 
 using Clock = std::chrono::steady_clock;
 
@@ -33,74 +33,19 @@ bool await_room(zmq::socket_t& socket, std::chrono::milliseconds patience) {
 
 }  // namespace
 
-// Buffers for batch frames, each kept alive, with its pool, by a header in front of its bytes
-// until ZeroMQ gives it back through give_back (the frame's free function), on any thread.
-class Outbox::BatchPool : public std::enable_shared_from_this<BatchPool> {
- public:
-  static constexpr std::size_t kBufferBytes = kMaxBatchBytes + kMaxBatchedEnvelopeBytes;
-  static constexpr std::size_t kKeptBuffers = 32;  // more come back: freed
-
-  ~BatchPool() {
-    for (Header* header : free_) destroy(header);
-  }
-
-  std::byte* take() {
-    Header* header = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      if (!free_.empty()) {
-        header = free_.back();
-        free_.pop_back();
-      }
-    }
-    if (header == nullptr) header = new (::operator new(sizeof(Header) + kBufferBytes)) Header{};
-    header->pool = shared_from_this();
-    return reinterpret_cast<std::byte*>(header + 1);
-  }
-
-  // The free function of a frame made of buffer `data`; `hint` is its header.
-  static void give_back(void* /*data*/, void* hint) {
-    auto* header = static_cast<Header*>(hint);
-    const std::shared_ptr<BatchPool> pool = std::move(header->pool);
-    {
-      std::lock_guard lock(pool->mutex_);
-      if (pool->free_.size() < kKeptBuffers) {
-        pool->free_.push_back(header);
-        return;
-      }
-    }
-    destroy(header);
-  }
-
-  static void* header_of(std::byte* data) { return reinterpret_cast<Header*>(data) - 1; }
-
- private:
-  struct alignas(16) Header {
-    std::shared_ptr<BatchPool> pool;  // set while the buffer is out of the pool
-  };
-
-  static void destroy(Header* header) {
-    header->~Header();
-    ::operator delete(header);
-  }
-
-  std::mutex mutex_;
-  std::vector<Header*> free_;
-};
-
 Outbox::Outbox(Transport& transport, std::string sender, std::function<int64_t()> clock, OutboxMode mode)
     : transport_(transport),
       sender_(std::move(sender)),
       clock_(std::move(clock)),
       mode_(mode),
       first_segment_(kj::heapArray<capnp::word>(kFirstSegmentWords)),
-      batch_pool_(std::make_shared<BatchPool>()) {
+      frame_pool_(std::make_shared<FrameBufferPool>()) {
   std::memset(first_segment_.begin(), 0, first_segment_.asBytes().size());
 }
 
 Outbox::~Outbox() {
   for (auto& [recipient, link] : links_) {
-    if (link.held != nullptr) BatchPool::give_back(link.held, BatchPool::header_of(link.held));
+    if (link.held != nullptr) FrameBufferPool::give_back(link.held);
   }
 }
 
@@ -139,7 +84,8 @@ Status Outbox::send_frame(std::string_view recipient, Link& link, zmq::message_t
 
 Status Outbox::flush_link(std::string_view recipient, Link& link) {
   if (link.held_count == 0) return {};
-  zmq::message_t frame(link.held, link.held_bytes, &BatchPool::give_back, BatchPool::header_of(link.held));
+  zmq::message_t frame(link.held, link.held_bytes, &FrameBufferPool::give_back,
+                       FrameBufferPool::hint_of(link.held));
   const uint32_t count = link.held_count;
   link.held = nullptr;
   link.held_bytes = 0;
@@ -157,7 +103,7 @@ Status Outbox::send(std::string_view recipient, const std::function<void(msg::En
   if (!found) return found.error();
   Link& link = **found;
 
-  capnp::MallocMessageBuilder builder(first_segment_);
+  FrameBuilder builder(first_segment_, *frame_pool_);
   auto envelope = builder.initRoot<msg::Envelope>();
   fill(envelope);
   envelope.setSender(sender_);
@@ -181,7 +127,7 @@ Status Outbox::send(std::string_view recipient, const std::function<void(msg::En
       link.oldest_held_unix_ms = now_unix_ms;
     }
     // A batch under kMaxBatchBytes has room for one more envelope of up to kMaxBatchedEnvelopeBytes.
-    if (link.held == nullptr) link.held = batch_pool_->take();
+    if (link.held == nullptr) link.held = frame_pool_->take(kBatchBufferBytes).data;
     encode_into(builder, {link.held + link.held_bytes, size});
     link.held_bytes += size;
     ++link.held_count;
@@ -194,8 +140,7 @@ Status Outbox::send(std::string_view recipient, const std::function<void(msg::En
   if (link.held_count > 0) {  // what is held leaves first: order per recipient is kept
     if (auto sent = flush_link(recipient, link); !sent) lost_.push_back(sent.error());
   }
-  zmq::message_t frame(size);
-  encode_into(builder, {static_cast<std::byte*>(frame.data()), size});
+  zmq::message_t frame = builder.take_frame();
   auto sent = send_frame(recipient, link, frame, options.wait_for_room);
   if (sent && mode_ == OutboxMode::batching && !link.sent_since_flush) {
     link.sent_since_flush = true;

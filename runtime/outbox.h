@@ -4,9 +4,11 @@
 //
 // send() waits up to SendOptions::wait_for_room for room in a full mailbox, then fails with
 // Errc::busy; a recipient the topology does not name is Errc::not_found.
-// Each envelope is built in a first segment the Outbox keeps and reuses, and encoded straight
-// into its ZeroMQ frame (one copy, no allocation for a small message); `fill` must therefore
-// not call send() on the same Outbox.
+// Each envelope is built in a first segment the Outbox keeps and reuses (frame_builder.h) and
+// encoded straight into its ZeroMQ frame (one copy, no allocation for a small message); an
+// envelope too large for that segment is built in a buffer that becomes its frame, so that its
+// large part is copied once, into the builder, and ZeroMQ takes the buffer without a copy.
+// `fill` must therefore not call send() on the same Outbox.
 //
 // Batching (an actor host's outboxes; OutboxMode::batching): a ZeroMQ message costs about as
 // much as a whole small envelope, so small envelopes that one handler sends to one recipient
@@ -20,10 +22,9 @@
 // more room than that. Envelopes larger than kMaxBatchedEnvelopeBytes are never held (the
 // held ones to that recipient leave first: order is kept). A mailbox's capacity counts frames,
 // so it holds at most capacity x kMaxBatchBytes of batched envelopes. Receivers read every
-// message of a frame (codec.h: first_message_bytes). A batch is encoded into a buffer that
-// ZeroMQ takes without a copy and that comes back for the next batch when ZeroMQ frees the
-// frame, on the receiver's thread (a buffer allocated on one thread and freed on another makes
-// the allocator hand its pages back to the kernel and fault them in again, over and over).
+// message of a frame (codec.h: first_message_bytes). A batch, like a large envelope, is
+// encoded into a buffer of the Outbox's FrameBufferPool, which ZeroMQ takes without a copy and
+// which comes back for the next one when ZeroMQ frees the frame (frame_buffer_pool.h says why).
 //
 // Thread-safety: one thread uses an Outbox (ZeroMQ sockets are single-threaded); it must be
 // destroyed before its Transport.
@@ -43,6 +44,7 @@
 #include <zmq.hpp>
 
 #include "runtime/actor.h"
+#include "runtime/frame_buffer_pool.h"
 #include "runtime/transport.h"
 
 namespace drk::runtime {
@@ -76,12 +78,10 @@ class Outbox {
   std::size_t held() const;
 
  private:
-  class BatchPool;  // outbox.cpp
-
   struct Link {
     std::string recipient;
     zmq::socket_t socket;
-    std::byte* held = nullptr;       // encoded envelopes, back to back: the next frame (a BatchPool buffer)
+    std::byte* held = nullptr;       // encoded envelopes, back to back: the next frame (a pool buffer)
     std::size_t held_bytes = 0;
     uint32_t held_count = 0;
     int64_t oldest_held_unix_ms = 0;
@@ -104,7 +104,7 @@ class Outbox {
   std::vector<Link*> touched_;  // links with a send since the last flush()
   std::vector<Error> lost_;     // batches that could not leave, until the next flush()
   kj::Array<capnp::word> first_segment_;  // zeroed; a builder zeroes what it used when it ends
-  std::shared_ptr<BatchPool> batch_pool_;  // shared with the frames ZeroMQ has not freed yet
+  std::shared_ptr<FrameBufferPool> frame_pool_;  // shared with the frames ZeroMQ has not freed yet
 };
 
 }  // namespace drk::runtime

@@ -1,16 +1,18 @@
-// decode_fuzz: a libFuzzer target for runtime::decode, the reader of every byte an actor receives.
+// decode_fuzz: a libFuzzer target for runtime::decode_checked, the reader of every byte an actor
+// receives from another process.
 //
 // Each input is read as the host reads a ZeroMQ frame: split into messages by their segment
 // tables (first_message_bytes; a batching sender puts several in one frame), each handed to
-// decode() with the production limits (DecodeLimits{}, what ActorHost uses), in place. When it decodes, every field
-// of the Envelope is read through Cap'n Proto's reflection: the non-union fields and the active
-// union member of every struct, every list element, every byte of every Text and Data, so that
-// traversal limits, list bounds and text terminators are all exercised.
+// decode_checked<Envelope>() with the production limits (DecodeLimits{}, what ActorHost uses),
+// in place. When it decodes, every field of the Envelope is read through Cap'n Proto's
+// reflection: the non-union fields and the active union member of every struct, every list
+// element, every byte of every Text and Data, so that traversal limits, list bounds and text
+// terminators are all exercised.
 //
-// Outcomes: decode() or check_schema() may refuse the input (a protocol_error value), as the
-// host does. An input they both accept must be readable in full: a kj::Exception thrown by the
-// walk (a Text without its NUL, a pointer of the wrong kind, a list of the wrong element size
-// that check_schema let through) aborts, so that libFuzzer records the input. Memory errors,
+// Outcomes: decode_checked() may refuse the input (a protocol_error value), as the host does.
+// An input it accepts must be readable in full: a kj::Exception thrown by the walk (a Text
+// without its NUL, a pointer of the wrong kind or out of bounds, a list of the wrong element
+// size that the check let through) aborts, so that libFuzzer records the input. Memory errors,
 // undefined behaviour and leaks crash too: the target is built with AddressSanitizer and UBSan
 // (tests/fuzz/clang/).
 #include <capnp/dynamic.h>
@@ -100,9 +102,9 @@ void walk_value(const capnp::DynamicValue::Reader& value) {
 namespace {
 
 void read_one(std::span<const std::byte> bytes, const std::shared_ptr<const void>& borrowed) {
-  auto decoded = drk::runtime::decode(bytes, borrowed, drk::runtime::DecodeLimits{});
+  auto decoded =
+      drk::runtime::decode_checked<drk::msg::Envelope>(bytes, borrowed, drk::runtime::DecodeLimits{});
   if (!decoded) return;
-  if (!drk::runtime::check_schema(*decoded, capnp::Schema::from<drk::msg::Envelope>())) return;
   try {
     walk_struct(capnp::toDynamic(decoded->root<drk::msg::Envelope>()));
   } catch (const kj::Exception& fault) {

@@ -107,6 +107,44 @@ DRK_TEST_CASE("garbage frames are protocol errors, not crashes") {
   }
 }
 
+DRK_TEST_CASE("decode_checked refuses malformed pointers that only a structural walk would see") {
+  // decode_checked leaves out decode()'s traversal: its schema check must meet these itself.
+  DRK_SUBCASE("a root pointer that points outside its segment") {
+    const uint32_t table[2] = {0, 1};
+    const uint64_t pointer = (uint64_t{1} << 32) | (uint64_t{1000} << 2);
+    std::vector<std::byte> bytes(16);
+    std::memcpy(bytes.data(), table, 8);
+    std::memcpy(bytes.data() + 8, &pointer, 8);
+    const auto decoded = decode_checked<msg::Envelope>(bytes, nullptr);
+    DRK_REQUIRE_FALSE(decoded.ok());
+    DRK_CHECK(decoded.error().code == Errc::protocol_error);
+  }
+  DRK_SUBCASE("a Data in the active union member that runs past its segment") {
+    capnp::MallocMessageBuilder builder;
+    const std::vector<kj::byte> payload(64, 7);
+    builder.initRoot<msg::Envelope>().getBody().initPolicyWeights().setParameters(
+        kj::arrayPtr(payload.data(), payload.size()));
+    const auto words = encode(builder);
+    std::vector<std::byte> bytes(words.asBytes().size());
+    std::memcpy(bytes.data(), words.asBytes().begin(), bytes.size());
+    // The list pointer to the payload: element size 2 (bytes), count 64. Claim 64 KiB instead.
+    const uint64_t list_tag = (uint64_t{64} << 35) | (uint64_t{2} << 32) | 1;
+    bool patched = false;
+    for (std::size_t at = 8; at + 8 <= bytes.size(); at += 8) {
+      uint64_t word = 0;
+      std::memcpy(&word, bytes.data() + at, 8);
+      if ((word & 0xffffffff00000003ull) != list_tag) continue;
+      word = (word & 0x00000007ffffffffull) | (uint64_t{64 << 10} << 35);
+      std::memcpy(bytes.data() + at, &word, 8);
+      patched = true;
+    }
+    DRK_REQUIRE(patched);
+    const auto decoded = decode_checked<msg::Envelope>(bytes, nullptr);
+    DRK_REQUIRE_FALSE(decoded.ok());
+    DRK_CHECK(decoded.error().code == Errc::protocol_error);
+  }
+}
+
 DRK_TEST_CASE("a message that decodes but does not fit the Envelope schema is refused before a handler reads it") {
   // An Advantages message keeps a list of structs in its first pointer, where an Envelope keeps
   // its sender (Text): structurally valid, unreadable as an Envelope.

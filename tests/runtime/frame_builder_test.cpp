@@ -1,0 +1,133 @@
+#include "runtime/frame_builder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "messages/drk.capnp.h"
+#include "runtime/codec.h"
+#include "tests/doctest_drk.h"
+
+namespace drk::runtime {
+namespace {
+
+constexpr std::size_t kFirstSegmentWords = 64;
+
+kj::Array<capnp::word> zeroed_segment() {
+  auto segment = kj::heapArray<capnp::word>(kFirstSegmentWords);
+  std::memset(segment.begin(), 0, segment.asBytes().size());
+  return segment;
+}
+
+bool all_zero(kj::ArrayPtr<const capnp::word> words) {
+  const auto bytes = words.asBytes();
+  return std::all_of(bytes.begin(), bytes.end(), [](kj::byte byte) { return byte == 0; });
+}
+
+// Builds an envelope as an Outbox does: the body first, sender and recipient after it.
+void fill(FrameBuilder& builder, std::size_t payload_bytes, std::size_t later_payload_bytes) {
+  auto envelope = builder.initRoot<msg::Envelope>();
+  const std::vector<kj::byte> payload(payload_bytes, 7);
+  auto weights = envelope.getBody().initPolicyWeights();
+  weights.setVersion(3);
+  weights.setParameters(kj::arrayPtr(payload.data(), payload.size()));
+  envelope.setSender(std::string(later_payload_bytes, 's'));
+  envelope.setRecipient("sink");
+}
+
+DRK_TEST_CASE("a FrameBuilder's frame holds the bytes encode() gives, in one, two and three segments") {
+  auto first_segment = zeroed_segment();
+  const auto pool = std::make_shared<FrameBufferPool>();
+  struct Shape {
+    std::size_t payload;
+    std::size_t later;  // bytes written after the payload: past the slack, a third segment
+    std::size_t segments;
+  };
+  for (const Shape shape : {Shape{64, 8, 1}, Shape{64 << 10, 8, 2},
+                            Shape{64 << 10, (FrameBuilder::kSlackWords + 64) * sizeof(capnp::word), 3}}) {
+    DRK_INFO("payload ", shape.payload, ", later ", shape.later);
+    {
+      FrameBuilder builder(first_segment, *pool);
+      fill(builder, shape.payload, shape.later);
+      DRK_REQUIRE(builder.getSegmentsForOutput().size() == shape.segments);
+      const auto expected = encode(builder);
+      const zmq::message_t frame = builder.take_frame();
+      DRK_REQUIRE(frame.size() == expected.asBytes().size());
+      DRK_CHECK(std::memcmp(frame.data(), expected.asBytes().begin(), frame.size()) == 0);
+      DRK_CHECK(reinterpret_cast<std::uintptr_t>(frame.data()) % alignof(capnp::word) == 0);
+
+      const std::span<const std::byte> bytes(static_cast<const std::byte*>(frame.data()), frame.size());
+      auto decoded = decode_checked<msg::Envelope>(bytes, nullptr);
+      DRK_REQUIRE(decoded.ok());
+      const auto weights = decoded->root<msg::Envelope>().getBody().getPolicyWeights();
+      DRK_CHECK(weights.getParameters().size() == shape.payload);
+      DRK_CHECK(std::string(decoded->root<msg::Envelope>().getRecipient().cStr()) == "sink");
+    }
+    // The builder zeroed what it used of the first segment: the next one may build in it.
+    DRK_CHECK(all_zero(first_segment));
+  }
+}
+
+DRK_TEST_CASE("a FrameBuilder whose frame is never taken frees its segments and zeroes the first") {
+  auto first_segment = zeroed_segment();
+  const auto pool = std::make_shared<FrameBufferPool>();
+  {
+    FrameBuilder builder(first_segment, *pool);
+    fill(builder, 64 << 10, 8);
+    DRK_CHECK(builder.getSegmentsForOutput().size() == 2);
+  }
+  DRK_CHECK(all_zero(first_segment));
+}
+
+DRK_TEST_CASE("a frame taken from a FrameBuilder outlives the builder") {
+  auto first_segment = zeroed_segment();
+  const auto pool = std::make_shared<FrameBufferPool>();
+  zmq::message_t frame;
+  std::vector<kj::byte> expected;
+  {
+    FrameBuilder builder(first_segment, *pool);
+    fill(builder, 64 << 10, 8);
+    const auto words = encode(builder);
+    expected.assign(words.asBytes().begin(), words.asBytes().end());
+    frame = builder.take_frame();
+  }
+  DRK_REQUIRE(frame.size() == expected.size());
+  DRK_CHECK(std::memcmp(frame.data(), expected.data(), expected.size()) == 0);
+}
+
+DRK_TEST_CASE("a FrameBuilder's second segment is zeroed although its pool buffer held old bytes") {
+  const auto pool = std::make_shared<FrameBufferPool>();
+  const FrameBufferPool::Buffer used = pool->take(FrameBufferPool::kMinBufferBytes);
+  std::memset(used.data, 0xff, used.capacity);
+  FrameBufferPool::give_back(used.data);
+
+  auto first_segment = zeroed_segment();
+  FrameBuilder builder(first_segment, *pool);
+  DRK_REQUIRE(builder.allocateSegment(1).begin() == first_segment.begin());
+  const auto second = builder.allocateSegment(1000);
+  DRK_REQUIRE(second.size() >= 1000);
+  DRK_CHECK(all_zero(second));
+}
+
+DRK_TEST_CASE("a FrameBufferPool reuses what comes back and keeps a bounded amount") {
+  const auto pool = std::make_shared<FrameBufferPool>();
+  const FrameBufferPool::Buffer first = pool->take(100);
+  DRK_CHECK(first.capacity == FrameBufferPool::kMinBufferBytes);
+  DRK_CHECK(reinterpret_cast<std::uintptr_t>(first.data) % 16 == 0);
+  FrameBufferPool::give_back(first.data);
+  DRK_CHECK(pool->take(200).data == first.data);  // the kept one, large enough
+  FrameBufferPool::give_back(first.data);
+  const FrameBufferPool::Buffer larger = pool->take(FrameBufferPool::kMinBufferBytes + 1);
+  DRK_CHECK(larger.data != first.data);
+  DRK_CHECK(larger.capacity == 2 * FrameBufferPool::kMinBufferBytes);
+  FrameBufferPool::give_back(larger.data);
+
+  // More than the pool keeps comes back: the rest is freed (ASan/LSan would see a leak).
+  std::vector<std::byte*> many;
+  for (std::size_t i = 0; i < FrameBufferPool::kKeptBuffers + 8; ++i) many.push_back(pool->take(1).data);
+  for (std::byte* data : many) FrameBufferPool::give_back(data);
+}
+
+}  // namespace
+}  // namespace drk::runtime
