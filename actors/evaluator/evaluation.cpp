@@ -453,6 +453,15 @@ struct EvaluationEngine::Impl {
     sandbox.reset();
   }
 
+  // One checked call of the candidate on buffer set 0.
+  Result<SandboxAnswer> call_once(Run& run) {
+    return call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
+      auto run_request = request.initRun();
+      run_request.setCalls(1);
+      fill_sets(run_request, run, {0});
+    });
+  }
+
   // Appends the run request's buffer sets.
   void fill_sets(msg::RunRequest::Builder run_request, const Run& run, const std::vector<uint32_t>& sets) {
     fill_buffer_sets(run_request.initSets(static_cast<unsigned>(sets.size())), run, sets);
@@ -744,11 +753,7 @@ Status EvaluationEngine::Impl::run_trials(Run& run) {
   for (uint32_t trial = 0; trial < options.trials; ++trial) {
     write_inputs(run, 0, mix(run.seed, trial));
     poison_outputs(run, 0);
-    auto answer = call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
-      auto run_request = request.initRun();
-      run_request.setCalls(1);
-      fill_sets(run_request, run, {0});
-    });
+    auto answer = call_once(run);
     if (!answer) {
       if (!run.sandbox_failed) return answer.error();
       out.setErrorText("trial " + std::to_string(trial + 1) + ": " + std::string(out.getErrorText().cStr()));
@@ -797,11 +802,7 @@ Status EvaluationEngine::Impl::rerun_with_finite_poison(Run& run) {
   const at::Tensor first = view(run, slot).clone();
   write_inputs(run, 0, mix(run.seed, 0));
   poison_finite(view(run, slot), 1024.0f + static_cast<float>(mix(run.seed, 300) % 4096));
-  auto answer = call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
-    auto run_request = request.initRun();
-    run_request.setCalls(1);
-    fill_sets(run_request, run, {0});
-  });
+  auto answer = call_once(run);
   if (!answer) {
     if (!run.sandbox_failed) return answer.error();
     run.out.setErrorText("trial 1 rerun with a finite poison: " + std::string(run.out.getErrorText().cStr()));
@@ -849,11 +850,7 @@ Status EvaluationEngine::Impl::run_second_shape_trial(Run& run) {
 
   write_inputs(trial, 0, mix(run.seed, 500));
   poison_outputs(trial, 0);
-  auto answer = call(trial, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
-    auto run_request = request.initRun();
-    run_request.setCalls(1);
-    fill_sets(run_request, trial, {0});
-  });
+  auto answer = call_once(trial);
   if (!answer) {
     if (!trial.sandbox_failed) return answer.error();
     run.sandbox_failed = true;

@@ -35,16 +35,21 @@ constexpr uint64_t kMemoryLimitBytes = uint64_t{512} << 20;  // memory_hog.cu ke
 
 std::string cuda_candidate(const std::string& name) { return drk::testing::candidate_source("cuda/" + name); }
 
+// CUDA at the tasks' scaled (cpu) shapes, so that the tests stay fast.
+EngineOptions cuda_options(uint64_t seed) {
+  EngineOptions options;
+  options.device = drk::kernels::DeviceKind::cuda;
+  options.shapes = drk::kernels::DeviceKind::cpu;
+  options.trials = 3;
+  options.seed = seed;
+  options.timing_budget_ms = 300;
+  return options;
+}
+
 // One engine for the file (a CUDA sandbox start creates a context and loads LibTorch CUDA).
-// Tasks run at their scaled (cpu) shapes so that the test stays fast.
 drk::testing::TestEngine& shared_engine() {
   static drk::testing::TestEngine engine("cuda-engine-test", [] {
-    EngineOptions options;
-    options.device = drk::kernels::DeviceKind::cuda;
-    options.shapes = drk::kernels::DeviceKind::cpu;
-    options.trials = 3;
-    options.seed = 4321;
-    options.timing_budget_ms = 300;
+    EngineOptions options = cuda_options(4321);
     options.call_timeout = std::chrono::milliseconds(4000);
     options.sandbox.gpu_memory_limit_bytes = kMemoryLimitBytes;
     options.energy_min_ms = 60;
@@ -56,15 +61,10 @@ drk::testing::TestEngine& shared_engine() {
 
 bool gpu_missing() { return !drk::testing::first_gpu_or_skip(); }
 
-// An engine of its own for one test: `edit` changes the shared engine's options.
+// An engine of its own for one test: `edit` changes cuda_options().
 std::unique_ptr<drk::testing::TestEngine> engine_with(const std::string& label,
                                                       const std::function<void(EngineOptions&)>& edit) {
-  EngineOptions options;
-  options.device = drk::kernels::DeviceKind::cuda;
-  options.shapes = drk::kernels::DeviceKind::cpu;
-  options.trials = 3;
-  options.seed = 8765;
-  options.timing_budget_ms = 300;
+  EngineOptions options = cuda_options(8765);
   edit(options);
   return std::make_unique<drk::testing::TestEngine>(label, options);
 }
