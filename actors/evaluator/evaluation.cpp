@@ -73,18 +73,6 @@ struct TensorSlot {
   size_t bytes() const { return elements * kernels::dtype_size(dtype); }
 };
 
-at::ScalarType scalar_type_of(kernels::DType dtype) {
-  switch (dtype) {
-    case kernels::DType::float32: return at::kFloat;
-    case kernels::DType::float16: return at::kHalf;
-    case kernels::DType::bfloat16: return at::kBFloat16;
-    case kernels::DType::float64: return at::kDouble;
-    case kernels::DType::int32: return at::kInt;
-    case kernels::DType::int64: return at::kLong;
-  }
-  return at::kFloat;
-}
-
 struct BufferSetLayout {
   std::vector<TensorSlot> inputs;
   std::vector<TensorSlot> outputs;
@@ -485,7 +473,7 @@ struct EvaluationEngine::Impl {
 
   // A tensor over `slot`, where the run's tensors live.
   at::Tensor view(const Run& run, const TensorSlot& slot) {
-    auto options = at::TensorOptions().dtype(scalar_type_of(slot.dtype));
+    auto options = at::TensorOptions().dtype(kernels::scalar_type_of(slot.dtype));
 #ifdef DRK_HAVE_CUDA
     if (run.on_device) return at::from_blob(device_region->data() + slot.offset, slot.shape, options.device(at::kCUDA));
 #endif
@@ -517,7 +505,8 @@ struct EvaluationEngine::Impl {
     if (!run.on_device) return run.pristine[set];
     std::vector<at::Tensor> inputs;
     for (const auto& slot : run.layout.sets[set].inputs)
-      inputs.push_back(at::empty(slot.shape, at::TensorOptions().dtype(scalar_type_of(slot.dtype)).device(at::kCUDA)));
+      inputs.push_back(
+          at::empty(slot.shape, at::TensorOptions().dtype(kernels::scalar_type_of(slot.dtype)).device(at::kCUDA)));
     kernels::draw_inputs_into(*run.task, shape_kind(), run.draw_seeds[set], inputs);
     return inputs;
   }

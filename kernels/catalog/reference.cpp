@@ -178,6 +178,18 @@ Result<at::Tensor> Reference::run(const std::vector<at::Tensor>& inputs) const {
   }
 }
 
+at::ScalarType scalar_type_of(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return at::kFloat;
+    case DType::float16: return at::kHalf;
+    case DType::bfloat16: return at::kBFloat16;
+    case DType::float64: return at::kDouble;
+    case DType::int32: return at::kInt;
+    case DType::int64: return at::kLong;
+  }
+  return at::kFloat;
+}
+
 void draw_inputs_into(const Task& task, DeviceKind device, uint64_t seed, const std::vector<at::Tensor>& tensors) {
   for (size_t i = 0; i < task.inputs.size(); ++i) {
     const InputSpec& input = task.inputs[i];

@@ -35,6 +35,9 @@ class Reference {
   std::vector<std::string> input_names_;
 };
 
+// LibTorch's type for a task dtype (DType mirrors the ABI's drk_dtype, value for value).
+at::ScalarType scalar_type_of(DType dtype);
+
 // Fresh CPU tensors, one per task input, at `device`'s shapes, drawn from each input's
 // distribution with a generator seeded from (seed, input index): float32, or int64 class
 // indices in [0, class_count) for draw kind classes.

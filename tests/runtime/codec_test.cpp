@@ -26,6 +26,16 @@ std::vector<std::byte> encoded_envelope(const std::string& sender) {
   return copy;
 }
 
+// One segment of one word, whose root struct pointer claims data 1000 words away.
+std::vector<std::byte> root_pointer_outside_its_segment() {
+  const uint32_t table[2] = {0, 1};
+  const uint64_t pointer = (uint64_t{1} << 32) | (uint64_t{1000} << 2);
+  std::vector<std::byte> bytes(16);
+  std::memcpy(bytes.data(), table, 8);
+  std::memcpy(bytes.data() + 8, &pointer, 8);
+  return bytes;
+}
+
 DRK_TEST_CASE("an encoded envelope decodes to the same fields") {
   auto bytes = std::make_shared<std::vector<std::byte>>(encoded_envelope("pinger"));
   auto decoded = decode(*bytes, bytes);
@@ -95,12 +105,7 @@ DRK_TEST_CASE("garbage frames are protocol errors, not crashes") {
     DRK_CHECK(decoded.error().code == Errc::protocol_error);
   }
   DRK_SUBCASE("a root pointer that points outside its segment") {
-    // One segment of one word, whose root struct pointer claims data 1000 words away.
-    const uint32_t table[2] = {0, 1};
-    const uint64_t pointer = (uint64_t{1} << 32) | (uint64_t{1000} << 2);
-    std::vector<std::byte> bytes(16);
-    std::memcpy(bytes.data(), table, 8);
-    std::memcpy(bytes.data() + 8, &pointer, 8);
+    const std::vector<std::byte> bytes = root_pointer_outside_its_segment();
     auto decoded = decode(bytes, nullptr);
     DRK_REQUIRE_FALSE(decoded.ok());
     DRK_CHECK(decoded.error().code == Errc::protocol_error);
@@ -110,11 +115,7 @@ DRK_TEST_CASE("garbage frames are protocol errors, not crashes") {
 DRK_TEST_CASE("decode_checked refuses malformed pointers that only a structural walk would see") {
   // decode_checked leaves out decode()'s traversal: its schema check must meet these itself.
   DRK_SUBCASE("a root pointer that points outside its segment") {
-    const uint32_t table[2] = {0, 1};
-    const uint64_t pointer = (uint64_t{1} << 32) | (uint64_t{1000} << 2);
-    std::vector<std::byte> bytes(16);
-    std::memcpy(bytes.data(), table, 8);
-    std::memcpy(bytes.data() + 8, &pointer, 8);
+    const std::vector<std::byte> bytes = root_pointer_outside_its_segment();
     const auto decoded = decode_checked<msg::Envelope>(bytes, nullptr);
     DRK_REQUIRE_FALSE(decoded.ok());
     DRK_CHECK(decoded.error().code == Errc::protocol_error);

@@ -12,16 +12,10 @@
 #include "actors/evaluator/evaluation.h"
 #include "actors/evaluator/evaluator_actor.h"
 #include "kernels/catalog/task.h"
+#include "tools/bench/statistics.h"
 
 namespace drk::tools {
 namespace {
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
 
 Result<YAML::Node> run_experiment(const std::string& run_dir) {
   const std::string path = run_dir + "/topology.yaml";
@@ -92,9 +86,9 @@ Status remeasure_best_kernels(const std::string& run_dir, uint32_t times, std::o
     row.task = kernel.task;
     row.candidate_id = kernel.candidate_id;
     row.evaluations = static_cast<uint32_t>(speedups.size());
-    row.speedup = median_of(speedups);
-    row.candidate_us = median_of(candidate_us);
-    row.reference_us = median_of(reference_us);
+    row.speedup = bench::median(speedups);
+    row.candidate_us = bench::median(candidate_us);
+    row.reference_us = bench::median(reference_us);
     if (!speedups.empty()) {
       row.speedup_low = *std::min_element(speedups.begin(), speedups.end());
       row.speedup_high = *std::max_element(speedups.begin(), speedups.end());

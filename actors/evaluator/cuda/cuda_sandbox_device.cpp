@@ -49,17 +49,12 @@ std::string cuda_error_text(cudaError_t status) {
 std::string mebibytes(uint64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
 
 // The LibTorch dtype of a drk_dtype: reference inputs are made with the dtype the Evaluator
-// drew them in (float32, int64 class indices, ...).
+// drew them in (float32, int64 class indices, ...); nullopt for a value that is no drk_dtype.
+static_assert(static_cast<int>(kernels::DType::float32) == DRK_F32 && static_cast<int>(kernels::DType::float16) == DRK_F16 &&
+              static_cast<int>(kernels::DType::int64) == DRK_I64);
 std::optional<at::ScalarType> scalar_type(int32_t dtype) {
-  switch (dtype) {
-    case DRK_F32: return at::kFloat;
-    case DRK_F16: return at::kHalf;
-    case DRK_BF16: return at::kBFloat16;
-    case DRK_F64: return at::kDouble;
-    case DRK_I32: return at::kInt;
-    case DRK_I64: return at::kLong;
-    default: return std::nullopt;
-  }
+  if (dtype < DRK_F32 || dtype > DRK_I64) return std::nullopt;
+  return kernels::scalar_type_of(static_cast<kernels::DType>(dtype));
 }
 
 // Scratch device memory for one call: a bump allocator over one block that grows to what the
