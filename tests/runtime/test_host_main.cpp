@@ -6,8 +6,9 @@
 //   ponger: answers each Heartbeat with the same sequence number. params.fault "kill" or
 //           "throw" makes it SIGKILL itself or throw at its params.at-th request, once per run;
 //           "always_throw" throws there on every incarnation; "stop" SIGSTOPs its process (which
-//           then misses its heartbeats), and "hang" blocks that handler for params.hang_ms
-//           (forever when absent), once per run.
+//           then misses its heartbeats) once the head's inspection shows that process has
+//           reported (so the silence is missed heartbeats, not a slow start), and "hang" blocks
+//           that handler for params.hang_ms (forever when absent), once per run.
 //   streamer: sends a Heartbeat to params.to every params.every_ms, until the run is stopped.
 //   sleeper: handles Heartbeats it sends itself, each blocking its handler for params.block_ms
 //            (a slow or hung handler, for inspection).
@@ -29,6 +30,7 @@
 #include <thread>
 
 #include "runtime/actor.h"
+#include "runtime/inspection_server.h"
 #include "runtime/process_main.h"
 #include "runtime/warm_spare.h"
 
@@ -101,6 +103,7 @@ class Ponger final : public runtime::Actor {
         fault_at_(spec.params["at"].as<uint64_t>(0)),
         hang_(spec.params["hang_ms"].as<int>(1000)),
         hang_forever_(!spec.params["hang_ms"].IsDefined()),
+        run_dir_(spec.run_dir),
         marker_(spec.run_dir + "/ponger-fault-injected") {}
 
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
@@ -119,7 +122,10 @@ class Ponger final : public runtime::Actor {
     std::ofstream(marker_) << fault_ << "\n";
     if (fault_ == "kill") ::raise(SIGKILL);
     if (fault_ == "throw") throw std::runtime_error("injected fault");
-    if (fault_ == "stop") ::raise(SIGSTOP);
+    if (fault_ == "stop") {
+      wait_until_head_has_a_report();
+      ::raise(SIGSTOP);
+    }
     if (fault_ == "hang") {
       do {
         std::this_thread::sleep_for(hang_);
@@ -127,10 +133,29 @@ class Ponger final : public runtime::Actor {
     }
   }
 
+  // The reporter thread sends this process's first report as its actors start; on a loaded
+  // machine the handler can get here before the head has it. Bounded: a head that never shows
+  // it lets the stop go ahead, and the test's own check on the cause then fails.
+  void wait_until_head_has_a_report() const {
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < until) {
+      if (const auto address = runtime::resolve_inspect_address(run_dir_)) {
+        runtime::InspectionClient client(*address);
+        if (const auto view = client.fetch(1s)) {
+          for (const runtime::ProcessView& process : view->processes) {
+            if (process.pid == ::getpid() && process.report_age_seconds >= 0) return;
+          }
+        }
+      }
+      std::this_thread::sleep_for(20ms);  // polling the head, a separate process
+    }
+  }
+
   std::string fault_;
   uint64_t fault_at_;
   std::chrono::milliseconds hang_{0};
   bool hang_forever_ = false;
+  std::string run_dir_;
   std::string marker_;
   uint64_t seen_ = 0;
 };
