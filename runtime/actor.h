@@ -55,6 +55,8 @@ class ActorContext {
   const std::string& self() const { return spec().name; }
 
   // Builds an Envelope (sender, recipient, times are filled in) with `fill` and sends it.
+  // `fill` runs before send() returns, so a large Data field can borrow bytes that outlive the
+  // call instead of copying them into the builder (borrowed_data.h).
   // Errors: not_found for a recipient the topology does not name; busy when the recipient's
   // mailbox stayed full for options.wait_for_room.
   virtual Status send(std::string_view recipient,

@@ -69,9 +69,16 @@ zmq::message_t FrameBuilder::take_frame() {
     return frame;
   }
   const std::size_t bytes = encoded_size_bytes(*this);
-  zmq::message_t frame(bytes);
-  encode_into(*this, {static_cast<std::byte*>(frame.data()), bytes});
-  return frame;
+  if (bytes <= first_segment_.asBytes().size()) {
+    zmq::message_t frame(bytes);
+    encode_into(*this, {static_cast<std::byte*>(frame.data()), bytes});
+    return frame;
+  }
+  // Large (a borrowed payload, or three or more segments): into a pool buffer, for the reason
+  // the pool exists (frame_buffer_pool.h).
+  const FrameBufferPool::Buffer buffer = pool_.take(bytes);
+  encode_into(*this, {buffer.data, bytes});
+  return zmq::message_t(buffer.data, bytes, &FrameBufferPool::give_back, FrameBufferPool::hint_of(buffer.data));
 }
 
 }  // namespace drk::runtime

@@ -12,9 +12,11 @@
 // ZeroMQ, which gives it back to the pool when the frame is done (on whichever thread releases
 // it). So a 64 KiB payload is copied once, into the builder; flattening it into a fresh frame
 // would copy it again.
-// A message in one segment is copied into a fresh frame (at most the first segment's size);
-// one in three or more segments (fields grown after the slack ran out) is flattened the same
-// way: correct, only slower.
+// Any other layout is encoded into a frame of its own, in one copy: a message in one segment
+// into a fresh frame (at most the first segment's size); a larger one, such as an envelope whose
+// payload is borrowed (borrowed_data.h: its segments are the first and the caller's bytes) or
+// one in three or more segments (fields grown after the slack ran out), into a pool buffer that
+// ZeroMQ takes without a copy.
 //
 // The frame's bytes are exactly what codec.h's encode() would produce for the message (segment
 // table, then the segments), so receivers cannot tell the difference.

@@ -25,6 +25,7 @@
 #include "kernels/schedule/policy.h"
 #include "kernels/schedule/policy_checkpoint.h"
 #include "kernels/schedule/policy_network.h"
+#include "runtime/borrowed_data.h"
 #include "runtime/topology.h"
 
 namespace drk::learner {
@@ -306,7 +307,8 @@ class LearnerActor final : public runtime::Actor {
       auto weights = envelope.getBody().initPolicyWeights();
       weights.setVersion(version_);
       weights.setStep(step_);
-      weights.setParameters(kj::arrayPtr(reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size()));
+      weights.adoptParameters(runtime::borrowed_data(
+          weights, kj::arrayPtr(reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size())));
     });
   }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "messages/drk.capnp.h"
+#include "runtime/borrowed_data.h"
 #include "runtime/codec.h"
 #include "tests/doctest_drk.h"
 
@@ -108,6 +109,75 @@ DRK_TEST_CASE("a FrameBuilder's second segment is zeroed although its pool buffe
   const auto second = builder.allocateSegment(1000);
   DRK_REQUIRE(second.size() >= 1000);
   DRK_CHECK(all_zero(second));
+}
+
+// An Outbox's envelope with PolicyWeights whose parameters are adopted from borrowed_data().
+void fill_borrowed(FrameBuilder& builder, kj::ArrayPtr<const kj::byte> payload) {
+  auto envelope = builder.initRoot<msg::Envelope>();
+  auto weights = envelope.getBody().initPolicyWeights();
+  weights.setVersion(3);
+  weights.adoptParameters(borrowed_data(weights, payload));
+  envelope.setSender("source");
+  envelope.setRecipient("sink");
+}
+
+// The frame as encode() gives it, and the parameters a receiver reads back from it.
+void check_frame_carries(FrameBuilder& builder, kj::ArrayPtr<const kj::byte> payload) {
+  const auto expected = encode(builder);
+  const zmq::message_t frame = builder.take_frame();
+  DRK_REQUIRE(frame.size() == expected.asBytes().size());
+  DRK_CHECK(std::memcmp(frame.data(), expected.asBytes().begin(), frame.size()) == 0);
+  DRK_CHECK(reinterpret_cast<std::uintptr_t>(frame.data()) % alignof(capnp::word) == 0);
+  auto decoded = decode_checked<msg::Envelope>(
+      std::span<const std::byte>(static_cast<const std::byte*>(frame.data()), frame.size()), nullptr);
+  DRK_REQUIRE(decoded.ok());
+  const auto parameters = decoded->root<msg::Envelope>().getBody().getPolicyWeights().getParameters();
+  DRK_REQUIRE(parameters.size() == payload.size());
+  DRK_CHECK(std::memcmp(parameters.begin(), payload.begin(), payload.size()) == 0);
+}
+
+DRK_TEST_CASE("a borrowed payload is a segment of the caller's bytes, copied once, into the frame") {
+  auto first_segment = zeroed_segment();
+  const auto pool = std::make_shared<FrameBufferPool>();
+  std::vector<capnp::word> storage(8 << 10);  // 64 KiB, word-aligned
+  const auto payload = kj::arrayPtr(reinterpret_cast<const kj::byte*>(storage.data()), storage.size() * 8);
+  std::memset(storage.data(), 0x5a, payload.size());
+  DRK_REQUIRE(borrowable(payload));
+  {
+    FrameBuilder builder(first_segment, *pool);
+    fill_borrowed(builder, payload);
+    const auto segments = builder.getSegmentsForOutput();
+    DRK_REQUIRE(segments.size() == 2);
+    DRK_CHECK(segments[1].asBytes().begin() == payload.begin());  // not copied into the builder
+    check_frame_carries(builder, payload);
+  }
+  DRK_CHECK(all_zero(first_segment));
+}
+
+DRK_TEST_CASE("bytes that cannot be borrowed are copied into the builder, and arrive the same") {
+  auto first_segment = zeroed_segment();
+  const auto pool = std::make_shared<FrameBufferPool>();
+  std::vector<capnp::word> storage((64 << 10) / 8 + 2);
+  std::memset(storage.data(), 0x33, storage.size() * 8);
+  const auto* const start = reinterpret_cast<const kj::byte*>(storage.data());
+  struct Case {
+    const char* why;
+    kj::ArrayPtr<const kj::byte> bytes;
+  };
+  for (const Case& shape : {Case{"unaligned", kj::arrayPtr(start + 1, 64 << 10)},
+                            Case{"not a whole number of words", kj::arrayPtr(start, (64 << 10) + 3)},
+                            Case{"small", kj::arrayPtr(start, 64)}}) {
+    DRK_INFO(shape.why);
+    DRK_CHECK(!borrowable(shape.bytes));
+    FrameBuilder builder(first_segment, *pool);
+    fill_borrowed(builder, shape.bytes);
+    for (const auto segment : builder.getSegmentsForOutput()) {
+      const bool holds_callers_bytes = segment.asBytes().begin() <= shape.bytes.begin() &&
+                                       shape.bytes.begin() < segment.asBytes().end();
+      DRK_CHECK_FALSE(holds_callers_bytes);
+    }
+    check_frame_carries(builder, shape.bytes);
+  }
 }
 
 DRK_TEST_CASE("a FrameBufferPool reuses what comes back and keeps a bounded amount") {

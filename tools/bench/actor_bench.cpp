@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/actor_host.h"
+#include "runtime/borrowed_data.h"
 #include "runtime/curve_keys.h"
 #include "runtime/network_map.h"
 #include "runtime/outbox.h"
@@ -61,7 +62,7 @@ bool is_start(msg::Envelope::Reader envelope) {
 void set_payload(msg::Envelope::Builder envelope, uint32_t sequence, kj::ArrayPtr<const kj::byte> payload) {
   auto weights = envelope.getBody().initPolicyWeights();
   weights.setVersion(sequence);
-  weights.setParameters(payload);
+  weights.adoptParameters(runtime::borrowed_data(weights, payload));
 }
 
 runtime::SendOptions patient() {
