@@ -23,7 +23,10 @@ namespace drk::runtime {
 namespace {
 
 constexpr int kFaultExitCode = 70;      // EX_SOFTWARE
-constexpr int kMessagesPerWakeup = 64;  // envelopes (a frame is finished), then timers get their turn
+// Envelopes handled per wakeup, then timers get their turn (a stop is seen between any two):
+// one full batch frame, so that a frame costs one poll; a frame cut short is continued at the
+// next wakeup.
+constexpr int kMessagesPerWakeup = static_cast<int>(Outbox::kMaxBatchEnvelopes);
 
 // Who wrote a mailbox's bytes: this process's own Outboxes (the inproc mailbox), or a peer
 // whose bytes are untrusted (the ipc and network mailboxes).
@@ -88,6 +91,7 @@ class ActorCell final : public ActorContext {
     stop_requested_ = true;
     stop_drain_until_.store(drain_until ? drain_until->time_since_epoch().count() : 0, std::memory_order_relaxed);
     stop_drain_.store(drain_until.has_value(), std::memory_order_release);
+    stop_raised_.store(true, std::memory_order_release);
     stop_signal_->raise();
   }
 
@@ -173,6 +177,7 @@ class ActorCell final : public ActorContext {
             std::max(std::chrono::milliseconds{0}, std::chrono::ceil<std::chrono::milliseconds>(
                                                        timers_.top().due - std::chrono::steady_clock::now()));
       }
+      if (!pending_rest_.empty()) timeout = std::chrono::milliseconds{0};  // a frame to finish
       poll_sockets(items, polled, timeout);
       if (items[0].revents & ZMQ_POLLIN) {
         if (const StopRequest request = take_stop_request(); request.drain) {
@@ -181,9 +186,11 @@ class ActorCell final : public ActorContext {
         }
         break;
       }
-      if (items[1].revents & ZMQ_POLLIN) receive_some(own_mailbox_, Origin::own);
-      if (items[2].revents & ZMQ_POLLIN) receive_some(node_mailbox_, Origin::peer);
-      if (network_mailbox_ && (items[3].revents & ZMQ_POLLIN)) receive_some(*network_mailbox_, Origin::peer);
+      if (int received = 0; handle_pending(received, std::nullopt)) {
+        if (items[1].revents & ZMQ_POLLIN) receive_some(own_mailbox_, Origin::own);
+        if (items[2].revents & ZMQ_POLLIN) receive_some(node_mailbox_, Origin::peer);
+        if (network_mailbox_ && (items[3].revents & ZMQ_POLLIN)) receive_some(*network_mailbox_, Origin::peer);
+      }
       fire_due_timers();
     }
     guarded("on_stop", HandlerKind::lifecycle, [&] { actor_->on_stop(*this); });
@@ -194,31 +201,56 @@ class ActorCell final : public ActorContext {
     network_mailbox_.reset();
   }
 
-  void receive_some(zmq::socket_t& mailbox, Origin origin) {
-    for (int received = 0; received < kMessagesPerWakeup;) {
-      zmq::message_t frame;
-      if (!mailbox.recv(frame, zmq::recv_flags::dontwait)) return;
-      std::span<const std::byte> rest(static_cast<const std::byte*>(frame.data()), frame.size());
-      // A frame holds one envelope or, from a batching sender, several back to back: their
-      // handlers are one timed run (inspection_stats.h).
-      while (!rest.empty()) {
-        ++received;
-        stats_.received();
-        auto length = first_message_bytes(rest);
-        if (!length) {
-          dead_letter("the rest of a frame that does not decode (" + length.error().message + ")");
-          break;
-        }
-        handle_envelope(rest.first(*length), origin);
-        rest = rest.subspan(*length);
+  // Whether the envelope loop may handle one more: within a wakeup's share, and before a drain's
+  // deadline (in a drain) or while no stop is requested (otherwise).
+  bool may_handle_more(int received, const std::optional<std::chrono::steady_clock::time_point>& drain_until) const {
+    if (received >= kMessagesPerWakeup) return false;
+    if (drain_until) return std::chrono::steady_clock::now() < *drain_until;
+    return !stop_raised_.load(std::memory_order_acquire);
+  }
+
+  // Handles the pending frame's envelopes while may_handle_more(); true when none is left. A
+  // frame holds one envelope or, from a batching sender, several back to back: those handled in
+  // one go are one timed run (inspection_stats.h).
+  bool handle_pending(int& received, const std::optional<std::chrono::steady_clock::time_point>& drain_until) {
+    while (!pending_rest_.empty()) {
+      if (!may_handle_more(received, drain_until)) {
+        end_run();
+        return false;
       }
-      end_run();
+      ++received;
+      stats_.received();
+      auto length = first_message_bytes(pending_rest_);
+      if (!length) {
+        dead_letter("the rest of a frame that does not decode (" + length.error().message + ")");
+        pending_rest_ = {};
+        break;
+      }
+      handle_envelope(pending_rest_.first(*length), pending_origin_);
+      pending_rest_ = pending_rest_.subspan(*length);
+    }
+    end_run();
+    return true;
+  }
+
+  // Takes frames off `mailbox` and handles their envelopes, up to a wakeup's share; a frame cut
+  // short stays pending for the next wakeup (or the drain), and what a stop leaves pending is
+  // dropped with the mailbox.
+  void receive_some(zmq::socket_t& mailbox, Origin origin,
+                    const std::optional<std::chrono::steady_clock::time_point>& drain_until = std::nullopt) {
+    int received = 0;
+    if (!handle_pending(received, drain_until)) return;
+    while (may_handle_more(received, drain_until)) {
+      if (!mailbox.recv(pending_frame_, zmq::recv_flags::dontwait)) return;
+      pending_rest_ = {static_cast<const std::byte*>(pending_frame_.data()), pending_frame_.size()};
+      pending_origin_ = origin;
+      if (!handle_pending(received, drain_until)) return;
     }
   }
 
   void handle_envelope(std::span<const std::byte> bytes, Origin origin) {
-    // The frame outlives the decoded message (both end with this call's caller's iteration): an
-    // owner that owns nothing lets decode read it in place without allocating.
+    // The frame (pending_frame_, replaced only once all of it is handled) outlives the decoded
+    // message: an owner that owns nothing lets decode read it in place without allocating.
     const std::shared_ptr<const void> borrowed(std::shared_ptr<void>(), bytes.data());
     auto decoded = origin == Origin::own ? decode_own(bytes, borrowed, options_.limits)
                                          : decode_checked<msg::Envelope>(bytes, borrowed, options_.limits);
@@ -268,14 +300,15 @@ class ActorCell final : public ActorContext {
                                {network_mailbox_ ? network_mailbox_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
     const std::size_t polled = network_mailbox_ ? 3 : 2;
     while (std::chrono::steady_clock::now() < until) {
+      if (int received = 0; !handle_pending(received, until)) continue;  // its share, or the deadline
       poll_sockets(items, polled, std::chrono::milliseconds{0});
       const bool own = items[0].revents & ZMQ_POLLIN;
       const bool node = items[1].revents & ZMQ_POLLIN;
       const bool network = network_mailbox_ && (items[2].revents & ZMQ_POLLIN);
       if (!own && !node && !network) return;
-      if (own) receive_some(own_mailbox_, Origin::own);
-      if (node) receive_some(node_mailbox_, Origin::peer);
-      if (network) receive_some(*network_mailbox_, Origin::peer);
+      if (own) receive_some(own_mailbox_, Origin::own, until);
+      if (node) receive_some(node_mailbox_, Origin::peer, until);
+      if (network) receive_some(*network_mailbox_, Origin::peer, until);
     }
   }
 
@@ -387,7 +420,12 @@ class ActorCell final : public ActorContext {
   uint64_t requests_sent_ = 0;
   ActorStats stats_;
   bool run_open_ = false;        // a frame's message handlers are being timed
+  // The frame being handled and what is left of it (empty: none), whose origin it had.
+  zmq::message_t pending_frame_;
+  std::span<const std::byte> pending_rest_;
+  Origin pending_origin_ = Origin::own;
   bool stop_requested_ = false;  // by the owner's thread
+  std::atomic<bool> stop_raised_{false};  // read between envelopes: a batch does not delay a stop
   std::thread thread_;
 };
 

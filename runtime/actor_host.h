@@ -10,11 +10,13 @@
 // reach, with decode_own (transport.h says why that is safe).
 // Each actor's statistics (messages, handler times, the handler running now, dead letters; see
 // inspection_stats.h) are kept by its thread and read by stats() from any thread. The handlers
-// of the envelopes of one frame are timed together, decoding and flushing included: two clock
-// reads per frame, not per envelope.
+// of the envelopes of one frame handled in one go are timed together, decoding and flushing
+// included: two clock reads per frame, not per envelope.
 //
 // stop() ends the threads after the handler running now; drain() (SIGTERM's orderly stop) first
-// lets every actor handle what its mailboxes already hold, for a bounded time.
+// lets every actor handle what its mailboxes already hold, for a bounded time. Both are seen
+// between any two envelopes, also inside a batch frame (up to Outbox::kMaxBatchEnvelopes): the
+// rest of a frame cut short by a stop is handled by the drain, or dropped with the mailbox.
 //
 // Faults: a handler that throws ends the whole process with exit code 70 after writing
 // "actor NAME: handler for KIND threw: WHAT" to stderr and to RUN_DIR/causes/PROCESS.txt, so
@@ -71,8 +73,8 @@ class ActorHost {
   void stop();
   // The orderly stop: every actor stops taking new work (timers no longer fire) and handles
   // the messages already in its mailboxes, those ZeroMQ has queued for it included, until they
-  // are empty or `timeout` has passed (checked between batches of messages, so a handler that
-  // runs past it is waited for), all actors at once; then as stop(). Idempotent; a no-op after
+  // are empty or `timeout` has passed (checked between messages, so a handler that runs past
+  // it is waited for), all actors at once; then as stop(). Idempotent; a no-op after
   // stop().
   void drain(std::chrono::milliseconds timeout);
 

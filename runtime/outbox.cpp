@@ -15,6 +15,7 @@ constexpr int kReconnectMaxMs = 500;
 constexpr std::size_t kFirstSegmentWords = 1024;  // 8 KiB: most envelopes fit in one segment
 // A batch under kMaxBatchBytes has room for one more envelope of up to kMaxBatchedEnvelopeBytes.
 constexpr std::size_t kBatchBufferBytes = Outbox::kMaxBatchBytes + Outbox::kMaxBatchedEnvelopeBytes;
+static_assert(kBatchBufferBytes <= FrameBufferPool::kMinBufferBytes, "a batch fills one pool buffer at most");
 
 using Clock = std::chrono::steady_clock;
 

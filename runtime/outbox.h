@@ -53,8 +53,11 @@ enum class OutboxMode { immediate, batching };
 
 class Outbox {
  public:
-  static constexpr uint32_t kMaxBatchEnvelopes = 64;
-  static constexpr std::size_t kMaxBatchBytes = 32u << 10;
+  // A frame costs a ZeroMQ message, a wakeup and two clock reads at the receiver whatever it
+  // holds: 256 small envelopes a frame instead of 64 sent 30 % more of them per second over tcp
+  // on 2 cores. A batch fills the pool buffer it is built in (60 + 4 KiB = kMinBufferBytes).
+  static constexpr uint32_t kMaxBatchEnvelopes = 256;
+  static constexpr std::size_t kMaxBatchBytes = 60u << 10;
   static constexpr std::size_t kMaxBatchedEnvelopeBytes = 4u << 10;
   static constexpr int64_t kMaxBatchDelayMs = 2;
 
