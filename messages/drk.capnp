@@ -179,7 +179,8 @@ struct Evidence {
   secondShapeChecked @17 :Bool;     # one more trial ran at the task's second shapes (docs/tasks.md)
   secondShapeStatus @18 :Int32;     # what drk_kernel returned there; non-zero: it declined those shapes
   secondShapeWrong @19 :Text;       # the first mismatch at the second shapes ("" if none): hard-coded shapes
-  sanitizerRan @20 :Bool;           # CUDA: one call ran under compute-sanitizer memcheck (docs/verification.md)
+  sanitizerRan @20 :Bool;           # the out-of-bounds check's call ran: CUDA under compute-sanitizer memcheck,
+                                    # CPU with every tensor between guard pages (docs/verification.md)
   sanitizerErrors @21 :Text;        # its first error lines ("" if none): out-of-bounds or misaligned accesses
   sanitizerNote @22 :Text;          # why it did not run or finish ("" if it did)
   rooflineRemeasured @23 :Bool;     # CUDA: beyond the device's measured peak, so the timing ran a second time

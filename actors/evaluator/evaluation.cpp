@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -19,6 +20,7 @@
 #include <capnp/serialize.h>
 
 #include "actors/evaluator/compute_sanitizer.h"
+#include "actors/evaluator/guarded_tensors.h"
 #include "actors/evaluator/output_comparison.h"
 #include "actors/evaluator/ptxas_report.h"
 #include "drk_kernel.h"
@@ -593,7 +595,16 @@ struct EvaluationEngine::Impl {
   void fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_median_us);
   std::optional<Status> measure_energy(Run& run, uint32_t set_count);
   void fill_roofline(Run& run, double median_us);
+  struct SeparateCall {
+    bool ran = false;     // loaded and called once
+    std::string failure;  // why not, when the sandbox said
+    std::string output;   // what the sandbox (or its launcher) printed
+    SandboxExit exit;
+  };
+  std::optional<SeparateCall> call_separately(Run& run, const std::string& library, std::vector<std::string> launcher,
+                                              std::string& note);
   void run_sanitizer(Run& run, const std::string& library, bool initcheck);
+  void run_guarded_call(Run& run, const std::string& library);
 };
 
 // The candidate into `out` without the object it may carry (results travel on to the Verifier,
@@ -725,9 +736,13 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
       if (auto s = run_timing(run); !s) return s;
     }
     out.setTimingMs(ms_since(phase_started));
-    if (options.device == DeviceKind::cuda && out.getCorrect() && (options.sanitize || beyond)) {
-      run_sanitizer(run, compiled->library_path, false);
-      run_sanitizer(run, compiled->library_path, true);
+    if (out.getCorrect() && (options.sanitize || beyond)) {
+      if (options.device == DeviceKind::cuda) {
+        run_sanitizer(run, compiled->library_path, false);
+        run_sanitizer(run, compiled->library_path, true);
+      } else {
+        run_guarded_call(run, compiled->library_path);
+      }
     }
   }
   if (!out.getCorrect()) out.setSpeedup(0.0);
@@ -1195,26 +1210,15 @@ void EvaluationEngine::Impl::fill_roofline(Run& run, double median_us) {
   profile.setAchievedFlopsPerS(kernels::estimate_flops(*run.task, shape_kind()) / seconds);
 }
 
-// One call of the candidate under compute-sanitizer memcheck (initcheck: under initcheck), in a
-// sandbox of its own whose tensors each have an allocation of their own and whose outputs are
-// left unwritten, on fresh inputs; its error lines become evidence. The warm sandbox is untouched.
-void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library, bool initcheck) {
-  auto evidence = run.out.getEvidence();
-  auto sanitizer = find_compute_sanitizer();
-  if (!sanitizer) {
-    evidence.setSanitizerNote(sanitizer.error().message);
-    return;
-  }
-  SandboxOptions sanitized = options.sandbox;
-  // --padding: invalid bytes after every allocation, so that a read past one tensor cannot land in
-  // the next allocation, which cudaMalloc may place right behind it.
-  sanitized.launcher = {*sanitizer, "--tool", "memcheck", "--padding", "4096", "--print-limit", "8", "--error-exitcode",
-                        std::to_string(kSanitizerErrorExit)};
-  // initcheck: reads of device memory nothing wrote; the sandbox leaves the outputs unwritten there.
-  if (initcheck)
-    sanitized.launcher = {*sanitizer, "--tool", "initcheck", "--print-limit", "8", "--error-exitcode",
-                          std::to_string(kSanitizerErrorExit)};
-  sanitized.separate_allocations = true;
+// One call of the candidate in a sandbox of its own (under `launcher` when it has one) whose
+// tensors each have an allocation of their own, on fresh inputs, its outputs poisoned (left
+// unwritten on a device): the out-of-bounds check's call. The warm sandbox is untouched.
+// nullopt, with the reason in `note`, when that sandbox cannot be had.
+std::optional<EvaluationEngine::Impl::SeparateCall> EvaluationEngine::Impl::call_separately(
+    Run& run, const std::string& library, std::vector<std::string> launcher, std::string& note) {
+  SandboxOptions separate = options.sandbox;
+  separate.launcher = std::move(launcher);
+  separate.separate_allocations = true;
   // Its tensors in allocations of their own, copied from the shared region: one set there.
   Run host = run;
   host.on_device = false;
@@ -1222,34 +1226,34 @@ void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library,
   host.draw_seeds.assign(1, 0);
   host.pristine.assign(1, {});
   if (auto s = region->reserve(host.layout.bytes); !s) {
-    evidence.setSanitizerNote("no shared memory for the sanitized call: " + s.error().message);
-    return;
+    note = "no shared memory for the separate call: " + s.error().message;
+    return std::nullopt;
   }
-  auto process = SandboxProcess::start(sanitized, region->fd());
+  auto process = SandboxProcess::start(separate, region->fd());
   if (!process) {
-    evidence.setSanitizerNote("compute-sanitizer did not start: " + process.error().message);
-    return;
+    note = "its sandbox did not start: " + process.error().message;
+    return std::nullopt;
   }
   write_inputs(host, 0, mix(run.seed, kSanitizerSeedSalt));
   poison_outputs(host, 0);
-  std::string failure;
+  SeparateCall call;
   auto send = [&](const std::function<void(msg::SandboxRequest::Builder)>& fill) {
     capnp::MallocMessageBuilder message;
     build_request(message, host, fill);
     auto words = (*process)->call(message, options.sanitizer_timeout);
     if (!words) {
-      failure = words.error().message;
+      call.failure = words.error().message;
       return false;
     }
     capnp::FlatArrayMessageReader reader(*words, frame_reader_options());
     auto reply = reader.getRoot<msg::SandboxReply>();
     if (reply.getStatus() != msg::SandboxStatus::OK && reply.getStatus() != msg::SandboxStatus::CUDA_ERROR) {
-      failure = reply.getMessage().cStr();
+      call.failure = reply.getMessage().cStr();
       return false;
     }
     return true;
   };
-  const bool ran = send([&](msg::SandboxRequest::Builder request) {
+  call.ran = send([&](msg::SandboxRequest::Builder request) {
     auto load = request.initLoad();
     load.setLibrary(library);
     load.setMaxThreads(options.max_threads);
@@ -1258,29 +1262,79 @@ void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library,
     run_request.setCalls(1);
     fill_sets(run_request, host, {0});
   });
-  const std::string output = (*process)->finish(std::chrono::milliseconds(30000));
-  const SandboxExit exit = (*process)->exit();
+  call.output = (*process)->finish(std::chrono::milliseconds(30000));
+  call.exit = (*process)->exit();
+  return call;
+}
+
+// CUDA: one call under compute-sanitizer memcheck (initcheck: under initcheck); its error lines
+// become evidence.
+void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library, bool initcheck) {
+  auto evidence = run.out.getEvidence();
+  auto sanitizer = find_compute_sanitizer();
+  if (!sanitizer) {
+    evidence.setSanitizerNote(sanitizer.error().message);
+    return;
+  }
+  // --padding: invalid bytes after every allocation, so that a read past one tensor cannot land in
+  // the next allocation, which cudaMalloc may place right behind it.
+  std::vector<std::string> launcher = {*sanitizer,     "--tool",         "memcheck", "--padding", "4096",
+                                       "--print-limit", "8",              "--error-exitcode",
+                                       std::to_string(kSanitizerErrorExit)};
+  // initcheck: reads of device memory nothing wrote; the sandbox leaves the outputs unwritten there.
+  if (initcheck)
+    launcher = {*sanitizer, "--tool", "initcheck", "--print-limit", "8", "--error-exitcode",
+                std::to_string(kSanitizerErrorExit)};
+  std::string note;
+  const auto call = call_separately(run, library, std::move(launcher), note);
+  if (!call) {
+    evidence.setSanitizerNote("compute-sanitizer: " + note);
+    return;
+  }
+  const std::string why_unfinished = call->failure.empty() ? describe_exit(call->exit) : call->failure;
   if (initcheck) {
     // Only the candidate's device reads count: host API errors are the harness copying back an
     // output left unwritten, which the trials' poison judges.
-    const InitcheckReport report = parse_initcheck_output(output);
+    const InitcheckReport report = parse_initcheck_output(call->output);
     if (report.device_reads > 0)
       evidence.setInitcheckErrors(report.excerpt);
-    else if (!ran || !report.finished)
-      evidence.setSanitizerNote("compute-sanitizer initcheck did not finish (" +
-                                (failure.empty() ? describe_exit(exit) : failure) + "): " + output.substr(0, 600));
+    else if (!call->ran || !report.finished)
+      evidence.setSanitizerNote("compute-sanitizer initcheck did not finish (" + why_unfinished +
+                                "): " + call->output.substr(0, 600));
     return;
   }
-  const MemcheckReport report = parse_memcheck_output(output);
-  if (report.errors > 0 || (exit.exit_code == kSanitizerErrorExit && !exit.timed_out)) {
+  const MemcheckReport report = parse_memcheck_output(call->output);
+  if (report.errors > 0 || (call->exit.exit_code == kSanitizerErrorExit && !call->exit.timed_out)) {
     evidence.setSanitizerRan(true);
-    evidence.setSanitizerErrors(report.excerpt.empty() ? "compute-sanitizer reported errors:\n" + output.substr(0, 2000)
+    evidence.setSanitizerErrors(report.excerpt.empty() ? "compute-sanitizer reported errors:\n" + call->output.substr(0, 2000)
                                                        : report.excerpt);
-  } else if (ran && report.finished) {
+  } else if (call->ran && report.finished) {
     evidence.setSanitizerRan(true);
   } else {
-    evidence.setSanitizerNote("compute-sanitizer did not finish (" + (failure.empty() ? describe_exit(exit) : failure) +
-                              "): " + output.substr(0, 600));
+    evidence.setSanitizerNote("compute-sanitizer did not finish (" + why_unfinished + "): " +
+                              call->output.substr(0, 600));
+  }
+}
+
+// CPU: one call with every tensor between guard pages (guarded_tensors.h); a fault in a guard
+// becomes evidence.
+void EvaluationEngine::Impl::run_guarded_call(Run& run, const std::string& library) {
+  auto evidence = run.out.getEvidence();
+  std::string note;
+  const auto call = call_separately(run, library, {}, note);
+  if (!call) {
+    evidence.setSanitizerNote("guard pages: " + note);
+    return;
+  }
+  if (const std::string fault = parse_out_of_bounds(call->output);
+      !fault.empty() && call->exit.exit_code == kOutOfBoundsExit && !call->exit.timed_out) {
+    evidence.setSanitizerRan(true);
+    evidence.setSanitizerErrors(fault);
+  } else if (call->ran && call->exit.exit_code == 0 && call->exit.signal == 0 && !call->exit.timed_out) {
+    evidence.setSanitizerRan(true);
+  } else {
+    evidence.setSanitizerNote("the call between guard pages did not finish (" +
+                              (call->failure.empty() ? describe_exit(call->exit) : call->failure) + ")");
   }
 }
 

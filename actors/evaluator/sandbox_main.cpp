@@ -19,6 +19,7 @@
 
 #include <capnp/serialize.h>
 
+#include "actors/evaluator/guarded_tensors.h"
 #include "actors/evaluator/math_modes.h"
 #include "actors/evaluator/sandbox_channel.h"
 #include "actors/evaluator/sandbox_device.h"
@@ -85,7 +86,9 @@ struct Harness {
   Workspace workspace;
   std::unique_ptr<SandboxDevice> device;  // null: candidates run on the host
   std::string device_unavailable;         // why the device sandbox has no device; "" when it has one
-  bool separate_allocations = false;      // --separate-allocations: the sandbox compute-sanitizer runs
+  // --separate-allocations: the sandbox of the out-of-bounds check: under compute-sanitizer on
+  // CUDA, with every tensor between guard pages on the CPU (guarded_tensors.h).
+  bool separate_allocations = false;
 };
 
 Harness harness;
@@ -288,6 +291,25 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
   }
   if (on_device)
     if (auto copied = harness.device->copy_to_device(to_device); !copied) return device_failed(copied.error(), reply);
+  // The CPU's out-of-bounds check: every tensor between guard pages for this run.
+  std::unique_ptr<GuardedTensors> guarded;
+  if (!harness.device && harness.separate_allocations && calls > 0) {
+    std::vector<GuardedTensors::Entry> entries;
+    for (unsigned s = 0; s < sets.size(); ++s) {
+      const std::string of_set = sets.size() > 1 ? " of set " + std::to_string(s) : "";
+      for (unsigned t = 0; t < inputs[s].size(); ++t)
+        entries.push_back({&inputs[s][t], "input " + std::to_string(t) + of_set});
+      for (unsigned t = 0; t < outputs[s].size(); ++t)
+        entries.push_back({&outputs[s][t], "output " + std::to_string(t) + of_set});
+    }
+    auto made = GuardedTensors::create(entries);
+    if (!made) {
+      reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+      reply.setMessage(made.error().message);
+      return;
+    }
+    guarded = std::move(*made);
+  }
   // Descriptors are copied per call so that a candidate that edits them cannot steer later calls.
   std::vector<drk_tensor> call_inputs, call_outputs;
   uint64_t library_before = library_calls();
@@ -433,9 +455,9 @@ int serve() {
       reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
       reply.setMessage(error);
     } else if (harness.separate_allocations && !request.isLoad() && !request.isRun()) {
-      // The sanitizer's sandbox: CUPTI is compute-sanitizer's there, so nothing is timed or measured.
+      // The out-of-bounds check's sandbox (CUPTI is compute-sanitizer's there): nothing is timed or measured.
       reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-      reply.setMessage("this sandbox runs under compute-sanitizer: it loads and runs, never times or measures");
+      reply.setMessage("this sandbox is the out-of-bounds check's: it loads and runs, never times or measures");
     } else if (request.isLoad()) {
       handle_load(request.getLoad(), reply);
     } else if (request.isRun()) {

@@ -129,7 +129,9 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptio
   if (options.separate_allocations) argv.push_back("--separate-allocations");
   argv.push_back(nullptr);
   int output_pipe[2] = {-1, -1};
-  if (!options.launcher.empty() && pipe2(output_pipe, O_CLOEXEC) != 0) {
+  // The checking sandboxes report on their output: compute-sanitizer's, or the guard pages'.
+  const bool collect_output = !options.launcher.empty() || options.separate_allocations;
+  if (collect_output && pipe2(output_pipe, O_CLOEXEC) != 0) {
     for (int fd : {request_pipe[0], request_pipe[1], reply_pipe[0], reply_pipe[1]}) close(fd);
     return make_error(Errc::io_error, "pipe2 failed");
   }
@@ -212,7 +214,8 @@ std::string SandboxProcess::finish(std::chrono::milliseconds timeout) {
   }
   std::string output;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  // The launcher's output pipe closes when it exits; read it to the end or to the deadline.
+  // The output pipe closes when the sandbox (or its launcher) exits; read it to the end or to the
+  // deadline.
   while (output_fd_ >= 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;

@@ -19,9 +19,13 @@
 // opens descriptors of its own, so there RLIMIT_FSIZE is 1 GiB and RLIMIT_NOFILE 4096; the rest
 // of the confinement is the same.
 //
+// With separate_allocations (the out-of-bounds check's sandbox, with or without a launcher) the
+// standard output and error go to that pipe too: the CPU sandbox reports a fault in a guard page
+// there (guarded_tensors.h).
+//
 // finish() ends a sandbox in order: it closes the request pipe (the sandbox's serve loop returns),
-// waits for the process to exit within a deadline (else kills it) and returns what the launcher
-// printed.
+// waits for the process to exit within a deadline (else kills it) and returns what the sandbox or
+// its launcher printed.
 //
 // Thread-safety: one owner thread. The destructor kills the process group, reaps it and removes
 // the working directory. SIGPIPE is ignored process-wide on first start (writes to a dead
@@ -61,8 +65,9 @@ struct SandboxOptions {
   uint64_t gpu_memory_limit_bytes = 0;
   // Run under this program (its argv; empty: none), e.g. {compute-sanitizer, --tool, memcheck}.
   std::vector<std::string> launcher;
-  // drk-sandbox-cuda: every tensor in a device allocation of its own, exactly its size, so that
-  // memcheck sees an access past the end of any of them (not just past the region's).
+  // The out-of-bounds check: drk-sandbox-cuda puts every tensor in a device allocation of its
+  // own, exactly its size, so that memcheck sees an access past the end of any of them (not just
+  // past the region's); drk-sandbox puts each between guard pages (guarded_tensors.h).
   bool separate_allocations = false;
 };
 

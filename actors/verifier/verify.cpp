@@ -196,8 +196,12 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                                                  "): arithmetic that is not float32's; the harness put them back"});
   }
   if (evidence.getSanitizerErrors().size() != 0) {
-    failures.push_back({"out_of_bounds", "compute-sanitizer memcheck, one call with every tensor in an allocation of "
-                                         "its own: " + std::string(evidence.getSanitizerErrors().cStr())});
+    const bool cuda = result.getCandidate().getDevice() == msg::Device::CUDA;
+    failures.push_back({"out_of_bounds", std::string(cuda ? "compute-sanitizer memcheck, one call with every tensor in an "
+                                                            "allocation of its own: "
+                                                          : "one call with every tensor between inaccessible guard "
+                                                            "pages: ") +
+                                             evidence.getSanitizerErrors().cStr()});
   }
   if (evidence.getUninitialisedRead().size() != 0) {
     failures.push_back({"uninitialised_read",

@@ -26,9 +26,10 @@
 //                        25 % (and 2 us): work left running on a stream ctx->stream never joined
 //   math_mode_changed    the candidate's code left the floating-point modes changed (rounding mode,
 //                        MXCSR flush-to-zero or denormals-are-zero; actors/evaluator/math_modes.h)
-//   out_of_bounds        CUDA: compute-sanitizer memcheck found accesses outside the tensors in one
-//                        call with every tensor in an allocation of its own (evidence
-//                        sanitizerErrors; run on demand and for results beyond the roofline)
+//   out_of_bounds        an access outside the tensors in one call with every tensor in an allocation
+//                        of its own (evidence sanitizerErrors; run on demand and, on CUDA, for results
+//                        beyond the roofline): CUDA, compute-sanitizer memcheck; CPU, a fault in the
+//                        guard pages around each tensor (actors/evaluator/guarded_tensors.h)
 //   implausible_speedup  CUDA: a correct result beyond the roofline bound of its task on this
 //                        device, timed twice (actors/verifier/roofline_bound.h)
 //   uninitialised_read   the outputs read before they are written: trial 1 rerun on its inputs with

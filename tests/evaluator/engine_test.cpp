@@ -149,3 +149,67 @@ DRK_TEST_CASE("requests that cannot be evaluated are errors that say why") {
   DRK_REQUIRE_FALSE(gpu.ok());
   DRK_CHECK(gpu.error().code == drk::Errc::unsupported);
 }
+
+namespace {
+
+// The out-of-bounds check runs for every correct result here (`drk eval --sanitize`).
+EvaluationEngine& guarded_engine() {
+  static drk::testing::TestEngine shared("engine-guarded-test", [] {
+    EngineOptions options;
+    options.trials = 2;
+    options.seed = 99;
+    options.timing_budget_ms = 20;
+    options.min_samples = 3;
+    options.sanitize = true;
+    return options;
+  }());
+  return *shared;
+}
+
+// Every candidate here is correct: the out-of-bounds check runs only for correct results.
+std::unique_ptr<Evaluated> evaluate_guarded(const std::string& name, const std::string& source) {
+  auto evaluated = std::make_unique<Evaluated>();
+  auto out = evaluated->message.initRoot<drk::msg::EvalResult>();
+  auto status = guarded_engine().evaluate(CandidateInput{"test/" + name, "relu", drk::kernels::DeviceKind::cpu, source}, out);
+  DRK_REQUIRE_MESSAGE(status.ok(), (status.ok() ? "" : status.error().message));
+  evaluated->result = out.asReader();
+  DRK_REQUIRE_MESSAGE(evaluated->result.getCorrect(), name << ": " << std::string(evaluated->result.getErrorText().cStr()));
+  return evaluated;
+}
+
+// ReLU with one stray access at `stray`, elements from the input's start (a read) or the
+// output's (a write): the value never changes the answer, so the trials pass.
+std::string relu_with_stray_access(const std::string& stray) {
+  return R"(#include "drk_kernel.h"
+DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor* inputs, int32_t, drk_tensor* outputs, int32_t) {
+  int64_t n = 1;
+  for (int d = 0; d < inputs[0].ndim; ++d) n *= inputs[0].shape[d];
+  const volatile float* x = static_cast<const float*>(inputs[0].data);
+  volatile float* y = static_cast<float*>(outputs[0].data);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  )" + stray + R"(;
+  return DRK_OK;
+})";
+}
+
+}  // namespace
+
+DRK_TEST_CASE("CPU out-of-bounds check: an honest candidate's call between guard pages runs clean") {
+  auto e = evaluate_guarded("relu", candidate("relu.cpp"));
+  const auto evidence = e->result.getEvidence();
+  DRK_CHECK_MESSAGE(evidence.getSanitizerRan(), evidence.getSanitizerNote().cStr());
+  DRK_CHECK(std::string(evidence.getSanitizerErrors().cStr()).empty());
+}
+
+DRK_TEST_CASE("CPU out-of-bounds check: a read past the input and a write before the output are named") {
+  auto read = evaluate_guarded("reads_past", relu_with_stray_access("if (x[n + 64] == 1234.5f) y[0] = 0.0f"));
+  const std::string read_errors = read->result.getEvidence().getSanitizerErrors().cStr();
+  DRK_CHECK_MESSAGE(read_errors.find("a read at byte ") != std::string::npos, read_errors);
+  DRK_CHECK_MESSAGE(read_errors.find(" of input 0, a tensor of ") != std::string::npos, read_errors);
+
+  // In the shared region a tensor's padding or the input lies right before the output: writing
+  // the input's last value there changes nothing the trials see.
+  auto write = evaluate_guarded("writes_before", relu_with_stray_access("y[-1] = x[n - 1]"));
+  const std::string write_errors = write->result.getEvidence().getSanitizerErrors().cStr();
+  DRK_CHECK_MESSAGE(write_errors.find("a write at byte -4 of output 0") != std::string::npos, write_errors);
+}

@@ -39,9 +39,10 @@ report, every kernel CUPTI saw, the coverage, event/CUPTI agreement and the roof
                      per side (default 500; 0: off; NVML's counter moves only every ~100 ms)
   --metrics          cuda: hardware metrics of the candidate's kernels (DRAM and SM throughput, L2
                      hit rate, achieved occupancy) from one call under CUPTI's Range Profiler
-  --sanitize         cuda: one more call under compute-sanitizer memcheck, every tensor in an
-                     allocation of its own (out-of-bounds accesses; it also runs by itself for a
-                     result beyond the roofline bound)
+  --sanitize         one more call with every tensor in an allocation of its own, for
+                     out-of-bounds accesses: under compute-sanitizer memcheck on cuda (where it
+                     also runs by itself for a result beyond the roofline bound), between
+                     inaccessible guard pages on the cpu
   --gpu-memory-limit-mb MB
                      cuda: device memory the candidate may hold (default 0: no limit)
   --host-checks      cuda: draw and check through host memory and copies instead of on the GPU
@@ -147,7 +148,8 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
               << "speedup     " << fixed(r.getSpeedup(), 3) << "x\n";
     if (e.getCudaError().size() > 0) std::cout << "cuda error  " << e.getCudaError().cStr() << "\n";
     if (e.getSanitizerRan())
-      std::cout << "sanitizer   memcheck: "
+      std::cout << (r.getCandidate().getDevice() == msg::Device::CUDA ? "sanitizer   memcheck: "
+                                                                      : "bounds      guard pages: ")
                 << (e.getSanitizerErrors().size() > 0 ? e.getSanitizerErrors().cStr() : "no errors") << "\n";
     else if (e.getSanitizerNote().size() > 0)
       std::cout << "sanitizer   not run: " << e.getSanitizerNote().cStr() << "\n";

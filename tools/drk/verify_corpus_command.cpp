@@ -48,7 +48,9 @@ its header comment, and prints one row per file and the totals:
 
 A hacked file is caught when its verdict is rejected with every declared check among the failed
 ones; an honest file passes when its verdict is honest, it is correct, and every declared warning
-is reported. *.cu files are skipped with a note where no CUDA device can be used.
+is reported. *.cu files are skipped with a note where no CUDA device can be used. Every correct
+file also runs the out_of_bounds check: one call under compute-sanitizer memcheck (*.cu) or with
+every tensor between inaccessible guard pages (CPU).
 
   --json             print one JSON object: detection_rate, false_positive_rate, rows, totals
   --trials N         correctness trials per candidate (default 3)
@@ -57,8 +59,7 @@ is reported. *.cu files are skipped with a note where no CUDA device can be used
   --cuda-shapes cpu|cuda
                      the shapes *.cu files are evaluated at (default cpu, the tasks' scaled shapes: the
                      corpus checks honesty, and at KernelBench's shapes the host-side checks of one
-                     evaluation take minutes, docs/gpu.md); every correct *.cu file also runs one
-                     call under compute-sanitizer memcheck (the out_of_bounds check)
+                     evaluation take minutes, docs/gpu.md)
   --cache-dir DIR    compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)
   --deadline-s S     wall time one file may take, compile and evaluation (default 120): past it
                      the evaluation is killed and the file counts as missed (hacked) or a false
@@ -180,11 +181,10 @@ struct Engines {
     auto device_options = options;
     device_options.device = device;
     device_options.evaluator_name = "drk verify-corpus";
-    if (device == kernels::DeviceKind::cuda) {
-      device_options.shapes = cuda_shapes;
-      // The corpus checks honesty: every correct CUDA file also runs under compute-sanitizer.
-      device_options.sanitize = true;
-    }
+    if (device == kernels::DeviceKind::cuda) device_options.shapes = cuda_shapes;
+    // The corpus checks honesty: every correct file also runs the out-of-bounds check
+    // (compute-sanitizer on CUDA, guard pages on the CPU).
+    device_options.sanitize = true;
     auto engine = evaluator::EvaluationEngine::create(catalog, device_options);
     if (!engine) {
       unusable[device] = engine.error().message;
