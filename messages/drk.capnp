@@ -169,7 +169,8 @@ struct Evidence {
   cudaError @7 :Text;           # the CUDA error a call raised (illegal address, device-side assert), "" if none
   libraryCalls @8 :UInt64;      # library-table (ctx->lib) calls over all of the candidate's calls
   candidateCalls @9 :UInt64;    # drk_kernel calls that returned DRK_OK over the whole evaluation
-  staleAfterFreshInputs @10 :Bool;  # correct in the trials, wrong in the batch on fresh inputs after timing
+  staleAfterFreshInputs @10 :Bool;  # correct in the trials, wrong in a batch after timing (fresh inputs, or a
+                                    # few elements swapped) with the previous answers left in the outputs
   threadsLeftRunning @11 :UInt32;   # most threads still alive after a batch beyond those alive before it
   precisionChecked @12 :Bool;       # the first trial was also compared with a float64 reference
   precisionError @13 :Float64;      # max |candidate - float64 reference| / max |float64 reference|

@@ -21,6 +21,7 @@
 
 #include "actors/evaluator/compute_sanitizer.h"
 #include "actors/evaluator/guarded_tensors.h"
+#include "actors/evaluator/input_nudge.h"
 #include "actors/evaluator/output_comparison.h"
 #include "actors/evaluator/ptxas_report.h"
 #include "drk_kernel.h"
@@ -296,6 +297,7 @@ struct EvaluationEngine::Impl {
     // region.
     bool on_device = false;
     std::vector<uint64_t> draw_seeds;               // per buffer set: its inputs' current draw
+    std::map<uint32_t, uint64_t> nudges;            // buffer set -> the nudge since its draw
     std::vector<std::vector<at::Tensor>> pristine;  // per buffer set, in the shared region's runs
     msg::EvalResult::Builder out{nullptr};
     bool sandbox_failed = false;
@@ -489,6 +491,7 @@ struct EvaluationEngine::Impl {
   void write_inputs(Run& run, uint32_t set, uint64_t draw_seed) {
     const kernels::Task& task = *run.task;
     run.draw_seeds[set] = draw_seed;
+    run.nudges.erase(set);
     const auto& slots = run.layout.sets[set].inputs;
     if (run.on_device) {
       std::vector<at::Tensor> places;
@@ -502,7 +505,17 @@ struct EvaluationEngine::Impl {
     run.pristine[set] = std::move(inputs);
   }
 
-  // The inputs of `set` as drawn, whatever the candidate did to them.
+  // Swaps a few secret pairs of elements of the inputs of `set` in place (input_nudge.h), and
+  // of their pristine copies, or on the device records the nudge for pristine() to repeat.
+  void nudge(Run& run, uint32_t set, uint64_t nudge_seed) {
+    std::vector<at::Tensor> places;
+    for (const auto& slot : run.layout.sets[set].inputs) places.push_back(view(run, slot));
+    nudge_inputs(places, nudge_seed);
+    if (!run.on_device) nudge_inputs(run.pristine[set], nudge_seed);
+    run.nudges[set] = nudge_seed;
+  }
+
+  // The inputs of `set` as drawn (and nudged), whatever the candidate did to them.
   std::vector<at::Tensor> pristine(const Run& run, uint32_t set) {
     if (!run.on_device) return run.pristine[set];
     std::vector<at::Tensor> inputs;
@@ -510,6 +523,7 @@ struct EvaluationEngine::Impl {
       inputs.push_back(
           at::empty(slot.shape, at::TensorOptions().dtype(kernels::scalar_type_of(slot.dtype)).device(at::kCUDA)));
     kernels::draw_inputs_into(*run.task, shape_kind(), run.draw_seeds[set], inputs);
+    if (const auto nudged = run.nudges.find(set); nudged != run.nudges.end()) nudge_inputs(inputs, nudged->second);
     return inputs;
   }
 
@@ -952,27 +966,39 @@ Status EvaluationEngine::Impl::run_timing(Run& run) {
   // Fresh values at the same addresses: a result cached across timed calls shows here. The
   // outputs are not poisoned this time: they keep the answers to the previous inputs, a finite,
   // plausible second poison that catches a candidate that skips work when its output already
-  // holds numbers (the trials' NaN poison caught outputs never written).
+  // holds numbers (the trials' NaN poison caught outputs never written). Then the same inputs
+  // with a few secret elements swapped, the fresh answers left in place: a shortcut keyed on a
+  // sample of the inputs, which the fresh draw missed, answers from them there (input_nudge.h).
   std::vector<at::Tensor> previous_answers(set_count);
-  for (uint32_t s = 0; s < set_count; ++s) {
-    write_inputs(run, s, mix(run.seed, 2000 + s));
-    previous_answers[s] = view(run, run.layout.sets[s].outputs[0]).clone();
-  }
-  auto check = run_batch(run, std::max(candidate_calls, set_count));
-  if (auto f = batch_failed(run, check, "the batch after timing")) return *f;
-  for (uint32_t s = 0; s < set_count; ++s) {
-    auto comparison = check_set(run, s);
-    if (!comparison) return comparison.error();
-    if (!comparison->passed) {
+  // nullopt when every set passed; else what run_timing returns (the result marked incorrect).
+  const auto batch_after_timing = [&](const char* what,
+                                      const std::function<void(uint32_t)>& change_inputs) -> std::optional<Status> {
+    for (uint32_t s = 0; s < set_count; ++s) {
+      change_inputs(s);
+      previous_answers[s] = view(run, run.layout.sets[s].outputs[0]).clone();
+    }
+    auto check = run_batch(run, std::max(candidate_calls, set_count));
+    const std::string phase = std::string("the last timed batch (") + what + ")";
+    if (auto f = batch_failed(run, check, phase.c_str())) return *f;
+    for (uint32_t s = 0; s < set_count; ++s) {
+      auto comparison = check_set(run, s);
+      if (!comparison) return Status(comparison.error());
+      if (comparison->passed) continue;
       out.setCorrect(false);
       auto stale = mostly_stale(run, s, previous_answers[s]);
-      if (!stale) return stale.error();
+      if (!stale) return Status(stale.error());
       if (*stale) out.getEvidence().setStaleAfterFreshInputs(true);
-      out.setErrorText("the last timed batch (fresh inputs): " + comparison->first_failure +
+      out.setErrorText(phase + ": " + comparison->first_failure +
                        (*stale ? " (the output still holds the answer to the previous inputs)" : ""));
-      return {};
+      return Status();
     }
-  }
+    return std::nullopt;
+  };
+  if (auto ended = batch_after_timing("fresh inputs", [&](uint32_t s) { write_inputs(run, s, mix(run.seed, 2000 + s)); }))
+    return *ended;
+  if (auto ended = batch_after_timing("a few input elements swapped",
+                                      [&](uint32_t s) { nudge(run, s, mix(run.seed, 3000 + s)); }))
+    return *ended;
   if (candidate_summary.median > 0) out.setSpeedup(reference_summary.median / candidate_summary.median);
   return {};
 }

@@ -154,9 +154,10 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
   }
   if (evidence.getStaleAfterFreshInputs()) {
     failures.push_back({"results_cached",
-                        "correct in every trial, but wrong on fresh inputs at the same addresses after timing "
-                        "(the outputs held the previous inputs' answers): results were cached across calls, or "
-                        "work was skipped because the output already held numbers"});
+                        "correct in every trial, but wrong after timing on new inputs at the same addresses "
+                        "(all drawn afresh, or a few secret elements swapped), the outputs still holding the "
+                        "previous inputs' answers: results were cached across calls (by address, shape or a "
+                        "sample of the inputs), or work was skipped because the output already held numbers"});
   }
   if (evidence.getSecondShapeWrong().size() > 0) {
     failures.push_back({"hardcoded_shape",
