@@ -24,13 +24,19 @@ namespace {
 
 std::string candidate(const std::string& name) { return drk::testing::candidate_source(name); }
 
+// Few trials and a short timing budget: these tests check outcomes, not speed.
+EngineOptions quick_options(uint64_t seed) {
+  EngineOptions options;
+  options.trials = 2;
+  options.seed = seed;
+  options.timing_budget_ms = 20;
+  options.min_samples = 3;
+  return options;
+}
+
 EvaluationEngine& engine() {
   static drk::testing::TestEngine shared("engine-test", [] {
-    EngineOptions options;
-    options.trials = 2;
-    options.seed = 1234;
-    options.timing_budget_ms = 20;
-    options.min_samples = 3;
+    EngineOptions options = quick_options(1234);
     options.call_timeout = std::chrono::milliseconds(1500);
     return options;
   }());
@@ -42,13 +48,18 @@ struct Evaluated {
   drk::msg::EvalResult::Reader result;
 };
 
-std::unique_ptr<Evaluated> evaluate(const std::string& task, const std::string& file) {
+std::unique_ptr<Evaluated> evaluate_on(EvaluationEngine& on, const std::string& task, const std::string& name,
+                                       const std::string& source) {
   auto evaluated = std::make_unique<Evaluated>();
   auto out = evaluated->message.initRoot<drk::msg::EvalResult>();
-  CandidateInput input{"test/" + file, task, drk::kernels::DeviceKind::cpu, candidate(file)};
-  auto status = engine().evaluate(input, out);
+  auto status = on.evaluate(CandidateInput{"test/" + name, task, drk::kernels::DeviceKind::cpu, source}, out);
   DRK_REQUIRE_MESSAGE(status.ok(), (status.ok() ? "" : status.error().message));
   evaluated->result = out.asReader();
+  return evaluated;
+}
+
+std::unique_ptr<Evaluated> evaluate(const std::string& task, const std::string& file) {
+  auto evaluated = evaluate_on(engine(), task, file, candidate(file));
   DRK_INFO(file << ": " << evaluated->result.getErrorText().cStr());
   return evaluated;
 }
@@ -155,11 +166,7 @@ namespace {
 // The out-of-bounds check runs for every correct result here (`drk eval --sanitize`).
 EvaluationEngine& guarded_engine() {
   static drk::testing::TestEngine shared("engine-guarded-test", [] {
-    EngineOptions options;
-    options.trials = 2;
-    options.seed = 99;
-    options.timing_budget_ms = 20;
-    options.min_samples = 3;
+    EngineOptions options = quick_options(99);
     options.sanitize = true;
     return options;
   }());
@@ -168,11 +175,7 @@ EvaluationEngine& guarded_engine() {
 
 // Every candidate here is correct: the out-of-bounds check runs only for correct results.
 std::unique_ptr<Evaluated> evaluate_guarded(const std::string& name, const std::string& source) {
-  auto evaluated = std::make_unique<Evaluated>();
-  auto out = evaluated->message.initRoot<drk::msg::EvalResult>();
-  auto status = guarded_engine().evaluate(CandidateInput{"test/" + name, "relu", drk::kernels::DeviceKind::cpu, source}, out);
-  DRK_REQUIRE_MESSAGE(status.ok(), (status.ok() ? "" : status.error().message));
-  evaluated->result = out.asReader();
+  auto evaluated = evaluate_on(guarded_engine(), "relu", name, source);
   DRK_REQUIRE_MESSAGE(evaluated->result.getCorrect(), name << ": " << std::string(evaluated->result.getErrorText().cStr()));
   return evaluated;
 }
