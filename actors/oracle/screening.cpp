@@ -124,16 +124,20 @@ ScreeningDecision Screener::rank(const std::string& task, const std::vector<floa
   const size_t earlier = rows.size() - 1;
   if (earlier < kMinimumWindow) return {true, ScreeningReason::unrankable, own};
 
-  size_t better = 0, more_uncertain = 0;
+  // Ties count half (the mid-rank): copies of one schedule, which a converging policy proposes
+  // again and again, get one prediction, and counting only the strictly better would rank every
+  // copy at the top of its tie and measure them all.
+  double better = 0, more_uncertain = 0;
+  const auto rank_against = [](float theirs, float ours) { return theirs > ours ? 1.0 : theirs == ours ? 0.5 : 0.0; };
   for (size_t row = 0; row < earlier; ++row) {
-    better += (*predictions)[row].mean > own.mean ? 1 : 0;
-    more_uncertain += (*predictions)[row].stddev > own.stddev ? 1 : 0;
+    better += rank_against((*predictions)[row].mean, own.mean);
+    more_uncertain += rank_against((*predictions)[row].stddev, own.stddev);
   }
   const auto total = static_cast<double>(earlier);
-  if (static_cast<double>(better) < settings_.measure_top * total) {
+  if (better < settings_.measure_top * total) {
     return {true, ScreeningReason::predicted_best, own};
   }
-  if (static_cast<double>(more_uncertain) < settings_.explore * total) {
+  if (more_uncertain < settings_.explore * total) {
     return {true, ScreeningReason::uncertain, own};
   }
   return {false, ScreeningReason::screened, own};

@@ -13,6 +13,8 @@
 //   - measured when fewer than a `measure_top` share of the window is predicted better (mean);
 //   - measured when fewer than an `explore` share of the window is more uncertain (stddev);
 //   - screened otherwise.
+// An equal prediction counts as half a better one (the mid-rank), so that copies of one schedule
+// share the rank of their tie instead of each taking its top.
 // So about measure_top + explore of the candidates are measured (less their overlap), the
 // predicted best and the most uncertain, which is the rule "evaluate the top measure_top by mean
 // plus explore by stddev" applied to a window that slides instead of a batch that never forms.

@@ -155,6 +155,22 @@ DRK_TEST_CASE("screening: the most uncertain is measured although predicted poor
   DRK_CHECK(decision.prediction->stddev > 2 * known_stddev);
 }
 
+DRK_TEST_CASE("screening: copies of one schedule share their tie's rank, so most of them are screened") {
+  Screener screener = warmed(enabled(0.27, 0.0));
+  for (size_t index = 0; index < 48; ++index) {
+    OwnedCandidate candidate("s1/relu/" + std::to_string(index) + "/t1", index);
+    (void)screener.decide(candidate.reader);
+  }
+  // The same fast schedule 100 times (new trajectories): one prediction for all of them.
+  size_t measured = 0;
+  for (size_t copy = 0; copy < 100; ++copy) {
+    OwnedCandidate candidate("s2/relu/" + std::to_string(copy) + "/t1", 3);
+    measured += screener.decide(candidate.reader).measure ? 1 : 0;
+  }
+  DRK_CHECK_MESSAGE(measured >= 10, measured);  // the first copies, while the tie is small
+  DRK_CHECK_MESSAGE(measured <= 50, measured);
+}
+
 DRK_TEST_CASE("screening: a re-sent measured candidate is measured again, never screened") {
   auto screener = Screener::create(enabled(0.0, 0.0), {});
   DRK_REQUIRE(screener.ok());
