@@ -138,6 +138,8 @@ enum ArtifactUse {
 struct EvalRequest {
   candidate @0 :Candidate;
   attempt @1 :UInt32;           # 1 for the first dispatch; higher after an Evaluator died
+  bestKnownSpeedup @2 :Float64; # the task's best verified speedup in this run so far (0: none); a
+                                # result far beyond it is timed again (docs/verification.md)
 }
 
 struct TimingStats {
@@ -194,6 +196,9 @@ struct Evidence {
                                     # request (malformed, or another request's id): why ("" if none)
   initcheckErrors @28 :Text;        # CUDA: compute-sanitizer initcheck's first error, a read of device memory
                                     # never written ("" if none; docs/verification.md)
+  firstSpeedup @29 :Float64;        # the first timing's speedup when the timing ran a second time (0 if not)
+  bestKnownSpeedup @30 :Float64;    # the task's best known speedup that the first timing was far beyond
+                                    # (0 if it was not), so the timing ran a second time
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.

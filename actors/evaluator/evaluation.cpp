@@ -29,6 +29,7 @@
 #include "actors/evaluator/sandbox_energy.h"
 #include "actors/evaluator/sandbox_metrics.h"
 #include "actors/evaluator/shared_region.h"
+#include "actors/verifier/best_known_bound.h"
 #include "actors/verifier/roofline_bound.h"
 #include "kernels/catalog/reference.h"
 #include "kernels/compile/compiled_artifact.h"
@@ -593,7 +594,7 @@ struct EvaluationEngine::Impl {
     return count.missing > 0 && 2 * count.stale >= count.missing;
   }
 
-  Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out);
+  Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out, double best_known_speedup);
   void record_artifact(msg::Candidate::Reader candidate, std::optional<Status> adoption, msg::EvalResult::Builder out);
   Status run_trials(Run& run);
   Status rerun_with_finite_poison(Run& run);
@@ -645,7 +646,8 @@ void EvaluationEngine::Impl::record_artifact(msg::Candidate::Reader candidate, s
   out.setCandidate(stripped.asReader());
 }
 
-Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out) {
+Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out,
+                                       double best_known_speedup) {
   auto started = Clock::now();
   std::optional<Status> adoption;
   if (auto found = adopted.find(candidate.getId().cStr()); found != adopted.end()) {
@@ -743,14 +745,20 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
     phase_started = Clock::now();
     if (out.getCorrect())
       if (auto s = run_timing(run); !s) return s;
-    // Beyond the roofline: measured again before the Verifier judges it, and sanitized.
+    // Beyond the roofline, or far beyond the task's best known speedup: measured again before the
+    // Verifier judges it, and checked for out-of-bounds accesses.
     const bool beyond = out.getCorrect() && verifier::roofline_position(out.asReader()).beyond;
-    if (beyond) {
-      out.getEvidence().setRooflineRemeasured(true);
+    const double first_speedup = out.getSpeedup();
+    const bool beyond_best = out.getCorrect() && verifier::far_beyond_best_known(first_speedup, best_known_speedup);
+    if (beyond || beyond_best) {
+      auto evidence = out.getEvidence();
+      evidence.setRooflineRemeasured(beyond);
+      if (beyond_best) evidence.setBestKnownSpeedup(best_known_speedup);
+      evidence.setFirstSpeedup(first_speedup);
       if (auto s = run_timing(run); !s) return s;
     }
     out.setTimingMs(ms_since(phase_started));
-    if (out.getCorrect() && (options.sanitize || beyond)) {
+    if (out.getCorrect() && (options.sanitize || beyond || beyond_best)) {
       if (options.device == DeviceKind::cuda) {
         run_sanitizer(run, compiled->library_path, false);
         run_sanitizer(run, compiled->library_path, true);
@@ -1412,8 +1420,9 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
   return std::unique_ptr<EvaluationEngine>(new EvaluationEngine(std::move(impl)));
 }
 
-Status EvaluationEngine::evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out) {
-  return impl_->evaluate(candidate, out);
+Status EvaluationEngine::evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out,
+                                  double best_known_speedup) {
+  return impl_->evaluate(candidate, out, best_known_speedup);
 }
 
 Status EvaluationEngine::evaluate(const CandidateInput& input, msg::EvalResult::Builder out) {
@@ -1424,7 +1433,7 @@ Status EvaluationEngine::evaluate(const CandidateInput& input, msg::EvalResult::
   candidate.setDevice(input.device == DeviceKind::cuda ? msg::Device::CUDA : msg::Device::CPU);
   candidate.setLanguage(input.device == DeviceKind::cuda ? msg::Language::CUDA : msg::Language::CPP);
   candidate.setSource(input.source);
-  return impl_->evaluate(candidate.asReader(), out);
+  return impl_->evaluate(candidate.asReader(), out, input.best_known_speedup);
 }
 
 void EvaluationEngine::compile_ahead(msg::Candidate::Reader candidate) {

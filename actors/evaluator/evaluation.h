@@ -110,6 +110,7 @@ struct CandidateInput {
   std::string task;
   kernels::DeviceKind device = kernels::DeviceKind::cpu;
   std::string source;
+  double best_known_speedup = 0;  // as evaluate()'s
 };
 
 class EvaluationEngine {
@@ -117,7 +118,9 @@ class EvaluationEngine {
   static Result<std::unique_ptr<EvaluationEngine>> create(kernels::TaskCatalog catalog, EngineOptions options);
   ~EvaluationEngine();
 
-  Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out);
+  // `best_known_speedup`: the task's best verified speedup so far (EvalRequest.bestKnownSpeedup;
+  // 0: none), against which a far faster result is timed again (best_known_bound.h).
+  Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out, double best_known_speedup = 0);
   Status evaluate(const CandidateInput& input, msg::EvalResult::Builder out);
 
   // Starts the compile of `candidate` ahead of its evaluate(), which then joins that compile or

@@ -21,6 +21,7 @@ struct HeldRequest {
   uint64_t correlation_id = 0;
   uint64_t trace_id = 0;
   kj::Array<capnp::word> candidate;  // a flat msg::Candidate
+  double best_known_speedup = 0;     // EvalRequest.bestKnownSpeedup
 };
 
 class EvaluatorActor final : public runtime::Actor {
@@ -53,7 +54,7 @@ class EvaluatorActor final : public runtime::Actor {
     auto body = envelope.getBody();
     switch (body.which()) {
       case msg::Envelope::Body::EVAL_REQUEST:
-        hold(context, envelope, body.getEvalRequest().getCandidate());
+        hold(context, envelope, body.getEvalRequest());
         break;
       case msg::Envelope::Body::CONTROL: {
         auto control = body.getControl();
@@ -102,7 +103,8 @@ class EvaluatorActor final : public runtime::Actor {
     schedule_serving(context);
   }
 
-  void hold(runtime::ActorContext& context, msg::Envelope::Reader envelope, msg::Candidate::Reader candidate) {
+  void hold(runtime::ActorContext& context, msg::Envelope::Reader envelope, msg::EvalRequest::Reader request) {
+    const auto candidate = request.getCandidate();
     // Compile ahead (or file the object it carries) what this engine can evaluate and has not
     // answered yet; anything else is answered (or refused) when its turn comes.
     const auto device = engine_->options().device == kernels::DeviceKind::cuda ? msg::Device::CUDA : msg::Device::CPU;
@@ -112,7 +114,8 @@ class EvaluatorActor final : public runtime::Actor {
       engine_->compile_ahead(candidate);
     capnp::MallocMessageBuilder copy;
     copy.setRoot(candidate);
-    held_.push_back(HeldRequest{envelope.getCorrelationId(), envelope.getTraceId(), capnp::messageToFlatArray(copy)});
+    held_.push_back(HeldRequest{envelope.getCorrelationId(), envelope.getTraceId(), capnp::messageToFlatArray(copy),
+                                request.getBestKnownSpeedup()});
     schedule_serving(context);
   }
 
@@ -128,7 +131,7 @@ class EvaluatorActor final : public runtime::Actor {
     if (cached == recent_.end()) {
       capnp::MallocMessageBuilder message;
       auto result = message.initRoot<msg::EvalResult>();
-      if (auto status = engine_->evaluate(candidate, result); !status) {
+      if (auto status = engine_->evaluate(candidate, result, request.best_known_speedup); !status) {
         // Not evaluable: answer anyway, so that the Oracle's credit and the trajectory move on.
         capnp::MallocMessageBuilder fresh, stripped;
         auto refused = fresh.initRoot<msg::EvalResult>();

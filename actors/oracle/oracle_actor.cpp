@@ -1,6 +1,8 @@
 #include "actors/oracle/oracle_actor.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -139,6 +141,8 @@ class OracleActor final : public runtime::Actor {
         auto request = out.getBody().initEvalRequest();
         request.setCandidate(dispatch.candidate);
         request.setAttempt(dispatch.attempt);
+        if (const auto best = best_speedup_.find(dispatch.candidate.getTask().cStr()); best != best_speedup_.end())
+          request.setBestKnownSpeedup(best->second);
       }, runtime::SendOptions{.wait_for_room = std::chrono::milliseconds(0)});
       if (!status) queue_.undo_dispatch(dispatch);
     }
@@ -162,6 +166,10 @@ class OracleActor final : public runtime::Actor {
     feedback.setSummary(verifier::feedback_report(verdict, value));
     queue_.complete(id, feedback.asReader());
     if (screener_) screener_->observe(candidate, value);
+    if (verdict.getHonest() && verdict.getResult().getCorrect()) {
+      double& best = best_speedup_[candidate.getTask().cStr()];
+      best = std::max(best, verdict.getResult().getSpeedup());
+    }
 
     send_feedback(context, candidate.getGenerator().cStr(), feedback.asReader());
     send_record(context, feedback.asReader());
@@ -268,6 +276,9 @@ class OracleActor final : public runtime::Actor {
   int64_t dispatch_timeout_ms_ = 45000;
   EvaluationQueue queue_;
   std::optional<Screener> screener_;  // experiment.oracle.screening.enabled
+  // Per task, the best speedup of an honest, correct result so far: sent with each EvalRequest,
+  // against which the Evaluator times a far faster result again (best_known_bound.h).
+  std::map<std::string, double> best_speedup_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/verifier/best_known_bound.h"
 #include "actors/verifier/roofline_bound.h"
 #include "actors/verifier/static_checks.h"
 #include "messages/drk.capnp.h"
@@ -78,9 +79,9 @@ void add_static_findings(std::string_view source, Dialect dialect, std::vector<F
   }
 }
 
-std::string format(const char* pattern, double a, double b = 0, double c = 0) {
-  char text[256];
-  std::snprintf(text, sizeof text, pattern, a, b, c);
+std::string format(const char* pattern, double a, double b = 0, double c = 0, double d = 0) {
+  char text[320];
+  std::snprintf(text, sizeof text, pattern, a, b, c, d);
   return text;
 }
 
@@ -230,6 +231,14 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                     roofline.bytes_fraction, roofline.flops_fraction,
                     evidence.getRooflineRemeasured() ? ", timed twice" : "", kRooflineBytesMargin, kRooflineFlopsMargin);
       failures.push_back({"implausible_speedup", text});
+    } else if (evidence.getBestKnownSpeedup() > 0 &&
+               !speedup_held(evidence.getFirstSpeedup(), result.getSpeedup())) {
+      failures.push_back({"implausible_speedup",
+                          format("timed at %.2fx, over %.0f times the task's best known %.2fx, then at %.2fx when "
+                                 "timed again: the speedup does not hold (the first timed calls did not do the "
+                                 "work the second ones did)",
+                                 evidence.getFirstSpeedup(), kFarBeyondBestKnown, evidence.getBestKnownSpeedup(),
+                                 result.getSpeedup())});
     }
   }
   add_static_findings(result.getCandidate().getSource().cStr(),

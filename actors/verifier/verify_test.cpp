@@ -221,6 +221,20 @@ DRK_TEST_CASE("a correct CUDA result beyond the roofline bound is an implausible
   DRK_CHECK(at(3.0, 8.0, false).empty());  // an incorrect result earns nothing anyway
 }
 
+DRK_TEST_CASE("far beyond the best known speedup: rejected when the second timing does not hold") {
+  auto timed = [](double first, double second, double best_known) {
+    return failed_codes([&](auto r) {
+      r.setSpeedup(second);
+      r.getEvidence().setFirstSpeedup(first);
+      r.getEvidence().setBestKnownSpeedup(best_known);
+    });
+  };
+  DRK_CHECK(timed(40.0, 3.0, 2.0) == std::vector<std::string>{"implausible_speedup"});
+  DRK_CHECK(timed(40.0, 36.0, 2.0).empty());  // it held: a new best
+  DRK_CHECK(timed(40.0, 20.0, 2.0).empty());  // half of it held
+  DRK_CHECK(timed(40.0, 3.0, 0.0).empty());   // not timed again: nothing to judge
+}
+
 DRK_TEST_CASE("floating-point modes left changed are a failed check naming them") {
   DRK_CHECK(failed_codes([](auto r) { r.getEvidence().setMathModeChanged("MXCSR flush-to-zero set"); }) ==
             std::vector<std::string>{"math_mode_changed"});

@@ -216,3 +216,18 @@ DRK_TEST_CASE("CPU out-of-bounds check: a read past the input and a write before
   const std::string write_errors = write->result.getEvidence().getSanitizerErrors().cStr();
   DRK_CHECK_MESSAGE(write_errors.find("a write at byte -4 of output 0") != std::string::npos, write_errors);
 }
+
+DRK_TEST_CASE("a result far beyond the task's best known speedup is timed again, and an honest one holds") {
+  capnp::MallocMessageBuilder message;
+  auto out = message.initRoot<drk::msg::EvalResult>();
+  CandidateInput input{"test/relu-best", "relu", drk::kernels::DeviceKind::cpu, candidate("relu.cpp")};
+  input.best_known_speedup = 0.01;  // any honest ReLU is more than 3x this
+  auto status = engine().evaluate(input, out);
+  DRK_REQUIRE_MESSAGE(status.ok(), (status.ok() ? "" : status.error().message));
+  DRK_REQUIRE(out.getCorrect());
+  const auto evidence = out.asReader().getEvidence();
+  DRK_CHECK(evidence.getBestKnownSpeedup() == doctest::Approx(0.01));
+  DRK_CHECK(evidence.getFirstSpeedup() > 0.03);
+  DRK_CHECK_FALSE(evidence.getRooflineRemeasured());
+  DRK_CHECK(out.getSpeedup() > 0);
+}
