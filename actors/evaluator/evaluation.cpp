@@ -1312,13 +1312,10 @@ void EvaluationEngine::Impl::run_sanitizer(Run& run, const std::string& library,
   }
   // --padding: invalid bytes after every allocation, so that a read past one tensor cannot land in
   // the next allocation, which cudaMalloc may place right behind it.
-  std::vector<std::string> launcher = {*sanitizer,     "--tool",         "memcheck", "--padding", "4096",
-                                       "--print-limit", "8",              "--error-exitcode",
-                                       std::to_string(kSanitizerErrorExit)};
   // initcheck: reads of device memory nothing wrote; the sandbox leaves the outputs unwritten there.
-  if (initcheck)
-    launcher = {*sanitizer, "--tool", "initcheck", "--print-limit", "8", "--error-exitcode",
-                std::to_string(kSanitizerErrorExit)};
+  std::vector<std::string> launcher = {*sanitizer, "--tool", initcheck ? "initcheck" : "memcheck"};
+  if (!initcheck) launcher.insert(launcher.end(), {"--padding", "4096"});
+  launcher.insert(launcher.end(), {"--print-limit", "8", "--error-exitcode", std::to_string(kSanitizerErrorExit)});
   std::string note;
   const auto call = call_separately(run, library, std::move(launcher), note);
   if (!call) {

@@ -88,8 +88,7 @@ Result<std::unique_ptr<GuardedTensors>> GuardedTensors::create(const std::vector
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   for (const Entry& entry : entries) {
     drk_tensor& tensor = *entry.tensor;
-    uint64_t bytes = dtype_bytes(tensor.dtype);
-    for (int d = 0; d < tensor.ndim; ++d) bytes *= static_cast<uint64_t>(tensor.shape[d]);
+    const uint64_t bytes = tensor_bytes(tensor);
     // Rounding the start down to 64 bytes stays within the first data page (itself aligned).
     const std::size_t data_pages = (bytes + page - 1) / page;
     const std::size_t total = (data_pages + 2) * page;

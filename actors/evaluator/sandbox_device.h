@@ -46,6 +46,13 @@ inline size_t dtype_bytes(int32_t dtype) {
   }
 }
 
+// The bytes of a dense tensor: its elements times its dtype's size.
+inline uint64_t tensor_bytes(const drk_tensor& tensor) {
+  uint64_t elements = 1;
+  for (int d = 0; d < tensor.ndim; ++d) elements *= static_cast<uint64_t>(tensor.shape[d]);
+  return elements * dtype_bytes(tensor.dtype);
+}
+
 struct SandboxDeviceOptions {
   uint64_t memory_limit_bytes = 0;  // 0: no limit
   // Each tensor in a device allocation of its own, exactly its size (drk-sandbox-cuda

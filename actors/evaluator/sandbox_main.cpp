@@ -127,12 +127,6 @@ bool map_region(size_t bytes, std::string& error) {
   return true;
 }
 
-uint64_t tensor_bytes(const drk_tensor& tensor) {
-  uint64_t elements = 1;
-  for (int d = 0; d < tensor.ndim; ++d) elements *= static_cast<uint64_t>(tensor.shape[d]);
-  return elements * dtype_bytes(tensor.dtype);
-}
-
 bool make_tensor(msg::TensorView::Reader view, drk_tensor& out, std::string& error) {
   auto shape = view.getShape();
   // Any drk_dtype (the tasks use float32, and int64 class indices for cross-entropy); rank 0 is a
