@@ -37,7 +37,10 @@ const std::vector<Rule>& rules() {
       {"static.timer", Severity::failure, Kind::token,
        R"(\b(cudaEvent(?!(?:_t|Record|RecordWithFlags|Destroy|CreateWithFlags|DisableTiming)\b)\w*)\b)"},
       {"static.timer", Severity::failure, Kind::call, R"(\b(cudaEventCreateWithFlags)\s*\()", "cudaEventDisableTiming"},
-      {"static.dynamic_loading", Severity::failure, Kind::call, R"(\b(dlopen|dlmopen|dlsym|dlvsym|dladdr|dlinfo)\s*\()"},
+      {"static.dynamic_loading", Severity::failure, Kind::call,
+       R"(\b(dlopen|dlmopen|dlsym|dlvsym|dladdr|dladdr1|dlinfo|dl_iterate_phdr)\s*\()"},
+      // The loader's own list of loaded objects: a way to the harness's symbols without dlsym.
+      {"static.dynamic_loading", Severity::failure, Kind::token, R"(\b(_r_debug|r_debug|link_map|_DYNAMIC)\b)"},
       {"static.signal", Severity::failure, Kind::call,
        R"(\b(signal|sigaction|sigprocmask|pthread_sigmask|setitimer|timer_create|alarm|kill|tgkill|raise|pthread_kill)\s*\()"},
       {"static.file", Severity::failure, Kind::call,

@@ -31,6 +31,9 @@ DRK_TEST_CASE("each rule names its reason code") {
             std::vector<std::string>{"static.timer", "static.timer"});
   DRK_CHECK(codes("void* h = dlopen(0, 0); dlsym(h, s);") ==
             std::vector<std::string>{"static.dynamic_loading", "static.dynamic_loading"});
+  DRK_CHECK(codes("int f() { return dl_iterate_phdr(visit, 0); }") == std::vector<std::string>{"static.dynamic_loading"});
+  DRK_CHECK(codes("extern struct r_debug _r_debug;") ==
+            std::vector<std::string>{"static.dynamic_loading", "static.dynamic_loading"});
   DRK_CHECK(codes("signal(SIGALRM, h); alarm(1);") == std::vector<std::string>{"static.signal", "static.signal"});
   DRK_CHECK(codes("FILE* f = fopen(p, m);") == std::vector<std::string>{"static.file"});
   DRK_CHECK(codes("int s = socket(AF_INET, SOCK_STREAM, 0);") == std::vector<std::string>{"static.network"});
