@@ -1,6 +1,7 @@
 #include "actors/oracle/screening.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace drk::oracle {
 namespace {
@@ -126,9 +127,13 @@ ScreeningDecision Screener::rank(const std::string& task, const std::vector<floa
 
   // Ties count half (the mid-rank): copies of one schedule, which a converging policy proposes
   // again and again, get one prediction, and counting only the strictly better would rank every
-  // copy at the top of its tie and measure them all.
+  // copy at the top of its tie and measure them all. "One prediction" within a few float32 ulps:
+  // a BLAS may round one row of a batched product differently from an identical other row.
   double better = 0, more_uncertain = 0;
-  const auto rank_against = [](float theirs, float ours) { return theirs > ours ? 1.0 : theirs == ours ? 0.5 : 0.0; };
+  const auto rank_against = [](float theirs, float ours) {
+    if (std::abs(theirs - ours) <= 1e-5f * std::max({std::abs(theirs), std::abs(ours), 1e-3f})) return 0.5;
+    return theirs > ours ? 1.0 : 0.0;
+  };
   for (size_t row = 0; row < earlier; ++row) {
     better += rank_against((*predictions)[row].mean, own.mean);
     more_uncertain += rank_against((*predictions)[row].stddev, own.stddev);

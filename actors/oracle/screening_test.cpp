@@ -156,7 +156,11 @@ DRK_TEST_CASE("screening: the most uncertain is measured although predicted poor
 }
 
 DRK_TEST_CASE("screening: copies of one schedule share their tie's rank, so most of them are screened") {
-  Screener screener = warmed(enabled(0.27, 0.0));
+  // A window of 48: the copies soon fill it, whatever the model ranks the schedule among the
+  // other fast ones (12 of the 48 before them), so the count does not hang on the trained model.
+  ScreeningSettings settings = enabled(0.27, 0.0);
+  settings.window = 48;
+  Screener screener = warmed(settings);
   for (size_t index = 0; index < 48; ++index) {
     OwnedCandidate candidate("s1/relu/" + std::to_string(index) + "/t1", index);
     (void)screener.decide(candidate.reader);
@@ -167,8 +171,10 @@ DRK_TEST_CASE("screening: copies of one schedule share their tie's rank, so most
     OwnedCandidate candidate("s2/relu/" + std::to_string(copy) + "/t1", 3);
     measured += screener.decide(candidate.reader).measure ? 1 : 0;
   }
-  DRK_CHECK_MESSAGE(measured >= 10, measured);  // the first copies, while the tie is small
-  DRK_CHECK_MESSAGE(measured <= 50, measured);
+  // A fast schedule: measured while its tie is small (with the copies at the top of the window,
+  // the first 26: 0.5 k < 0.27 x 48). Counting only the strictly better would measure all 100.
+  DRK_CHECK_MESSAGE(measured >= 1, measured);
+  DRK_CHECK_MESSAGE(measured <= 30, measured);
 }
 
 DRK_TEST_CASE("screening: a re-sent measured candidate is measured again, never screened") {
