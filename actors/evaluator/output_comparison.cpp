@@ -40,9 +40,14 @@ at::Tensor within_tolerance(const at::Tensor& diff, const at::Tensor& ref64, con
   return diff.le(ref64.abs() * tolerance.rtol + tolerance.atol);
 }
 
+// The poison's bits at the width of `t`'s elements (float16 or float32).
+int64_t poison_bits(const at::Tensor& t) {
+  return t.element_size() == 2 ? static_cast<int16_t>(kPoisonBits16) : static_cast<int32_t>(kPoisonBits);
+}
+
 }  // namespace
 
-void poison(const at::Tensor& output) { output.view(at::kInt).fill_(static_cast<int32_t>(kPoisonBits)); }
+void poison(const at::Tensor& output) { as_bits(output).fill_(poison_bits(output)); }
 
 Comparison compare_outputs(const at::Tensor& output, const at::Tensor& reference, const kernels::Shape& shape,
                            const std::string& name, const kernels::Tolerance& tolerance, int64_t chunk) {
@@ -52,7 +57,7 @@ Comparison compare_outputs(const at::Tensor& output, const at::Tensor& reference
   for_each_chunk(out.numel(), chunk, [&](int64_t start, int64_t length) {
     const at::Tensor o = out.narrow(0, start, length);
     const at::Tensor r64 = ref.narrow(0, start, length).to(at::kDouble);
-    const at::Tensor poisoned = o.view(at::kInt).eq(static_cast<int32_t>(kPoisonBits));
+    const at::Tensor poisoned = as_bits(o).eq(poison_bits(o));
     const at::Tensor finite = at::isfinite(o);
     const at::Tensor o64 = o.to(at::kDouble);
     const at::Tensor diff = (o64 - r64).abs();
@@ -106,7 +111,7 @@ StaleCount count_stale(const at::Tensor& now, const at::Tensor& previous, const 
     const at::Tensor nc = n.narrow(0, start, length);
     const at::Tensor r64 = r.narrow(0, start, length).to(at::kDouble);
     const at::Tensor missing = within_tolerance((nc.to(at::kDouble) - r64).abs(), r64, tolerance).logical_not();
-    const at::Tensor unchanged = nc.view(at::kInt).eq(p.narrow(0, start, length).view(at::kInt));
+    const at::Tensor unchanged = as_bits(nc).eq(as_bits(p.narrow(0, start, length)));
     count.missing += missing.sum().item<int64_t>();
     count.stale += missing.logical_and(unchanged).sum().item<int64_t>();
   });

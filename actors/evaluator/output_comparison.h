@@ -4,8 +4,8 @@
 //
 // Every function works through flat chunks of `chunk` elements, so that the float64
 // temporaries stay bounded (~10 bytes per element of a chunk) whatever the tensor's size.
-// Outputs are float32, contiguous, the same size as the reference; nothing here allocates
-// beyond one chunk's temporaries.
+// Outputs are float32 (or float16 for a half-precision task), contiguous, the same size as the
+// reference; nothing here allocates beyond one chunk's temporaries.
 //
 // Thread-safety: free functions; concurrent calls on different tensors are fine. Errors: a
 // tensor of the wrong dtype or size is a fault of the caller (LibTorch throws c10::Error).
@@ -21,8 +21,10 @@
 
 namespace drk::evaluator {
 
-// What outputs hold before a checked call: a quiet NaN that no arithmetic produces.
+// What outputs hold before a checked call: a quiet NaN that no arithmetic produces (float32),
+// and its float16 counterpart (arithmetic and conversions give 0x7E00 or 0x7FFF).
 constexpr uint32_t kPoisonBits = 0x7FC2DEADu;
+constexpr uint16_t kPoisonBits16 = 0x7EADu;
 constexpr int64_t kComparisonChunk = int64_t{1} << 25;
 
 struct Comparison {
@@ -34,10 +36,10 @@ struct Comparison {
   std::string first_failure;   // the first failing element in row-major order, and why
 };
 
-// Writes kPoisonBits into every element of a float32 tensor.
+// Writes kPoisonBits (kPoisonBits16 for float16) into every element of a float tensor.
 void poison(const at::Tensor& output);
 
-// Writes a finite poison into every element of a float32 tensor: +magnitude at even flat
+// Writes a finite poison into every element of a float tensor: +magnitude at even flat
 // indices, -magnitude at odd ones. Plausible numbers, unlike the NaN poison: a candidate that reads
 // its output before writing it (a running max or min, a "computed already" test) takes them for
 // data.
@@ -46,7 +48,7 @@ void poison_finite(const at::Tensor& output, float magnitude);
 // Elements whose bits differ between two tensors of the same dtype and size.
 int64_t count_differing_bits(const at::Tensor& a, const at::Tensor& b);
 
-// `output` against `reference` (float32, same numel): |out - ref| <= atol + rtol * |ref|,
+// `output` against `reference` (same numel; float32 or float16): |out - ref| <= atol + rtol * |ref|,
 // computed in float64; NaN and Inf never pass. `shape` and `name` word the first failure
 // ("output y[3, 17] is 2.5 but the reference is 2").
 Comparison compare_outputs(const at::Tensor& output, const at::Tensor& reference, const kernels::Shape& shape,

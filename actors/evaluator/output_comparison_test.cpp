@@ -50,6 +50,34 @@ DRK_TEST_CASE("the poison left in an output fails it as unwritten; other NaNs as
   DRK_CHECK(c.first_failure.find("output y[0, 3] is inf") == 0);
 }
 
+DRK_TEST_CASE("float16 outputs: the float16 poison is found as unwritten, other NaNs as non-finite, stale ones") {
+  // 5 x 3 elements: an odd count, which a 32-bit view of float16 elements could not take.
+  const at::Tensor reference = reference_of(5, 3).to(at::kHalf);
+  at::Tensor output = reference.clone();
+  poison(output.view({-1}).narrow(0, 7, 2));
+  DRK_CHECK(output.view({-1})[7].view(at::kShort).item<int16_t>() == static_cast<int16_t>(kPoisonBits16));
+  Comparison c = compare_outputs(output, reference, {5, 3}, "y", {1e-2, 1e-2}, 4);
+  DRK_CHECK_FALSE(c.passed);
+  DRK_CHECK(c.left_poisoned);
+  DRK_CHECK_FALSE(c.non_finite);
+  DRK_CHECK(c.first_failure == "output y[2, 1] still holds the poison (NaN): it was never written");
+
+  output = reference.clone();
+  output.view({-1})[4] = std::numeric_limits<float>::quiet_NaN();  // the NaN arithmetic gives
+  c = compare_outputs(output, reference, {5, 3}, "y", {1e-2, 1e-2});
+  DRK_CHECK(c.non_finite);
+  DRK_CHECK_FALSE(c.left_poisoned);
+
+  output = reference + 0.004;  // within 1e-2 + 1e-2 * |ref|
+  DRK_CHECK(compare_outputs(output, reference, {5, 3}, "y", {1e-2, 1e-2}).passed);
+  const at::Tensor previous = output.clone();
+  output.view({-1})[0] = 9.0f;
+  const StaleCount stale = count_stale(previous, previous, reference + 1.0, {1e-2, 1e-2});
+  DRK_CHECK(stale.missing == 15);
+  DRK_CHECK(stale.stale == 15);
+  DRK_CHECK(count_stale(output, previous, reference, {1e-2, 1e-2}).stale == 0);
+}
+
 DRK_TEST_CASE("outputs within atol + rtol * |ref| pass, and the largest errors are reported") {
   const at::Tensor reference = reference_of(3, 3);
   at::Tensor output = reference + 5e-5f;

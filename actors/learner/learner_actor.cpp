@@ -234,7 +234,7 @@ class LearnerActor final : public runtime::Actor {
     auto catalog = kernels::TaskCatalog::load(settings_.tasks_dir);
     if (!catalog) throw std::runtime_error("task catalog: " + catalog.error().describe());
     catalog_ = std::move(*catalog);
-    auto selection = select_tasks(catalog_, settings_.tasks);
+    auto selection = select_tasks(catalog_, settings_.tasks, settings_.device);
     if (!selection) throw std::runtime_error(selection.error().describe());
     tasks_ = std::move(selection->tasks);
     if (!selection->skipped.empty()) {
@@ -243,6 +243,12 @@ class LearnerActor final : public runtime::Actor {
       std::cerr << "learner: experiment.tasks is all: skipping " << selection->skipped.size()
                 << " tasks of families the embedded policy does not render (it renders " << rendered_families()
                 << "): " << skipped << "\n";
+    }
+    if (!selection->other_device.empty()) {
+      std::string skipped;
+      for (const auto& name : selection->other_device) skipped += (skipped.empty() ? "" : ", ") + name;
+      std::cerr << "learner: experiment.tasks is all: skipping " << selection->other_device.size() << " tasks without "
+                << kernels::device_name(settings_.device) << " shapes: " << skipped << "\n";
     }
   }
 

@@ -16,16 +16,20 @@ std::string rendered_families() {
   return text;
 }
 
-Result<TaskSelection> select_tasks(const kernels::TaskCatalog& catalog, const std::vector<std::string>& names) {
+Result<TaskSelection> select_tasks(const kernels::TaskCatalog& catalog, const std::vector<std::string>& names,
+                                   kernels::DeviceKind device) {
   TaskSelection selection;
+  const std::string device_text(kernels::device_name(device));
   if (names.empty()) {
     for (const auto& task : catalog.tasks()) {
-      if (renders(task)) selection.tasks.push_back(&task);
-      else selection.skipped.push_back(task.name);
+      if (!renders(task)) selection.skipped.push_back(task.name);
+      else if (!task.runs_on(device)) selection.other_device.push_back(task.name);
+      else selection.tasks.push_back(&task);
     }
     if (selection.tasks.empty())
       return make_error(Errc::invalid_argument, "experiment.tasks: the catalog holds no task of a family the embedded "
-                                                "policy renders (" + rendered_families() + ")");
+                                                "policy renders (" + rendered_families() + ") that runs on " +
+                                                device_text);
     return selection;
   }
   for (const auto& name : names) {
@@ -36,6 +40,11 @@ Result<TaskSelection> select_tasks(const kernels::TaskCatalog& catalog, const st
                         "experiment.tasks: task '" + name + "' is of family " + (*task)->family +
                             ", which the embedded policy does not render (it renders " + rendered_families() +
                             "): remove it from experiment.tasks");
+    if (!(*task)->runs_on(device))
+      return make_error(Errc::invalid_argument,
+                        "experiment.tasks: task '" + name + "' has no " + device_text + " shapes: it runs on " +
+                            (*task)->devices_text() + " only (set experiment.device, or remove it from "
+                            "experiment.tasks)");
     selection.tasks.push_back(*task);
   }
   return selection;

@@ -207,9 +207,16 @@ void draw_inputs_into(const Task& task, DeviceKind device, uint64_t seed, const 
       }
       generator.set_current_seed(mix_seed(seed, i));
     }
-    if (input.draw.kind == "classes") t.random_(0, class_count(task, input, device), generator);
-    else if (input.draw.kind == "normal") t.normal_(input.draw.mean, input.draw.stddev, generator);
-    else t.uniform_(input.draw.low, input.draw.high, generator);
+    if (input.draw.kind == "classes") {
+      t.random_(0, class_count(task, input, device), generator);
+      continue;
+    }
+    // Narrower floats are drawn in float32 and rounded: the same values on every LibTorch (1.13's
+    // CPU has no float16 normal_) and on every device kind of the same generator.
+    at::Tensor target = t.scalar_type() == at::kFloat ? t : at::empty(t.sizes(), t.options().dtype(at::kFloat));
+    if (input.draw.kind == "normal") target.normal_(input.draw.mean, input.draw.stddev, generator);
+    else target.uniform_(input.draw.low, input.draw.high, generator);
+    if (!target.is_same(t)) t.copy_(target);
   }
 }
 
@@ -217,8 +224,7 @@ std::vector<at::Tensor> draw_inputs(const Task& task, DeviceKind device, uint64_
   std::vector<at::Tensor> tensors;
   const auto& shapes = task.shapes(device);
   for (const auto& input : task.inputs)
-    tensors.push_back(at::empty(shapes.at(input.name), at::TensorOptions().dtype(
-                                                           input.draw.kind == "classes" ? at::kLong : at::kFloat)));
+    tensors.push_back(at::empty(shapes.at(input.name), at::TensorOptions().dtype(scalar_type_of(input.dtype))));
   draw_inputs_into(task, device, seed, tensors);
   return tensors;
 }

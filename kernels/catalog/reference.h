@@ -39,8 +39,9 @@ class Reference {
 at::ScalarType scalar_type_of(DType dtype);
 
 // Fresh CPU tensors, one per task input, at `device`'s shapes, drawn from each input's
-// distribution with a generator seeded from (seed, input index): float32, or int64 class
-// indices in [0, class_count) for draw kind classes.
+// distribution with a generator seeded from (seed, input index), of the input's dtype: float32,
+// float16 (drawn in float32 and rounded), or int64 class indices in [0, class_count) for draw
+// kind classes.
 std::vector<at::Tensor> draw_inputs(const Task& task, DeviceKind device, uint64_t seed);
 
 // The same draw into `tensors` (one per task input, of the dtypes and sizes above), on whatever

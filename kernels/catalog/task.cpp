@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include <yaml-cpp/yaml.h>
@@ -22,6 +23,7 @@ constexpr std::string_view kFamilies =
     "elementwise | rowwise | gemm | reduction | batched_gemm | conv2d | cross_entropy | attention";
 
 std::set<std::string> integer_inputs(const Task& task);
+const std::map<std::string, std::vector<int64_t>>& any_shapes(const Task& task);
 
 // Reads one task file; every error names the file and the line of the offending node.
 class TaskReader {
@@ -106,19 +108,25 @@ class TaskReader {
     if (!params->IsMap()) return fail(*params, "'params' must be a map");
     for (const auto& item : *params) task.params[item.first.as<std::string>()] = item.second.as<std::string>();
 
-    auto shapes = required(root, "shapes");
-    if (!shapes) return shapes.error();
+    auto shapes_node = required(root, "shapes");
+    if (!shapes_node) return shapes_node.error();
+    const YAML::Node& shapes = *shapes_node;
+    if (!shapes.IsMap() || (!shapes["cpu"] && !shapes["cuda"]))
+      return fail(shapes, "'shapes' maps cpu and/or cuda (the devices the task runs on) to the dims of every tensor");
     for (auto [key, target] : {std::pair{"cpu", &task.cpu_shapes}, {"cuda", &task.gpu_shapes}}) {
-      auto device_shapes = required(*shapes, key);
-      if (!device_shapes) return device_shapes.error();
-      auto read = read_shapes(*device_shapes, names, key);
+      if (!shapes[key]) continue;  // the task does not run on that device
+      auto read = read_shapes(shapes[key], names, key);
       if (!read) return read.error();
       *target = std::move(*read);
     }
+    if (auto s = check_dtypes(task, *inputs, shapes); !s) return s.error();
     if (YAML::Node second = root["second_shapes"]) {
       if (!second.IsMap()) return fail(second, "'second_shapes' maps cpu and/or cuda to shapes like 'shapes'");
       for (auto [key, target] : {std::pair{"cpu", &task.cpu_second_shapes}, {"cuda", &task.gpu_second_shapes}}) {
         if (!second[key]) continue;
+        if (!shapes[key])
+          return fail(second[key], "second_shapes." + std::string(key) + " is given but shapes." + key +
+                                       " is not: the task does not run on " + key);
         auto read = read_shapes(second[key], names, std::string("second_shapes.") + key);
         if (!read) return read.error();
         const auto& main = key == std::string("cpu") ? task.cpu_shapes : task.gpu_shapes;
@@ -162,7 +170,7 @@ class TaskReader {
         const Shape& declared = shapes_of_device.at(task.outputs[0]);
         if (*shape != declared)
           return fail(second ? root["second_shapes"][std::string(device_name(device))]
-                             : (*shapes)[std::string(device_name(device))],
+                             : shapes[std::string(device_name(device))],
                       "the reference yields " + format_shape(*shape) + " for the " + which + " shapes but output '" +
                           task.outputs[0] + "' is declared " + format_shape(declared));
       }
@@ -182,8 +190,9 @@ class TaskReader {
     if (!dtype_text) return dtype_text.error();
     auto dtype = parse_dtype(*dtype_text);
     if (!dtype) return fail(node["dtype"], dtype.error().message);
-    if (*dtype != DType::float32 && *dtype != DType::int64)
-      return fail(node["dtype"], "input '" + input.name + "': inputs are float32, or int64 class indices (draw kind classes)");
+    if (*dtype != DType::float32 && *dtype != DType::float16 && *dtype != DType::int64)
+      return fail(node["dtype"], "input '" + input.name +
+                                     "': inputs are float32 or float16, or int64 class indices (draw kind classes)");
     input.dtype = *dtype;
     YAML::Node draw = node["draw"];
     if (input.dtype == DType::int64 && !(draw && draw["kind"] && draw["kind"].as<std::string>() == "classes"))
@@ -242,7 +251,26 @@ class TaskReader {
     return shapes;
   }
 
-  // A classes draw names a float32 input of the task and one of its dims, on both devices.
+  // The floating inputs share one dtype, which the output has (the reference yields it). A
+  // float16 task runs on cuda only: the CPU candidate ABI is float32 (docs/candidate-abi.md).
+  Status check_dtypes(Task& task, const YAML::Node& inputs, const YAML::Node& shapes) {
+    std::optional<DType> floating;
+    for (size_t i = 0; i < task.inputs.size(); ++i) {
+      const DType dtype = task.inputs[i].dtype;
+      if (dtype == DType::int64) continue;
+      if (floating && *floating != dtype)
+        return fail(inputs[i]["dtype"], "input '" + task.inputs[i].name + "' is " + std::string(dtype_name(dtype)) +
+                                            " but an earlier input is " + std::string(dtype_name(*floating)) +
+                                            ": the floating inputs of a task share one dtype");
+      floating = dtype;
+    }
+    task.output_dtype = floating.value_or(DType::float32);
+    if (task.output_dtype == DType::float16 && task.runs_on(DeviceKind::cpu))
+      return fail(shapes["cpu"], "a float16 task runs on cuda only (the CPU candidate ABI is float32): remove shapes.cpu");
+    return {};
+  }
+
+  // A classes draw names a float32 input of the task and one of its dims, on the task's devices.
   Status check_class_draws(const Task& task, const YAML::Node& inputs) {
     for (size_t i = 0; i < task.inputs.size(); ++i) {
       const InputSpec& input = task.inputs[i];
@@ -254,6 +282,7 @@ class TaskReader {
         return fail(draw, "input '" + input.name + "': draw.of '" + input.draw.classes_of +
                               "' must name a float32 input (the logits whose dim counts the classes)");
       for (auto device : {DeviceKind::cpu, DeviceKind::cuda}) {
+        if (!task.runs_on(device)) continue;
         int64_t rank = static_cast<int64_t>(task.shapes(device).at(logits->name).size());
         if (input.draw.classes_dim < 0 || input.draw.classes_dim >= rank)
           return fail(draw, "input '" + input.name + "': draw.dim " + std::to_string(input.draw.classes_dim) +
@@ -287,7 +316,7 @@ class TaskReader {
       const std::string& op = task.params.at("op");
       if (op == "rms_norm" || op == "layer_norm")
         if (auto s = need("eps"); !s) return s;
-      int64_t rank = static_cast<int64_t>(task.cpu_shapes.at(task.inputs[0].name).size());
+      int64_t rank = static_cast<int64_t>(any_shapes(task).at(task.inputs[0].name).size());
       int64_t begin = std::atoll(task.params.at("reduce_begin").c_str());
       int64_t end = std::atoll(task.params.at("reduce_end").c_str());
       if (begin < 0 || end < begin || end >= rank)
@@ -304,7 +333,7 @@ class TaskReader {
       if (auto s = need_one_of("op", {"sum", "mean", "max"}); !s) return s;
       if (auto s = need_one_of("keepdim", {"true", "false"}); !s) return s;
       if (auto s = need("dim"); !s) return s;
-      int64_t rank = static_cast<int64_t>(task.cpu_shapes.at(task.inputs[0].name).size());
+      int64_t rank = static_cast<int64_t>(any_shapes(task).at(task.inputs[0].name).size());
       int64_t dim = std::atoll(task.params.at("dim").c_str());
       if (dim < 0 || dim >= rank) return fail(params, "params.dim must satisfy 0 <= dim < rank of the input");
       return {};
@@ -323,8 +352,13 @@ class TaskReader {
 std::set<std::string> integer_inputs(const Task& task) {
   std::set<std::string> names;
   for (const auto& input : task.inputs)
-    if (input.dtype != DType::float32) names.insert(input.name);
+    if (input.dtype == DType::int64 || input.dtype == DType::int32) names.insert(input.name);
   return names;
+}
+
+// The shapes of a device the task runs on (ranks are the same on every device).
+const std::map<std::string, std::vector<int64_t>>& any_shapes(const Task& task) {
+  return task.runs_on(DeviceKind::cpu) ? task.cpu_shapes : task.gpu_shapes;
 }
 
 double numel(const std::vector<int64_t>& shape) {
@@ -372,6 +406,11 @@ size_t dtype_size(DType dtype) {
     case DType::int64: return 8;
   }
   return 4;
+}
+
+std::string Task::devices_text() const {
+  if (runs_on(DeviceKind::cpu) && runs_on(DeviceKind::cuda)) return "cpu and cuda";
+  return runs_on(DeviceKind::cuda) ? "cuda" : "cpu";
 }
 
 Tolerance Task::tolerance(DType dtype) const {
@@ -446,7 +485,7 @@ void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder o
     fill_spec(inputs[static_cast<unsigned>(i)], task.inputs[i].name, task.inputs[i].dtype);
   auto outputs = out.initOutputs(static_cast<unsigned>(task.outputs.size()));
   for (size_t i = 0; i < task.outputs.size(); ++i)
-    fill_spec(outputs[static_cast<unsigned>(i)], task.outputs[i], DType::float32);
+    fill_spec(outputs[static_cast<unsigned>(i)], task.outputs[i], task.output_dtype);
   out.setReference(task.reference);
   auto params = out.initParams(static_cast<unsigned>(task.params.size()));
   unsigned index = 0;
@@ -460,6 +499,7 @@ void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder o
 }
 
 double estimate_flops(const Task& task, DeviceKind device) {
+  if (!task.runs_on(device)) return 0.0;
   std::vector<std::string> names;
   for (const auto& input : task.inputs) names.push_back(input.name);
   auto expression = parse_expression(task.reference, names);
@@ -475,10 +515,12 @@ int64_t class_count(const Task& task, const InputSpec& input, DeviceKind device)
 }
 
 double estimate_min_bytes(const Task& task, DeviceKind device) {
+  if (!task.runs_on(device)) return 0.0;
   const auto& shapes = task.shapes(device);
   double bytes = 0;
   for (const auto& input : task.inputs) bytes += numel(shapes.at(input.name)) * static_cast<double>(dtype_size(input.dtype));
-  for (const auto& output : task.outputs) bytes += numel(shapes.at(output)) * static_cast<double>(dtype_size(DType::float32));
+  for (const auto& output : task.outputs)
+    bytes += numel(shapes.at(output)) * static_cast<double>(dtype_size(task.output_dtype));
   return bytes;
 }
 

@@ -24,8 +24,8 @@ std::string_view device_name(DeviceKind device);
 Result<DeviceKind> parse_device(std::string_view text);  // "cpu" | "cuda"
 
 // In the order of msg::DType and of drk_dtype (kernels/abi/drk_kernel.h): a DType converts to
-// either with a cast. Inputs are float32, or int64 class indices (draw kind `classes`); outputs
-// are float32.
+// either with a cast. Inputs are float32 or float16 (all floating inputs of a task share one), or
+// int64 class indices (draw kind `classes`); the output has the floating inputs' dtype.
 enum class DType { float32, float16, bfloat16, float64, int32, int64 };
 std::string_view dtype_name(DType dtype);
 Result<DType> parse_dtype(std::string_view text);  // "float32" | ...
@@ -61,11 +61,15 @@ struct Task {
                              // cross_entropy | attention (docs/tasks.md)
   std::vector<InputSpec> inputs;
   std::vector<std::string> outputs;    // output names, in the candidate's output order
+  // The dtype of the outputs: that of the floating inputs, which the reference yields (float32,
+  // or float16 for a half-precision task, which runs on cuda only: the CPU ABI is float32).
+  DType output_dtype = DType::float32;
   std::string reference;               // e.g. "leaky_relu(linear(x, w, b) * 2.0, 0.1)"
   std::map<std::string, std::string> params;  // family parameters for the generator
   // Input and output shapes per device, by tensor name: "cpu" shapes are scaled to evaluate in
   // well under a second on one core; "cuda" shapes are KernelBench's published ones. Output
-  // shapes are data too (the catalog checks them against the reference).
+  // shapes are data too (the catalog checks them against the reference). A task is evaluated
+  // only on the devices it has shapes for (runs_on): a float16 task has no "cpu" shapes.
   std::map<std::string, std::vector<int64_t>> cpu_shapes;
   std::map<std::string, std::vector<int64_t>> gpu_shapes;
   std::map<DType, Tolerance> tolerances;  // falls back to KernelBench's per-dtype defaults
@@ -80,7 +84,13 @@ struct Task {
   const std::map<std::string, std::vector<int64_t>>& second_shapes(DeviceKind device) const {
     return device == DeviceKind::cuda ? gpu_second_shapes : cpu_second_shapes;
   }
+  // Whether the task has shapes for `device`, so that it can be evaluated (and trained) there.
+  bool runs_on(DeviceKind device) const { return !shapes(device).empty(); }
+  // "cpu and cuda", "cuda": the devices the task runs on, for messages.
+  std::string devices_text() const;
   Tolerance tolerance(DType dtype) const;
+  // The tolerance outputs are compared with: that of output_dtype.
+  Tolerance output_tolerance() const { return tolerance(output_dtype); }
 };
 
 class TaskCatalog {
@@ -98,8 +108,9 @@ class TaskCatalog {
   std::vector<Task> tasks_;  // sorted by name
 };
 
-// Describes `task` on `device` as a message (shapes of that device), for actors that do not
-// hold the catalog (Generators, LLM prompts).
+// Describes `task` on `device` as a message (shapes and dtypes of that device), for actors that
+// do not hold the catalog (Generators, LLM prompts). The task must run on `device` (runs_on):
+// a task without shapes there is a fault of the caller (std::out_of_range).
 void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder out);
 
 // A copy of `task` whose `device` shapes are its second shapes (which must be declared), so that
@@ -111,9 +122,10 @@ int64_t class_count(const Task& task, const InputSpec& input, DeviceKind device)
 
 // Floating-point operations of one reference evaluation at `device`'s shapes, by the convention
 // of docs/tasks.md (one flop per element per elementwise operation, 2*M*N*K per matrix product,
-// 2*N*O*Ho*Wo*C*kh*kw per convolution, ...).
+// 2*N*O*Ho*Wo*C*kh*kw per convolution, ...); 0 where the task does not run on `device`.
 double estimate_flops(const Task& task, DeviceKind device);
-// Bytes every implementation must move at least: each input read once, each output written once.
+// Bytes every implementation must move at least: each input read once, each output written once
+// (at their dtypes' sizes); 0 where the task does not run on `device`.
 double estimate_min_bytes(const Task& task, DeviceKind device);
 
 }  // namespace drk::kernels

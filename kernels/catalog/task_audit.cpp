@@ -18,8 +18,13 @@ struct Output {
   size_t size() const { return static_cast<size_t>(values.numel()); }
 };
 
+// float16 inputs are evaluated in float32: LibTorch 1.13's CPU has no float16 matmul, and the
+// rounded inputs in float32 tell as well whether the output moves with them.
 Result<Output> evaluate(const Reference& reference, const std::vector<at::Tensor>& inputs) {
-  auto output = reference.run(inputs);
+  std::vector<at::Tensor> widened;
+  for (const auto& input : inputs)
+    widened.push_back(input.scalar_type() == at::kHalf ? input.to(at::kFloat) : input);
+  auto output = reference.run(widened);
   if (!output) return output.error();
   return Output{output->to(at::kDouble).contiguous()};
 }
@@ -53,9 +58,12 @@ Result<TaskAudit> audit_task(const Task& task, DeviceKind device, const AuditOpt
   if (options.draws < 2)
     return make_error(Errc::invalid_argument, "a task audit needs at least 2 draws to compare (got " +
                                                   std::to_string(options.draws) + ")");
+  if (!task.runs_on(device))
+    return make_error(Errc::invalid_argument, "task '" + task.name + "' has no " + std::string(device_name(device)) +
+                                                  " shapes: it runs on " + task.devices_text() + " only");
   auto reference = Reference::create(task);
   if (!reference) return reference.error();
-  const Tolerance tolerance = task.tolerance(DType::float32);
+  const Tolerance tolerance = task.output_tolerance();
 
   TaskAudit audit;
   audit.task = task.name;

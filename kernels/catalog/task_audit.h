@@ -15,7 +15,8 @@
 //
 // Thread-safety: pure function of its arguments (LibTorch's intra-op threads are the caller's).
 // Errors: parse_error for a reference that does not parse, invalid_argument when LibTorch
-// refuses it at these shapes (a loaded catalog's tasks never do).
+// refuses it at these shapes (a loaded catalog's tasks never do) or when the task does not run
+// on the device (it has no shapes there).
 #pragma once
 
 #include <cstdint>

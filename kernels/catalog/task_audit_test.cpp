@@ -1,5 +1,5 @@
 // The task audit flags a synthetic task whose output ignores an input, and one whose output is
-// constant, and leaves real tasks of the catalog alone.
+// constant, leaves real tasks of the catalog alone, and audits float16 tasks on their device.
 #include "kernels/catalog/task_audit.h"
 
 #include "tests/doctest_drk.h"
@@ -56,6 +56,24 @@ DRK_TEST_CASE("real tasks are not degenerate") {
     DRK_CHECK(audit->replay_pass_fraction < 1.0);
     for (const auto& input : audit->inputs) DRK_CHECK(input.changed_fraction > 0.0);
   }
+}
+
+DRK_TEST_CASE("a float16 task is audited at the shapes of its device only, in its float16 tolerance") {
+  Task task;
+  task.name = "half_matmul";
+  task.family = "gemm";
+  task.inputs = {InputSpec{"a", DType::float16, {}}, InputSpec{"b", DType::float16, {}}};
+  task.outputs = {"y"};
+  task.output_dtype = DType::float16;
+  task.reference = "matmul(a, b)";
+  task.gpu_shapes = {{"a", {8, 32}}, {"b", {32, 8}}, {"y", {8, 8}}};
+  auto audit = audit_task(task, DeviceKind::cuda);
+  DRK_REQUIRE_MESSAGE(audit.ok(), (audit.ok() ? "" : audit.error().message));
+  DRK_CHECK_FALSE(audit->degenerate());
+  DRK_CHECK(audit->output_elements == 64);
+  auto refused = audit_task(task, DeviceKind::cpu);
+  DRK_REQUIRE_FALSE(refused.ok());
+  DRK_CHECK(refused.error().message.find("'half_matmul' has no cpu shapes: it runs on cuda only") != std::string::npos);
 }
 
 DRK_TEST_CASE("an audit needs two draws") {

@@ -69,6 +69,7 @@ void describe_problem(const Problem& problem, float* sizes, float* operation) {
       operation[0] = transposed ? 1.0f : 0.0f;
       operation[1] = problem.param_or("bias", "false") == "true" ? 1.0f : 0.0f;
       operation[2] = stage_count(problem.param_or("epilogue", "v"));
+      operation[3] = problem.precision == Precision::float16 ? 1.0f : 0.0f;
       break;
     }
   }
@@ -77,6 +78,8 @@ void describe_problem(const Problem& problem, float* sizes, float* operation) {
 }  // namespace
 
 int observation_size(Device device) { return kOptionOffset + max_option_slots(device) + kFeedbackSize; }
+
+int half_precision_feature(Family family) { return family == Family::gemm ? kOperationOffset + 3 : -1; }
 
 std::vector<float> observe(const Problem& problem, int turn, int max_turns,
                            const std::optional<PreviousTurn>& previous) {

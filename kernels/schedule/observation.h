@@ -5,7 +5,7 @@
 //   [3, 7)    log2(1 + size) / 32 of the family's sizes: elementwise (elements, -, -, -),
 //             rowwise (outer, reduce, inner, -), gemm (M, N, K, -)
 //   [7, 11)   the family's operation: elementwise (stages / 8), rowwise (op one-hot of 4),
-//             gemm (b_layout nk, bias, epilogue stages / 8)
+//             gemm (b_layout nk, bias, epilogue stages / 8, 1 for float16 tensors)
 //   [11, 13)  turn / max_turns, and 1 when a previous turn exists
 //   [13, 13 + max_option_slots(device))  the previous turn's options, one-hot per knob, knobs in
 //             order
@@ -35,6 +35,12 @@ struct PreviousTurn {
 };
 
 int observation_size(Device device);
+
+// The entry that is 1 for a float16 task of `family` (gemm: operation slot 3, 0 for float32
+// tasks, so that float32 observations are what they were), from which the policy network
+// masks the options that do not apply to the task's precision (space.h, option_applies); -1
+// for families without float16 tasks.
+int half_precision_feature(Family family);
 
 // observation_size(problem.device) floats. `turn` counts from 1; `max_turns` >= 1; `previous`
 // is a choice of the problem's device.

@@ -36,14 +36,29 @@ PolicyNetworkImpl::PolicyNetworkImpl(uint64_t seed, Device device, int64_t hidde
     const auto family = static_cast<Family>(family_index);
     std::vector<torch::nn::Linear> family_heads;
     const std::string prefix = device == Device::cuda ? "head_cuda_" : "head_";
-    for (const auto& knob : knobs(family, device)) {
-      const auto options = static_cast<int64_t>(knob.options.size()) + 1;
-      auto head = register_module(prefix + std::string(family_name(family)) + "_" + knob.name,
+    std::vector<std::optional<InapplicableOptions>> family_masks;
+    const auto family_knobs = knobs(family, device);
+    for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
+      const auto options = static_cast<int64_t>(family_knobs[knob].options.size()) + 1;
+      auto head = register_module(prefix + std::string(family_name(family)) + "_" + family_knobs[knob].name,
                                   torch::nn::Linear(hidden_size, options));
       initialise(*head, rng, 0.1);
       family_heads.emplace_back(head);
+      InapplicableOptions masks{torch::zeros({options}, torch::kBool), torch::zeros({options}, torch::kBool)};
+      bool any = false;
+      for (int64_t option = 0; option < options; ++option) {
+        for (auto [precision, mask] :
+             {std::pair{Precision::float32, &masks.float32}, {Precision::float16, &masks.float16}}) {
+          const auto index = static_cast<uint16_t>(option);
+          if (option_applies(family, device, precision, static_cast<int>(knob), index)) continue;
+          (*mask)[option] = true;
+          any = true;
+        }
+      }
+      family_masks.push_back(any ? std::optional(masks) : std::nullopt);
     }
     heads_.push_back(std::move(family_heads));
+    inapplicable_.push_back(std::move(family_masks));
   }
 }
 
@@ -51,14 +66,19 @@ torch::Tensor PolicyNetworkImpl::trunk(const torch::Tensor& observations) {
   return torch::tanh(hidden_->forward(torch::tanh(input_->forward(observations))));
 }
 
-torch::Tensor PolicyNetworkImpl::knob_logits(Family family, int knob, const torch::Tensor& hidden,
-                                             const torch::Tensor& later_turn) {
+torch::Tensor PolicyNetworkImpl::knob_logits(Family family, int knob, const torch::Tensor& observations,
+                                             const torch::Tensor& hidden, const torch::Tensor& later_turn) {
   auto logits = heads_.at(static_cast<size_t>(family)).at(static_cast<size_t>(knob))->forward(hidden);
   const int64_t keep = logits.size(1) - 1;
   // A large negative instead of -inf keeps entropy finite (0 * -1e9 = 0, 0 * -inf = nan).
-  auto keep_mask = torch::zeros_like(logits, torch::kBool);
-  keep_mask.select(1, keep).copy_(later_turn.logical_not());
-  return logits.masked_fill(keep_mask, -1e9);
+  auto masked = torch::zeros_like(logits, torch::kBool);
+  masked.select(1, keep).copy_(later_turn.logical_not());
+  if (const auto& inapplicable = inapplicable_.at(static_cast<size_t>(family)).at(static_cast<size_t>(knob))) {
+    const auto half = observations.select(1, half_precision_feature(family)).gt(0.5).unsqueeze(1);
+    masked = masked.logical_or(torch::where(half, inapplicable->float16.to(logits.device()),
+                                            inapplicable->float32.to(logits.device())));
+  }
+  return logits.masked_fill(masked, -1e9);
 }
 
 std::vector<torch::Tensor> PolicyNetworkImpl::knob_log_softmaxes(Family family,
@@ -68,7 +88,7 @@ std::vector<torch::Tensor> PolicyNetworkImpl::knob_log_softmaxes(Family family,
   std::vector<torch::Tensor> per_knob;
   const int knob_count = static_cast<int>(knobs(family, device_).size());
   for (int knob = 0; knob < knob_count; ++knob) {
-    per_knob.push_back(torch::log_softmax(knob_logits(family, knob, hidden, later_turn), 1));
+    per_knob.push_back(torch::log_softmax(knob_logits(family, knob, observations, hidden, later_turn), 1));
   }
   return per_knob;
 }

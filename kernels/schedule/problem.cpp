@@ -1,17 +1,25 @@
 #include "kernels/schedule/problem.h"
 
+#include <optional>
+
 namespace drk::schedule {
 namespace {
 
-Result<std::vector<TensorShape>> read_tensors(const std::string& task,
-                                              capnp::List<msg::TensorSpec>::Reader specs) {
+// The tensors' shapes; `precision` becomes their dtype (that of the first tensor read).
+Result<std::vector<TensorShape>> read_tensors(const std::string& task, capnp::List<msg::TensorSpec>::Reader specs,
+                                              std::optional<Precision>& precision) {
   std::vector<TensorShape> tensors;
   for (auto spec : specs) {
-    if (spec.getDtype() != msg::DType::FLOAT32) {
+    std::optional<Precision> dtype;
+    if (spec.getDtype() == msg::DType::FLOAT32) dtype = Precision::float32;
+    if (spec.getDtype() == msg::DType::FLOAT16) dtype = Precision::float16;
+    if (!dtype || (precision && *precision != *dtype)) {
       return make_error(Errc::invalid_argument,
                         "task '" + task + "': tensor '" + std::string(spec.getName().cStr()) +
-                            "' is not float32: the embedded policy renders float32 kernels only");
+                            "' breaks the rule of the embedded policy's kernels: every tensor float32, or every "
+                            "tensor float16");
     }
+    precision = dtype;
     TensorShape tensor;
     tensor.name = spec.getName().cStr();
     for (int64_t dim : spec.getShape()) tensor.shape.push_back(dim);
@@ -50,10 +58,18 @@ Result<Problem> problem_from_task(msg::Task::Reader task) {
   for (auto param : task.getParams()) {
     problem.params[param.getKey().cStr()] = param.getValue().cStr();
   }
-  auto inputs = read_tensors(problem.task, task.getInputs());
+  std::optional<Precision> precision;
+  auto inputs = read_tensors(problem.task, task.getInputs(), precision);
   if (!inputs) return inputs.error();
-  auto outputs = read_tensors(problem.task, task.getOutputs());
+  auto outputs = read_tensors(problem.task, task.getOutputs(), precision);
   if (!outputs) return outputs.error();
+  problem.precision = precision.value_or(Precision::float32);
+  if (problem.precision == Precision::float16 && (problem.family != Family::gemm || problem.device != Device::cuda)) {
+    return make_error(Errc::invalid_argument,
+                      "task '" + problem.task + "' is float16, which the embedded policy renders for the cuda gemm "
+                      "family only (it is a " + std::string(device_name(problem.device)) + " " +
+                          std::string(family_name(problem.family)) + " task)");
+  }
   problem.inputs = std::move(*inputs);
   problem.outputs = std::move(*outputs);
   return problem;

@@ -4,8 +4,9 @@
 // tensor descriptors, so one rendered source serves every shape set of the task.
 //
 // Thread-safety: a plain value.
-// Errors: problem_from_task returns invalid_argument for an unknown family or a non-float32
-// tensor, naming the task and the fix.
+// Errors: problem_from_task returns invalid_argument for an unknown family, for tensors that are
+// not all float32 or all float16, and for float16 tensors outside the cuda gemm family (the only
+// space that renders half-precision kernels), naming the task and the fix.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,7 @@ struct Problem {
   std::string task;  // the task's name, for messages
   Family family = Family::elementwise;
   Device device = Device::cpu;  // where the task is evaluated: the space its schedules come from
+  Precision precision = Precision::float32;  // the dtype every tensor of the task has
   std::map<std::string, std::string> params;
   std::vector<TensorShape> inputs;
   std::vector<TensorShape> outputs;

@@ -79,11 +79,11 @@ std::string source_heading(const Problem& problem, const Choice& choice) {
          " schedule: " + choice.describe() + "\n";
 }
 
-std::string descriptor_helpers() {
+std::string dense_check(const std::string& function, const std::string& dtype_constant) {
   return R"(
 // Row-major and dense: every dimension of extent > 1 has the packed stride.
-bool drk_is_dense_f32(const drk_tensor& tensor) {
-  if (tensor.dtype != DRK_F32 || tensor.ndim < 0 || tensor.ndim > DRK_MAX_DIMS) return false;
+[[maybe_unused]] bool )" + function + R"((const drk_tensor& tensor) {
+  if (tensor.dtype != )" + dtype_constant + R"( || tensor.ndim < 0 || tensor.ndim > DRK_MAX_DIMS) return false;
   int64_t expected = 1;
   for (int dim = tensor.ndim - 1; dim >= 0; --dim) {
     if (tensor.shape[dim] < 0) return false;
@@ -92,6 +92,11 @@ bool drk_is_dense_f32(const drk_tensor& tensor) {
   }
   return expected == 0 || tensor.data != nullptr;
 }
+)";
+}
+
+std::string descriptor_helpers() {
+  return dense_check("drk_is_dense_f32", "DRK_F32") + R"(
 
 [[maybe_unused]] int64_t drk_element_count(const drk_tensor& tensor) {
   int64_t count = 1;
@@ -211,7 +216,14 @@ Result<std::string> render(const Problem& problem, const Choice& choice) {
                       "a " + std::string(device_name(choice.device)) + " schedule cannot render task '" +
                           problem.task + "', which is evaluated on " + std::string(device_name(problem.device)));
   }
-  if (auto status = validate(choice); !status) return status.error();
+  if (problem.precision == Precision::float16 && (choice.family != Family::gemm || choice.device != Device::cuda)) {
+    return make_error(Errc::invalid_argument, "task '" + problem.task +
+                                                  "' is float16: the embedded policy renders float16 kernels for the "
+                                                  "cuda gemm family only");
+  }
+  if (auto status = validate(choice, problem.precision); !status) {
+    return make_error(status.error().code, "task '" + problem.task + "': " + status.error().message);
+  }
   if (choice.device == Device::cuda) {
     switch (choice.family) {
       case Family::elementwise: return detail::render_cuda_elementwise(problem, choice);

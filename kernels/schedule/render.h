@@ -16,13 +16,15 @@
 //
 // Every point computes the task's formula with precise float math (no fast-math, no TF32, no
 // intrinsics such as __expf); the knobs change only loop structure, vector width, threading,
-// tiling and library use. A rendered kernel reads every shape from its tensor descriptors at run
+// tiling, library use and, for float16 tasks (cuda gemm only), the math units: CUDA cores or
+// tensor cores, both multiplying float16 values exactly and accumulating in float32. A rendered kernel reads every shape from its tensor descriptors at run
 // time and returns DRK_E_BAD_ARGUMENT for wrong counts, dtypes, layouts or device and
 // DRK_E_UNSUPPORTED_SHAPE for shapes that do not fit the task.
 //
 // Thread-safety: pure functions.
-// Errors: invalid_argument for a Choice outside the family's space or of another device than
-// the problem's; not_found / parse_error for
+// Errors: invalid_argument for a Choice outside the family's space, of another device than the
+// problem's, or with an option that does not apply to the problem's precision (space.h,
+// option_applies); not_found / parse_error for
 // missing or malformed family parameters, naming the task and the key.
 #pragma once
 

@@ -1,18 +1,30 @@
-// CUDA GEMM kernels: y[M,N] = epilogue(a[M,K] * op(b) + bias), b [K,N] (kn) or [N,K] (nk).
+// CUDA GEMM kernels: y[M,N] = epilogue(a[M,K] * op(b) + bias), b [K,N] (kn) or [N,K] (nk), every
+// tensor float32, or every tensor float16 (products and sums in float32, rounded to float16 at
+// the store, as cuBLAS does for the reference).
 //
-// The own kernel is the classic shared-memory tiled product: a block computes a
-// block_tile x block_tile tile of y, walking k in k_tile steps; each step stages the a and b
-// tiles in shared memory (a transposed, both padded by one column against bank conflicts) and
-// each thread accumulates a thread_tile x thread_tile register block (rows and columns strided
-// by the thread grid, so that shared-memory reads and global stores coalesce). thread_tile is
-// raised to block_tile / 32 where the block would otherwise exceed 1024 threads.
+// `math` simt (the only option for float32 tasks): the classic shared-memory tiled product on
+// CUDA cores. A block computes a block_tile x block_tile tile of y, walking k in k_tile steps;
+// each step stages the a and b tiles in shared memory as float (a transposed, both padded by one
+// column against bank conflicts) and each thread accumulates a thread_tile x thread_tile register
+// block (rows and columns strided by the thread grid, so that shared-memory reads and global
+// stores coalesce). thread_tile is raised to block_tile / 32 where the block would otherwise
+// exceed 1024 threads.
+// `math` tensor_core (float16 tasks only): the same block tiles, staged in shared memory as
+// float16 (rows padded by 8 halves), multiplied by warps with nvcuda::wmma 16 x 16 x 16
+// fragments into float accumulators. thread_tile sets the square warp tile (8 x thread_tile,
+// kept between block_tile / 4 and block_tile / 2 and at least 16: 4 to 16 warps a block); k_tile
+// is raised to 16, the fragments' k. Tiles are loaded 8 halves at a time where K (and N for kn)
+// are multiples of 8 and the pointers 16-byte aligned, in pairs of halves otherwise; elements
+// outside the matrices are staged as zeros, and each accumulator goes through a per-warp scratch
+// to y with bounds checks, so any M, N, K is correct.
 // `staging`: single loads a step's tiles, synchronises, computes, synchronises; double keeps
 // two shared buffers and fetches the next step's tiles into registers while the current one is
-// computed (one synchronisation per step). Shared memory is dynamic (up to 66 KB), opted in
-// with cudaFuncSetAttribute.
-// `use_library`: library computes the product with ctx->lib->gemm_f32 (cuBLAS through
-// LibTorch, counted by the harness; no TF32) and only bias and epilogue are ours; without a
-// bias or epilogue the source then has no kernel of its own at all.
+// computed (one synchronisation per step). Shared memory is dynamic, opted in with
+// cudaFuncSetAttribute.
+// `use_library` (float32 tasks only: the table has gemm_f32 alone): library computes the product
+// with ctx->lib->gemm_f32 (cuBLAS through LibTorch, counted by the harness; no TF32) and only
+// bias and epilogue are ours; without a bias or epilogue the source then has no kernel of its
+// own at all.
 // `epilogue`: fused applies bias and stages at the own kernel's store; separate runs them as
 // a kernel of their own over y afterwards (as the library option always does).
 #include <algorithm>
@@ -22,11 +34,25 @@
 namespace drk::schedule::detail {
 namespace {
 
+// The element type of the tensors and its conversions to and from the float arithmetic.
+const char* kFloatValues = R"(
+using drk_value = float;
+[[maybe_unused]] __device__ __forceinline__ float drk_to_float(float v) { return v; }
+[[maybe_unused]] __device__ __forceinline__ float drk_from_float(float v) { return v; }
+)";
+
+const char* kHalfValues = R"(
+using drk_value = __half;
+[[maybe_unused]] __device__ __forceinline__ float drk_to_float(__half v) { return __half2float(v); }
+[[maybe_unused]] __device__ __forceinline__ __half drk_from_float(float v) { return __float2half_rn(v); }
+)";
+
 const char* kProductKernel = R"(
 // Thread tile [kTile][kTile] at rows ty + i * kRowThreads, columns tx + j * kColumnThreads.
-__global__ void __launch_bounds__(kThreads) drk_gemm(const float* __restrict__ a, const float* __restrict__ b,
-                                                     float* __restrict__ y, const float* __restrict__ bias,
-                                                     int64_t M, int64_t N, int64_t K) {
+__global__ void __launch_bounds__(kThreads) drk_gemm(const drk_value* __restrict__ a,
+                                                     const drk_value* __restrict__ b, drk_value* __restrict__ y,
+                                                     const drk_value* __restrict__ bias, int64_t M, int64_t N,
+                                                     int64_t K) {
   extern __shared__ float drk_shared[];
   float* const a_tiles = drk_shared;                                  // [kStages][kBlockK][kBlock + 1]
   float* const b_tiles = drk_shared + kStages * kBlockK * (kBlock + 1);  // [kStages][kBlockK][kBlock + 1]
@@ -54,14 +80,14 @@ __global__ void __launch_bounds__(kThreads) drk_gemm(const float* __restrict__ a
         if (index < kBlock * kBlockK) {
           const int64_t row = m0 + index / kBlockK;
           const int64_t k = k0 + index % kBlockK;
-          if (row < M && k < K) a_value = a[row * K + k];
+          if (row < M && k < K) a_value = drk_to_float(a[row * K + k]);
           if (kTransposed) {
             const int64_t column = n0 + index / kBlockK;
-            if (column < N && k < K) b_value = b[column * K + k];
+            if (column < N && k < K) b_value = drk_to_float(b[column * K + k]);
           } else {
             const int64_t kb = k0 + index / kBlock;
             const int64_t column = n0 + index % kBlock;
-            if (kb < K && column < N) b_value = b[kb * N + column];
+            if (kb < K && column < N) b_value = drk_to_float(b[kb * N + column]);
           }
         }
         a_values[load] = a_value;
@@ -132,54 +158,267 @@ __global__ void __launch_bounds__(kThreads) drk_gemm(const float* __restrict__ a
 #pragma unroll
       for (int j = 0; j < kTile; ++j) {
         const int64_t column = n0 + tx + j * kColumnThreads;
-        if (row < M && column < N) y[row * N + column] = kFusedFinish ? drk_finish(acc[i][j], column, bias) : acc[i][j];
+        if (row < M && column < N) {
+          y[row * N + column] = drk_from_float(kFusedFinish ? drk_finish(acc[i][j], column, bias) : acc[i][j]);
+        }
       }
     }
   }
 }
 )";
 
+const char* kTensorCoreKernel = R"(
+// kVector consecutive halves of a row of a dense row-major matrix [rows][columns], zeros outside
+// it. With 8, columns and the column are multiples of 8 and the matrix is 16-byte aligned (one
+// 16-byte load); with 2, any shape and alignment (two loads, one register).
+template <int kVector>
+struct DrkChunk;
+
+template <>
+struct DrkChunk<8> {
+  uint4 bits;
+  __device__ __forceinline__ void load(const __half* matrix, int64_t rows, int64_t columns, int64_t row,
+                                       int64_t column) {
+    bits = make_uint4(0u, 0u, 0u, 0u);
+    if (row < rows && column < columns) bits = *reinterpret_cast<const uint4*>(matrix + row * columns + column);
+  }
+  __device__ __forceinline__ void place(__half* to) const { *reinterpret_cast<uint4*>(to) = bits; }
+};
+
+template <>
+struct DrkChunk<2> {
+  __half2 pair;
+  __device__ __forceinline__ void load(const __half* matrix, int64_t rows, int64_t columns, int64_t row,
+                                       int64_t column) {
+    __half first = __ushort_as_half(0);
+    __half second = __ushort_as_half(0);
+    if (row < rows) {
+      const __half* at = matrix + row * columns + column;
+      if (column < columns) first = at[0];
+      if (column + 1 < columns) second = at[1];
+    }
+    pair = __halves2half2(first, second);
+  }
+  __device__ __forceinline__ void place(__half* to) const { *reinterpret_cast<__half2*>(to) = pair; }
+};
+
+// Warp w accumulates the kWarpTile x kWarpTile tile of y at rows (w / kWarpsPerEdge) * kWarpTile,
+// columns (w % kWarpsPerEdge) * kWarpTile of the block's tile, as [kFragments][kFragments]
+// 16 x 16 float fragments.
+template <int kVector>
+__global__ void __launch_bounds__(kThreads) drk_gemm_tensor_cores(const __half* __restrict__ a,
+                                                                  const __half* __restrict__ b, __half* __restrict__ y,
+                                                                  const __half* __restrict__ bias, int64_t M,
+                                                                  int64_t N, int64_t K) {
+  namespace wmma = nvcuda::wmma;
+  constexpr int kAChunksPerRow = kBlockK / kVector;
+  constexpr int kBChunksPerRow = kBColumns / kVector;
+  constexpr int kALoads = (kBlock * kAChunksPerRow + kThreads - 1) / kThreads;
+  constexpr int kBLoads = (kBRows * kBChunksPerRow + kThreads - 1) / kThreads;
+  extern __shared__ __align__(128) unsigned char drk_shared[];
+  __half* const a_tiles = reinterpret_cast<__half*>(drk_shared);  // [kStages][kBlock][kAPitch]
+  __half* const b_tiles = a_tiles + kStages * kATileHalves;       // [kStages][kBRows][kBPitch]
+  const int tid = threadIdx.x;
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  // One accumulator fragment of this warp on its way to y.
+  float* const scratch = reinterpret_cast<float*>(b_tiles + kStages * kBTileHalves) + warp * 256;
+  const int warp_row = (warp / kWarpsPerEdge) * kWarpTile;
+  const int warp_column = (warp % kWarpsPerEdge) * kWarpTile;
+  const int64_t tiles_n = (N + kBlock - 1) / kBlock;
+  const int64_t tiles = ((M + kBlock - 1) / kBlock) * tiles_n;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t m0 = (tile / tiles_n) * kBlock;
+    const int64_t n0 = (tile % tiles_n) * kBlock;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[kFragments][kFragments];
+#pragma unroll
+    for (int i = 0; i < kFragments; ++i) {
+#pragma unroll
+      for (int j = 0; j < kFragments; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+    }
+    DrkChunk<kVector> a_chunks[kALoads];
+    DrkChunk<kVector> b_chunks[kBLoads];
+    // The chunks of the a and b tiles this thread moves for the step at k0.
+    auto fetch = [&](int64_t k0) {
+#pragma unroll
+      for (int load = 0; load < kALoads; ++load) {
+        const int index = tid + load * kThreads;
+        if (index < kBlock * kAChunksPerRow) {
+          a_chunks[load].load(a, M, K, m0 + index / kAChunksPerRow, k0 + (index % kAChunksPerRow) * kVector);
+        }
+      }
+#pragma unroll
+      for (int load = 0; load < kBLoads; ++load) {
+        const int index = tid + load * kThreads;
+        if (index < kBRows * kBChunksPerRow) {
+          const int row = index / kBChunksPerRow;
+          const int column = (index % kBChunksPerRow) * kVector;
+          if (kTransposed) {
+            b_chunks[load].load(b, N, K, n0 + row, k0 + column);
+          } else {
+            b_chunks[load].load(b, K, N, k0 + row, n0 + column);
+          }
+        }
+      }
+    };
+    auto store = [&](int stage) {
+      __half* a_tile = a_tiles + stage * kATileHalves;
+      __half* b_tile = b_tiles + stage * kBTileHalves;
+#pragma unroll
+      for (int load = 0; load < kALoads; ++load) {
+        const int index = tid + load * kThreads;
+        if (index < kBlock * kAChunksPerRow) {
+          a_chunks[load].place(a_tile + (index / kAChunksPerRow) * kAPitch + (index % kAChunksPerRow) * kVector);
+        }
+      }
+#pragma unroll
+      for (int load = 0; load < kBLoads; ++load) {
+        const int index = tid + load * kThreads;
+        if (index < kBRows * kBChunksPerRow) {
+          b_chunks[load].place(b_tile + (index / kBChunksPerRow) * kBPitch + (index % kBChunksPerRow) * kVector);
+        }
+      }
+    };
+    auto compute = [&](int stage) {
+      const __half* a_tile = a_tiles + stage * kATileHalves;
+      const __half* b_tile = b_tiles + stage * kBTileHalves;
+#pragma unroll
+      for (int kk = 0; kk < kBlockK; kk += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a_fragment[kFragments];
+#pragma unroll
+        for (int i = 0; i < kFragments; ++i) {
+          wmma::load_matrix_sync(a_fragment[i], a_tile + (warp_row + i * 16) * kAPitch + kk, kAPitch);
+        }
+        // One b fragment at a time: fewer registers next to the accumulators.
+#pragma unroll
+        for (int j = 0; j < kFragments; ++j) {
+          wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, drk_b_layout> b_fragment;
+          const __half* at = kTransposed ? b_tile + (warp_column + j * 16) * kBPitch + kk
+                                         : b_tile + kk * kBPitch + warp_column + j * 16;
+          wmma::load_matrix_sync(b_fragment, at, kBPitch);
+#pragma unroll
+          for (int i = 0; i < kFragments; ++i) wmma::mma_sync(acc[i][j], a_fragment[i], b_fragment, acc[i][j]);
+        }
+      }
+    };
+    if (kStages == 1) {
+      for (int64_t k0 = 0; k0 < K; k0 += kBlockK) {
+        fetch(k0);
+        store(0);
+        __syncthreads();
+        compute(0);
+        __syncthreads();
+      }
+    } else if (K > 0) {
+      fetch(0);
+      store(0);
+      __syncthreads();
+      int stage = 0;
+      for (int64_t k0 = 0; k0 < K; k0 += kBlockK) {
+        const bool next = k0 + kBlockK < K;
+        if (next) fetch(k0 + kBlockK);
+        compute(stage);
+        if (next) store(stage ^ 1);
+        __syncthreads();
+        stage ^= 1;
+      }
+    }
+    // Each fragment through the warp's scratch: lane l writes elements 8 l .. 8 l + 7 (half a row).
+#pragma unroll
+    for (int i = 0; i < kFragments; ++i) {
+#pragma unroll
+      for (int j = 0; j < kFragments; ++j) {
+        wmma::store_matrix_sync(scratch, acc[i][j], 16, wmma::mem_row_major);
+        __syncwarp();
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const int element = lane * 8 + e;
+          const int64_t row = m0 + warp_row + i * 16 + element / 16;
+          const int64_t column = n0 + warp_column + j * 16 + element % 16;
+          if (row < M && column < N) {
+            const float v = scratch[element];
+            y[row * N + column] = __float2half_rn(kFusedFinish ? drk_finish(v, column, bias) : v);
+          }
+        }
+        __syncwarp();
+      }
+    }
+  }
+}
+
+// The kernel for these operands: 8-half loads where every row of a and b starts 16-byte aligned.
+template <int kVector>
+int drk_launch_tensor_cores(const __half* a, const __half* b, __half* y, const __half* bias, int64_t M, int64_t N,
+                            int64_t K, cudaStream_t stream) {
+  if (cudaFuncSetAttribute(drk_gemm_tensor_cores<kVector>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(kSharedBytes)) != cudaSuccess) {
+    return DRK_E_INTERNAL;
+  }
+  const int64_t tiles = ((M + kBlock - 1) / kBlock) * ((N + kBlock - 1) / kBlock);
+  drk_gemm_tensor_cores<kVector><<<drk_grid(tiles), kThreads, kSharedBytes, stream>>>(a, b, y, bias, M, N, K);
+  return DRK_OK;
+}
+)";
+
 const char* kFinishKernel = R"(
-__global__ void __launch_bounds__(256) drk_finish_all(float* y, const float* __restrict__ bias, int64_t N,
+__global__ void __launch_bounds__(256) drk_finish_all(drk_value* y, const drk_value* __restrict__ bias, int64_t N,
                                                       int64_t count) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < count;
        index += stride) {
-    y[index] = drk_finish(y[index], index % N, bias);
+    y[index] = drk_from_float(drk_finish(drk_to_float(y[index]), index % N, bias));
   }
 }
 )";
+
+// The square warp tile of the tensor-core kernel: 8 x thread_tile, kept between block / 4 and
+// block / 2 (4 to 16 warps) and at least one 16 x 16 fragment.
+int warp_tile(int block, int thread_tile) {
+  return std::clamp(8 * thread_tile, std::max(16, block / 4), std::max(16, block / 2));
+}
 
 }  // namespace
 
 Result<std::string> render_cuda_gemm(const Problem& problem, const Choice& choice) {
   auto params = gemm_params(problem);
   if (!params) return params.error();
+  const bool half = problem.precision == Precision::float16;
   const bool has_finish = params->has_bias || !params->epilogue.empty();
   const bool library = choice.value(cuda_gemm_knob::use_library) == "library";
+  const bool tensor_cores = choice.value(cuda_gemm_knob::math) == "tensor_core";
   const bool fused = choice.value(cuda_gemm_knob::epilogue) == "fused";
   const int block = numeric_value(choice, cuda_gemm_knob::block_tile);
-  const int tile = std::max(numeric_value(choice, cuda_gemm_knob::thread_tile), block / 32);
+  const int thread_tile = numeric_value(choice, cuda_gemm_knob::thread_tile);
+  const int tile = std::max(thread_tile, block / 32);
   const int block_k = numeric_value(choice, cuda_gemm_knob::k_tile);
   const int threads = (block / tile) * (block / tile);
   const bool own_finish_kernel = has_finish && (library || !fused);
+  // render() refused the others: the library's gemm_f32 is float32, tensor cores are float16's.
+  if ((library && half) || (tensor_cores && !half)) {
+    return make_error(Errc::internal, "task '" + problem.task + "': " + choice.describe() + " does not apply to " +
+                                          std::string(precision_name(problem.precision)));
+  }
 
   std::string source = cuda_kernel_preamble(problem, choice);
-  source += "\nnamespace {\n\n";
+  if (half) source += "\n#include <cuda_fp16.h>\n";
+  if (tensor_cores) source += "#include <mma.h>\n";
+  source += "\nnamespace {\n";
+  source += half ? kHalfValues + dense_check("drk_is_dense_f16", "DRK_F16") : std::string(kFloatValues);
+  source += "\n";
   // Only kernels call drk_finish: a library product without bias or epilogue has none.
   if (!library || own_finish_kernel) {
     source += cuda_stage_function("drk_epilogue", params->epilogue);
     source += substitute(R"(
 constexpr bool kBias = @BIAS@;
 
-__device__ __forceinline__ float drk_finish(float v, int64_t column, const float* bias) {
-  if (kBias) v += bias[column];
+__device__ __forceinline__ float drk_finish(float v, int64_t column, const drk_value* bias) {
+  if (kBias) v += drk_to_float(bias[column]);
   return drk_epilogue(v);
 }
 )",
                          {{"BIAS", params->has_bias ? "true" : "false"}});
   }
-  if (!library) {
+  if (!library && !tensor_cores) {
     source += substitute(R"(
 constexpr int kBlock = @BLOCK@;
 constexpr int kTile = @TILE@;
@@ -203,18 +442,55 @@ static_assert(kThreads == @THREADS@, "thread count");
                           {"THREADS", std::to_string(threads)}});
     source += kProductKernel;
   }
+  if (tensor_cores) {
+    const int warp_edge = warp_tile(block, thread_tile);
+    source += substitute(R"(
+constexpr int kBlock = @BLOCK@;
+constexpr int kWarpTile = @WARP_TILE@;
+constexpr int kBlockK = @BLOCK_K@;
+constexpr int kStages = @STAGES@;
+constexpr bool kTransposed = @TRANSPOSED@;
+constexpr bool kFusedFinish = @FUSED_FINISH@;
+using drk_b_layout = nvcuda::wmma::@B_LAYOUT@;
+constexpr int kWarpsPerEdge = kBlock / kWarpTile;
+constexpr int kThreads = 32 * kWarpsPerEdge * kWarpsPerEdge;
+constexpr int kFragments = kWarpTile / 16;
+// Tiles in shared memory, rows padded by 8 halves: a [kBlock][kAPitch]; b [kBlockK][kBPitch]
+// (kn) or [kBlock][kBPitch] (nk), so that fragments load as row_major or col_major b.
+constexpr int kAPitch = kBlockK + 8;
+constexpr int kBRows = kTransposed ? kBlock : kBlockK;
+constexpr int kBColumns = kTransposed ? kBlockK : kBlock;
+constexpr int kBPitch = kBColumns + 8;
+constexpr int kATileHalves = kBlock * kAPitch;
+constexpr int kBTileHalves = kBRows * kBPitch;
+constexpr size_t kSharedBytes =
+    sizeof(__half) * kStages * (kATileHalves + kBTileHalves) + sizeof(float) * 256 * (kThreads / 32);
+static_assert(kThreads == @THREADS@, "thread count");
+static_assert(kBlockK % 16 == 0 && kWarpTile % 16 == 0 && kBlock % kWarpTile == 0, "whole fragments");
+)",
+                         {{"BLOCK", std::to_string(block)},
+                          {"WARP_TILE", std::to_string(warp_edge)},
+                          {"BLOCK_K", std::to_string(std::max(block_k, 16))},
+                          {"STAGES", choice.value(cuda_gemm_knob::staging) == "double" ? "2" : "1"},
+                          {"TRANSPOSED", params->b_transposed ? "true" : "false"},
+                          {"FUSED_FINISH", has_finish && fused ? "true" : "false"},
+                          {"B_LAYOUT", params->b_transposed ? "col_major" : "row_major"},
+                          {"THREADS", std::to_string(32 * (block / warp_edge) * (block / warp_edge))}});
+    source += kTensorCoreKernel;
+  }
   if (own_finish_kernel) source += kFinishKernel;
   source += "\n}  // namespace\n";
   source += cuda_entry_point_opening(params->has_bias ? 3 : 2);
-  source += substitute(gemm_split_shapes() + R"(  [[maybe_unused]] const float* bias = nullptr;
+  source += substitute(gemm_split_shapes(half ? "drk_is_dense_f16" : "drk_is_dense_f32") +
+                           R"(  [[maybe_unused]] const drk_value* bias = nullptr;
   if (@BIAS@) {
     if (drk_element_count(inputs[2]) != N || inputs[2].ndim != 1) return DRK_E_UNSUPPORTED_SHAPE;
-    bias = static_cast<const float*>(inputs[2].data);
+    bias = static_cast<const drk_value*>(inputs[2].data);
   }
   if (M * N == 0) return DRK_OK;
-  const float* a = static_cast<const float*>(a_tensor.data);
-  const float* b = static_cast<const float*>(b_tensor.data);
-  float* y = static_cast<float*>(y_tensor.data);
+  const drk_value* a = static_cast<const drk_value*>(a_tensor.data);
+  const drk_value* b = static_cast<const drk_value*>(b_tensor.data);
+  drk_value* y = static_cast<drk_value*>(y_tensor.data);
 )",
                        {{"TRANSPOSED", params->b_transposed ? "true" : "false"},
                         {"BIAS", params->has_bias ? "true" : "false"}});
@@ -225,6 +501,13 @@ static_assert(kThreads == @THREADS@, "thread count");
 )",
                          {{"LDB", params->b_transposed ? "K" : "N"},
                           {"TRANSPOSED_INT", params->b_transposed ? "1" : "0"}});
+  } else if (tensor_cores) {
+    source += R"(  const bool whole_chunks =
+      K % 8 == 0 && (kTransposed || N % 8 == 0) && drk_aligned(a, 16) && drk_aligned(b, 16);
+  const int launched = whole_chunks ? drk_launch_tensor_cores<8>(a, b, y, bias, M, N, K, stream)
+                                    : drk_launch_tensor_cores<2>(a, b, y, bias, M, N, K, stream);
+  if (launched != DRK_OK) return launched;
+)";
   } else {
     source += R"(  if (cudaFuncSetAttribute(drk_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(kSharedBytes)) != cudaSuccess) {

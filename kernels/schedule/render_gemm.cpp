@@ -153,12 +153,12 @@ void drk_product_rows(const float* __restrict a, const float* __restrict b, floa
 
 }  // namespace
 
-std::string gemm_split_shapes() {
+std::string gemm_split_shapes(const std::string& dense_check) {
   return R"(
   for (int32_t index = 0; index < num_inputs; ++index) {
-    if (!drk_is_dense_f32(inputs[index])) return DRK_E_BAD_ARGUMENT;
+    if (!)" + dense_check + R"((inputs[index])) return DRK_E_BAD_ARGUMENT;
   }
-  if (!drk_is_dense_f32(outputs[0])) return DRK_E_BAD_ARGUMENT;
+  if (!)" + dense_check + R"((outputs[0])) return DRK_E_BAD_ARGUMENT;
   const drk_tensor& a_tensor = inputs[0];
   const drk_tensor& b_tensor = inputs[1];
   drk_tensor& y_tensor = outputs[0];

@@ -17,7 +17,11 @@ namespace drk::schedule::detail {
 
 // The first line of every rendered source: the task, the device and the schedule.
 std::string source_heading(const Problem& problem, const Choice& choice);
-// Host-side checks of tensor descriptors that every rendered source has (C++ and CUDA alike).
+// The source of `bool function(const drk_tensor&)`: true for a row-major dense tensor of the
+// drk_dtype named `dtype_constant` ("DRK_F32").
+std::string dense_check(const std::string& function, const std::string& dtype_constant);
+// Host-side checks of tensor descriptors that every rendered source has (C++ and CUDA alike),
+// drk_is_dense_f32 among them.
 std::string descriptor_helpers();
 // Includes, the contiguity check, the thread-count rule and the fork-join helper that every
 // rendered kernel uses.
@@ -31,8 +35,10 @@ std::string stage_function(const std::string& name, const std::vector<std::strin
 std::string rowwise_split_dims();
 
 // The opening of a GEMM drk_kernel (template text, for substitute() with @TRANSPOSED@): every
-// tensor dense, A (M x K) and B (K x N, or N x K transposed) against Y (M x N).
-std::string gemm_split_shapes();
+// tensor dense (`dense_check`, a function of the rendered source: drk_is_dense_f32 from
+// descriptor_helpers(), or a float16 one of the CUDA gemm renderer), A (M x K) and B (K x N, or
+// N x K transposed) against Y (M x N).
+std::string gemm_split_shapes(const std::string& dense_check = "drk_is_dense_f32");
 
 // An elementwise task's `stages` parameter, parsed; errors name the task.
 Result<std::vector<std::string>> elementwise_stages(const Problem& problem);

@@ -58,6 +58,7 @@ const FamilyTables& cuda_tables() {
           {"staging", {"single", "double"}},
           {"use_library", {"own", "library"}},
           {"epilogue", {"fused", "separate"}},
+          {"math", {"simt", "tensor_core"}},
       },
   }};
   return kTables;
@@ -93,6 +94,10 @@ Result<Device> parse_device(std::string_view name) {
   if (name == "cuda") return Device::cuda;
   return make_error(Errc::invalid_argument,
                     "device '" + std::string(name) + "' is unknown: the embedded policy renders for cpu or cuda");
+}
+
+std::string_view precision_name(Precision precision) {
+  return precision == Precision::float16 ? "float16" : "float32";
 }
 
 std::span<const Knob> knobs(Family family, Device device) {
@@ -139,6 +144,30 @@ Status validate(const Choice& choice) {
                             family_knobs[index].name + "' is out of range: it has " +
                             std::to_string(family_knobs[index].options.size()) + " options");
     }
+  }
+  return {};
+}
+
+bool option_applies(Family family, Device device, Precision precision, int knob, uint16_t option) {
+  if (family != Family::gemm || device != Device::cuda) return true;
+  const auto& options = knobs(family, device)[static_cast<size_t>(knob)].options;
+  if (option >= options.size()) return true;  // "keep": the previous turn's option, which applied
+  if (knob == cuda_gemm_knob::math && options[option] == "tensor_core") return precision == Precision::float16;
+  if (knob == cuda_gemm_knob::use_library && options[option] == "library") return precision == Precision::float32;
+  return true;
+}
+
+Status validate(const Choice& choice, Precision precision) {
+  if (auto status = validate(choice); !status) return status;
+  const auto family_knobs = knobs(choice.family, choice.device);
+  for (size_t index = 0; index < family_knobs.size(); ++index) {
+    const int knob = static_cast<int>(index);
+    if (option_applies(choice.family, choice.device, precision, knob, choice.options[index])) continue;
+    return make_error(Errc::invalid_argument,
+                      "option " + family_knobs[index].name + "=" + choice.value(knob) + " of the " +
+                          std::string(device_name(choice.device)) + " " + std::string(family_name(choice.family)) +
+                          " space does not apply to " + std::string(precision_name(precision)) +
+                          " tasks (kernels/schedule/space.h, docs/scheduling-space.md)");
   }
   return {};
 }

@@ -8,7 +8,13 @@
 // one head per knob of each family and one output per option (plus "keep" from the second
 // turn), and observations one-hot the previous turn's options. Appending options or knobs of a
 // device changes that device's network: its old checkpoints no longer load (the other device's
-// still do).
+// still do), and Policy::load says so.
+//
+// Some options apply to tasks of one precision only (option_applies): on cuda, the gemm family's
+// math=tensor_core to float16 tasks (float32 tasks never run on tensor cores, where they would
+// compute in TF32), and its use_library=library to float32 tasks (the library table has
+// gemm_f32 only). The policy never samples an option that does not apply to its task, and
+// render() refuses one.
 //
 // Thread-safety: immutable tables; free to read from any thread.
 #pragma once
@@ -36,6 +42,12 @@ enum class Device : uint8_t { cpu = 0, cuda = 1 };
 std::string_view device_name(Device device);  // "cpu" | "cuda"
 // invalid_argument naming the devices when `name` is neither.
 Result<Device> parse_device(std::string_view name);
+
+// The element type of a task's tensors (they share one): float32, or float16 (the cuda gemm
+// family only; kernels/catalog: such tasks run on cuda only).
+enum class Precision : uint8_t { float32 = 0, float16 = 1 };
+
+std::string_view precision_name(Precision precision);  // "float32" | "float16"
 
 struct Knob {
   std::string name;                  // "vector_width"
@@ -65,7 +77,7 @@ namespace cuda_rowwise_knob {
 enum : int { strategy = 0, passes, vector_width, threads };
 }
 namespace cuda_gemm_knob {
-enum : int { block_tile = 0, thread_tile, k_tile, staging, use_library, epilogue };
+enum : int { block_tile = 0, thread_tile, k_tile, staging, use_library, epilogue, math };
 }
 
 // The widest one-hot encoding of any family's options on `device`: sum over its knobs of their
@@ -90,6 +102,15 @@ struct Choice {
 // invalid_argument when the option count or an index does not fit the family's knobs on the
 // choice's device.
 Status validate(const Choice& choice);
+
+// Whether option `option` of knob `knob` of the family on the device applies to tasks of
+// `precision` (the header's note: cuda gemm's math and use_library knobs depend on it). The
+// index one past the options ("keep" in the policy's decisions) applies.
+bool option_applies(Family family, Device device, Precision precision, int knob, uint16_t option);
+
+// validate(choice), then invalid_argument naming the knob, the option and the precision when an
+// option does not apply to tasks of `precision`.
+Status validate(const Choice& choice, Precision precision);
 
 // The option text parsed as an integer ("16" -> 16), for numeric knobs.
 int numeric_value(const Choice& choice, int knob);

@@ -46,6 +46,22 @@ shapes:
   cuda: {logits: [64, 64], targets: [64], loss: []}
 )yaml";
 
+const char* kHalfTask = R"yaml(name: half
+title: Half
+origin: "test"
+family: gemm
+inputs:
+  - {name: a, dtype: float16, draw: {kind: normal, mean: 0.0, stddev: 1.0}}
+  - {name: b, dtype: float16, draw: {kind: uniform, low: -1.0, high: 1.0}}
+outputs: [y]
+reference: "matmul(a, b)"
+params: {b_layout: kn, bias: false, epilogue: "v"}
+shapes:
+  cuda: {a: [8, 16], b: [16, 4], y: [8, 4]}
+second_shapes:
+  cuda: {a: [9, 17], b: [17, 5], y: [9, 5]}
+)yaml";
+
 const Task& shipped(const TaskCatalog& catalog, const std::string& name) {
   auto task = catalog.find(name);
   if (!task) throw std::runtime_error(task.error().message);
@@ -73,10 +89,19 @@ DRK_TEST_CASE("every shipped task loads and its reference yields the declared ou
     families.insert(task.family);
     auto reference = Reference::create(task);
     DRK_REQUIRE(reference.ok());
-    auto output = reference->run(draw_inputs(task, DeviceKind::cpu, 7));
-    DRK_REQUIRE(output.ok());
-    DRK_CHECK(Shape(output->sizes().begin(), output->sizes().end()) == task.cpu_shapes.at(task.outputs[0]));
-    DRK_CHECK((output->scalar_type() == at::kFloat));
+    // Every task runs on cuda; those without cpu shapes (float16) on cuda only.
+    DRK_REQUIRE(task.runs_on(DeviceKind::cuda));
+    if (!task.runs_on(DeviceKind::cpu)) {
+      DRK_CHECK(task.output_dtype == DType::float16);
+      DRK_CHECK(estimate_flops(task, DeviceKind::cpu) == 0);
+      DRK_CHECK(estimate_min_bytes(task, DeviceKind::cpu) == 0);
+    } else {
+      auto output = reference->run(draw_inputs(task, DeviceKind::cpu, 7));
+      DRK_REQUIRE(output.ok());
+      DRK_CHECK(Shape(output->sizes().begin(), output->sizes().end()) == task.cpu_shapes.at(task.outputs[0]));
+      DRK_CHECK((output->scalar_type() == at::kFloat));
+      DRK_CHECK(estimate_min_bytes(task, DeviceKind::cpu) > 0);
+    }
     // The cuda shapes are inferred, never computed.
     std::vector<std::string> names;
     std::set<std::string> integer_inputs;
@@ -88,7 +113,6 @@ DRK_TEST_CASE("every shipped task loads and its reference yields the declared ou
     DRK_REQUIRE(inferred.ok());
     DRK_CHECK(*inferred == task.gpu_shapes.at(task.outputs[0]));
     DRK_CHECK(estimate_flops(task, DeviceKind::cuda) > 0);
-    DRK_CHECK(estimate_min_bytes(task, DeviceKind::cpu) > 0);
   }
   for (const char* family : {"elementwise", "rowwise", "gemm", "reduction", "batched_gemm", "conv2d", "cross_entropy",
                              "attention"})
@@ -163,7 +187,7 @@ DRK_TEST_CASE("int64 inputs need a classes draw and may only be cross_entropy ta
         Case{"dtype: int64", "dtype: float32", "declare dtype int64"},
         Case{"of: logits, dim: 1", "of: target, dim: 1", "must name a float32 input"},
         Case{"of: logits, dim: 1", "of: logits, dim: 2", "draw.dim 2 is not a dim of 'logits'"},
-        Case{"dtype: int64", "dtype: int32", "inputs are float32, or int64"},
+        Case{"dtype: int64", "dtype: int32", "inputs are float32 or float16, or int64"},
         Case{"cross_entropy(logits, targets)", "cross_entropy(logits, logits)", "targets must be an int64 input"},
         Case{"cross_entropy(logits, targets)", "cross_entropy(logits, targets * 2.0)",
              "only the targets of cross_entropy() may use it"},
@@ -208,6 +232,59 @@ DRK_TEST_CASE("families carry the params the generator renders from") {
   auto missing = catalog->find("relux");
   DRK_REQUIRE_FALSE(missing.ok());
   DRK_CHECK(missing.error().message.find("relu") != std::string::npos);
+}
+
+DRK_TEST_CASE("a float16 task runs on cuda only, with float16 inputs, output and tolerance") {
+  auto catalog = TaskCatalog::load(TaskCatalog::default_directory());
+  DRK_REQUIRE(catalog.ok());
+  const Task& matmul = shipped(*catalog, "matmul_fp16");
+  DRK_CHECK(matmul.output_dtype == DType::float16);
+  DRK_CHECK(matmul.runs_on(DeviceKind::cuda));
+  DRK_CHECK_FALSE(matmul.runs_on(DeviceKind::cpu));
+  DRK_CHECK(matmul.devices_text() == "cuda");
+  DRK_CHECK(matmul.output_tolerance().atol == 1e-2);
+  DRK_CHECK(matmul.output_tolerance().rtol == 1e-2);
+  DRK_CHECK(matmul.gpu_second_shapes.at("a") == Shape{4099, 4099});
+  DRK_CHECK(estimate_min_bytes(matmul, DeviceKind::cuda) == 2.0 * 3 * 4096 * 4096);
+  DRK_CHECK(estimate_flops(matmul, DeviceKind::cuda) == 2.0 * 4096 * 4096 * 4096);
+  capnp::MallocMessageBuilder message;
+  auto described = message.initRoot<drk::msg::Task>();
+  fill_task_message(matmul, DeviceKind::cuda, described);
+  DRK_CHECK(described.getInputs()[0].getDtype() == drk::msg::DType::FLOAT16);
+  DRK_CHECK(described.getOutputs()[0].getDtype() == drk::msg::DType::FLOAT16);
+
+  drk::testing::RunDir dir;
+  dir.write("half.yaml", kHalfTask);
+  auto half = TaskCatalog::load(dir.path().string());
+  DRK_REQUIRE_MESSAGE(half.ok(), (half.ok() ? "" : half.error().message));
+  const Task& task = half->tasks()[0];
+  // Drawn in float32 and rounded: the float32 draw of the same seed, at float16.
+  Task twin = task;
+  for (auto& input : twin.inputs) input.dtype = DType::float32;
+  const auto inputs = draw_inputs(task, DeviceKind::cuda, 5);
+  const auto wide = draw_inputs(twin, DeviceKind::cuda, 5);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    DRK_CHECK((inputs[i].scalar_type() == at::kHalf));
+    DRK_CHECK(at::equal(inputs[i], wide[i].to(at::kHalf)));
+  }
+  DRK_CHECK(inputs[1].abs().max().item<float>() <= 1.0f);
+
+  struct Case {
+    std::string from, to, expected;
+  };
+  for (const Case& c :
+       {Case{"shapes:\n  cuda:", "shapes:\n  cpu: {a: [8, 16], b: [16, 4], y: [8, 4]}\n  cuda:",
+             "a float16 task runs on cuda only"},
+        Case{"- {name: b, dtype: float16", "- {name: b, dtype: float32", "the floating inputs of a task share one dtype"},
+        Case{"second_shapes:\n  cuda:", "second_shapes:\n  cpu:", "the task does not run on cpu"},
+        Case{"shapes:\n  cuda:", "shapes:\n  gpu:", "'shapes' maps cpu and/or cuda"}}) {
+    DRK_INFO(c.to);
+    auto refused = load_edited(kHalfTask, "half.yaml", c.from, c.to);
+    DRK_REQUIRE_FALSE(refused.ok());
+    DRK_INFO(refused.error().message);
+    DRK_CHECK(refused.error().message.find("half.yaml:") != std::string::npos);
+    DRK_CHECK(refused.error().message.find(c.expected) != std::string::npos);
+  }
 }
 
 DRK_TEST_CASE("the same seed draws the same inputs, another seed other inputs") {

@@ -13,7 +13,7 @@ using schedule::Device;
 using schedule::Family;
 using schedule::Problem;
 
-std::vector<Choice> corner_choices(Family family, Device device) {
+std::vector<Choice> corner_choices(Family family, Device device, schedule::Precision precision) {
   const auto family_knobs = schedule::knobs(family, device);
   std::vector<Choice> corners(4, Choice{family, {}, device});
   for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
@@ -22,6 +22,12 @@ std::vector<Choice> corner_choices(Family family, Device device) {
     corners[1].options.push_back(last);
     corners[2].options.push_back(knob % 2 == 0 ? 0 : last);
     corners[3].options.push_back(knob % 2 == 0 ? last : 0);
+  }
+  for (auto& corner : corners) {
+    for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
+      if (!schedule::option_applies(family, device, precision, static_cast<int>(knob), corner.options[knob]))
+        corner.options[knob] = 0;
+    }
   }
   return corners;
 }
@@ -68,6 +74,28 @@ std::vector<RenderPoint> render_corner_sample() {
   Choice library = gemm[0];
   library.options[schedule::cuda_gemm_knob::use_library] = 1;
   add(problems[6], {library});
+  for (auto& point : half_matmul_points()) points.push_back(std::move(point));
+  // A float16 linear layer on tensor cores: b [N, K] (col_major fragments), a bias and an
+  // epilogue, fused and separate (matmul_fp16's simt corners build the float16 drk_finish).
+  Problem linear = half_matmul_points()[0].problem;
+  linear.task = "linear_fp16";
+  linear.params = {{"b_layout", "nk"}, {"bias", "true"}, {"epilogue", "v * 2.0f | v > 0.0f ? v : 0.1f * v"}};
+  linear.inputs = {{"a", {64, 96}}, {"b", {80, 96}}, {"bias", {80}}};
+  linear.outputs = {{"y", {64, 80}}};
+  const auto half_gemm = corner_choices(Family::gemm, Device::cuda, schedule::Precision::float16);
+  add(linear, {half_gemm[1], half_gemm[3]});
+  return points;
+}
+
+std::vector<RenderPoint> half_matmul_points() {
+  const auto problems = catalog_problems({"matmul_fp16"}, msg::Device::CUDA);
+  std::vector<RenderPoint> points;
+  for (Choice corner : corner_choices(Family::gemm, Device::cuda, schedule::Precision::float16)) {
+    for (uint16_t math : {0, 1}) {
+      corner.options[schedule::cuda_gemm_knob::math] = math;
+      points.push_back({problems[0], corner});
+    }
+  }
   return points;
 }
 

@@ -16,8 +16,11 @@
 namespace drk::testing {
 
 // Every knob at its first option; every knob at its last; then knobs alternating first/last,
-// and the complement: each knob sees both extremes, next to both extremes of its neighbours.
-std::vector<schedule::Choice> corner_choices(schedule::Family family, schedule::Device device);
+// and the complement: each knob sees both extremes, next to both extremes of its neighbours. An
+// option that does not apply to tasks of `precision` (schedule::option_applies) is replaced by
+// the knob's first option, which always applies.
+std::vector<schedule::Choice> corner_choices(schedule::Family family, schedule::Device device,
+                                             schedule::Precision precision = schedule::Precision::float32);
 
 // The catalog's tasks (kernels/tasks) as RolloutRequests describe them on `device`.
 std::vector<schedule::Problem> catalog_problems(const std::vector<std::string>& names, msg::Device device);
@@ -28,8 +31,12 @@ struct RenderPoint {
 };
 
 // CUDA points: the corners of each family on its representative task (a three-stage chain,
-// softmax, gemm_multiply_leakyrelu), a corner of every other rowwise op, and the library-only
-// matmul (17 points).
+// softmax, gemm_multiply_leakyrelu), a corner of every other rowwise op, the library-only
+// matmul, the float16 matmul_fp16's corners each with both math options (simt and tensor_core),
+// and a float16 linear layer (b_layout nk, bias and epilogue) on tensor cores (27 points).
 std::vector<RenderPoint> render_corner_sample();
+
+// matmul_fp16's float16 corners, each with math=simt and with math=tensor_core (8 points).
+std::vector<RenderPoint> half_matmul_points();
 
 }  // namespace drk::testing

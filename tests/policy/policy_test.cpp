@@ -2,7 +2,9 @@
 // training, serialisation, learning on a bandit, and the clipped objective's arithmetic.
 #include <cmath>
 #include <map>
+#include <optional>
 #include <random>
+#include <set>
 
 #include <torch/torch.h>
 
@@ -159,6 +161,96 @@ DRK_TEST_CASE("the CPU network keeps its checkpoint shape; checkpoints never cro
   DRK_REQUIRE_FALSE(refused.ok());
   DRK_CHECK(refused.error().message.find("cpu policy network") != std::string::npos);
   DRK_CHECK_FALSE(cuda.load(cpu.serialize()).ok());
+}
+
+DRK_TEST_CASE("the CUDA network's shapes follow the CUDA space; a checkpoint of another space fails clearly") {
+  // The cuda gemm family's math knob (simt, tensor_core) made its one-hot 17 wide, the widest:
+  // observation 13 + 17 + 5 = 35 entries, and one head of 2 + keep outputs more. CUDA checkpoints
+  // written before it do not load, with an error naming the parameter and the space.
+  DRK_CHECK(observation_size(Device::cuda) == 35);
+  Policy cuda(1, Device::cuda);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& item : cuda.network().named_parameters()) shapes[item.key()] = item.value().sizes().vec();
+  DRK_CHECK(shapes.size() == 2 * (2 + 5 + 4 + 7));
+  DRK_CHECK(shapes["input.weight"] == std::vector<int64_t>{64, 35});
+  DRK_CHECK(shapes["head_cuda_gemm_math.weight"] == std::vector<int64_t>{3, 64});
+  DRK_CHECK(shapes["head_cuda_gemm_use_library.bias"] == std::vector<int64_t>{3});
+
+  Policy older(2, Device::cuda);
+  {
+    torch::NoGradGuard no_grad;
+    older.network().named_parameters()["input.weight"].set_(torch::zeros({64, 34}));
+  }
+  const auto before = cuda.network().named_parameters()["hidden.weight"].clone();
+  const auto refused = cuda.load(older.serialize());
+  DRK_REQUIRE_FALSE(refused.ok());
+  DRK_INFO(refused.error().message);
+  DRK_CHECK(refused.error().code == Errc::parse_error);
+  DRK_CHECK(refused.error().message.find("cuda policy network") != std::string::npos);
+  DRK_CHECK(refused.error().message.find("'input.weight' is [64, 34] in the checkpoint but [64, 35]") !=
+            std::string::npos);
+  DRK_CHECK(refused.error().message.find("start a new run directory") != std::string::npos);
+  // A refused checkpoint leaves the network as it was.
+  DRK_CHECK(torch::equal(cuda.network().named_parameters()["hidden.weight"], before));
+  DRK_CHECK(cuda.network().named_parameters()["input.weight"].sizes().vec() == std::vector<int64_t>{64, 35});
+}
+
+DRK_TEST_CASE("the CUDA policy offers tensor cores to float16 gemm tasks only and the library to float32 ones only") {
+  Policy policy(5, Device::cuda);
+  std::mt19937_64 rng(23);
+  Problem problem = relu_problem();
+  problem.family = Family::gemm;
+  problem.device = Device::cuda;
+  problem.params = {{"b_layout", "kn"}, {"bias", "false"}, {"epilogue", "v"}};
+  problem.inputs = {{"a", {4096, 4096}}, {"b", {4096, 4096}}};
+  problem.outputs = {{"y", {4096, 4096}}};
+  const int math = cuda_gemm_knob::math, library = cuda_gemm_knob::use_library;
+  for (auto precision : {Precision::float32, Precision::float16}) {
+    DRK_INFO("precision " << precision_name(precision));
+    problem.precision = precision;
+    std::map<int, std::set<uint16_t>> seen;
+    std::optional<Choice> previous;
+    std::optional<PreviousTurn> previous_turn;
+    for (int draw = 0; draw < 150; ++draw) {
+      const int turn = draw % 3 + 1;
+      if (turn == 1) {
+        previous.reset();
+        previous_turn.reset();
+      }
+      auto observation = observe(problem, turn, 3, previous_turn);
+      const auto sampled = policy.sample(Family::gemm, observation, previous, rng);
+      DRK_REQUIRE(validate(sampled.choice, precision).ok());
+      seen[math].insert(sampled.choice.options[math]);
+      seen[library].insert(sampled.choice.options[library]);
+      // Training sees the same masked distribution as sampling.
+      std::vector<int64_t> actions(sampled.decisions.begin(), sampled.decisions.end());
+      const auto computed = policy.network().log_probs(
+          Family::gemm, torch::from_blob(observation.data(), {1, observation_size(Device::cuda)}, torch::kFloat32),
+          torch::from_blob(actions.data(), {1, static_cast<int64_t>(actions.size())}, torch::kInt64),
+          torch::full({1}, turn > 1, torch::kBool));
+      for (size_t knob = 0; knob < actions.size(); ++knob)
+        DRK_CHECK(std::abs(computed[0][static_cast<int64_t>(knob)].item<float>() - sampled.logprobs[knob]) < 1e-5);
+      previous = sampled.choice;
+      previous_turn = PreviousTurn{sampled.choice, true, true, true, 1.0, 0.5};
+    }
+    // The option that does not apply has no probability at all.
+    auto observation = observe(problem, 1, 3, std::nullopt);
+    std::vector<int64_t> inapplicable(knobs(Family::gemm, Device::cuda).size(), 0);
+    inapplicable[static_cast<size_t>(precision == Precision::float32 ? math : library)] = 1;
+    const auto logprobs = policy.network().log_probs(
+        Family::gemm, torch::from_blob(observation.data(), {1, observation_size(Device::cuda)}, torch::kFloat32),
+        torch::from_blob(inapplicable.data(), {1, static_cast<int64_t>(inapplicable.size())}, torch::kInt64),
+        torch::zeros({1}, torch::kBool));
+    if (precision == Precision::float32) {
+      DRK_CHECK(seen[math] == std::set<uint16_t>{0});
+      DRK_CHECK(seen[library] == std::set<uint16_t>{0, 1});
+      DRK_CHECK(logprobs[0][math].item<float>() < -1e8);
+    } else {
+      DRK_CHECK(seen[math] == std::set<uint16_t>{0, 1});
+      DRK_CHECK(seen[library] == std::set<uint16_t>{0});
+      DRK_CHECK(logprobs[0][library].item<float>() < -1e8);
+    }
+  }
 }
 
 DRK_TEST_CASE("clipped updates on a bandit raise the probability of the rewarded option") {

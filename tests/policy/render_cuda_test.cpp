@@ -1,8 +1,10 @@
 // The CUDA scheduling space without a GPU: corner points of every family's knobs render, for
-// real catalog tasks, CUDA sources that nvcc builds into shared objects with the Evaluator's
-// flags (kernels/compile/compiler.h, nvcc_compiler_options), two compiles at a time. Skips,
-// saying why, where nvcc is missing. tests/policy/render_cuda_evaluation_test.cpp runs such
-// points on a GPU against the task's reference.
+// real catalog tasks (the float16 matmul_fp16 with both math options), CUDA sources that nvcc
+// builds into shared objects with the Evaluator's flags (kernels/compile/compiler.h,
+// nvcc_compiler_options), two compiles at a time; options that do not apply to a task's
+// precision are refused. Skips the compiles, saying why, where nvcc is missing.
+// tests/policy/render_cuda_evaluation_test.cpp runs such points on a GPU against the task's
+// reference.
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +15,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <capnp/message.h>
@@ -94,11 +97,12 @@ DRK_TEST_CASE("every family's CUDA space has knobs, and its corners cover each o
     const auto family = static_cast<Family>(index);
     const auto family_knobs = knobs(family, Device::cuda);
     DRK_REQUIRE(!family_knobs.empty());
-    const auto corners = testing::corner_choices(family, Device::cuda);
     std::vector<std::set<uint16_t>> seen(family_knobs.size());
-    for (const auto& choice : corners) {
-      DRK_REQUIRE(validate(choice).ok());
-      for (size_t knob = 0; knob < family_knobs.size(); ++knob) seen[knob].insert(choice.options[knob]);
+    for (auto precision : {Precision::float32, Precision::float16}) {
+      for (const auto& choice : testing::corner_choices(family, Device::cuda, precision)) {
+        DRK_REQUIRE(validate(choice, precision).ok());
+        for (size_t knob = 0; knob < family_knobs.size(); ++knob) seen[knob].insert(choice.options[knob]);
+      }
     }
     for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
       DRK_INFO("knob " << family_knobs[knob].name);
@@ -118,6 +122,53 @@ DRK_TEST_CASE("a schedule of one device does not render a task evaluated on the 
   DRK_CHECK(refused.error().message.find("cuda") != std::string::npos);
 }
 
+DRK_TEST_CASE("tensor cores render for float16 tasks only, the library for float32 tasks only") {
+  const auto problems = testing::catalog_problems({"matmul", "matmul_fp16"}, msg::Device::CUDA);
+  DRK_REQUIRE(problems.size() == 2);
+  DRK_CHECK(problems[0].precision == Precision::float32);
+  DRK_CHECK(problems[1].precision == Precision::float16);
+  DRK_CHECK(problems[1].inputs[0].shape == std::vector<int64_t>{4096, 4096});
+  Choice tensor_cores{Family::gemm, {0, 0, 0, 0, 0, 0, 1}, Device::cuda};
+  Choice library{Family::gemm, {0, 0, 0, 0, 1, 0, 0}, Device::cuda};
+  DRK_CHECK(render(problems[1], tensor_cores).ok());
+  DRK_CHECK(render(problems[0], library).ok());
+  for (const auto& [problem, choice, option] :
+       {std::tuple{problems[0], tensor_cores, "math=tensor_core"}, std::tuple{problems[1], library, "use_library=library"}}) {
+    auto refused = render(problem, choice);
+    DRK_REQUIRE_FALSE(refused.ok());
+    DRK_INFO(refused.error().message);
+    DRK_CHECK(refused.error().code == Errc::invalid_argument);
+    DRK_CHECK(refused.error().message.find(option) != std::string::npos);
+    DRK_CHECK(refused.error().message.find(std::string(precision_name(problem.precision)) + " tasks") !=
+              std::string::npos);
+  }
+  // float16 is the cuda gemm family's alone: a float16 softmax is refused before rendering.
+  Problem half_softmax = testing::catalog_problems({"softmax"}, msg::Device::CUDA)[0];
+  half_softmax.precision = Precision::float16;
+  auto refused = render(half_softmax, Choice{Family::rowwise, {0, 0, 0, 0}, Device::cuda});
+  DRK_REQUIRE_FALSE(refused.ok());
+  DRK_CHECK(refused.error().message.find("float16") != std::string::npos);
+}
+
+DRK_TEST_CASE("float16 kernels take float16 tensors; tensor-core sources use WMMA with float accumulators") {
+  const auto points = testing::half_matmul_points();
+  DRK_REQUIRE(points.size() == 8);
+  int tensor_core_points = 0;
+  for (const auto& point : points) {
+    DRK_INFO(point.choice.describe());
+    auto source = render(point.problem, point.choice);
+    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+    DRK_CHECK(source->find("!drk_is_dense_f16(inputs[index])") != std::string::npos);
+    DRK_CHECK(source->find("!drk_is_dense_f32(") == std::string::npos);
+    DRK_CHECK(source->find("gemm_f32") == std::string::npos);
+    const bool tensor_cores = point.choice.value(cuda_gemm_knob::math) == "tensor_core";
+    tensor_core_points += tensor_cores ? 1 : 0;
+    DRK_CHECK((source->find("wmma::mma_sync") != std::string::npos) == tensor_cores);
+    if (tensor_cores) DRK_CHECK(source->find("wmma::accumulator, 16, 16, 16, float>") != std::string::npos);
+  }
+  DRK_CHECK(tensor_core_points == 4);
+}
+
 DRK_TEST_CASE("corner points of every CUDA family render sources that nvcc builds with the Evaluator's flags") {
   const std::string nvcc = nvcc_path();
   if (nvcc.empty()) {
@@ -126,7 +177,7 @@ DRK_TEST_CASE("corner points of every CUDA family render sources that nvcc build
     return;
   }
   const auto rendered = testing::render_corner_sample();
-  DRK_REQUIRE(rendered.size() >= 12);
+  DRK_REQUIRE(rendered.size() == 27);
   std::vector<std::string> sources;
   for (const auto& item : rendered) {
     DRK_INFO(item.problem.task << ": " << item.choice.describe());

@@ -319,6 +319,8 @@ DRK_TEST_CASE("every catalog task renders, as its message describes it, to a ker
     // Tasks of other families (conv2d, attention, ...) are for other generators
     // (actors/learner/task_selection.h).
     if (!parse_family(task.family)) continue;
+    // A cuda-only task (matmul_fp16, float16) is never given to the CPU space.
+    if (!task.runs_on(kernels::DeviceKind::cpu)) continue;
     messages.push_back(std::make_unique<capnp::MallocMessageBuilder>());
     auto message = messages.back()->initRoot<msg::Task>();
     kernels::fill_task_message(task, kernels::DeviceKind::cpu, message);

@@ -17,7 +17,7 @@ constexpr const char* kTasksHelp = R"(usage: drk tasks [--dir DIR]
        drk tasks audit [NAME...] [--json] [--device cpu|cuda] [--dir DIR]
 
 Lists the tasks of the catalog (name, family, FLOPs and minimum bytes moved at the cpu and the
-cuda shapes, origin), or shows one task fully:
+cuda shapes, "-" on a device the task does not run on, origin), or shows one task fully:
 inputs and how they are drawn, shapes on cpu and cuda, the reference expression, the family
 parameters the generator renders from, tolerances, FLOPs and the minimum bytes moved.
 
@@ -26,9 +26,10 @@ evaluates each reference on fresh input draws and reports, in the task's toleran
 output is near-constant across draws (a remembered answer passes) and, per input, how much of the
 output moves when only that input is drawn afresh (none: the input has no influence). It exits 1
 when a task is degenerate. --device cuda audits at KernelBench's shapes (gigabytes per tensor).
+Tasks without shapes for the device (float16 tasks run on cuda only) are skipped, by name.
 
   --dir DIR      the task folder (default: $DRK_TASKS_DIR, else kernels/tasks of the source tree)
-  --json         audit: one JSON object {device, degenerate, tasks: [...]}
+  --json         audit: one JSON object {device, degenerate, skipped: [...], tasks: [...]}
   --device DEV   audit: the shapes to evaluate at (default cpu)
 )";
 
@@ -63,9 +64,13 @@ std::string describe_draw(const kernels::Task& task, const kernels::InputSpec& i
   if (draw.kind == "normal") {
     out << "normal(mean " << draw.mean << ", stddev " << draw.stddev << ")";
   } else if (draw.kind == "classes") {
-    out << "classes: integers in [0, C), C = " << draw.classes_of << ".shape[" << draw.classes_dim << "] ("
-        << kernels::class_count(task, input, DeviceKind::cpu) << " on cpu, "
-        << kernels::class_count(task, input, DeviceKind::cuda) << " on cuda)";
+    out << "classes: integers in [0, C), C = " << draw.classes_of << ".shape[" << draw.classes_dim << "] (";
+    std::string counts;
+    for (auto device : {DeviceKind::cpu, DeviceKind::cuda})
+      if (task.runs_on(device))
+        counts += (counts.empty() ? "" : ", ") + std::to_string(kernels::class_count(task, input, device)) + " on " +
+                  std::string(kernels::device_name(device));
+    out << counts << ")";
   } else {
     out << draw.kind << "[" << draw.low << ", " << draw.high << ")";
   }
@@ -82,17 +87,21 @@ void show(const kernels::Task& task) {
     std::cout << "    " << input.name << "  " << kernels::dtype_name(input.dtype) << "  drawn from "
               << describe_draw(task, input) << "\n";
   std::cout << "  outputs\n";
-  for (const auto& output : task.outputs) std::cout << "    " << output << "  float32\n";
+  for (const auto& output : task.outputs)
+    std::cout << "    " << output << "  " << kernels::dtype_name(task.output_dtype) << "\n";
   std::cout << "  shapes\n";
   for (auto device : {DeviceKind::cpu, DeviceKind::cuda})
     std::cout << "    " << kernels::device_name(device) << (device == DeviceKind::cpu ? "   " : "  ")
-              << shapes_line(task, device) << "\n";
+              << (task.runs_on(device) ? shapes_line(task, device)
+                                       : "none: the task runs on " + task.devices_text() + " only")
+              << "\n";
   std::cout << "  params" << (task.params.empty() ? "      none (the family's reference fixes everything)" : "") << "\n";
   for (const auto& [key, value] : task.params) std::cout << "    " << key << ": " << value << "\n";
-  auto tolerance = task.tolerance(kernels::DType::float32);
-  std::cout << "  tolerance   float32: atol " << tolerance.atol << ", rtol " << tolerance.rtol
-            << (task.tolerances.count(kernels::DType::float32) ? "" : " (default)") << "\n";
+  auto tolerance = task.output_tolerance();
+  std::cout << "  tolerance   " << kernels::dtype_name(task.output_dtype) << ": atol " << tolerance.atol << ", rtol "
+            << tolerance.rtol << (task.tolerances.count(task.output_dtype) ? "" : " (default)") << "\n";
   for (auto device : {DeviceKind::cpu, DeviceKind::cuda}) {
+    if (!task.runs_on(device)) continue;
     double flops = kernels::estimate_flops(task, device);
     double bytes = kernels::estimate_min_bytes(task, device);
     char intensity[32];
@@ -126,10 +135,20 @@ int audit(const kernels::TaskCatalog& catalog, const std::vector<std::string>& n
       std::cerr << "drk tasks audit: " << task.error().message << "\n";
       return 1;
     }
+    if (!(*task)->runs_on(device)) {
+      std::cerr << "drk tasks audit: task '" << name << "' has no " << kernels::device_name(device)
+                << " shapes: it runs on " << (*task)->devices_text() << " only (--device "
+                << (device == DeviceKind::cpu ? "cuda" : "cpu") << ")\n";
+      return 1;
+    }
     tasks.push_back(*task);
   }
+  std::vector<std::string> skipped;  // with no names: tasks that do not run on `device`
   if (names.empty())
-    for (const auto& task : catalog.tasks()) tasks.push_back(&task);
+    for (const auto& task : catalog.tasks()) {
+      if (task.runs_on(device)) tasks.push_back(&task);
+      else skipped.push_back(task.name);
+    }
   std::vector<kernels::TaskAudit> audits;
   for (const auto* task : tasks) {
     auto result = kernels::audit_task(*task, device);
@@ -143,7 +162,9 @@ int audit(const kernels::TaskCatalog& catalog, const std::vector<std::string>& n
   for (const auto& a : audits) degenerate += a.degenerate() ? 1 : 0;
   if (json) {
     std::cout << "{\"device\": " << json_string(std::string(kernels::device_name(device)))
-              << ", \"degenerate\": " << degenerate << ", \"tasks\": [";
+              << ", \"degenerate\": " << degenerate << ", \"skipped\": [";
+    for (size_t t = 0; t < skipped.size(); ++t) std::cout << (t ? ", " : "") << json_string(skipped[t]);
+    std::cout << "], \"tasks\": [";
     for (size_t t = 0; t < audits.size(); ++t) {
       const auto& a = audits[t];
       std::cout << (t ? ", " : "") << "{\"task\": " << json_string(a.task) << ", \"degenerate\": "
@@ -174,6 +195,11 @@ int audit(const kernels::TaskCatalog& catalog, const std::vector<std::string>& n
   }
   std::cout << audits.size() << " tasks audited at the " << kernels::device_name(device) << " shapes, " << degenerate
             << " degenerate\n";
+  if (!skipped.empty()) {
+    std::string list;
+    for (const auto& name : skipped) list += (list.empty() ? "" : ", ") + name;
+    std::cout << skipped.size() << " skipped (no " << kernels::device_name(device) << " shapes): " << list << "\n";
+  }
   return degenerate ? 1 : 0;
 }
 
@@ -244,8 +270,9 @@ int cmd_tasks(const Args& args) {
   for (const auto& task : catalog->tasks()) {
     std::cout << pad(task.name, name_width) << pad(task.family, family_width);
     for (auto device : {DeviceKind::cpu, DeviceKind::cuda})
-      std::cout << pad(human(kernels::estimate_flops(task, device), ""), kAmountWidth)
-                << pad(human(kernels::estimate_min_bytes(task, device), "B"), kAmountWidth);
+      std::cout << pad(task.runs_on(device) ? human(kernels::estimate_flops(task, device), "") : "-", kAmountWidth)
+                << pad(task.runs_on(device) ? human(kernels::estimate_min_bytes(task, device), "B") : "-",
+                       kAmountWidth);
     std::cout << task.origin << "\n";
   }
   std::cout << catalog->tasks().size() << " tasks; `drk tasks show NAME` shows one fully\n";
