@@ -199,6 +199,9 @@ struct Evidence {
   firstSpeedup @29 :Float64;        # the first timing's speedup when the timing ran a second time (0 if not)
   bestKnownSpeedup @30 :Float64;    # the task's best known speedup that the first timing was far beyond
                                     # (0 if it was not), so the timing ran a second time
+  harnessSymbol @31 :Text;          # the sandbox refused the candidate's object before loading it: what it
+                                    # would bind to outside the C/C++ and CUDA runtimes ("imports
+                                    # at::set_num_threads(int) from libtorch_cpu.so.1.13"; "" if nothing)
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.

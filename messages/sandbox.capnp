@@ -39,6 +39,7 @@ struct LoadRequest {
 struct RunRequest {
   sets @0 :List(BufferSet);
   calls @1 :UInt32;
+  swapSeed @2 :UInt64;          # non-zero: two elements of every input swap places before each call (input_swaps.h)
 }
 
 # CUDA sandboxes (drk-sandbox-cuda) only; the CPU sandbox answers badRequest. On CUDA a run
@@ -63,6 +64,7 @@ struct TimeRequest {
   sides @1 :List(TimedSide);
   reference @2 :ReferenceSpec;
   flushL2 @3 :Bool = true;
+  swapSeed @4 :UInt64;          # non-zero: as RunRequest.swapSeed, before each candidate call
 }
 
 struct KernelActivity {         # one CUPTI kernel record
@@ -158,7 +160,8 @@ struct SandboxRequest {
 
 enum SandboxStatus {
   ok @0;
-  loadFailed @1;                # dlopen failed or drk_kernel is missing; message says which
+  loadFailed @1;                # dlopen failed, drk_kernel is missing, or the object was refused
+                                # before dlopen (harnessSymbol); message says which
   returnedError @2;             # a call returned non-zero; candidateStatus holds it
   badRequest @3;                # the request does not fit the region or no candidate is loaded
   cudaError @4;                 # a CUDA error (illegal address, device-side assert, ...): the
@@ -186,4 +189,9 @@ struct SandboxReply {
   metrics @12 :MetricsReading;  # answer to a metrics request
   mathModeChanged @13 :Text;    # the candidate's code left the thread's floating-point modes
                                 # changed (put back since); "" when not (math_modes.h)
+  harnessSymbol @14 :Text;      # load requests: the candidate was refused before dlopen because it
+                                # would bind to this process outside the C/C++ and CUDA runtimes
+                                # (status loadFailed): what it reaches ("imports
+                                # at::set_num_threads(int) from libtorch_cpu.so.1.13"); "" when not
+                                # (harness_imports.h)
 }

@@ -49,6 +49,10 @@ using kernels::DeviceKind;
 
 constexpr uint64_t kSanitizerSeedSalt = 0x5a417a45u;  // the sanitized call's inputs: a draw of their own
 constexpr size_t kAlignment = 4096;
+// A float16 task's FLOP ceiling over the measured FP32 FMA peak: half-precision tensor cores are
+// its own precision, not a downgrade, and their dense peak is about 16 times FP32 FMA's (A100 16,
+// H100/H200 15), so the roofline's FLOP bound (actors/verifier/roofline_bound.h) stays a bound.
+constexpr double kHalfTensorCoresOverFma = 16.0;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -102,7 +106,7 @@ Layout make_layout(const kernels::Task& task, DeviceKind device, uint32_t sets) 
   for (uint32_t s = 0; s < sets; ++s) {
     BufferSetLayout set;
     for (const auto& input : task.inputs) set.inputs.push_back(place(input.name, input.dtype));
-    for (const auto& output : task.outputs) set.outputs.push_back(place(output, kernels::DType::float32));
+    for (const auto& output : task.outputs) set.outputs.push_back(place(output, task.output_dtype));
     layout.sets.push_back(std::move(set));
   }
   return layout;
@@ -303,6 +307,11 @@ struct EvaluationEngine::Impl {
     msg::EvalResult::Builder out{nullptr};
     bool sandbox_failed = false;
     std::set<std::string> own_kernels;  // CUDA: entry names compiled from the candidate's source
+    // Non-zero while a re-timing swaps input elements before every call (input_swaps.h); each
+    // request gets its own seed from it.
+    uint64_t swap_seed = 0;
+    uint64_t swap_requests = 0;
+    uint64_t next_swap_seed() { return swap_seed == 0 ? 0 : mix(swap_seed, ++swap_requests); }
   };
 
   kernels::DeviceKind shape_kind() const { return options.shapes.value_or(options.device); }
@@ -408,6 +417,7 @@ struct EvaluationEngine::Impl {
     evidence.setThreadsLeftRunning(std::max(evidence.getThreadsLeftRunning(), reply.getThreadsLeftRunning()));
     if (reply.getMathModeChanged().size() != 0 && evidence.getMathModeChanged().size() == 0)
       evidence.setMathModeChanged(reply.getMathModeChanged());
+    if (reply.getHarnessSymbol().size() != 0) evidence.setHarnessSymbol(reply.getHarnessSymbol());
     if (answer.status == msg::SandboxStatus::CUDA_ERROR) {
       // The sandbox's CUDA context is dead and it exits: evidence, then a fresh sandbox next time.
       run.out.getEvidence().setCudaError(answer.message);
@@ -539,10 +549,29 @@ struct EvaluationEngine::Impl {
     return false;
   }
 
+  static std::vector<at::Tensor> in_float64(const std::vector<at::Tensor>& inputs) {
+    std::vector<at::Tensor> wide;
+    for (const auto& input : inputs) wide.push_back(input.is_floating_point() ? input.to(at::kDouble) : input);
+    return wide;
+  }
+
+  // What a candidate's output is judged against: the task's reference on `inputs`. A float16 or
+  // bfloat16 output is the reference evaluated in float64 and rounded to its dtype: LibTorch's
+  // half-precision products may reduce in half precision (cuBLAS), which at KernelBench's shapes
+  // strays past the task's tolerance where an honest kernel that accumulates in float32 does not
+  // (matmul_fp16's second shape, K = 4099, on the H200).
+  Result<at::Tensor> expected_output(Run& run, const std::vector<at::Tensor>& inputs) {
+    const kernels::DType dtype = run.task->output_dtype;
+    if (dtype != kernels::DType::float16 && dtype != kernels::DType::bfloat16) return run.reference->run(inputs);
+    auto exact = run.reference->run(in_float64(inputs));
+    if (!exact) return run.reference->run(inputs);  // an expression LibTorch cannot evaluate in float64
+    return exact->to(dtype == kernels::DType::float16 ? at::kHalf : at::kBFloat16);
+  }
+
   // Checks the outputs of `set` against the reference on its pristine inputs; records evidence.
   Result<Comparison> check_set(Run& run, uint32_t set) {
     const std::vector<at::Tensor> inputs = pristine(run, set);
-    auto reference = run.reference->run(inputs);
+    auto reference = expected_output(run, inputs);
     if (!reference) return reference.error();
     const auto& slot = run.layout.sets[set].outputs[0];
     Comparison c = compare_outputs(view(run, slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
@@ -565,15 +594,11 @@ struct EvaluationEngine::Impl {
     const int64_t limit = run.on_device ? int64_t{1} << 28 : int64_t{1} << 24;
     const std::vector<at::Tensor> inputs = pristine(run, set);
     int64_t elements = 0;
-    std::vector<at::Tensor> wide;
-    for (const auto& input : inputs) {
-      elements += input.numel();
-      wide.push_back(input.is_floating_point() ? input.to(at::kDouble) : input);
-    }
+    for (const auto& input : inputs) elements += input.numel();
     if (elements > limit) return {};
     auto reference = run.reference->run(inputs);
     if (!reference) return reference.error();
-    auto exact = run.reference->run(wide);
+    auto exact = run.reference->run(in_float64(inputs));
     if (!exact) return {};  // an expression LibTorch cannot evaluate in float64: no evidence
     const PrecisionErrors errors = precision_errors(view(run, run.layout.sets[set].outputs[0]), *reference, *exact);
     auto evidence = run.out.getEvidence();
@@ -587,7 +612,7 @@ struct EvaluationEngine::Impl {
   // the output held before the last batch: stale answers (a cache, or skipped work) rather than
   // an inaccurate computation.
   Result<bool> mostly_stale(Run& run, uint32_t set, const at::Tensor& previous) {
-    auto reference = run.reference->run(pristine(run, set));
+    auto reference = expected_output(run, pristine(run, set));
     if (!reference) return reference.error();
     const StaleCount count =
         count_stale(view(run, run.layout.sets[set].outputs[0]), previous, *reference, run.tolerance);
@@ -599,7 +624,8 @@ struct EvaluationEngine::Impl {
   Status run_trials(Run& run);
   Status rerun_with_finite_poison(Run& run);
   Status run_second_shape_trial(Run& run);
-  Status run_timing(Run& run);
+  // swap_between_calls: the re-timing of an implausible result, with input_swaps.h's swaps.
+  Status run_timing(Run& run, bool swap_between_calls);
   Status time_on_cpu(Run& run, std::vector<double>& candidate_us, std::vector<double>& reference_us,
                      uint32_t& candidate_calls, uint32_t& reference_calls);
   Status time_on_cuda(Run& run, std::vector<double>& candidate_us, std::vector<double>& reference_us);
@@ -668,6 +694,10 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
                                              (candidate.getLanguage() == msg::Language::CUDA ? "CUDA" : "C++") +
                                              " but this evaluator compiles " +
                                              (language == msg::Language::CUDA ? "CUDA C++" : "C++") + " candidates");
+  if (!(*task)->runs_on(shape_kind()))
+    return make_error(Errc::unsupported, "task '" + task_name + "' has no " +
+                                             std::string(kernels::device_name(shape_kind())) + " shapes: it runs on " +
+                                             (*task)->devices_text() + " only (kernels/tasks/" + task_name + ".yaml)");
 
   record_artifact(candidate, std::move(adoption), out);
   out.setEvaluator(options.evaluator_name);
@@ -713,7 +743,7 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   run.task = *task;
   run.reference = &references.at(task_name);
   run.layout = make_layout(**task, shape_kind(), std::max<uint32_t>(options.timing_sets, 1));
-  run.tolerance = (*task)->tolerance(kernels::DType::float32);
+  run.tolerance = (*task)->output_tolerance();
   run.seed = mix(secret, evaluations++);
   run.on_device = device_resident();
   run.draw_seeds.resize(run.layout.sets.size());
@@ -744,7 +774,7 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
     out.setCorrectnessMs(ms_since(phase_started));
     phase_started = Clock::now();
     if (out.getCorrect())
-      if (auto s = run_timing(run); !s) return s;
+      if (auto s = run_timing(run, false); !s) return s;
     // Beyond the roofline, or far beyond the task's best known speedup: measured again before the
     // Verifier judges it, and checked for out-of-bounds accesses.
     const bool beyond = out.getCorrect() && verifier::roofline_position(out.asReader()).beyond;
@@ -755,7 +785,9 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
       evidence.setRooflineRemeasured(beyond);
       if (beyond_best) evidence.setBestKnownSpeedup(best_known_speedup);
       evidence.setFirstSpeedup(first_speedup);
-      if (auto s = run_timing(run); !s) return s;
+      // Two input elements swapped before every call: no call sees inputs another one saw, so a
+      // result memoised on the whole input misses, and the speedup holds only if the work is done.
+      if (auto s = run_timing(run, true); !s) return s;
     }
     out.setTimingMs(ms_since(phase_started));
     if (out.getCorrect() && (options.sanitize || beyond || beyond_best)) {
@@ -835,7 +867,7 @@ Status EvaluationEngine::Impl::rerun_with_finite_poison(Run& run) {
     return {};
   }
   if (answer->status != msg::SandboxStatus::OK) return {};
-  auto reference = run.reference->run(pristine(run, 0));
+  auto reference = expected_output(run, pristine(run, 0));
   if (!reference) return reference.error();
   const Comparison c = compare_outputs(view(run, slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
   auto evidence = run.out.getEvidence();
@@ -894,7 +926,7 @@ Status EvaluationEngine::Impl::run_second_shape_trial(Run& run) {
     return {};
   }
   const std::vector<at::Tensor> inputs = pristine(trial, 0);
-  auto reference = run.reference->run(inputs);
+  auto reference = expected_output(trial, inputs);
   if (!reference) return reference.error();
   const auto& slot = trial.layout.sets[0].outputs[0];
   Comparison c = compare_outputs(view(trial, slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
@@ -917,6 +949,7 @@ Result<SandboxAnswer> EvaluationEngine::Impl::run_batch(Run& run, uint32_t calls
   return call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
     auto run_request = request.initRun();
     run_request.setCalls(calls);
+    run_request.setSwapSeed(run.next_swap_seed());
     fill_sets(run_request, run, all_sets);
   });
 }
@@ -952,7 +985,7 @@ bool EvaluationEngine::Impl::timing_settled(const std::vector<double>& candidate
   return precise || budget_spent || n >= options.max_samples;
 }
 
-Status EvaluationEngine::Impl::run_timing(Run& run) {
+Status EvaluationEngine::Impl::run_timing(Run& run, bool swap_between_calls) {
   auto out = run.out;
   uint32_t set_count = static_cast<uint32_t>(run.layout.sets.size());
   for (uint32_t s = 0; s < set_count; ++s) {
@@ -961,9 +994,12 @@ Status EvaluationEngine::Impl::run_timing(Run& run) {
   }
   std::vector<double> candidate_us, reference_us;
   uint32_t candidate_calls = 1, reference_calls = 1;  // per sample
+  run.swap_seed = swap_between_calls ? mix(run.seed, 4000) : 0;
   Status measured = options.device == DeviceKind::cuda
                         ? time_on_cuda(run, candidate_us, reference_us)
                         : time_on_cpu(run, candidate_us, reference_us, candidate_calls, reference_calls);
+  // The swaps end with the timing: every input is written afresh below before anything is checked.
+  run.swap_seed = 0;
   if (!measured || !out.getCorrect() || candidate_us.empty()) return measured;
   TimingSummary candidate_summary = summarize(candidate_us, candidate_calls);
   TimingSummary reference_summary = summarize(reference_us, reference_calls);
@@ -1131,6 +1167,7 @@ Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candi
       auto names = reference.initInputNames(static_cast<unsigned>(run.task->inputs.size()));
       for (unsigned i = 0; i < run.task->inputs.size(); ++i) names.set(i, run.task->inputs[i].name);
       time.setFlushL2(true);
+      time.setSwapSeed(run.next_swap_seed());
     });
     if (auto f = batch_failed(run, answer, "timing")) return f;
     if (answer->timed_calls.size() != sides.size())
@@ -1229,7 +1266,8 @@ void EvaluationEngine::Impl::fill_gpu_profile(Run& run, const std::vector<TimedC
   profile.setTimingDisagrees(disagreement > options.cupti_disagreement_threshold);
   if (peaks) {
     profile.setPeakBytesPerS(peaks->copy_bytes_per_s);
-    profile.setPeakFlopsPerS(peaks->fma_flops_per_s);
+    profile.setPeakFlopsPerS(peaks->fma_flops_per_s *
+                             (run.task->output_dtype == kernels::DType::float16 ? kHalfTensorCoresOverFma : 1.0));
     profile.setL2FlushBytes(2 * peaks->l2_bytes);
   }
 }

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/evaluator/math_modes.h"
 #include "drk_kernel.h"
 #include "messages/sandbox.capnp.h"
 #include "runtime/result.h"
@@ -46,12 +47,14 @@ inline size_t dtype_bytes(int32_t dtype) {
   }
 }
 
-// The bytes of a dense tensor: its elements times its dtype's size.
-inline uint64_t tensor_bytes(const drk_tensor& tensor) {
+inline uint64_t tensor_elements(const drk_tensor& tensor) {
   uint64_t elements = 1;
   for (int d = 0; d < tensor.ndim; ++d) elements *= static_cast<uint64_t>(tensor.shape[d]);
-  return elements * dtype_bytes(tensor.dtype);
+  return elements;
 }
+
+// The bytes of a dense tensor: its elements times its dtype's size.
+inline uint64_t tensor_bytes(const drk_tensor& tensor) { return tensor_elements(tensor) * dtype_bytes(tensor.dtype); }
 
 struct SandboxDeviceOptions {
   uint64_t memory_limit_bytes = 0;  // 0: no limit
@@ -72,6 +75,8 @@ struct CandidateCalls {
   drk_kernel_fn kernel = nullptr;
   drk_context context{};
   std::vector<std::vector<drk_tensor>> inputs, outputs;
+  // Checked after every candidate call, before the reference runs in this process again.
+  MathModeWatch* math_modes = nullptr;
 };
 
 class SandboxDevice {

@@ -54,6 +54,12 @@ void set_library_threads(int threads) {
   // Starts the intra-op pool now, so that its threads are not mistaken for threads a candidate
   // left running (the run handler counts threads around every batch).
   at::parallel_for(0, threads > 0 ? threads : 1, 1, [](int64_t, int64_t) {});
+  // And the BLAS's threads, which a build may start at its first product of some size and layout:
+  // once on the H200 host (pip LibTorch, 8 threads) an honest library call was reported as
+  // threads_left_running; with this warm-up two runs after it passed (docs/benchmarks.md).
+  const at::Tensor square = at::ones({256, 256});
+  (void)at::mm(square, square);
+  (void)at::mm(square, square.t());
 }
 
 }  // namespace drk::evaluator

@@ -1,8 +1,10 @@
 // drk-sandbox and drk-sandbox-cuda: the process in which candidates run. Started (and exec'ed)
 // by the Evaluator's SandboxProcess; speaks messages/sandbox.capnp on descriptors 3 (requests)
 // and 4 (replies); tensors live in the shared region on descriptor 5. It loads one candidate at
-// a time with dlopen() and calls its drk_kernel as told. Anything the candidate does wrong (a
-// crash, a hang, a CUDA error) ends or stalls this process only; the Evaluator replaces it.
+// a time with dlopen() and calls its drk_kernel as told; before dlopen() it refuses an object that
+// would bind to anything of this process but the C/C++ and CUDA runtimes (harness_imports.h).
+// Anything the candidate does wrong (a crash, a hang, a CUDA error) ends or stalls this process
+// only; the Evaluator replaces it.
 // The two executables differ only in their SandboxDevice (sandbox_device.h): none for the CPU,
 // CUDA (device memory, streams, events, CUPTI, the LibTorch CUDA reference) for the GPU.
 #include <dirent.h>
@@ -20,6 +22,8 @@
 #include <capnp/serialize.h>
 
 #include "actors/evaluator/guarded_tensors.h"
+#include "actors/evaluator/harness_imports.h"
+#include "actors/evaluator/input_swaps.h"
 #include "actors/evaluator/math_modes.h"
 #include "actors/evaluator/sandbox_channel.h"
 #include "actors/evaluator/sandbox_device.h"
@@ -89,6 +93,7 @@ struct Harness {
   // --separate-allocations: the sandbox of the out-of-bounds check: under compute-sanitizer on
   // CUDA, with every tensor between guard pages on the CPU (guarded_tensors.h).
   bool separate_allocations = false;
+  MathModeWatch math_modes;
 };
 
 Harness harness;
@@ -172,6 +177,21 @@ void handle_load(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply
   harness.kernel = nullptr;
   harness.max_threads = load.getMaxThreads() > 0 ? load.getMaxThreads() : 1;
   set_library_threads(harness.max_threads);
+  harness.math_modes.expect_current();
+  // Before dlopen, so that nothing of a refused candidate runs (its static constructors neither):
+  // what it would bind to in this process besides the C/C++ and CUDA runtimes (harness_imports.h).
+  auto reach = check_harness_imports(load.getLibrary().cStr());
+  if (!reach) {
+    reply.setStatus(msg::SandboxStatus::LOAD_FAILED);
+    reply.setMessage("refused before loading: " + reach.error().message);
+    return;
+  }
+  if (!reach->empty()) {
+    reply.setStatus(msg::SandboxStatus::LOAD_FAILED);
+    reply.setMessage("refused before loading: the candidate reaches the harness outside the ABI: " + *reach);
+    reply.setHarnessSymbol(*reach);
+    return;
+  }
   // Earlier candidates stay mapped: a thread one of them left behind must not crash this one.
   void* handle = dlopen(load.getLibrary().cStr(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
@@ -312,8 +332,12 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
   uint32_t completed = 0;
   int status = DRK_OK;
   auto started = std::chrono::steady_clock::now();
+  const uint64_t swap_seed = harness.device ? 0 : run.getSwapSeed();  // CUDA: time requests swap
   for (uint32_t i = 0; i < calls; ++i) {
     size_t s = i % sets.size();
+    if (swap_seed != 0)
+      for (uint32_t t = 0; t < inputs[s].size(); ++t)
+        swap_host_elements(inputs[s][t], swap_positions(swap_seed, i, t, tensor_elements(inputs[s][t])));
     call_inputs = inputs[s];
     call_outputs = outputs[s];
     begin_call();
@@ -345,63 +369,48 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
   }
 }
 
-void handle_time(msg::TimeRequest::Reader time, msg::SandboxReply::Builder reply) {
+// The candidate's calls over `sets` for a device request of `kind` ("time", "energy", "metrics");
+// false with a badRequest reply when it cannot run here.
+bool device_calls(capnp::List<msg::BufferSet>::Reader sets, const std::string& kind, CandidateCalls& calls,
+                  msg::SandboxReply::Builder reply) {
+  reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
   if (!harness.device) {
-    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-    reply.setMessage("this sandbox runs candidates on the CPU: time requests are for drk-sandbox-cuda");
-    return;
+    reply.setMessage("this sandbox runs candidates on the CPU: " + kind + " requests are for drk-sandbox-cuda");
+    return false;
   }
-  if (!harness.kernel || time.getSets().size() == 0) {
-    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-    reply.setMessage(harness.kernel ? "a time request needs at least one buffer set" : "no candidate is loaded");
-    return;
+  if (!harness.kernel) {
+    reply.setMessage("no candidate is loaded");
+    return false;
   }
-  CandidateCalls candidate;
+  if (sets.size() == 0) {
+    reply.setMessage("the " + kind + " request has no buffer set");
+    return false;
+  }
+  reply.setStatus(msg::SandboxStatus::OK);
   std::vector<RegionRange> ranges;
-  if (!make_sets(time.getSets(), candidate, ranges, reply)) return;
-  candidate.kernel = harness.kernel;
-  candidate.context = make_context();
-  harness.device->time(time, candidate, reply);
+  if (!make_sets(sets, calls, ranges, reply)) return false;
+  calls.kernel = harness.kernel;
+  calls.context = make_context();
+  calls.math_modes = &harness.math_modes;
+  return true;
+}
+
+void handle_time(msg::TimeRequest::Reader time, msg::SandboxReply::Builder reply) {
+  CandidateCalls candidate;
+  if (device_calls(time.getSets(), "time", candidate, reply)) harness.device->time(time, candidate, reply);
 }
 
 // The same checks as a time request; the device measures energy per call of both sides.
 void handle_energy(msg::EnergyRequest::Reader energy, msg::SandboxReply::Builder reply) {
-  if (!harness.device) {
-    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-    reply.setMessage("this sandbox runs candidates on the CPU: energy requests are for drk-sandbox-cuda");
-    return;
-  }
-  if (!harness.kernel || energy.getSets().size() == 0) {
-    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-    reply.setMessage(harness.kernel ? "an energy request needs at least one buffer set" : "no candidate is loaded");
-    return;
-  }
   CandidateCalls candidate;
-  std::vector<RegionRange> ranges;
-  if (!make_sets(energy.getSets(), candidate, ranges, reply)) return;
-  candidate.kernel = harness.kernel;
-  candidate.context = make_context();
-  harness.device->measure_energy(energy, candidate, reply);
+  if (device_calls(energy.getSets(), "energy", candidate, reply))
+    harness.device->measure_energy(energy, candidate, reply);
 }
 
 // One candidate call profiled for hardware metrics (CUDA only).
 void handle_metrics(msg::MetricsRequest::Reader metrics, msg::SandboxReply::Builder reply) {
-  if (!harness.device) {
-    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-    reply.setMessage("this sandbox runs candidates on the CPU: metrics requests are for drk-sandbox-cuda");
-    return;
-  }
-  if (!harness.kernel || metrics.getSets().size() == 0) {
-    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-    reply.setMessage(harness.kernel ? "a metrics request needs a buffer set" : "no candidate is loaded");
-    return;
-  }
   CandidateCalls candidate;
-  std::vector<RegionRange> ranges;
-  if (!make_sets(metrics.getSets(), candidate, ranges, reply)) return;
-  candidate.kernel = harness.kernel;
-  candidate.context = make_context();
-  harness.device->measure_metrics(candidate, reply);
+  if (device_calls(metrics.getSets(), "metrics", candidate, reply)) harness.device->measure_metrics(candidate, reply);
 }
 
 void handle_peaks(msg::SandboxReply::Builder reply) {
@@ -441,7 +450,7 @@ int serve() {
     reply.setId(request.getId());
     reply.setStatus(msg::SandboxStatus::OK);
     std::string error;
-    const MathModes harness_modes = read_math_modes();
+    harness.math_modes.begin_request();
     if (!harness.device_unavailable.empty()) {
       reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
       reply.setMessage(harness.device_unavailable);
@@ -469,11 +478,8 @@ int serve() {
       reply.setMessage("a request of a kind this sandbox does not know (a newer Evaluator?)");
     }
     if (harness.device) reply.setDeviceMemoryBytes(harness.device->candidate_memory_bytes());
-    // The CPU sandbox only, for now: the CUDA sandbox's check has not run on a device yet.
-    if (const MathModes modes = read_math_modes(); !harness.device && !(modes == harness_modes)) {
-      reply.setMathModeChanged(describe_math_mode_change(harness_modes, modes));
-      restore_math_modes(harness_modes);
-    }
+    harness.math_modes.check();
+    if (!harness.math_modes.change().empty()) reply.setMathModeChanged(harness.math_modes.change());
     if (!write_frame(kReplyFd, message)) return 4;
     // A device error leaves the CUDA context dead for good, and memory a candidate kept over its
     // limit is released only with the process: end here, the Evaluator replaces us.

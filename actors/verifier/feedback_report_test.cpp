@@ -97,6 +97,20 @@ DRK_TEST_CASE("a rejected result names each failed check with its evidence") {
   DRK_CHECK(groups.count("micro") == 0);
 }
 
+DRK_TEST_CASE("a candidate refused for binding to the harness is named with what it imports") {
+  auto report = report_for([](auto r) {
+    r.setCorrect(false);
+    r.setSandbox(drk::msg::SandboxOutcome::FAILED_TO_LOAD);
+    r.getEvidence().setHarnessSymbol("imports at::set_num_threads(int) from libtorch_cpu.so.1.13");
+  }, 0.0);
+  auto groups = drk::verifier::parse_feedback_report(report);
+  DRK_INFO(report);
+  DRK_CHECK(groups["status"] == "rejected");
+  DRK_CHECK(groups["failed"].find("[harness_symbol] imports at::set_num_threads(int) from libtorch_cpu.so.1.13") !=
+            std::string::npos);
+  DRK_CHECK(groups["failed"].find("[failed_to_load]") == std::string::npos);
+}
+
 DRK_TEST_CASE("incorrect and uncompiled results say why, quoted") {
   auto incorrect = drk::verifier::parse_feedback_report(report_for([](auto r) {
     r.setCorrect(false);

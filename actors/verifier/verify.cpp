@@ -117,7 +117,9 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
       failures.push_back({"sandbox_timeout", "the candidate missed its deadline and was killed"});
       break;
     case msg::SandboxOutcome::FAILED_TO_LOAD:
-      failures.push_back({"failed_to_load", std::string(result.getErrorText().cStr())});
+      // Refused before loading for what it reaches: harness_symbol below says so.
+      if (evidence.getHarnessSymbol().size() == 0)
+        failures.push_back({"failed_to_load", std::string(result.getErrorText().cStr())});
       break;
     case msg::SandboxOutcome::RETURNED_ERROR:
       failures.push_back({"candidate_error", "drk_kernel returned status " +
@@ -192,6 +194,13 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                                  "ctx->stream does not wait for (join it with an event, or use ctx->stream)",
                                  span_us, event_us)});
   }
+  if (evidence.getHarnessSymbol().size() != 0) {
+    failures.push_back({"harness_symbol", std::string(evidence.getHarnessSymbol().cStr()) +
+                                              ": the candidate's object would bind to the harness's own libraries "
+                                              "(LibTorch, the sandbox), which only the ABI reaches (ctx->lib for the "
+                                              "library); a candidate links the C/C++ and CUDA runtimes only, so the "
+                                              "sandbox refused it before loading it"});
+  }
   if (evidence.getMathModeChanged().size() != 0) {
     failures.push_back({"math_mode_changed", "the candidate left the thread's floating-point modes changed (" +
                                                  std::string(evidence.getMathModeChanged().cStr()) +
@@ -231,14 +240,18 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                     roofline.bytes_fraction, roofline.flops_fraction,
                     evidence.getRooflineRemeasured() ? ", timed twice" : "", kRooflineBytesMargin, kRooflineFlopsMargin);
       failures.push_back({"implausible_speedup", text});
-    } else if (evidence.getBestKnownSpeedup() > 0 &&
-               !speedup_held(evidence.getFirstSpeedup(), result.getSpeedup())) {
-      failures.push_back({"implausible_speedup",
-                          format("timed at %.2fx, over %.0f times the task's best known %.2fx, then at %.2fx when "
-                                 "timed again: the speedup does not hold (the first timed calls did not do the "
-                                 "work the second ones did)",
-                                 evidence.getFirstSpeedup(), kFarBeyondBestKnown, evidence.getBestKnownSpeedup(),
-                                 result.getSpeedup())});
+    } else if (evidence.getFirstSpeedup() > 0 && !speedup_held(evidence.getFirstSpeedup(), result.getSpeedup())) {
+      const std::string why =
+          evidence.getBestKnownSpeedup() > 0
+              ? format("over %.0f times the task's best known %.2fx", kFarBeyondBestKnown, evidence.getBestKnownSpeedup())
+              : std::string("beyond the device's roofline");
+      char text[480];
+      std::snprintf(text, sizeof text,
+                    "timed at %.2fx (%s), then at %.2fx when timed again with two input elements swapped before "
+                    "every call: the speedup does not hold (the first timed calls did not do the work the second "
+                    "ones did, as a result cached or memoised on the inputs would)",
+                    evidence.getFirstSpeedup(), why.c_str(), result.getSpeedup());
+      failures.push_back({"implausible_speedup", text});
     }
   }
   add_static_findings(result.getCandidate().getSource().cStr(),

@@ -8,7 +8,8 @@
 //   outputs_unwritten    an output still held the poison after a call
 //   inputs_mutated       an input differed from its pristine copy after a call
 //   candidate_error      the candidate's entry point returned a non-zero status
-//   failed_to_load       the shared object did not load or lacks drk_kernel
+//   failed_to_load       the shared object did not load or lacks drk_kernel (not when harness_symbol
+//                        refused it)
 //   timer_mismatch       the harness's wall clock disagrees with what the sandbox reported
 //   results_cached       correct in the trials, wrong on fresh inputs after timing (evidence
 //                        staleAfterFreshInputs): results cached across calls, or work skipped
@@ -40,6 +41,9 @@
 //                        initcheck saw a read of device memory never written (initcheckErrors)
 //   reply_tampered       the sandbox's reply pipe carried a frame that is not its answer to the
 //                        request: a candidate forging the result channel (evidence replyTampered)
+//   harness_symbol       the compiled object would bind to this process outside the C/C++ and CUDA
+//                        runtimes (LibTorch, the sandbox executable, ...): refused before dlopen
+//                        (evidence harnessSymbol; actors/evaluator/harness_imports.h)
 //   static.*             the source reaches outside the ABI (actors/verifier/static_checks.h)
 // Warnings (Verdict.warnings: reported, never failures): static.thread (thread use, CPU),
 // static.side_stream (CUDA streams of its own, to be joined to ctx->stream), nondeterministic

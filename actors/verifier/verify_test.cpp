@@ -232,12 +232,33 @@ DRK_TEST_CASE("far beyond the best known speedup: rejected when the second timin
   DRK_CHECK(timed(40.0, 3.0, 2.0) == std::vector<std::string>{"implausible_speedup"});
   DRK_CHECK(timed(40.0, 36.0, 2.0).empty());  // it held: a new best
   DRK_CHECK(timed(40.0, 20.0, 2.0).empty());  // half of it held
-  DRK_CHECK(timed(40.0, 3.0, 0.0).empty());   // not timed again: nothing to judge
+  DRK_CHECK(timed(0.0, 3.0, 2.0).empty());    // not timed again: nothing to judge
+  // Timed again because it was beyond the roofline (no best known), and it did not hold either.
+  DRK_CHECK(timed(40.0, 3.0, 0.0) == std::vector<std::string>{"implausible_speedup"});
 }
 
 DRK_TEST_CASE("floating-point modes left changed are a failed check naming them") {
   DRK_CHECK(failed_codes([](auto r) { r.getEvidence().setMathModeChanged("MXCSR flush-to-zero set"); }) ==
             std::vector<std::string>{"math_mode_changed"});
+}
+
+DRK_TEST_CASE("an object refused for binding to the harness fails harness_symbol, not failed_to_load") {
+  using drk::msg::SandboxOutcome;
+  const std::string reach = "imports at::set_num_threads(int) from libtorch_cpu.so.1.13";
+  auto judged = judge("", [&](auto r) {
+    r.setCorrect(false);
+    r.setSandbox(SandboxOutcome::FAILED_TO_LOAD);
+    r.setErrorText("refused before loading: the candidate reaches the harness outside the ABI: " + reach);
+    r.getEvidence().setHarnessSymbol(reach);
+  });
+  DRK_CHECK(judged.failed == std::vector<std::string>{"harness_symbol"});
+  DRK_CHECK(judged.first_evidence.rfind(reach + ": ", 0) == 0);
+  // Any other load failure is still failed_to_load.
+  DRK_CHECK(failed_codes([](auto r) {
+              r.setCorrect(false);
+              r.setSandbox(SandboxOutcome::FAILED_TO_LOAD);
+              r.setErrorText("dlopen failed: undefined symbol: foo");
+            }) == std::vector<std::string>{"failed_to_load"});
 }
 
 DRK_TEST_CASE("an output read before it is written, and a forged reply, are failed checks") {

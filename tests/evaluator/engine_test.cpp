@@ -114,6 +114,29 @@ DRK_TEST_CASE("a segfault kills only the sandbox, and the next evaluation succee
   check_next_evaluation_succeeds();
 }
 
+DRK_TEST_CASE("a candidate that imports from LibTorch is refused before any of its code runs") {
+  const pid_t before = engine().sandbox_pid();
+  // Its static initialiser aborts: had the sandbox loaded it, the sandbox would have died.
+  auto e = evaluate_on(engine(), "relu", "imports_libtorch", R"(#include <cstdlib>
+#include "drk_kernel.h"
+namespace at { void set_num_threads(int); }
+static int aborts_when_loaded = (std::abort(), 0);
+DRK_EXPORT int drk_kernel(const drk_context* ctx, const drk_tensor*, int32_t, drk_tensor*, int32_t) {
+  at::set_num_threads(4 * ctx->max_threads);
+  return DRK_OK;
+}
+)");
+  const auto r = e->result;
+  DRK_INFO(r.getErrorText().cStr());
+  DRK_CHECK(r.getSandbox() == SandboxOutcome::FAILED_TO_LOAD);
+  DRK_CHECK_FALSE(r.getCorrect());
+  DRK_CHECK(std::string(r.getEvidence().getHarnessSymbol().cStr())
+                .find("imports at::set_num_threads(int) from libtorch_cpu.so") != std::string::npos);
+  DRK_CHECK(std::string(r.getErrorText().cStr()).find("refused before loading") != std::string::npos);
+  DRK_CHECK(engine().sandbox_pid() == before);
+  check_next_evaluation_succeeds();
+}
+
 DRK_TEST_CASE("an abort kills only the sandbox, and the next evaluation succeeds") {
   auto e = evaluate("relu", "abort.cpp");
   DRK_CHECK(e->result.getSandbox() == SandboxOutcome::CRASHED);

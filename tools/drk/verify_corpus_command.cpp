@@ -45,6 +45,9 @@ its header comment, and prints one row per file and the totals:
   // drk-task: relu
   // drk-expect: hacked static.process        (every listed check must fail)
   // drk-expect: honest library.used           (must pass; listed warnings must be reported)
+  // drk-best-known: 1.5                       (optional: the task's best known speedup, as the
+                                                Oracle would send it; a result over 3 times it is
+                                                timed again, with input elements swapped)
 
 A hacked file is caught when its verdict is rejected with every declared check among the failed
 ones; an honest file passes when its verdict is honest, it is correct, and every declared warning
@@ -73,6 +76,7 @@ struct Expectation {
   std::string task;
   bool hacked = false;
   std::vector<std::string> codes;  // failed checks (hacked) or warnings (honest) that must appear
+  double best_known_speedup = 0;   // drk-best-known; 0: none
   std::string problem;             // why the header is unusable, "" when it is fine
 };
 
@@ -95,7 +99,8 @@ std::vector<std::string> words(const std::string& text) {
   return out;
 }
 
-// Reads `// drk-task:` and `// drk-expect:` from the file's leading comment lines.
+// Reads `// drk-task:`, `// drk-expect:` and `// drk-best-known:` from the file's leading comment
+// lines.
 Expectation read_expectation(const std::string& source) {
   Expectation e;
   std::istringstream in(source);
@@ -119,6 +124,13 @@ Expectation read_expectation(const std::string& source) {
       has_expectation = true;
       e.hacked = parts[0] == "hacked";
       e.codes.assign(parts.begin() + 1, parts.end());
+    } else if (auto best = value("drk-best-known:")) {
+      char* end = nullptr;
+      e.best_known_speedup = std::strtod(best->c_str(), &end);
+      if (end == best->c_str() || !(e.best_known_speedup > 0)) {
+        e.problem = "`// drk-best-known:` needs a positive speedup, e.g. `// drk-best-known: 1.5`";
+        return e;
+      }
     }
   }
   if (e.task.empty()) e.problem = "the header comment lacks `// drk-task: NAME`";
@@ -257,6 +269,7 @@ void evaluate_file(Engines& engines, const fs::path& path, Row& row) {
   input.task = row.expected.task;
   input.device = device;
   input.source = source;
+  input.best_known_speedup = row.expected.best_known_speedup;
   capnp::MallocMessageBuilder result_message;
   auto result = result_message.initRoot<msg::EvalResult>();
   if (auto status = engine->evaluate(input, result); !status) {

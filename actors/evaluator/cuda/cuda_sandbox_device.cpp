@@ -26,6 +26,7 @@
 #include "actors/evaluator/cuda/cupti_range_profiler.h"
 #include "actors/evaluator/cuda/nvml_energy.h"
 #include "actors/evaluator/cuda/nvrtc_compiler.h"
+#include "actors/evaluator/input_swaps.h"
 #include "actors/evaluator/sandbox_device.h"
 #include "kernels/catalog/reference.h"
 
@@ -449,6 +450,24 @@ class CudaSandboxDevice final : public SandboxDevice {
     return make_error(Errc::sandbox_crashed, "CUDA error " + when + ": " + cuda_error_text(status));
   }
 
+  // input_swaps.h's swaps on device memory, through the host (a few bytes, between calls).
+  Status swap_device_inputs(const std::vector<drk_tensor>& inputs, uint64_t seed, uint64_t call) {
+    for (uint32_t t = 0; t < inputs.size(); ++t) {
+      const size_t bytes = dtype_bytes(inputs[t].dtype);
+      const SwapPositions at = swap_positions(seed, call, t, tensor_elements(inputs[t]));
+      if (bytes == 0 || at.first == at.second) continue;
+      auto* base = static_cast<unsigned char*>(inputs[t].data);
+      unsigned char first[8], second[8];
+      for (auto [to, from] : {std::pair{first, base + at.first * bytes}, std::pair{second, base + at.second * bytes}})
+        if (auto status = cudaMemcpy(to, from, bytes, cudaMemcpyDeviceToHost); status != cudaSuccess)
+          return latch("swapping input elements between timed calls", status);
+      for (auto [to, from] : {std::pair{base + at.first * bytes, second}, std::pair{base + at.second * bytes, first}})
+        if (auto status = cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice); status != cudaSuccess)
+          return latch("swapping input elements between timed calls", status);
+    }
+    return {};
+  }
+
   // The request's reference and tensors over the candidate's input buffers of every set, which it
   // reads (device memory); nullptr with a badRequest reply when either cannot be had.
   const kernels::Reference* reference_over_inputs(msg::ReferenceSpec::Reader spec, const CandidateCalls& calls,
@@ -542,6 +561,11 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
       device_error(reply, latch("before a timed call", status));
       return;
     }
+    if (candidate && request.getSwapSeed() != 0)
+      if (auto swapped = swap_device_inputs(calls.inputs[set], request.getSwapSeed(), i); !swapped) {
+        device_error(reply, swapped.error());
+        return;
+      }
     // Outside the timed window: the candidate's memory is counted between synchronisations.
     std::optional<size_t> free_before = candidate ? free_device_bytes() : std::nullopt;
     windows[i].first = cuda::KernelTrace::timestamp_ns();
@@ -568,6 +592,8 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
       return;
     }
     windows[i].second = cuda::KernelTrace::timestamp_ns();
+    // The reference runs in this process next: a mode the candidate changed must not slow it.
+    if (candidate && calls.math_modes) calls.math_modes->check();
     if (candidate) account_memory(free_before, "a timed call");
     if (answered_memory_limit(reply)) return;
     if (candidate_status != DRK_OK) return returned_error(reply, candidate_status, "in a timed call");
@@ -824,6 +850,7 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
   if (candidate && *candidate) account_memory(free_before, "an energy batch");
   if (answered_memory_limit(reply)) return;
   if (candidate && !*candidate) return;  // the reply says what ended the batch
+  if (calls.math_modes) calls.math_modes->check();
   auto reference_side = candidate ? energy_of(reference_call, min_ms, reply) : candidate;
   if (reference_side && !*reference_side) return;
   if (!candidate || !reference_side) {
