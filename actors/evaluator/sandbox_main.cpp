@@ -181,15 +181,11 @@ void handle_load(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply
   // Before dlopen, so that nothing of a refused candidate runs (its static constructors neither):
   // what it would bind to in this process besides the C/C++ and CUDA runtimes (harness_imports.h).
   auto reach = check_harness_imports(load.getLibrary().cStr());
-  if (!reach) {
+  if (!reach || !reach->empty()) {
     reply.setStatus(msg::SandboxStatus::LOAD_FAILED);
-    reply.setMessage("refused before loading: " + reach.error().message);
-    return;
-  }
-  if (!reach->empty()) {
-    reply.setStatus(msg::SandboxStatus::LOAD_FAILED);
-    reply.setMessage("refused before loading: the candidate reaches the harness outside the ABI: " + *reach);
-    reply.setHarnessSymbol(*reach);
+    reply.setMessage("refused before loading: " +
+                     (reach ? "the candidate reaches the harness outside the ABI: " + *reach : reach.error().message));
+    if (reach) reply.setHarnessSymbol(*reach);
     return;
   }
   // Earlier candidates stay mapped: a thread one of them left behind must not crash this one.
