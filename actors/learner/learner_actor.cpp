@@ -237,13 +237,6 @@ class LearnerActor final : public runtime::Actor {
     auto selection = select_tasks(catalog_, settings_.tasks, settings_.device);
     if (!selection) throw std::runtime_error(selection.error().describe());
     tasks_ = std::move(selection->tasks);
-    if (!selection->skipped.empty()) {
-      std::string skipped;
-      for (const auto& name : selection->skipped) skipped += (skipped.empty() ? "" : ", ") + name;
-      std::cerr << "learner: experiment.tasks is all: skipping " << selection->skipped.size()
-                << " tasks of families the embedded policy does not render (it renders " << rendered_families()
-                << "): " << skipped << "\n";
-    }
     if (!selection->other_device.empty()) {
       std::string skipped;
       for (const auto& name : selection->other_device) skipped += (skipped.empty() ? "" : ", ") + name;

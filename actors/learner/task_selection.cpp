@@ -1,20 +1,6 @@
 #include "actors/learner/task_selection.h"
 
-#include "kernels/schedule/space.h"
-
 namespace drk::learner {
-namespace {
-
-bool renders(const kernels::Task& task) { return schedule::parse_family(task.family).ok(); }
-
-}  // namespace
-
-std::string rendered_families() {
-  std::string text;
-  for (int index = 0; index < schedule::kFamilyCount; ++index)
-    text += (index ? ", " : "") + std::string(schedule::family_name(static_cast<schedule::Family>(index)));
-  return text;
-}
 
 Result<TaskSelection> select_tasks(const kernels::TaskCatalog& catalog, const std::vector<std::string>& names,
                                    kernels::DeviceKind device) {
@@ -22,24 +8,17 @@ Result<TaskSelection> select_tasks(const kernels::TaskCatalog& catalog, const st
   const std::string device_text(kernels::device_name(device));
   if (names.empty()) {
     for (const auto& task : catalog.tasks()) {
-      if (!renders(task)) selection.skipped.push_back(task.name);
-      else if (!task.runs_on(device)) selection.other_device.push_back(task.name);
+      if (!task.runs_on(device)) selection.other_device.push_back(task.name);
       else selection.tasks.push_back(&task);
     }
     if (selection.tasks.empty())
-      return make_error(Errc::invalid_argument, "experiment.tasks: the catalog holds no task of a family the embedded "
-                                                "policy renders (" + rendered_families() + ") that runs on " +
-                                                device_text);
+      return make_error(Errc::invalid_argument,
+                        "experiment.tasks: the catalog holds no task that runs on " + device_text);
     return selection;
   }
   for (const auto& name : names) {
     auto task = catalog.find(name);
     if (!task) return make_error(task.error().code, "experiment.tasks: " + task.error().message);
-    if (!renders(**task))
-      return make_error(Errc::invalid_argument,
-                        "experiment.tasks: task '" + name + "' is of family " + (*task)->family +
-                            ", which the embedded policy does not render (it renders " + rendered_families() +
-                            "): remove it from experiment.tasks");
     if (!(*task)->runs_on(device))
       return make_error(Errc::invalid_argument,
                         "experiment.tasks: task '" + name + "' has no " + device_text + " shapes: it runs on " +

@@ -268,6 +268,7 @@ DRK_TEST_CASE("the Oracle with screening: evaluates the predicted best, marks th
     evaluated.insert(requests[at]->envelope().getBody().getEvalRequest().getCandidate().getId().cStr());
   }
   size_t screened = 0;
+  std::string a_screened_id;
   for (const auto* sent : under_test.context.sent_of(drk::msg::Envelope::Body::FEEDBACK)) {
     const auto feedback = sent->envelope().getBody().getFeedback();
     const std::string id = feedback.getCandidateId().cStr();
@@ -281,6 +282,7 @@ DRK_TEST_CASE("the Oracle with screening: evaluates the predicted best, marks th
     DRK_CHECK(feedback.getReward() == doctest::Approx(1.0).epsilon(0.1));
     DRK_CHECK(std::string(feedback.getSummary().cStr()).find("screened") != std::string::npos);
     ++screened;
+    a_screened_id = id;
   }
   for (size_t index = 3; index < 48; index += 4) DRK_CHECK(evaluated.count("s1/relu/" + std::to_string(index) + "/t1"));
   DRK_CHECK(screened >= 24);
@@ -291,8 +293,9 @@ DRK_TEST_CASE("the Oracle with screening: evaluates the predicted best, marks th
   }
   DRK_CHECK(records_screened == screened);
   // A re-sent screened candidate gets the same answer again.
+  DRK_REQUIRE(!a_screened_id.empty());
   const auto before = under_test.context.sent_of(drk::msg::Envelope::Body::FEEDBACK).size();
-  under_test.candidate("s1/relu/0/t1", 0);
+  under_test.candidate(a_screened_id, std::stoul(a_screened_id.substr(8)));
   const auto feedbacks = under_test.context.sent_of(drk::msg::Envelope::Body::FEEDBACK);
   DRK_REQUIRE(feedbacks.size() == before + 1);
   DRK_CHECK(feedbacks.back()->envelope().getBody().getFeedback().getScreened());

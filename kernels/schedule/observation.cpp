@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 
 #include "kernels/schedule/stages.h"
 
@@ -10,10 +11,10 @@ namespace drk::schedule {
 namespace {
 
 constexpr int kFamilyOffset = 0;
-constexpr int kSizeOffset = 3;
-constexpr int kOperationOffset = 7;
-constexpr int kTurnOffset = 11;
-constexpr int kOptionOffset = 13;
+constexpr int kSizeOffset = kFamilyOffset + kFamilyCount;
+constexpr int kOperationOffset = kSizeOffset + 4;
+constexpr int kTurnOffset = kOperationOffset + 4;
+constexpr int kOptionOffset = kTurnOffset + 2;
 constexpr int kFeedbackSize = 5;
 
 float log_size(int64_t size) {
@@ -33,45 +34,86 @@ int64_t dim_product(const std::vector<int64_t>& shape, int begin, int end) {
   return product;
 }
 
+int64_t dim(const std::vector<int64_t>& shape, int index) {
+  if (index < 0) index += static_cast<int>(shape.size());
+  return index >= 0 && index < static_cast<int>(shape.size()) ? shape[static_cast<size_t>(index)] : 0;
+}
+
+// outer x reduce x inner of `shape` around the inclusive range [begin, end] of reduced dims.
+void describe_split(const std::vector<int64_t>& shape, int begin, int end, float* sizes) {
+  const int rank = static_cast<int>(shape.size());
+  if (begin < 0) begin += rank;
+  if (end < 0) end += rank;
+  sizes[0] = log_size(dim_product(shape, 0, begin));
+  sizes[1] = log_size(dim_product(shape, begin, end + 1));
+  sizes[2] = log_size(dim_product(shape, end + 1, rank));
+}
+
+void one_hot(const std::string& value, std::initializer_list<const char*> names, float* slots) {
+  int index = 0;
+  for (const char* name : names) slots[index++] = value == name ? 1.0f : 0.0f;
+}
+
+// M, N, K and the batch (the product of the leading dims) of a (batched) GEMM's operands.
+void describe_gemm(const Problem& problem, float* sizes, float* operation) {
+  const bool transposed = problem.param_or("b_layout", "kn") == "nk";
+  const std::vector<int64_t> empty;
+  const auto& a = problem.inputs.empty() ? empty : problem.inputs[0].shape;
+  const auto& b = problem.inputs.size() < 2 ? empty : problem.inputs[1].shape;
+  const int rank = static_cast<int>(a.size());
+  sizes[0] = log_size(rank >= 2 ? dim(a, -2) : 0);
+  sizes[1] = log_size(b.size() >= 2 ? dim(b, transposed ? -2 : -1) : 0);
+  sizes[2] = log_size(rank >= 2 ? dim(a, -1) : 0);
+  sizes[3] = log_size(rank > 2 ? dim_product(a, 0, rank - 2) : 1);
+  operation[0] = transposed ? 1.0f : 0.0f;
+  operation[1] = problem.param_or("bias", "false") == "true" ? 1.0f : 0.0f;
+  operation[2] = stage_count(problem.param_or("epilogue", "v"));
+  operation[3] = problem.precision == Precision::float16 ? 1.0f : 0.0f;
+}
+
 void describe_problem(const Problem& problem, float* sizes, float* operation) {
   const std::vector<int64_t> empty;
   const auto& first = problem.inputs.empty() ? empty : problem.inputs.front().shape;
+  const auto& second = problem.inputs.size() < 2 ? empty : problem.inputs[1].shape;
+  const auto& output = problem.outputs.empty() ? empty : problem.outputs.front().shape;
   switch (problem.family) {
     case Family::elementwise:
       sizes[0] = log_size(element_count(first));
       operation[0] = stage_count(problem.param_or("stages", "v"));
       break;
-    case Family::rowwise: {
-      const int rank = static_cast<int>(first.size());
-      int begin = std::atoi(problem.param_or("reduce_begin", "0").c_str());
-      int end = std::atoi(problem.param_or("reduce_end", "0").c_str());
-      if (begin < 0) begin += rank;
-      if (end < 0) end += rank;
-      sizes[0] = log_size(dim_product(first, 0, begin));
-      sizes[1] = log_size(dim_product(first, begin, end + 1));
-      sizes[2] = log_size(dim_product(first, end + 1, rank));
-      const std::string op = problem.param_or("op", "");
-      const char* ops[] = {"softmax", "log_softmax", "rms_norm", "layer_norm"};
-      for (int index = 0; index < 4; ++index) operation[index] = op == ops[index] ? 1.0f : 0.0f;
+    case Family::rowwise:
+      describe_split(first, std::atoi(problem.param_or("reduce_begin", "0").c_str()),
+                     std::atoi(problem.param_or("reduce_end", "0").c_str()), sizes);
+      one_hot(problem.param_or("op", ""), {"softmax", "log_softmax", "rms_norm", "layer_norm"}, operation);
+      break;
+    case Family::reduction: {
+      const int reduced = std::atoi(problem.param_or("dim", "0").c_str());
+      describe_split(first, reduced, reduced, sizes);
+      one_hot(problem.param_or("op", ""), {"sum", "mean", "max"}, operation);
       break;
     }
-    case Family::gemm: {
-      const bool transposed = problem.param_or("b_layout", "kn") == "nk";
-      const int64_t m = first.size() == 2 ? first[0] : 0;
-      const int64_t k = first.size() == 2 ? first[1] : 0;
-      int64_t n = 0;
-      if (problem.inputs.size() >= 2 && problem.inputs[1].shape.size() == 2) {
-        n = problem.inputs[1].shape[transposed ? 0 : 1];
-      }
-      sizes[0] = log_size(m);
-      sizes[1] = log_size(n);
-      sizes[2] = log_size(k);
-      operation[0] = transposed ? 1.0f : 0.0f;
-      operation[1] = problem.param_or("bias", "false") == "true" ? 1.0f : 0.0f;
-      operation[2] = stage_count(problem.param_or("epilogue", "v"));
-      operation[3] = problem.precision == Precision::float16 ? 1.0f : 0.0f;
+    case Family::gemm:
+    case Family::batched_gemm:
+      describe_gemm(problem, sizes, operation);
       break;
-    }
+    case Family::conv2d:
+      sizes[0] = log_size(dim(output, 0) * dim(output, 2) * dim(output, 3));
+      sizes[1] = log_size(dim(second, 0));
+      sizes[2] = log_size(dim(second, 1) * dim(second, 2) * dim(second, 3));
+      operation[0] = problem.param_or("bias", "false") == "true" ? 1.0f : 0.0f;
+      operation[1] = stage_count(problem.param_or("epilogue", "v"));
+      operation[2] = static_cast<float>(dim(second, 2) * dim(second, 3)) / 16.0f;
+      break;
+    case Family::cross_entropy:
+      sizes[0] = log_size(dim(first, 0));
+      sizes[1] = log_size(dim(first, 1));
+      break;
+    case Family::attention:
+      sizes[0] = log_size(first.size() >= 2 ? dim_product(first, 0, static_cast<int>(first.size()) - 2) : 0);
+      sizes[1] = log_size(dim(first, -2));
+      sizes[2] = log_size(dim(second, -2));
+      sizes[3] = log_size(dim(first, -1));
+      break;
   }
 }
 
@@ -79,7 +121,9 @@ void describe_problem(const Problem& problem, float* sizes, float* operation) {
 
 int observation_size(Device device) { return kOptionOffset + max_option_slots(device) + kFeedbackSize; }
 
-int half_precision_feature(Family family) { return family == Family::gemm ? kOperationOffset + 3 : -1; }
+int half_precision_feature(Family family) {
+  return family == Family::gemm || family == Family::batched_gemm ? kOperationOffset + 3 : -1;
+}
 
 std::vector<float> observe(const Problem& problem, int turn, int max_turns,
                            const std::optional<PreviousTurn>& previous) {

@@ -1,13 +1,18 @@
 // Observation: the fixed-size float vector the policy network reads at each turn.
 //
 // Layout (observation_size(device) floats; the problem's device sets the option slots):
-//   [0, 3)    family one-hot (elementwise, rowwise, gemm)
-//   [3, 7)    log2(1 + size) / 32 of the family's sizes: elementwise (elements, -, -, -),
-//             rowwise (outer, reduce, inner, -), gemm (M, N, K, -)
-//   [7, 11)   the family's operation: elementwise (stages / 8), rowwise (op one-hot of 4),
-//             gemm (b_layout nk, bias, epilogue stages / 8, 1 for float16 tensors)
-//   [11, 13)  turn / max_turns, and 1 when a previous turn exists
-//   [13, 13 + max_option_slots(device))  the previous turn's options, one-hot per knob, knobs in
+//   [0, 8)    family one-hot (space.h's Family order)
+//   [8, 12)   log2(1 + size) / 32 of the family's sizes: elementwise (elements, -, -, -),
+//             rowwise and reduction (outer, reduce, inner, -), gemm and batched_gemm (M, N, K,
+//             batch), conv2d as the implicit GEMM it is (N x H_out x W_out, C_out,
+//             C_in x KH x KW, -), cross_entropy (rows, classes, -, -), attention (batch x
+//             heads, queries, keys, head size)
+//   [12, 16)  the family's operation: elementwise (stages / 8), rowwise (op one-hot of 4),
+//             reduction (sum, mean, max one-hot), gemm and batched_gemm (b_layout nk, bias,
+//             epilogue stages / 8, 1 for float16 tensors), conv2d (bias, epilogue stages / 8,
+//             KH x KW / 16)
+//   [16, 18)  turn / max_turns, and 1 when a previous turn exists
+//   [18, 18 + max_option_slots(device))  the previous turn's options, one-hot per knob, knobs in
 //             order
 //   then 5    the previous turn's feedback: compiled, correct, honest,
 //             clip(log(speedup), -3, 3) / 3 (0 when not correct), reward / 3
@@ -36,8 +41,8 @@ struct PreviousTurn {
 
 int observation_size(Device device);
 
-// The entry that is 1 for a float16 task of `family` (gemm: operation slot 3, 0 for float32
-// tasks, so that float32 observations are what they were), from which the policy network
+// The entry that is 1 for a float16 task of `family` (gemm and batched_gemm: operation slot 3,
+// 0 for float32 tasks), from which the policy network
 // masks the options that do not apply to the task's precision (space.h, option_applies); -1
 // for families without float16 tasks.
 int half_precision_feature(Family family);

@@ -5,11 +5,20 @@
 namespace drk::schedule {
 namespace {
 
-// The tensors' shapes; `precision` becomes their dtype (that of the first tensor read).
+// The tensors' shapes; `precision` becomes their dtype (that of the first float tensor read).
+// int64 tensors are class indices, allowed where `allow_class_indices`.
 Result<std::vector<TensorShape>> read_tensors(const std::string& task, capnp::List<msg::TensorSpec>::Reader specs,
-                                              std::optional<Precision>& precision) {
+                                              bool allow_class_indices, std::optional<Precision>& precision) {
   std::vector<TensorShape> tensors;
   for (auto spec : specs) {
+    TensorShape tensor;
+    tensor.name = spec.getName().cStr();
+    for (int64_t dim : spec.getShape()) tensor.shape.push_back(dim);
+    if (allow_class_indices && spec.getDtype() == msg::DType::INT64) {
+      tensor.class_indices = true;
+      tensors.push_back(std::move(tensor));
+      continue;
+    }
     std::optional<Precision> dtype;
     if (spec.getDtype() == msg::DType::FLOAT32) dtype = Precision::float32;
     if (spec.getDtype() == msg::DType::FLOAT16) dtype = Precision::float16;
@@ -17,12 +26,9 @@ Result<std::vector<TensorShape>> read_tensors(const std::string& task, capnp::Li
       return make_error(Errc::invalid_argument,
                         "task '" + task + "': tensor '" + std::string(spec.getName().cStr()) +
                             "' breaks the rule of the embedded policy's kernels: every tensor float32, or every "
-                            "tensor float16");
+                            "tensor float16 (int64 only for a cross_entropy task's class indices)");
     }
     precision = dtype;
-    TensorShape tensor;
-    tensor.name = spec.getName().cStr();
-    for (int64_t dim : spec.getShape()) tensor.shape.push_back(dim);
     tensors.push_back(std::move(tensor));
   }
   return tensors;
@@ -59,9 +65,10 @@ Result<Problem> problem_from_task(msg::Task::Reader task) {
     problem.params[param.getKey().cStr()] = param.getValue().cStr();
   }
   std::optional<Precision> precision;
-  auto inputs = read_tensors(problem.task, task.getInputs(), precision);
+  const bool class_indices = problem.family == Family::cross_entropy;
+  auto inputs = read_tensors(problem.task, task.getInputs(), class_indices, precision);
   if (!inputs) return inputs.error();
-  auto outputs = read_tensors(problem.task, task.getOutputs(), precision);
+  auto outputs = read_tensors(problem.task, task.getOutputs(), false, precision);
   if (!outputs) return outputs.error();
   problem.precision = precision.value_or(Precision::float32);
   if (problem.precision == Precision::float16 && (problem.family != Family::gemm || problem.device != Device::cuda)) {

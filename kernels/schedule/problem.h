@@ -5,8 +5,9 @@
 //
 // Thread-safety: a plain value.
 // Errors: problem_from_task returns invalid_argument for an unknown family, for tensors that are
-// not all float32 or all float16, and for float16 tensors outside the cuda gemm family (the only
-// space that renders half-precision kernels), naming the task and the fix.
+// not all float32 or all float16 (a cross_entropy task's int64 class indices aside), and for
+// float16 tensors outside the cuda gemm family (the only space that renders half-precision
+// kernels), naming the task and the fix.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@ namespace drk::schedule {
 struct TensorShape {
   std::string name;
   std::vector<int64_t> shape;
+  bool class_indices = false;  // int64 class indices (cross_entropy's targets), not of the precision
 };
 
 struct Problem {

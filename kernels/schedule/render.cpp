@@ -73,6 +73,57 @@ Result<GemmParams> gemm_params(const Problem& problem) {
   return params;
 }
 
+Result<ReduceParams> reduce_params(const Problem& problem) {
+  ReduceParams params;
+  auto op = problem.param("op");
+  if (!op) return op.error();
+  if (*op != "sum" && *op != "mean" && *op != "max") {
+    return make_error(Errc::invalid_argument,
+                      "task '" + problem.task + "': reduction op '" + *op + "' is unknown: use sum, mean or max");
+  }
+  params.op = *op;
+  auto dim = parse_dim(problem, "dim");
+  if (!dim) return dim.error();
+  params.dim = *dim;
+  const std::string keepdim = problem.param_or("keepdim", "false");
+  if (keepdim != "true" && keepdim != "false") {
+    return make_error(Errc::invalid_argument,
+                      "task '" + problem.task + "': keepdim '" + keepdim + "' is not true|false");
+  }
+  params.keepdim = keepdim == "true";
+  return params;
+}
+
+std::string reduce_split_dims(const ReduceParams& params) {
+  return substitute(R"(
+  const drk_tensor& x = inputs[0];
+  drk_tensor& y = outputs[0];
+  if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;
+  const int dim = @DIM@ < 0 ? @DIM@ + x.ndim : @DIM@;
+  if (dim < 0 || dim >= x.ndim) return DRK_E_UNSUPPORTED_SHAPE;
+  // y is x without dim (keepdim false) or with dim of extent 1 (keepdim true).
+  const bool keepdim = @KEEPDIM@;
+  if (y.ndim != (keepdim ? x.ndim : x.ndim - 1)) return DRK_E_UNSUPPORTED_SHAPE;
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < x.ndim; ++d) {
+    if (d == dim) {
+      if (keepdim && y.shape[d] != 1) return DRK_E_UNSUPPORTED_SHAPE;
+      continue;
+    }
+    const int y_dim = keepdim || d < dim ? d : d - 1;
+    if (y.shape[y_dim] != x.shape[d]) return DRK_E_UNSUPPORTED_SHAPE;
+    (d < dim ? outer : inner) *= x.shape[d];
+  }
+  const int64_t reduce = x.shape[dim];
+  // The maximum of nothing is undefined (torch refuses it).
+  if (@IS_MAX@ && reduce == 0) return DRK_E_UNSUPPORTED_SHAPE;
+  if (outer * inner == 0) return DRK_OK;
+)",
+                    {{"DIM", std::to_string(params.dim)},
+                     {"KEEPDIM", params.keepdim ? "true" : "false"},
+                     {"IS_MAX", params.op == "max" ? "true" : "false"}});
+}
+
 std::string source_heading(const Problem& problem, const Choice& choice) {
   return "// drkernel embedded policy: task '" + problem.task + "', " +
          (choice.device == Device::cuda ? "cuda " : "") + std::string(family_name(choice.family)) +
@@ -92,6 +143,15 @@ std::string dense_check(const std::string& function, const std::string& dtype_co
   }
   return expected == 0 || tensor.data != nullptr;
 }
+)";
+}
+
+std::string every_tensor_dense(const std::string& dense_check) {
+  return R"(
+  for (int32_t index = 0; index < num_inputs; ++index) {
+    if (!)" + dense_check + R"((inputs[index])) return DRK_E_BAD_ARGUMENT;
+  }
+  if (!)" + dense_check + R"((outputs[0])) return DRK_E_BAD_ARGUMENT;
 )";
 }
 
@@ -172,8 +232,9 @@ void drk_share(int64_t items, int worker, int workers, int64_t* begin, int64_t* 
   return source;
 }
 
-std::string stage_function(const std::string& name, const std::vector<std::string>& stages) {
-  std::string source = "static inline float " + name + "(float v) {\n";
+std::string stage_function(const std::string& name, const std::vector<std::string>& stages,
+                           const std::string& extra_parameters) {
+  std::string source = "static inline float " + name + "(float v" + extra_parameters + ") {\n";
   for (const auto& stage : stages) source += "  v = (" + stage + ");\n";
   source += "  return v;\n}\n";
   return source;
@@ -229,6 +290,11 @@ Result<std::string> render(const Problem& problem, const Choice& choice) {
       case Family::elementwise: return detail::render_cuda_elementwise(problem, choice);
       case Family::rowwise: return detail::render_cuda_rowwise(problem, choice);
       case Family::gemm: return detail::render_cuda_gemm(problem, choice);
+      case Family::reduction: return detail::render_cuda_reduction(problem, choice);
+      case Family::batched_gemm: return detail::render_cuda_batched_gemm(problem, choice);
+      case Family::conv2d: return detail::render_cuda_conv2d(problem, choice);
+      case Family::cross_entropy: return detail::render_cuda_cross_entropy(problem, choice);
+      case Family::attention: return detail::render_cuda_attention(problem, choice);
     }
     return make_error(Errc::internal, "unknown family");
   }
@@ -236,6 +302,11 @@ Result<std::string> render(const Problem& problem, const Choice& choice) {
     case Family::elementwise: return detail::render_elementwise(problem, choice);
     case Family::rowwise: return detail::render_rowwise(problem, choice);
     case Family::gemm: return detail::render_gemm(problem, choice);
+    case Family::reduction: return detail::render_reduction(problem, choice);
+    case Family::batched_gemm: return detail::render_batched_gemm(problem, choice);
+    case Family::conv2d: return detail::render_conv2d(problem, choice);
+    case Family::cross_entropy: return detail::render_cross_entropy(problem, choice);
+    case Family::attention: return detail::render_attention(problem, choice);
   }
   return make_error(Errc::internal, "unknown family");
 }

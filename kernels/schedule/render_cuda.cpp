@@ -3,6 +3,8 @@
 // [[maybe_unused]], so that nvcc's output (kept beside the object) shows only what matters.
 #include "kernels/schedule/render_parts.h"
 
+#include <cctype>
+
 namespace drk::schedule::detail {
 
 std::string cuda_kernel_preamble(const Problem& problem, const Choice& choice) {
@@ -47,11 +49,30 @@ namespace {
   return source;
 }
 
-std::string cuda_stage_function(const std::string& name, const std::vector<std::string>& stages) {
-  std::string source = "__device__ __forceinline__ float " + name + "(float v) {\n";
+std::string cuda_stage_function(const std::string& name, const std::vector<std::string>& stages,
+                                const std::string& extra_parameters) {
+  std::string source = "__device__ __forceinline__ float " + name + "(float v" + extra_parameters + ") {\n";
   for (const auto& stage : stages) source += "  v = (" + stage + ");\n";
   source += "  return v;\n}\n";
   return source;
+}
+
+Result<std::vector<std::string>> channel_input_names(const Problem& problem, size_t first) {
+  std::vector<std::string> names;
+  for (size_t index = first; index < problem.inputs.size(); ++index) {
+    const std::string& name = problem.inputs[index].name;
+    bool identifier = !name.empty() && std::isdigit(static_cast<unsigned char>(name[0])) == 0;
+    for (char character : name) {
+      identifier = identifier && (std::isalnum(static_cast<unsigned char>(character)) != 0 || character == '_');
+    }
+    if (!identifier || name == "v" || name == "c") {
+      return make_error(Errc::invalid_argument,
+                        "task '" + problem.task + "': input '" + name +
+                            "' cannot be read by the epilogue: name it with a C identifier other than v and c");
+    }
+    names.push_back(name);
+  }
+  return names;
 }
 
 std::string cuda_entry_point_opening(int num_inputs) {
@@ -65,6 +86,169 @@ DRK_EXPORT int drk_kernel(const drk_context* ctx, const drk_tensor* inputs, int3
   [[maybe_unused]] cudaStream_t stream = static_cast<cudaStream_t>(ctx->stream);
 )",
                     {{"INPUTS", std::to_string(num_inputs)}});
+}
+
+std::string cuda_stat_protocol() {
+  return R"(
+// One statistic of a row; what m, s and c hold depends on the op.
+struct drk_stat {
+  float m;
+  float s;
+  float c;
+};
+
+template <int P> __device__ drk_stat drk_identity();
+template <int P> __device__ drk_stat drk_add(drk_stat acc, float v, const drk_stat& between);
+template <int P> __device__ drk_stat drk_merge(drk_stat x, drk_stat y);
+)";
+}
+
+std::string cuda_single_statistic() {
+  return R"(
+template <> __device__ drk_stat drk_identity<1>() { return {0.0f, 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_add<1>(drk_stat acc, float, const drk_stat&) { return acc; }
+template <> __device__ drk_stat drk_merge<1>(drk_stat x, drk_stat) { return x; }
+__device__ drk_stat drk_between(drk_stat first, int64_t) { return first; }
+)";
+}
+
+std::string cuda_softmax_statistics(bool online) {
+  if (online) {
+    return R"(
+constexpr int kStatPasses = 1;
+template <> __device__ drk_stat drk_identity<0>() { return {-INFINITY, 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_add<0>(drk_stat acc, float v, const drk_stat&) {
+  if (v > acc.m) {
+    acc.s = acc.s * expf(acc.m - v) + 1.0f;
+    acc.m = v;
+  } else {
+    acc.s += expf(v - acc.m);
+  }
+  return acc;
+}
+template <> __device__ drk_stat drk_merge<0>(drk_stat x, drk_stat y) {
+  const float m = fmaxf(x.m, y.m);
+  float s = 0.0f;
+  if (x.s > 0.0f) s += x.s * expf(x.m - m);
+  if (y.s > 0.0f) s += y.s * expf(y.m - m);
+  return {m, s, 0.0f};
+}
+)" + cuda_single_statistic() +
+           R"(
+__device__ drk_stat drk_result(drk_stat first, drk_stat, int64_t) { return first; }
+)";
+  }
+  return R"(
+constexpr int kStatPasses = 2;
+template <> __device__ drk_stat drk_identity<0>() { return {-INFINITY, 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_add<0>(drk_stat acc, float v, const drk_stat&) {
+  acc.m = fmaxf(acc.m, v);
+  return acc;
+}
+template <> __device__ drk_stat drk_merge<0>(drk_stat x, drk_stat y) { return {fmaxf(x.m, y.m), 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_identity<1>() { return {0.0f, 0.0f, 0.0f}; }
+template <> __device__ drk_stat drk_add<1>(drk_stat acc, float v, const drk_stat& between) {
+  acc.s += expf(v - between.m);
+  return acc;
+}
+template <> __device__ drk_stat drk_merge<1>(drk_stat x, drk_stat y) { return {0.0f, x.s + y.s, 0.0f}; }
+__device__ drk_stat drk_between(drk_stat first, int64_t) { return first; }
+__device__ drk_stat drk_result(drk_stat first, drk_stat second, int64_t) { return {first.m, second.s, 0.0f}; }
+)";
+}
+
+std::string cuda_stat_reductions() {
+  return R"(
+template <int P> __device__ drk_stat drk_warp_all(drk_stat s) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    drk_stat other;
+    other.m = __shfl_xor_sync(0xffffffffu, s.m, offset);
+    other.s = __shfl_xor_sync(0xffffffffu, s.s, offset);
+    other.c = __shfl_xor_sync(0xffffffffu, s.c, offset);
+    s = drk_merge<P>(s, other);
+  }
+  // Lane 0's value for every lane: merges need not be bitwise symmetric (Welford).
+  s.m = __shfl_sync(0xffffffffu, s.m, 0);
+  s.s = __shfl_sync(0xffffffffu, s.s, 0);
+  s.c = __shfl_sync(0xffffffffu, s.c, 0);
+  return s;
+}
+
+// Every thread of the block gets the merge of every thread's `s`; `scratch` holds kWarps + 1.
+template <int P> __device__ drk_stat drk_block_all(drk_stat s, drk_stat* scratch) {
+  s = drk_warp_all<P>(s);
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  if (lane == 0) scratch[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    drk_stat partial = lane < kWarps ? scratch[lane] : drk_identity<P>();
+    partial = drk_warp_all<P>(partial);
+    if (lane == 0) scratch[kWarps] = partial;
+  }
+  __syncthreads();
+  s = scratch[kWarps];
+  __syncthreads();
+  return s;
+}
+
+// Column blocks: lane l of every warp holds a partial of column l; all get the merge.
+template <int P> __device__ drk_stat drk_slices_all(drk_stat s, drk_stat (*partial)[33]) {
+  const int lane = threadIdx.x % 32;
+  const int slice = threadIdx.x / 32;
+  partial[slice][lane] = s;
+  __syncthreads();
+  if (slice == 0) {
+    for (int other = 1; other < kWarps; ++other) s = drk_merge<P>(s, partial[other][lane]);
+    partial[0][lane] = s;
+  }
+  __syncthreads();
+  s = partial[0][lane];
+  __syncthreads();
+  return s;
+}
+)";
+}
+
+std::string cuda_row_statistics() {
+  return R"(
+template <int P>
+__device__ drk_stat drk_row_pass(const float* in, int64_t n, int part, int parts, bool vectorised,
+                                 const drk_stat& between) {
+  drk_stat acc = drk_identity<P>();
+  int64_t start = 0;
+  if (kWidth == 4 && vectorised) {
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    const int64_t n4 = n / 4;
+    for (int64_t i = part; i < n4; i += parts) {
+      const float4 v = in4[i];
+      acc = drk_add<P>(acc, v.x, between);
+      acc = drk_add<P>(acc, v.y, between);
+      acc = drk_add<P>(acc, v.z, between);
+      acc = drk_add<P>(acc, v.w, between);
+    }
+    start = n4 * 4;
+  }
+  for (int64_t i = start + part; i < n; i += parts) acc = drk_add<P>(acc, in[i], between);
+  return acc;
+}
+
+// The row's statistics (drk_result), in every one of its `parts` threads (a warp, or the block).
+template <bool kBlock>
+__device__ drk_stat drk_row_result(const float* in, int64_t n, int part, int parts, bool vectorised,
+                                   drk_stat* scratch) {
+  drk_stat first = drk_row_pass<0>(in, n, part, parts, vectorised, drk_identity<0>());
+  first = kBlock ? drk_block_all<0>(first, scratch) : drk_warp_all<0>(first);
+  drk_stat second = first;
+  if (kStatPasses == 2) {
+    const drk_stat between = drk_between(first, n);
+    second = drk_row_pass<1>(in, n, part, parts, vectorised, between);
+    second = kBlock ? drk_block_all<1>(second, scratch) : drk_warp_all<1>(second);
+  }
+  return drk_result(first, second, n);
+}
+)";
 }
 
 }  // namespace drk::schedule::detail

@@ -25,6 +25,10 @@
 // with ctx->lib->gemm_f32 (cuBLAS through LibTorch, counted by the harness; no TF32) and only
 // bias and epilogue are ours; without a bias or epilogue the source then has no kernel of its
 // own at all.
+// The batched form (cuda_gemm_source with `batched`, the batched_gemm family, float32 and simt
+// only): a [B,M,K], b [B,K,N] or [B,N,K], y [B,M,N]; the same product kernel walks the batch
+// entries over blockIdx.z (in strides of gridDim.z, at most 65535), the library is called once
+// per entry, and the separate epilogue runs once over all of y.
 // `epilogue`: fused applies bias and stages at the own kernel's store; separate runs them as
 // a kernel of their own over y afterwards (as the library option always does).
 #include <algorithm>
@@ -49,10 +53,13 @@ using drk_value = __half;
 
 const char* kProductKernel = R"(
 // Thread tile [kTile][kTile] at rows ty + i * kRowThreads, columns tx + j * kColumnThreads.
-__global__ void __launch_bounds__(kThreads) drk_gemm(const drk_value* __restrict__ a,
-                                                     const drk_value* __restrict__ b, drk_value* __restrict__ y,
+// Matrices [batches][M][K] x [batches][K][N] (or [N][K]) -> [batches][M][N]: blockIdx.z walks the
+// batch entries (one for a plain product), blockIdx.x the tiles of each.
+__global__ void __launch_bounds__(kThreads) drk_gemm(const drk_value* __restrict__ a_batches,
+                                                     const drk_value* __restrict__ b_batches,
+                                                     drk_value* __restrict__ y_batches,
                                                      const drk_value* __restrict__ bias, int64_t M, int64_t N,
-                                                     int64_t K) {
+                                                     int64_t K, int64_t batches) {
   extern __shared__ float drk_shared[];
   float* const a_tiles = drk_shared;                                  // [kStages][kBlockK][kBlock + 1]
   float* const b_tiles = drk_shared + kStages * kBlockK * (kBlock + 1);  // [kStages][kBlockK][kBlock + 1]
@@ -61,105 +68,110 @@ __global__ void __launch_bounds__(kThreads) drk_gemm(const drk_value* __restrict
   const int ty = tid / kColumnThreads;
   const int64_t tiles_n = (N + kBlock - 1) / kBlock;
   const int64_t tiles = ((M + kBlock - 1) / kBlock) * tiles_n;
-  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t m0 = (tile / tiles_n) * kBlock;
-    const int64_t n0 = (tile % tiles_n) * kBlock;
-    float acc[kTile][kTile];
+  for (int64_t batch = blockIdx.z; batch < batches; batch += gridDim.z) {
+    const drk_value* __restrict__ a = a_batches + batch * M * K;
+    const drk_value* __restrict__ b = b_batches + batch * K * N;
+    drk_value* __restrict__ y = y_batches + batch * M * N;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const int64_t m0 = (tile / tiles_n) * kBlock;
+      const int64_t n0 = (tile % tiles_n) * kBlock;
+      float acc[kTile][kTile];
 #pragma unroll
-    for (int i = 0; i < kTile; ++i) {
+      for (int i = 0; i < kTile; ++i) {
 #pragma unroll
-      for (int j = 0; j < kTile; ++j) acc[i][j] = 0.0f;
-    }
-    // The a and b elements this thread moves for the step at k0 (zero outside the matrices).
-    auto fetch = [&](int64_t k0, float* a_values, float* b_values) {
+        for (int j = 0; j < kTile; ++j) acc[i][j] = 0.0f;
+      }
+      // The a and b elements this thread moves for the step at k0 (zero outside the matrices).
+      auto fetch = [&](int64_t k0, float* a_values, float* b_values) {
 #pragma unroll
-      for (int load = 0; load < kLoads; ++load) {
-        const int index = tid + load * kThreads;
-        float a_value = 0.0f;
-        float b_value = 0.0f;
-        if (index < kBlock * kBlockK) {
-          const int64_t row = m0 + index / kBlockK;
-          const int64_t k = k0 + index % kBlockK;
-          if (row < M && k < K) a_value = drk_to_float(a[row * K + k]);
-          if (kTransposed) {
-            const int64_t column = n0 + index / kBlockK;
-            if (column < N && k < K) b_value = drk_to_float(b[column * K + k]);
-          } else {
-            const int64_t kb = k0 + index / kBlock;
-            const int64_t column = n0 + index % kBlock;
-            if (kb < K && column < N) b_value = drk_to_float(b[kb * N + column]);
+        for (int load = 0; load < kLoads; ++load) {
+          const int index = tid + load * kThreads;
+          float a_value = 0.0f;
+          float b_value = 0.0f;
+          if (index < kBlock * kBlockK) {
+            const int64_t row = m0 + index / kBlockK;
+            const int64_t k = k0 + index % kBlockK;
+            if (row < M && k < K) a_value = drk_to_float(a[row * K + k]);
+            if (kTransposed) {
+              const int64_t column = n0 + index / kBlockK;
+              if (column < N && k < K) b_value = drk_to_float(b[column * K + k]);
+            } else {
+              const int64_t kb = k0 + index / kBlock;
+              const int64_t column = n0 + index % kBlock;
+              if (kb < K && column < N) b_value = drk_to_float(b[kb * N + column]);
+            }
+          }
+          a_values[load] = a_value;
+          b_values[load] = b_value;
+        }
+      };
+      auto store = [&](int stage, const float* a_values, const float* b_values) {
+        float* a_tile = a_tiles + stage * kBlockK * (kBlock + 1);
+        float* b_tile = b_tiles + stage * kBlockK * (kBlock + 1);
+#pragma unroll
+        for (int load = 0; load < kLoads; ++load) {
+          const int index = tid + load * kThreads;
+          if (index < kBlock * kBlockK) {
+            a_tile[(index % kBlockK) * (kBlock + 1) + index / kBlockK] = a_values[load];
+            if (kTransposed) {
+              b_tile[(index % kBlockK) * (kBlock + 1) + index / kBlockK] = b_values[load];
+            } else {
+              b_tile[(index / kBlock) * (kBlock + 1) + index % kBlock] = b_values[load];
+            }
           }
         }
-        a_values[load] = a_value;
-        b_values[load] = b_value;
-      }
-    };
-    auto store = [&](int stage, const float* a_values, const float* b_values) {
-      float* a_tile = a_tiles + stage * kBlockK * (kBlock + 1);
-      float* b_tile = b_tiles + stage * kBlockK * (kBlock + 1);
+      };
+      auto compute = [&](int stage) {
+        const float* a_tile = a_tiles + stage * kBlockK * (kBlock + 1);
+        const float* b_tile = b_tiles + stage * kBlockK * (kBlock + 1);
 #pragma unroll
-      for (int load = 0; load < kLoads; ++load) {
-        const int index = tid + load * kThreads;
-        if (index < kBlock * kBlockK) {
-          a_tile[(index % kBlockK) * (kBlock + 1) + index / kBlockK] = a_values[load];
-          if (kTransposed) {
-            b_tile[(index % kBlockK) * (kBlock + 1) + index / kBlockK] = b_values[load];
-          } else {
-            b_tile[(index / kBlock) * (kBlock + 1) + index % kBlock] = b_values[load];
+        for (int kk = 0; kk < kBlockK; ++kk) {
+          float a_fragment[kTile];
+          float b_fragment[kTile];
+#pragma unroll
+          for (int i = 0; i < kTile; ++i) a_fragment[i] = a_tile[kk * (kBlock + 1) + ty + i * kRowThreads];
+#pragma unroll
+          for (int j = 0; j < kTile; ++j) b_fragment[j] = b_tile[kk * (kBlock + 1) + tx + j * kColumnThreads];
+#pragma unroll
+          for (int i = 0; i < kTile; ++i) {
+#pragma unroll
+            for (int j = 0; j < kTile; ++j) acc[i][j] += a_fragment[i] * b_fragment[j];
           }
         }
-      }
-    };
-    auto compute = [&](int stage) {
-      const float* a_tile = a_tiles + stage * kBlockK * (kBlock + 1);
-      const float* b_tile = b_tiles + stage * kBlockK * (kBlock + 1);
-#pragma unroll
-      for (int kk = 0; kk < kBlockK; ++kk) {
-        float a_fragment[kTile];
-        float b_fragment[kTile];
-#pragma unroll
-        for (int i = 0; i < kTile; ++i) a_fragment[i] = a_tile[kk * (kBlock + 1) + ty + i * kRowThreads];
-#pragma unroll
-        for (int j = 0; j < kTile; ++j) b_fragment[j] = b_tile[kk * (kBlock + 1) + tx + j * kColumnThreads];
-#pragma unroll
-        for (int i = 0; i < kTile; ++i) {
-#pragma unroll
-          for (int j = 0; j < kTile; ++j) acc[i][j] += a_fragment[i] * b_fragment[j];
+      };
+      float a_values[kLoads];
+      float b_values[kLoads];
+      if (kStages == 1) {
+        for (int64_t k0 = 0; k0 < K; k0 += kBlockK) {
+          fetch(k0, a_values, b_values);
+          store(0, a_values, b_values);
+          __syncthreads();
+          compute(0);
+          __syncthreads();
         }
-      }
-    };
-    float a_values[kLoads];
-    float b_values[kLoads];
-    if (kStages == 1) {
-      for (int64_t k0 = 0; k0 < K; k0 += kBlockK) {
-        fetch(k0, a_values, b_values);
+      } else if (K > 0) {
+        fetch(0, a_values, b_values);
         store(0, a_values, b_values);
         __syncthreads();
-        compute(0);
-        __syncthreads();
+        int stage = 0;
+        for (int64_t k0 = 0; k0 < K; k0 += kBlockK) {
+          const bool next = k0 + kBlockK < K;
+          if (next) fetch(k0 + kBlockK, a_values, b_values);
+          compute(stage);
+          if (next) store(stage ^ 1, a_values, b_values);
+          __syncthreads();
+          stage ^= 1;
+        }
       }
-    } else if (K > 0) {
-      fetch(0, a_values, b_values);
-      store(0, a_values, b_values);
-      __syncthreads();
-      int stage = 0;
-      for (int64_t k0 = 0; k0 < K; k0 += kBlockK) {
-        const bool next = k0 + kBlockK < K;
-        if (next) fetch(k0 + kBlockK, a_values, b_values);
-        compute(stage);
-        if (next) store(stage ^ 1, a_values, b_values);
-        __syncthreads();
-        stage ^= 1;
-      }
-    }
 #pragma unroll
-    for (int i = 0; i < kTile; ++i) {
-      const int64_t row = m0 + ty + i * kRowThreads;
+      for (int i = 0; i < kTile; ++i) {
+        const int64_t row = m0 + ty + i * kRowThreads;
 #pragma unroll
-      for (int j = 0; j < kTile; ++j) {
-        const int64_t column = n0 + tx + j * kColumnThreads;
-        if (row < M && column < N) {
-          y[row * N + column] = drk_from_float(kFusedFinish ? drk_finish(acc[i][j], column, bias) : acc[i][j]);
+        for (int j = 0; j < kTile; ++j) {
+          const int64_t column = n0 + tx + j * kColumnThreads;
+          if (row < M && column < N) {
+            y[row * N + column] = drk_from_float(kFusedFinish ? drk_finish(acc[i][j], column, bias) : acc[i][j]);
+          }
         }
       }
     }
@@ -377,15 +389,23 @@ int warp_tile(int block, int thread_tile) {
   return std::clamp(8 * thread_tile, std::max(16, block / 4), std::max(16, block / 2));
 }
 
+
 }  // namespace
 
-Result<std::string> render_cuda_gemm(const Problem& problem, const Choice& choice) {
+Result<std::string> cuda_gemm_source(const Problem& problem, const Choice& choice, bool batched) {
+  static_assert(cuda_gemm_knob::block_tile == cuda_batched_gemm_knob::block_tile &&
+                    cuda_gemm_knob::thread_tile == cuda_batched_gemm_knob::thread_tile &&
+                    cuda_gemm_knob::k_tile == cuda_batched_gemm_knob::k_tile &&
+                    cuda_gemm_knob::staging == cuda_batched_gemm_knob::staging &&
+                    cuda_gemm_knob::use_library == cuda_batched_gemm_knob::use_library &&
+                    cuda_gemm_knob::epilogue == cuda_batched_gemm_knob::epilogue,
+                "the batched space reads the gemm knobs at the gemm family's positions");
   auto params = gemm_params(problem);
   if (!params) return params.error();
   const bool half = problem.precision == Precision::float16;
   const bool has_finish = params->has_bias || !params->epilogue.empty();
   const bool library = choice.value(cuda_gemm_knob::use_library) == "library";
-  const bool tensor_cores = choice.value(cuda_gemm_knob::math) == "tensor_core";
+  const bool tensor_cores = !batched && choice.value(cuda_gemm_knob::math) == "tensor_core";
   const bool fused = choice.value(cuda_gemm_knob::epilogue) == "fused";
   const int block = numeric_value(choice, cuda_gemm_knob::block_tile);
   const int thread_tile = numeric_value(choice, cuda_gemm_knob::thread_tile);
@@ -394,7 +414,7 @@ Result<std::string> render_cuda_gemm(const Problem& problem, const Choice& choic
   const int threads = (block / tile) * (block / tile);
   const bool own_finish_kernel = has_finish && (library || !fused);
   // render() refused the others: the library's gemm_f32 is float32, tensor cores are float16's.
-  if ((library && half) || (tensor_cores && !half)) {
+  if ((library && half) || (tensor_cores && !half) || (batched && half)) {
     return make_error(Errc::internal, "task '" + problem.task + "': " + choice.describe() + " does not apply to " +
                                           std::string(precision_name(problem.precision)));
   }
@@ -481,20 +501,36 @@ static_assert(kBlockK % 16 == 0 && kWarpTile % 16 == 0 && kBlock % kWarpTile == 
   if (own_finish_kernel) source += kFinishKernel;
   source += "\n}  // namespace\n";
   source += cuda_entry_point_opening(params->has_bias ? 3 : 2);
-  source += substitute(gemm_split_shapes(half ? "drk_is_dense_f16" : "drk_is_dense_f32") +
-                           R"(  [[maybe_unused]] const drk_value* bias = nullptr;
+  const std::string shapes =
+      batched ? batched_gemm_split_shapes() : gemm_split_shapes(half ? "drk_is_dense_f16" : "drk_is_dense_f32");
+  // The entries of a batch (the plain product's is 1), the elements of y and the grid's batch extent.
+  const std::string batches = batched ? "batches" : "1";
+  const std::string outputs = batched ? "batches * M * N" : "M * N";
+  const std::string grid_batches = batched ? "static_cast<unsigned>(batches < 65535 ? batches : 65535)" : "1";
+  source += substitute(shapes + R"(  [[maybe_unused]] const drk_value* bias = nullptr;
   if (@BIAS@) {
     if (drk_element_count(inputs[2]) != N || inputs[2].ndim != 1) return DRK_E_UNSUPPORTED_SHAPE;
     bias = static_cast<const drk_value*>(inputs[2].data);
   }
-  if (M * N == 0) return DRK_OK;
+  if (@OUTPUTS@ == 0) return DRK_OK;
   const drk_value* a = static_cast<const drk_value*>(a_tensor.data);
   const drk_value* b = static_cast<const drk_value*>(b_tensor.data);
   drk_value* y = static_cast<drk_value*>(y_tensor.data);
 )",
                        {{"TRANSPOSED", params->b_transposed ? "true" : "false"},
-                        {"BIAS", params->has_bias ? "true" : "false"}});
-  if (library) {
+                        {"BIAS", params->has_bias ? "true" : "false"},
+                        {"OUTPUTS", outputs}});
+  if (library && batched) {
+    source += substitute(R"(  if (ctx->lib == nullptr || ctx->lib->gemm_f32 == nullptr) return DRK_E_LIBRARY;
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    const int status = ctx->lib->gemm_f32(ctx, M, N, K, 1.0f, a + batch * M * K, K, b + batch * K * N, @LDB@,
+                                          @TRANSPOSED_INT@, 0.0f, y + batch * M * N, N);
+    if (status != DRK_OK) return status;
+  }
+)",
+                         {{"LDB", params->b_transposed ? "K" : "N"},
+                          {"TRANSPOSED_INT", params->b_transposed ? "1" : "0"}});
+  } else if (library) {
     source += substitute(R"(  if (ctx->lib == nullptr || ctx->lib->gemm_f32 == nullptr) return DRK_E_LIBRARY;
   const int status = ctx->lib->gemm_f32(ctx, M, N, K, 1.0f, a, K, b, @LDB@, @TRANSPOSED_INT@, 0.0f, y, N);
   if (status != DRK_OK) return status;
@@ -509,20 +545,28 @@ static_assert(kBlockK % 16 == 0 && kWarpTile % 16 == 0 && kBlock % kWarpTile == 
   if (launched != DRK_OK) return launched;
 )";
   } else {
-    source += R"(  if (cudaFuncSetAttribute(drk_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    // gridDim.z is at most 65535: the kernel walks larger batches in strides of its grid.
+    source += substitute(R"(  if (cudaFuncSetAttribute(drk_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(kSharedBytes)) != cudaSuccess) {
     return DRK_E_INTERNAL;
   }
   const int64_t tiles = ((M + kBlock - 1) / kBlock) * ((N + kBlock - 1) / kBlock);
-  drk_gemm<<<drk_grid(tiles), kThreads, kSharedBytes, stream>>>(a, b, y, bias, M, N, K);
-)";
+  const dim3 grid(drk_grid(tiles), 1, @GRID_BATCHES@);
+  drk_gemm<<<grid, kThreads, kSharedBytes, stream>>>(a, b, y, bias, M, N, K, @BATCHES@);
+)",
+                         {{"GRID_BATCHES", grid_batches}, {"BATCHES", batches}});
   }
   if (own_finish_kernel) {
-    source += R"(  drk_finish_all<<<drk_grid((M * N + 255) / 256), 256, 0, stream>>>(y, bias, N, M * N);
-)";
+    source += substitute(R"(  drk_finish_all<<<drk_grid((@OUTPUTS@ + 255) / 256), 256, 0, stream>>>(y, bias, N, @OUTPUTS@);
+)",
+                         {{"OUTPUTS", outputs}});
   }
   source += "  return drk_launch_status();\n}\n";
   return source;
+}
+
+Result<std::string> render_cuda_gemm(const Problem& problem, const Choice& choice) {
+  return cuda_gemm_source(problem, choice, false);
 }
 
 }  // namespace drk::schedule::detail

@@ -21,58 +21,10 @@ namespace {
 // drk_between (what pass 1 needs of pass 0), drk_result (the final statistic) and drk_out.
 std::string op_functions(const std::string& op, bool online) {
   const bool softmax_family = op == "softmax" || op == "log_softmax";
-  std::string source = R"(
-template <int P> __device__ drk_stat drk_identity();
-template <int P> __device__ drk_stat drk_add(drk_stat acc, float v, const drk_stat& between);
-template <int P> __device__ drk_stat drk_merge(drk_stat x, drk_stat y);
-)";
-  std::string pass1 = R"(
-template <> __device__ drk_stat drk_identity<1>() { return {0.0f, 0.0f, 0.0f}; }
-template <> __device__ drk_stat drk_add<1>(drk_stat acc, float, const drk_stat&) { return acc; }
-template <> __device__ drk_stat drk_merge<1>(drk_stat x, drk_stat) { return x; }
-__device__ drk_stat drk_between(drk_stat first, int64_t) { return first; }
-)";
-  if (softmax_family && online) {
-    source += R"(
-constexpr int kStatPasses = 1;
-template <> __device__ drk_stat drk_identity<0>() { return {-INFINITY, 0.0f, 0.0f}; }
-template <> __device__ drk_stat drk_add<0>(drk_stat acc, float v, const drk_stat&) {
-  if (v > acc.m) {
-    acc.s = acc.s * expf(acc.m - v) + 1.0f;
-    acc.m = v;
-  } else {
-    acc.s += expf(v - acc.m);
-  }
-  return acc;
-}
-template <> __device__ drk_stat drk_merge<0>(drk_stat x, drk_stat y) {
-  const float m = fmaxf(x.m, y.m);
-  float s = 0.0f;
-  if (x.s > 0.0f) s += x.s * expf(x.m - m);
-  if (y.s > 0.0f) s += y.s * expf(y.m - m);
-  return {m, s, 0.0f};
-}
-)" + pass1 + R"(
-__device__ drk_stat drk_result(drk_stat first, drk_stat, int64_t) { return first; }
-)";
-  } else if (softmax_family) {
-    source += R"(
-constexpr int kStatPasses = 2;
-template <> __device__ drk_stat drk_identity<0>() { return {-INFINITY, 0.0f, 0.0f}; }
-template <> __device__ drk_stat drk_add<0>(drk_stat acc, float v, const drk_stat&) {
-  acc.m = fmaxf(acc.m, v);
-  return acc;
-}
-template <> __device__ drk_stat drk_merge<0>(drk_stat x, drk_stat y) { return {fmaxf(x.m, y.m), 0.0f, 0.0f}; }
-template <> __device__ drk_stat drk_identity<1>() { return {0.0f, 0.0f, 0.0f}; }
-template <> __device__ drk_stat drk_add<1>(drk_stat acc, float v, const drk_stat& between) {
-  acc.s += expf(v - between.m);
-  return acc;
-}
-template <> __device__ drk_stat drk_merge<1>(drk_stat x, drk_stat y) { return {0.0f, x.s + y.s, 0.0f}; }
-__device__ drk_stat drk_between(drk_stat first, int64_t) { return first; }
-__device__ drk_stat drk_result(drk_stat first, drk_stat second, int64_t) { return {first.m, second.s, 0.0f}; }
-)";
+  std::string source = cuda_stat_protocol();
+  const std::string pass1 = cuda_single_statistic();
+  if (softmax_family) {
+    source += cuda_softmax_statistics(online);
   } else if (op == "rms_norm") {
     source += R"(
 constexpr int kStatPasses = 1;
@@ -144,84 +96,10 @@ __device__ drk_stat drk_result(drk_stat first, drk_stat second, int64_t n) {
   return source;
 }
 
-// Reductions across a warp, a block, and the warps of a column block.
-const char* kReductions = R"(
-template <int P> __device__ drk_stat drk_warp_all(drk_stat s) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    drk_stat other;
-    other.m = __shfl_xor_sync(0xffffffffu, s.m, offset);
-    other.s = __shfl_xor_sync(0xffffffffu, s.s, offset);
-    other.c = __shfl_xor_sync(0xffffffffu, s.c, offset);
-    s = drk_merge<P>(s, other);
-  }
-  // Lane 0's value for every lane: merges need not be bitwise symmetric (Welford).
-  s.m = __shfl_sync(0xffffffffu, s.m, 0);
-  s.s = __shfl_sync(0xffffffffu, s.s, 0);
-  s.c = __shfl_sync(0xffffffffu, s.c, 0);
-  return s;
-}
-
-// Every thread of the block gets the merge of every thread's `s`; `scratch` holds kWarps + 1.
-template <int P> __device__ drk_stat drk_block_all(drk_stat s, drk_stat* scratch) {
-  s = drk_warp_all<P>(s);
-  const int lane = threadIdx.x % 32;
-  const int warp = threadIdx.x / 32;
-  if (lane == 0) scratch[warp] = s;
-  __syncthreads();
-  if (warp == 0) {
-    drk_stat partial = lane < kWarps ? scratch[lane] : drk_identity<P>();
-    partial = drk_warp_all<P>(partial);
-    if (lane == 0) scratch[kWarps] = partial;
-  }
-  __syncthreads();
-  s = scratch[kWarps];
-  __syncthreads();
-  return s;
-}
-
-// Column blocks: lane l of every warp holds a partial of column l; all get the merge.
-template <int P> __device__ drk_stat drk_slices_all(drk_stat s, drk_stat (*partial)[33]) {
-  const int lane = threadIdx.x % 32;
-  const int slice = threadIdx.x / 32;
-  partial[slice][lane] = s;
-  __syncthreads();
-  if (slice == 0) {
-    for (int other = 1; other < kWarps; ++other) s = drk_merge<P>(s, partial[other][lane]);
-    partial[0][lane] = s;
-  }
-  __syncthreads();
-  s = partial[0][lane];
-  __syncthreads();
-  return s;
-}
-)";
-
 // A contiguous row read by `parts` cooperating threads (a warp or a block).
 const char* kRowFunctions = R"(
 __device__ __forceinline__ float drk_weight(const float* w, int64_t j) { return kAffine ? w[j] : 1.0f; }
 __device__ __forceinline__ float drk_bias(const float* b, int64_t j) { return kAffine ? b[j] : 0.0f; }
-
-template <int P>
-__device__ drk_stat drk_row_pass(const float* in, int64_t n, int part, int parts, bool vectorised,
-                                 const drk_stat& between) {
-  drk_stat acc = drk_identity<P>();
-  int64_t start = 0;
-  if (kWidth == 4 && vectorised) {
-    const float4* in4 = reinterpret_cast<const float4*>(in);
-    const int64_t n4 = n / 4;
-    for (int64_t i = part; i < n4; i += parts) {
-      const float4 v = in4[i];
-      acc = drk_add<P>(acc, v.x, between);
-      acc = drk_add<P>(acc, v.y, between);
-      acc = drk_add<P>(acc, v.z, between);
-      acc = drk_add<P>(acc, v.w, between);
-    }
-    start = n4 * 4;
-  }
-  for (int64_t i = start + part; i < n; i += parts) acc = drk_add<P>(acc, in[i], between);
-  return acc;
-}
 
 __device__ void drk_row_write(const float* in, float* out, int64_t n, int part, int parts, bool vectorised,
                               const drk_stat& r, const float* w, const float* b) {
@@ -246,15 +124,8 @@ __device__ void drk_row_write(const float* in, float* out, int64_t n, int part, 
 template <bool kBlock>
 __device__ void drk_row(const float* in, float* out, int64_t n, int part, int parts, bool vectorised,
                         const float* w, const float* b, drk_stat* scratch) {
-  drk_stat first = drk_row_pass<0>(in, n, part, parts, vectorised, drk_identity<0>());
-  first = kBlock ? drk_block_all<0>(first, scratch) : drk_warp_all<0>(first);
-  drk_stat second = first;
-  if (kStatPasses == 2) {
-    const drk_stat between = drk_between(first, n);
-    second = drk_row_pass<1>(in, n, part, parts, vectorised, between);
-    second = kBlock ? drk_block_all<1>(second, scratch) : drk_warp_all<1>(second);
-  }
-  drk_row_write(in, out, n, part, parts, vectorised, drk_result(first, second, n), w, b);
+  drk_row_write(in, out, n, part, parts, vectorised, drk_row_result<kBlock>(in, n, part, parts, vectorised, scratch),
+                w, b);
 }
 )";
 
@@ -354,20 +225,14 @@ constexpr int kThreads = @THREADS@;
 constexpr int kWarps = kThreads / 32;
 constexpr int kWidth = @W@;
 constexpr bool kAffine = @AFFINE@;
-
-// One statistic of a row; what m, s and c hold depends on the op.
-struct drk_stat {
-  float m;
-  float s;
-  float c;
-};
 )",
                        {{"EPS", params->eps},
                         {"THREADS", choice.value(cuda_rowwise_knob::threads)},
                         {"W", choice.value(cuda_rowwise_knob::vector_width)},
                         {"AFFINE", affine ? "true" : "false"}});
   source += op_functions(params->op, online);
-  source += kReductions;
+  source += cuda_stat_reductions();
+  source += cuda_row_statistics();
   source += kRowFunctions;
   source += block ? kBlockKernels : kWarpKernels;
   source += "\n}  // namespace\n";

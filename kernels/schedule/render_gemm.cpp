@@ -153,13 +153,24 @@ void drk_product_rows(const float* __restrict a, const float* __restrict b, floa
 
 }  // namespace
 
-std::string gemm_split_shapes(const std::string& dense_check) {
-  return R"(
-  for (int32_t index = 0; index < num_inputs; ++index) {
-    if (!)" + dense_check + R"((inputs[index])) return DRK_E_BAD_ARGUMENT;
+std::string batched_gemm_split_shapes() {
+  return every_tensor_dense() + R"(  const drk_tensor& a_tensor = inputs[0];
+  const drk_tensor& b_tensor = inputs[1];
+  drk_tensor& y_tensor = outputs[0];
+  if (a_tensor.ndim != 3 || b_tensor.ndim != 3 || y_tensor.ndim != 3) return DRK_E_UNSUPPORTED_SHAPE;
+  const int64_t batches = a_tensor.shape[0];
+  const int64_t M = a_tensor.shape[1];
+  const int64_t K = a_tensor.shape[2];
+  const int64_t N = b_tensor.shape[@TRANSPOSED@ ? 1 : 2];
+  if (b_tensor.shape[0] != batches || b_tensor.shape[@TRANSPOSED@ ? 2 : 1] != K || y_tensor.shape[0] != batches ||
+      y_tensor.shape[1] != M || y_tensor.shape[2] != N) {
+    return DRK_E_UNSUPPORTED_SHAPE;
   }
-  if (!)" + dense_check + R"((outputs[0])) return DRK_E_BAD_ARGUMENT;
-  const drk_tensor& a_tensor = inputs[0];
+)";
+}
+
+std::string gemm_split_shapes(const std::string& dense_check) {
+  return every_tensor_dense(dense_check) + R"(  const drk_tensor& a_tensor = inputs[0];
   const drk_tensor& b_tensor = inputs[1];
   drk_tensor& y_tensor = outputs[0];
   if (a_tensor.ndim != 2 || b_tensor.ndim != 2 || y_tensor.ndim != 2) return DRK_E_UNSUPPORTED_SHAPE;
@@ -171,21 +182,12 @@ std::string gemm_split_shapes(const std::string& dense_check) {
 )";
 }
 
-Result<std::string> render_gemm(const Problem& problem, const Choice& choice) {
-  auto params = gemm_params(problem);
-  if (!params) return params.error();
-  const bool b_transposed = params->b_transposed;
-  const bool has_bias = params->has_bias;
-  const auto& epilogue = params->epilogue;
-  const bool has_finish = has_bias || !epilogue.empty();
+std::string gemm_row_functions(const GemmParams& params, const Choice& choice) {
+  const bool has_finish = params.has_bias || !params.epilogue.empty();
   const bool fused = choice.value(gemm_knob::epilogue) == "fused";
-  const bool library = choice.value(gemm_knob::use_library) == "library";
   const std::string tile_text = choice.value(gemm_knob::tile);
   const int tile = tile_text == "none" ? 0 : numeric_value(choice, gemm_knob::tile);
-
-  std::string source = kernel_preamble(problem, choice);
-  source += "\nnamespace {\n\n";
-  source += stage_function("drk_epilogue", epilogue);
+  std::string source = stage_function("drk_epilogue", params.epilogue);
   source += substitute(R"(
 inline float drk_finish(float v, int64_t j, const float* bias) {
   (void)j;
@@ -218,13 +220,54 @@ void drk_epilogue_rows(float* y, int64_t N, int64_t row_begin, int64_t row_end) 
   }
 }
 )",
-                       {{"BIAS", has_bias ? "true" : "false"}});
-  if (!library) {
-    source += product_function(b_transposed, choice.value(gemm_knob::loop_order) == "ijk", tile,
+                       {{"BIAS", params.has_bias ? "true" : "false"}});
+  if (choice.value(gemm_knob::use_library) != "library") {
+    source += product_function(params.b_transposed, choice.value(gemm_knob::loop_order) == "ijk", tile,
                                numeric_value(choice, gemm_knob::unroll), fused && has_finish);
   }
+  return source;
+}
+
+std::vector<std::string> gemm_finish_calls(const GemmParams& params, const Choice& choice,
+                                           const std::string& y) {
+  const bool has_finish = params.has_bias || !params.epilogue.empty();
+  const bool fused = choice.value(gemm_knob::epilogue) == "fused";
+  const bool library = choice.value(gemm_knob::use_library) == "library";
+  std::vector<std::string> calls;
+  if (!has_finish || (fused && !library)) return calls;
+  if (fused) {
+    calls.push_back("drk_finish_rows(" + y + ", bias, N, begin, end)");
+    return calls;
+  }
+  if (params.has_bias) calls.push_back("drk_bias_rows(" + y + ", bias, N, begin, end)");
+  if (!params.epilogue.empty()) calls.push_back("drk_epilogue_rows(" + y + ", N, begin, end)");
+  return calls;
+}
+
+std::string gemm_library_call(bool b_transposed, const std::string& a, const std::string& b,
+                              const std::string& y) {
+  return substitute(R"(  if (ctx == nullptr || ctx->lib == nullptr || ctx->lib->gemm_f32 == nullptr) return DRK_E_LIBRARY;
+  if (ctx->lib->gemm_f32(ctx, M, N, K, 1.0f, @A@, K, @B@, @LDB@, @TRANSPOSED_INT@, 0.0f, @Y@, N) != 0) {
+    return DRK_E_LIBRARY;
+  }
+)",
+                    {{"A", a},
+                     {"B", b},
+                     {"Y", y},
+                     {"LDB", b_transposed ? "K" : "N"},
+                     {"TRANSPOSED_INT", b_transposed ? "1" : "0"}});
+}
+
+Result<std::string> render_gemm(const Problem& problem, const Choice& choice) {
+  auto params = gemm_params(problem);
+  if (!params) return params.error();
+  const bool library = choice.value(gemm_knob::use_library) == "library";
+
+  std::string source = kernel_preamble(problem, choice);
+  source += "\nnamespace {\n\n";
+  source += gemm_row_functions(*params, choice);
   source += "\n}  // namespace\n";
-  source += entry_point_opening(has_bias ? 3 : 2);
+  source += entry_point_opening(params->has_bias ? 3 : 2);
   source += substitute(gemm_split_shapes() + R"(  const float* bias = nullptr;
   if (@BIAS@) {
     if (drk_element_count(inputs[2]) != N || inputs[2].ndim != 1) return DRK_E_UNSUPPORTED_SHAPE;
@@ -239,38 +282,22 @@ void drk_epilogue_rows(float* y, int64_t N, int64_t row_begin, int64_t row_end) 
   (void)bias;
   const int workers = drk_thread_count(ctx, @THREADS@, M);
 )",
-                       {{"TRANSPOSED", b_transposed ? "true" : "false"},
-                        {"BIAS", has_bias ? "true" : "false"},
+                       {{"TRANSPOSED", params->b_transposed ? "true" : "false"},
+                        {"BIAS", params->has_bias ? "true" : "false"},
                         {"THREADS", choice.value(gemm_knob::threads)}});
-  if (library) {
-    source += substitute(R"(  if (ctx == nullptr || ctx->lib == nullptr || ctx->lib->gemm_f32 == nullptr) return DRK_E_LIBRARY;
-  if (ctx->lib->gemm_f32(ctx, M, N, K, 1.0f, a, K, b, @LDB@, @TRANSPOSED_INT@, 0.0f, y, N) != 0) {
-    return DRK_E_LIBRARY;
-  }
-)",
-                         {{"LDB", b_transposed ? "K" : "N"},
-                          {"TRANSPOSED_INT", b_transposed ? "1" : "0"}});
-  } else {
-    source += R"(  drk_parallel(workers, [&](int worker, int worker_count) {
-    int64_t begin = 0, end = 0;
-    drk_share(M, worker, worker_count, &begin, &end);
-    drk_product_rows(a, b, y, bias, N, K, begin, end);
-  });
-)";
-  }
   const std::string row_pass = R"(  drk_parallel(workers, [&](int worker, int worker_count) {
     int64_t begin = 0, end = 0;
     drk_share(M, worker, worker_count, &begin, &end);
     @CALL@;
   });
 )";
-  if (has_finish && library && fused) {
-    source += substitute(row_pass, {{"CALL", "drk_finish_rows(y, bias, N, begin, end)"}});
-  } else if (has_finish && (library || !fused)) {
-    if (has_bias) source += substitute(row_pass, {{"CALL", "drk_bias_rows(y, bias, N, begin, end)"}});
-    if (!epilogue.empty()) {
-      source += substitute(row_pass, {{"CALL", "drk_epilogue_rows(y, N, begin, end)"}});
-    }
+  if (library) {
+    source += gemm_library_call(params->b_transposed, "a", "b", "y");
+  } else {
+    source += substitute(row_pass, {{"CALL", "drk_product_rows(a, b, y, bias, N, K, begin, end)"}});
+  }
+  for (const auto& call : gemm_finish_calls(*params, choice, "y")) {
+    source += substitute(row_pass, {{"CALL", call}});
   }
   source += "  return DRK_OK;\n}\n";
   return source;

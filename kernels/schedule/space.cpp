@@ -32,6 +32,40 @@ const FamilyTables& cpu_tables() {
           {"epilogue", {"fused", "separate"}},
           {"threads", {"1", "2", "4"}},
       },
+      {
+          {"strategy", {"per_output", "accumulate_rows"}},
+          {"vector_width", {"1", "4", "8"}},
+          {"inner_tile", {"16", "64", "256"}},
+          {"threads", {"1", "2", "4"}},
+      },
+      {
+          {"loop_order", {"ijk", "ikj"}},
+          {"tile", {"none", "16", "32", "64"}},
+          {"unroll", {"1", "4"}},
+          {"use_library", {"own", "library"}},
+          {"epilogue", {"fused", "separate"}},
+          {"threads", {"1", "2", "4"}},
+          {"parallel_over", {"batch", "rows"}},
+      },
+      {
+          {"algorithm", {"direct", "im2col", "im2col_library"}},
+          {"channel_tile", {"1", "4", "8"}},
+          {"vector_width", {"1", "4", "8"}},
+          {"epilogue", {"fused", "separate"}},
+          {"threads", {"1", "2", "4"}},
+      },
+      {
+          {"passes", {"three_pass", "online"}},
+          {"vector_width", {"1", "4", "8"}},
+          {"rows_per_item", {"1", "8", "64"}},
+          {"threads", {"1", "2", "4"}},
+      },
+      {
+          {"algorithm", {"materialize", "online"}},
+          {"key_tile", {"16", "64", "256"}},
+          {"vector_width", {"1", "4", "8"}},
+          {"threads", {"1", "2", "4"}},
+      },
   }};
   return kTables;
 }
@@ -60,6 +94,40 @@ const FamilyTables& cuda_tables() {
           {"epilogue", {"fused", "separate"}},
           {"math", {"simt", "tensor_core"}},
       },
+      {
+          {"strategy", {"thread_per_output", "warp_per_output", "block_per_output"}},
+          {"vector_width", {"1", "4"}},
+          {"unroll", {"1", "4"}},
+          {"threads", {"128", "256", "512", "1024"}},
+      },
+      {
+          {"block_tile", {"32", "64", "128"}},
+          {"thread_tile", {"2", "4", "8"}},
+          {"k_tile", {"8", "16", "32"}},
+          {"staging", {"single", "double"}},
+          {"use_library", {"own", "library"}},
+          {"epilogue", {"fused", "separate"}},
+      },
+      {
+          {"algorithm", {"direct", "implicit_gemm"}},
+          {"channel_tile", {"4", "8", "16"}},
+          {"spatial_tile", {"8", "16", "32"}},
+          {"staging", {"none", "shared"}},
+          {"epilogue", {"fused", "separate"}},
+          {"threads", {"128", "256"}},
+      },
+      {
+          {"strategy", {"warp_per_row", "block_per_row"}},
+          {"passes", {"three_pass", "online"}},
+          {"vector_width", {"1", "4"}},
+          {"threads", {"128", "256", "512", "1024"}},
+      },
+      {
+          {"algorithm", {"three_kernels", "fused_online"}},
+          {"query_tile", {"16", "32", "64"}},
+          {"key_tile", {"16", "32", "64"}},
+          {"threads", {"128", "256"}},
+      },
   }};
   return kTables;
 }
@@ -73,6 +141,11 @@ std::string_view family_name(Family family) {
     case Family::elementwise: return "elementwise";
     case Family::rowwise: return "rowwise";
     case Family::gemm: return "gemm";
+    case Family::reduction: return "reduction";
+    case Family::batched_gemm: return "batched_gemm";
+    case Family::conv2d: return "conv2d";
+    case Family::cross_entropy: return "cross_entropy";
+    case Family::attention: return "attention";
   }
   return "unknown";
 }
@@ -84,7 +157,8 @@ Result<Family> parse_family(std::string_view name) {
   }
   return make_error(Errc::invalid_argument,
                     "task family '" + std::string(name) +
-                        "' is unknown: the embedded policy renders elementwise, rowwise and gemm");
+                        "' is unknown: the embedded policy renders elementwise, rowwise, gemm, reduction, "
+                        "batched_gemm, conv2d, cross_entropy and attention");
 }
 
 std::string_view device_name(Device device) { return device == Device::cuda ? "cuda" : "cpu"; }
@@ -149,11 +223,12 @@ Status validate(const Choice& choice) {
 }
 
 bool option_applies(Family family, Device device, Precision precision, int knob, uint16_t option) {
-  if (family != Family::gemm || device != Device::cuda) return true;
-  const auto& options = knobs(family, device)[static_cast<size_t>(knob)].options;
-  if (option >= options.size()) return true;  // "keep": the previous turn's option, which applied
-  if (knob == cuda_gemm_knob::math && options[option] == "tensor_core") return precision == Precision::float16;
-  if (knob == cuda_gemm_knob::use_library && options[option] == "library") return precision == Precision::float32;
+  if (device != Device::cuda || (family != Family::gemm && family != Family::batched_gemm)) return true;
+  const auto& knob_entry = knobs(family, device)[static_cast<size_t>(knob)];
+  if (option >= knob_entry.options.size()) return true;  // "keep": the previous turn's option, which applied
+  const std::string& value = knob_entry.options[option];
+  if (knob_entry.name == "math" && value == "tensor_core") return precision == Precision::float16;
+  if (knob_entry.name == "use_library" && value == "library") return precision == Precision::float32;
   return true;
 }
 

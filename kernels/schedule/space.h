@@ -29,11 +29,22 @@
 
 namespace drk::schedule {
 
-enum class Family : uint8_t { elementwise = 0, rowwise = 1, gemm = 2 };
-inline constexpr int kFamilyCount = 3;
+// One per family of the task catalog (kernels/catalog: a task's `family`), in the order of the
+// observation's one-hot and of the policy's heads.
+enum class Family : uint8_t {
+  elementwise = 0,
+  rowwise = 1,
+  gemm = 2,
+  reduction = 3,
+  batched_gemm = 4,
+  conv2d = 5,
+  cross_entropy = 6,
+  attention = 7,
+};
+inline constexpr int kFamilyCount = 8;
 
 std::string_view family_name(Family family);
-// invalid_argument naming the three families when `name` is none of them.
+// invalid_argument naming the families when `name` is none of them.
 Result<Family> parse_family(std::string_view name);
 
 // The device whose candidates a space renders (the device a run evaluates on).
@@ -69,6 +80,21 @@ enum : int { passes = 0, vector_width, inner_tile, threads };
 namespace gemm_knob {
 enum : int { loop_order = 0, tile, unroll, use_library, epilogue, threads };
 }
+namespace reduction_knob {
+enum : int { strategy = 0, vector_width, inner_tile, threads };
+}
+namespace batched_gemm_knob {
+enum : int { loop_order = 0, tile, unroll, use_library, epilogue, threads, parallel_over };
+}
+namespace conv2d_knob {
+enum : int { algorithm = 0, channel_tile, vector_width, epilogue, threads };
+}
+namespace cross_entropy_knob {
+enum : int { passes = 0, vector_width, rows_per_item, threads };
+}
+namespace attention_knob {
+enum : int { algorithm = 0, key_tile, vector_width, threads };
+}
 // CUDA (CUDA C++ candidates):
 namespace cuda_elementwise_knob {
 enum : int { fusion = 0, vector_width, elements_per_thread, threads, grid };
@@ -78,6 +104,21 @@ enum : int { strategy = 0, passes, vector_width, threads };
 }
 namespace cuda_gemm_knob {
 enum : int { block_tile = 0, thread_tile, k_tile, staging, use_library, epilogue, math };
+}
+namespace cuda_reduction_knob {
+enum : int { strategy = 0, vector_width, unroll, threads };
+}
+namespace cuda_batched_gemm_knob {
+enum : int { block_tile = 0, thread_tile, k_tile, staging, use_library, epilogue };
+}
+namespace cuda_conv2d_knob {
+enum : int { algorithm = 0, channel_tile, spatial_tile, staging, epilogue, threads };
+}
+namespace cuda_cross_entropy_knob {
+enum : int { strategy = 0, passes, vector_width, threads };
+}
+namespace cuda_attention_knob {
+enum : int { algorithm = 0, query_tile, key_tile, threads };
 }
 
 // The widest one-hot encoding of any family's options on `device`: sum over its knobs of their

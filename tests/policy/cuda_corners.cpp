@@ -87,6 +87,52 @@ std::vector<RenderPoint> render_corner_sample() {
   return points;
 }
 
+std::vector<RenderPoint> gemm_conv_corner_sample() {
+  const auto problems = catalog_problems(
+      {"batched_matmul", "conv2d", "conv2d_relu_biasadd", "conv2d_relu_hardswish"}, msg::Device::CUDA);
+  std::vector<RenderPoint> points;
+  auto add = [&](const Problem& problem, const std::vector<Choice>& choices) {
+    for (const auto& choice : choices) points.push_back({problem, choice});
+  };
+  const auto batched = corner_choices(Family::batched_gemm, Device::cuda);
+  const auto conv = corner_choices(Family::conv2d, Device::cuda);
+  add(problems[0], batched);
+  Problem linear = problems[0];
+  linear.task = "batched_linear";
+  linear.params = {{"b_layout", "nk"}, {"bias", "true"}, {"epilogue", "v * 2.0f | v > 0.0f ? v : 0.1f * v"}};
+  linear.inputs = {{"a", {3, 40, 72}}, {"b", {3, 56, 72}}, {"bias", {56}}};
+  linear.outputs = {{"y", {3, 40, 56}}};
+  add(linear, {batched[0], batched[2], batched[3]});
+  add(problems[2], conv);
+  add(problems[1], {conv[0], conv[1]});
+  add(problems[3], {conv[2], conv[3]});
+  return points;
+}
+
+std::vector<RenderPoint> reduction_attention_corner_sample() {
+  const auto problems = catalog_problems(
+      {"sum_reduction", "mean_reduction", "max_reduction", "cross_entropy", "scaled_dot_product_attention"},
+      msg::Device::CUDA);
+  std::vector<RenderPoint> points;
+  auto add = [&](const Problem& problem, const std::vector<Choice>& choices) {
+    for (const auto& choice : choices) points.push_back({problem, choice});
+  };
+  // vector_width 4 builds the scalar kernels too (the float4 ones are taken when inner % 4 == 0).
+  const auto reduction = corner_choices(Family::reduction, Device::cuda);
+  add(problems[0], {reduction[1], reduction[2]});
+  add(problems[1], {reduction_warp_choice(reduction[1])});
+  add(problems[2], {reduction[0]});
+  const auto cross_entropy = corner_choices(Family::cross_entropy, Device::cuda);
+  add(problems[3], {cross_entropy[0], cross_entropy[1], cross_entropy[3]});
+  add(problems[4], corner_choices(Family::attention, Device::cuda));
+  return points;
+}
+
+Choice reduction_warp_choice(Choice choice) {
+  choice.options[schedule::cuda_reduction_knob::strategy] = 1;
+  return choice;
+}
+
 std::vector<RenderPoint> half_matmul_points() {
   const auto problems = catalog_problems({"matmul_fp16"}, msg::Device::CUDA);
   std::vector<RenderPoint> points;

@@ -39,4 +39,18 @@ std::vector<RenderPoint> render_corner_sample();
 // matmul_fp16's float16 corners, each with math=simt and with math=tensor_core (8 points).
 std::vector<RenderPoint> half_matmul_points();
 
+// CUDA points of the batched_gemm and conv2d families: batched_matmul's corners and a batched
+// linear layer (b_layout nk, bias, epilogue; own fused, own separate, library with our epilogue);
+// the corners of conv2d_relu_biasadd (an epilogue tensor read by channel), two of conv2d and two
+// of conv2d_relu_hardswish: every algorithm with every staging (15 points).
+std::vector<RenderPoint> gemm_conv_corner_sample();
+
+// CUDA points of the reduction, cross_entropy and attention families, every option of every
+// knob among them: sum_reduction's block_per_output and thread_per_output float4 corners,
+// mean_reduction with warp_per_output, max_reduction's first corner, three of cross_entropy's
+// corners and scaled_dot_product_attention's four (11 points).
+std::vector<RenderPoint> reduction_attention_corner_sample();
+// `choice` (a cuda reduction choice) with strategy warp_per_output, the option between the corners.
+schedule::Choice reduction_warp_choice(schedule::Choice choice);
+
 }  // namespace drk::testing

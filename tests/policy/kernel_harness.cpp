@@ -68,8 +68,9 @@ int reference_gemm(const drk_context* ctx, int64_t m, int64_t n, int64_t k, floa
 
 drk_tensor describe(const HostTensor& tensor) {
   drk_tensor described{};
-  described.data = const_cast<float*>(tensor.values.data());
-  described.dtype = DRK_F32;
+  described.data = tensor.dtype == DRK_I64 ? static_cast<void*>(const_cast<int64_t*>(tensor.integers.data()))
+                                            : static_cast<void*>(const_cast<float*>(tensor.values.data()));
+  described.dtype = tensor.dtype;
   described.ndim = static_cast<int32_t>(tensor.shape.size());
   int64_t stride = 1;
   for (int dim = described.ndim - 1; dim >= 0; --dim) {

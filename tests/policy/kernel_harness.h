@@ -1,6 +1,6 @@
 // A minimal stand-in for the Evaluator, to test the renderers on their own: compiles rendered
 // sources into one shared object per batch (the host compiler, the flags of the candidate ABI),
-// dlopen()s it, and calls a kernel on dense float32 tensors with a CPU context whose
+// dlopen()s it, and calls a kernel on dense float32 (or int64) tensors with a CPU context whose
 // workspace and gemm_f32 are plain C++.
 //
 // Thread-safety: one harness per test thread. Ownership: the harness owns its temporary
@@ -16,9 +16,12 @@
 
 namespace drk::testing {
 
+// A float32 tensor (values), or an int64 one (dtype DRK_I64: integers, e.g. class indices).
 struct HostTensor {
   std::vector<int64_t> shape;
   std::vector<float> values;
+  int32_t dtype = DRK_F32;
+  std::vector<int64_t> integers;
 };
 
 class KernelHarness {

@@ -141,17 +141,19 @@ DRK_TEST_CASE("the CUDA policy samples valid CUDA choices of every family with h
   }
 }
 
-DRK_TEST_CASE("the CPU network keeps its checkpoint shape; checkpoints never cross devices") {
+DRK_TEST_CASE("the CPU network's shapes follow the CPU space; checkpoints never cross devices") {
   Policy cpu(1, Device::cpu), cuda(1, Device::cuda);
-  // The CPU network as it was before the CUDA space: 33 observation entries, heads named
-  // head_<family>_<knob> with options + 1 outputs, so that earlier CPU checkpoints load.
-  DRK_CHECK(observation_size(Device::cpu) == 33);
+  // Eight families: observation 8 (family) + 4 + 4 + 2 + 17 (batched_gemm's one-hot, the
+  // widest) + 5 = 40 entries; heads named head_<family>_<knob> with options + 1 outputs.
+  DRK_CHECK(observation_size(Device::cpu) == 40);
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const auto& item : cpu.network().named_parameters()) shapes[item.key()] = item.value().sizes().vec();
-  DRK_CHECK(shapes.size() == 2 * (2 + 4 + 4 + 6));
-  DRK_CHECK(shapes["input.weight"] == std::vector<int64_t>{64, 33});
+  DRK_CHECK(shapes.size() == 2 * (2 + 4 + 4 + 6 + 4 + 7 + 5 + 4 + 4));
+  DRK_CHECK(shapes["input.weight"] == std::vector<int64_t>{64, 40});
   DRK_CHECK(shapes["head_elementwise_vector_width.weight"] == std::vector<int64_t>{5, 64});
   DRK_CHECK(shapes["head_gemm_threads.bias"] == std::vector<int64_t>{4});
+  DRK_CHECK(shapes["head_conv2d_algorithm.bias"] == std::vector<int64_t>{4});
+  DRK_CHECK(shapes["head_batched_gemm_parallel_over.weight"] == std::vector<int64_t>{3, 64});
   for (const auto& item : cuda.network().named_parameters()) {
     if (item.key().rfind("head_", 0) == 0) DRK_CHECK(item.key().rfind("head_cuda_", 0) == 0);
   }
@@ -164,22 +166,23 @@ DRK_TEST_CASE("the CPU network keeps its checkpoint shape; checkpoints never cro
 }
 
 DRK_TEST_CASE("the CUDA network's shapes follow the CUDA space; a checkpoint of another space fails clearly") {
-  // The cuda gemm family's math knob (simt, tensor_core) made its one-hot 17 wide, the widest:
-  // observation 13 + 17 + 5 = 35 entries, and one head of 2 + keep outputs more. CUDA checkpoints
-  // written before it do not load, with an error naming the parameter and the space.
-  DRK_CHECK(observation_size(Device::cuda) == 35);
+  // The cuda gemm family's one-hot is 17 wide, the widest: observation 8 + 4 + 4 + 2 + 17 + 5 =
+  // 40 entries. Checkpoints written before the eight families (35 entries) do not load, with an
+  // error naming the parameter and the space.
+  DRK_CHECK(observation_size(Device::cuda) == 40);
   Policy cuda(1, Device::cuda);
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const auto& item : cuda.network().named_parameters()) shapes[item.key()] = item.value().sizes().vec();
-  DRK_CHECK(shapes.size() == 2 * (2 + 5 + 4 + 7));
-  DRK_CHECK(shapes["input.weight"] == std::vector<int64_t>{64, 35});
+  DRK_CHECK(shapes.size() == 2 * (2 + 5 + 4 + 7 + 4 + 6 + 6 + 4 + 4));
+  DRK_CHECK(shapes["input.weight"] == std::vector<int64_t>{64, 40});
+  DRK_CHECK(shapes["head_cuda_attention_algorithm.weight"] == std::vector<int64_t>{3, 64});
   DRK_CHECK(shapes["head_cuda_gemm_math.weight"] == std::vector<int64_t>{3, 64});
   DRK_CHECK(shapes["head_cuda_gemm_use_library.bias"] == std::vector<int64_t>{3});
 
   Policy older(2, Device::cuda);
   {
     torch::NoGradGuard no_grad;
-    older.network().named_parameters()["input.weight"].set_(torch::zeros({64, 34}));
+    older.network().named_parameters()["input.weight"].set_(torch::zeros({64, 35}));
   }
   const auto before = cuda.network().named_parameters()["hidden.weight"].clone();
   const auto refused = cuda.load(older.serialize());
@@ -187,12 +190,12 @@ DRK_TEST_CASE("the CUDA network's shapes follow the CUDA space; a checkpoint of 
   DRK_INFO(refused.error().message);
   DRK_CHECK(refused.error().code == Errc::parse_error);
   DRK_CHECK(refused.error().message.find("cuda policy network") != std::string::npos);
-  DRK_CHECK(refused.error().message.find("'input.weight' is [64, 34] in the checkpoint but [64, 35]") !=
+  DRK_CHECK(refused.error().message.find("'input.weight' is [64, 35] in the checkpoint but [64, 40]") !=
             std::string::npos);
   DRK_CHECK(refused.error().message.find("start a new run directory") != std::string::npos);
   // A refused checkpoint leaves the network as it was.
   DRK_CHECK(torch::equal(cuda.network().named_parameters()["hidden.weight"], before));
-  DRK_CHECK(cuda.network().named_parameters()["input.weight"].sizes().vec() == std::vector<int64_t>{64, 35});
+  DRK_CHECK(cuda.network().named_parameters()["input.weight"].sizes().vec() == std::vector<int64_t>{64, 40});
 }
 
 DRK_TEST_CASE("the CUDA policy offers tensor cores to float16 gemm tasks only and the library to float32 ones only") {

@@ -52,47 +52,97 @@ testing::TestEngine& published_shapes_engine() {
   return engine;
 }
 
+// Whether the point reaches the product through the library (coverage below 1).
+bool library_point(const Choice& choice) {
+  const auto family_knobs = knobs(choice.family, choice.device);
+  for (size_t knob = 0; knob < family_knobs.size(); ++knob)
+    if (family_knobs[knob].name == "use_library") return choice.value(static_cast<int>(knob)) == "library";
+  return false;
+}
+
+// Evaluates every point with the shared engine: each must compile, run, be correct (on the
+// second shapes too), and have its own kernels cover the GPU time unless the library does the
+// product. Returns how many were evaluated.
+int evaluate_points(const std::vector<testing::RenderPoint>& points) {
+  int evaluated = 0;
+  for (const auto& point : points) {
+    DRK_INFO(point.problem.task << ": " << point.choice.describe());
+    auto source = render(point.problem, point.choice);
+    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+    capnp::MallocMessageBuilder message;
+    auto out = message.initRoot<msg::EvalResult>();
+    const evaluator::CandidateInput input{"render/" + point.problem.task + "/" + std::to_string(evaluated++),
+                                          point.problem.task, kernels::DeviceKind::cuda, *source};
+    auto status = shared_engine()->evaluate(input, out);
+    DRK_REQUIRE_MESSAGE(status.ok(), status.error().describe());
+    const auto result = out.asReader();
+    // Copies: the captured text is printed when a check fails, after these readers are gone.
+    const std::string compile_log = result.getCompileLog().cStr();
+    const std::string error_text = result.getErrorText().cStr();
+    const std::string second_shape = result.getEvidence().getSecondShapeWrong().cStr();
+    DRK_INFO("compile log: " << compile_log);
+    DRK_INFO("error text: " << error_text << "; second shape: " << second_shape << "; max abs error "
+                            << result.getMaxAbsError());
+    DRK_CHECK(result.getCompiled());
+    DRK_CHECK(result.getSandbox() == msg::SandboxOutcome::OK);
+    DRK_CHECK(result.getCorrect());
+    DRK_CHECK(result.getEvidence().getCudaError().size() == 0);
+    DRK_CHECK(second_shape.empty());
+    if (library_point(point.choice)) DRK_CHECK(result.getGpu().getCoverage() < 1.0);
+    else DRK_CHECK(result.getGpu().getCoverage() == doctest::Approx(1.0));
+  }
+  return evaluated;
+}
+
+// Every corner of each task's family.
+std::vector<testing::RenderPoint> corner_points(const std::vector<std::string>& tasks) {
+  std::vector<testing::RenderPoint> points;
+  for (const auto& problem : testing::catalog_problems(tasks, msg::Device::CUDA))
+    for (const auto& choice : testing::corner_choices(problem.family, Device::cuda)) points.push_back({problem, choice});
+  return points;
+}
+
 DRK_TEST_CASE("rendered CUDA corner points of every family are correct on the GPU [gpu]") {
   if (gpu_missing()) return;
-  const auto problems = testing::catalog_problems(
-      {"gelu", "softmax", "log_softmax", "layer_norm", "rms_norm", "gemm_multiply_leakyrelu", "matmul", "matvec"},
-      msg::Device::CUDA);
-  int evaluated = 0;
-  for (const auto& problem : problems) {
-    auto choices = testing::corner_choices(problem.family, Device::cuda);
-    if (problem.family == Family::gemm) {
-      Choice library = choices[1];
-      library.options[cuda_gemm_knob::use_library] = 0;
-      choices.push_back(library);
-      library.options[cuda_gemm_knob::use_library] = 1;
-      library.options[cuda_gemm_knob::epilogue] = 0;
-      choices.push_back(library);
-    }
-    for (const auto& choice : choices) {
-      DRK_INFO(problem.task << ": " << choice.describe());
-      auto source = render(problem, choice);
-      DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
-      capnp::MallocMessageBuilder message;
-      auto out = message.initRoot<msg::EvalResult>();
-      const evaluator::CandidateInput input{"render/" + problem.task + "/" + std::to_string(evaluated++),
-                                            problem.task, kernels::DeviceKind::cuda, *source};
-      auto status = shared_engine()->evaluate(input, out);
-      DRK_REQUIRE_MESSAGE(status.ok(), status.error().describe());
-      const auto result = out.asReader();
-      const std::string compile_log = result.getCompileLog().cStr();  // copies: printed after the readers go
-      const std::string error_text = result.getErrorText().cStr();
-      DRK_INFO("compile log: " << compile_log);
-      DRK_INFO("error text: " << error_text << " max abs error " << result.getMaxAbsError());
-      DRK_CHECK(result.getCompiled());
-      DRK_CHECK(result.getSandbox() == msg::SandboxOutcome::OK);
-      DRK_CHECK(result.getCorrect());
-      DRK_CHECK(result.getEvidence().getCudaError().size() == 0);
-      const bool library = problem.family == Family::gemm && choice.value(cuda_gemm_knob::use_library) == "library";
-      if (!library) DRK_CHECK(result.getGpu().getCoverage() == doctest::Approx(1.0));
-      if (library) DRK_CHECK(result.getGpu().getCoverage() < 1.0);
+  auto points = corner_points(
+      {"gelu", "softmax", "log_softmax", "layer_norm", "rms_norm", "gemm_multiply_leakyrelu", "matmul", "matvec"});
+  // The gemm tasks' second corner with the product ours, and with it the library's (fused epilogue).
+  const size_t count = points.size();
+  for (size_t index = 0; index < count; ++index) {
+    if (points[index].problem.family != Family::gemm || index % 4 != 1) continue;
+    testing::RenderPoint library = points[index];
+    library.choice.options[cuda_gemm_knob::use_library] = 0;
+    points.push_back(library);
+    library.choice.options[cuda_gemm_knob::use_library] = 1;
+    library.choice.options[cuda_gemm_knob::epilogue] = 0;
+    points.push_back(library);
+  }
+  std::printf("evaluated %d rendered CUDA candidates\n", evaluate_points(points));
+}
+
+DRK_TEST_CASE("rendered CUDA batched_gemm and conv2d corner points are correct on the GPU [gpu]") {
+  if (gpu_missing()) return;
+  const int evaluated =
+      evaluate_points(corner_points({"batched_matmul", "conv2d", "conv2d_relu_biasadd", "conv2d_relu_hardswish"}));
+  std::printf("evaluated %d rendered batched_gemm and conv2d CUDA candidates\n", evaluated);
+}
+
+DRK_TEST_CASE("rendered CUDA reduction, cross_entropy and attention points are correct on the GPU [gpu]") {
+  if (gpu_missing()) return;
+  // Every corner of each task, and warp_per_output (between the corners) for each reduction.
+  std::vector<testing::RenderPoint> points;
+  for (const auto& problem : testing::catalog_problems(
+           {"sum_reduction", "mean_reduction", "max_reduction", "cross_entropy", "scaled_dot_product_attention"},
+           msg::Device::CUDA)) {
+    const auto corners = testing::corner_choices(problem.family, Device::cuda);
+    for (const auto& choice : corners) points.push_back({problem, choice});
+    if (problem.family == Family::reduction) {
+      points.push_back({problem, testing::reduction_warp_choice(corners[0])});
+      points.push_back({problem, testing::reduction_warp_choice(corners[1])});
     }
   }
-  std::printf("evaluated %d rendered CUDA candidates\n", evaluated);
+  std::printf("evaluated %d rendered reduction, cross_entropy and attention CUDA candidates\n",
+              evaluate_points(points));
 }
 
 DRK_TEST_CASE("rendered float16 matmuls are correct on the GPU with CUDA cores and with tensor cores [gpu]") {

@@ -92,6 +92,26 @@ std::vector<Compiled> compile_all(const std::string& nvcc, const fs::path& direc
   return results;
 }
 
+// Builds every source with nvcc (two at a time) and checks each built cleanly, without warnings;
+// skips the builds, saying so, where nvcc is missing.
+void build_and_check(const std::vector<testing::RenderPoint>& rendered, const std::vector<std::string>& sources) {
+  const std::string nvcc = nvcc_path();
+  if (nvcc.empty()) {
+    DRK_MESSAGE("skipped the compiles: nvcc not found (set DRK_NVCC or install the CUDA toolkit)");
+    std::printf("SKIPPED (no nvcc)\n");
+    return;
+  }
+  TemporaryDirectory directory;
+  const auto results = compile_all(nvcc, directory.path, sources);
+  for (size_t index = 0; index < results.size(); ++index) {
+    DRK_INFO(rendered[index].problem.task << ": " << rendered[index].choice.describe() << "\n"
+                                          << results[index].output);
+    DRK_CHECK(results[index].status == 0);
+    DRK_CHECK(results[index].output.find("warning") == std::string::npos);
+    DRK_CHECK(fs::exists(directory.path / ("candidate" + std::to_string(index) + ".so")));
+  }
+}
+
 DRK_TEST_CASE("every family's CUDA space has knobs, and its corners cover each option extreme") {
   for (int index = 0; index < kFamilyCount; ++index) {
     const auto family = static_cast<Family>(index);
@@ -170,12 +190,6 @@ DRK_TEST_CASE("float16 kernels take float16 tensors; tensor-core sources use WMM
 }
 
 DRK_TEST_CASE("corner points of every CUDA family render sources that nvcc builds with the Evaluator's flags") {
-  const std::string nvcc = nvcc_path();
-  if (nvcc.empty()) {
-    DRK_MESSAGE("skipped: nvcc not found (set DRK_NVCC or install the CUDA toolkit)");
-    std::printf("SKIPPED (no nvcc)\n");
-    return;
-  }
   const auto rendered = testing::render_corner_sample();
   DRK_REQUIRE(rendered.size() == 27);
   std::vector<std::string> sources;
@@ -196,15 +210,58 @@ DRK_TEST_CASE("corner points of every CUDA family render sources that nvcc build
     DRK_CHECK((source->find("__global__") == std::string::npos) == library_only);
     sources.push_back(*source);
   }
-  TemporaryDirectory directory;
-  const auto results = compile_all(nvcc, directory.path, sources);
-  for (size_t index = 0; index < results.size(); ++index) {
-    DRK_INFO(rendered[index].problem.task << ": " << rendered[index].choice.describe() << "\n"
-                                          << results[index].output);
-    DRK_CHECK(results[index].status == 0);
-    DRK_CHECK(results[index].output.find("warning") == std::string::npos);
-    DRK_CHECK(fs::exists(directory.path / ("candidate" + std::to_string(index) + ".so")));
+  build_and_check(rendered, sources);
+}
+
+DRK_TEST_CASE("batched_gemm and conv2d corners render sources that nvcc builds with the Evaluator's flags") {
+  const auto rendered = testing::gemm_conv_corner_sample();
+  DRK_REQUIRE(rendered.size() == 15);
+  std::vector<std::string> sources;
+  for (const auto& item : rendered) {
+    DRK_INFO(item.problem.task << ": " << item.choice.describe());
+    auto source = render(item.problem, item.choice);
+    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+    DRK_CHECK(source->find("__expf") == std::string::npos);
+    DRK_CHECK(source->find("ctx->stream") != std::string::npos);
+    if (item.choice.family == Family::batched_gemm) {
+      // The gemm family's product kernel, its batch over blockIdx.z; the library once per entry.
+      const bool library = item.choice.value(cuda_batched_gemm_knob::use_library) == "library";
+      const bool finish = item.problem.param_or("bias", "false") == "true";
+      DRK_CHECK((source->find("__global__") == std::string::npos) == (library && !finish));
+      DRK_CHECK((source->find("blockIdx.z") != std::string::npos) == !library);
+      DRK_CHECK((source->find("for (int64_t batch = 0; batch < batches; ++batch)") != std::string::npos) == library);
+    } else {
+      // add_bias reaches the epilogue by output channel.
+      const bool reads_add_bias = item.problem.task == "conv2d_relu_biasadd";
+      DRK_CHECK((source->find("const float* __restrict__ add_bias)") != std::string::npos) == reads_add_bias);
+      DRK_CHECK((source->find("static_cast<const float*>(inputs[3].data)") != std::string::npos) == reads_add_bias);
+    }
+    sources.push_back(*source);
   }
+  build_and_check(rendered, sources);
+}
+
+DRK_TEST_CASE("reduction, cross_entropy and attention points render sources that nvcc builds with the Evaluator's flags") {
+  const auto rendered = testing::reduction_attention_corner_sample();
+  DRK_REQUIRE(rendered.size() == 11);
+  std::vector<std::string> sources;
+  for (const auto& item : rendered) {
+    DRK_INFO(item.problem.task << ": " << item.choice.describe());
+    auto source = render(item.problem, item.choice);
+    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+    DRK_CHECK(source->find("__expf") == std::string::npos);
+    DRK_CHECK(source->find("__logf") == std::string::npos);
+    DRK_CHECK(source->find("atomicAdd") == std::string::npos);
+    DRK_CHECK(source->find("cudaMalloc") == std::string::npos);
+    DRK_CHECK(source->find("ctx->stream") != std::string::npos);
+    // Temporary memory only through the ABI's workspace: the per-row losses, the scores.
+    const bool scratch = item.choice.family == Family::cross_entropy ||
+                         (item.choice.family == Family::attention &&
+                          item.choice.value(cuda_attention_knob::algorithm) == "three_kernels");
+    DRK_CHECK((source->find("ctx->workspace(ctx,") != std::string::npos) == scratch);
+    sources.push_back(*source);
+  }
+  build_and_check(rendered, sources);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The renderers, tested apart from the Evaluator: every option of every knob renders a source
 // that compiles with the candidate ABI's flags and computes the task's formula on shapes
 // chosen at run time.
+#include <array>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -31,10 +32,14 @@ struct ShapeSet {
   std::vector<int64_t> output;
 };
 
+// Rewrites random inputs where a task needs more than normal floats (class indices).
+using Prepare = std::function<void(std::vector<HostTensor>&, std::mt19937&)>;
+
 struct ProblemCase {
   Problem problem;
   Reference reference;
   std::vector<ShapeSet> shapes;
+  Prepare prepare = nullptr;
 };
 
 struct Rendered {
@@ -47,6 +52,15 @@ HostTensor random_tensor(const std::vector<int64_t>& shape, std::mt19937& rng) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   tensor.values.resize(static_cast<size_t>(element_count(shape)));
   for (auto& value : tensor.values) value = normal(rng);
+  return tensor;
+}
+
+// An int64 tensor of class indices in [0, classes).
+HostTensor random_classes(const std::vector<int64_t>& shape, int64_t classes, std::mt19937& rng) {
+  HostTensor tensor{shape, {}, DRK_I64, {}};
+  std::uniform_int_distribution<int64_t> uniform(0, classes - 1);
+  tensor.integers.resize(static_cast<size_t>(element_count(shape)));
+  for (auto& value : tensor.integers) value = uniform(rng);
   return tensor;
 }
 
@@ -101,6 +115,7 @@ void check_family(Family family, const std::vector<ProblemCase>& cases, int per_
     for (const auto& shapes : item.problem_case->shapes) {
       std::vector<HostTensor> inputs;
       for (const auto& shape : shapes.inputs) inputs.push_back(random_tensor(shape, rng));
+      if (item.problem_case->prepare) item.problem_case->prepare(inputs, rng);
       std::vector<HostTensor> outputs{HostTensor{shapes.output, {}}};
       const std::vector<double> expected = item.problem_case->reference(inputs);
       for (int max_threads : {1, 4}) {
@@ -271,6 +286,203 @@ std::vector<ProblemCase> gemm_cases() {
   };
 }
 
+Reference reduction_reference(const std::string& op, int dim) {
+  return [=](const std::vector<HostTensor>& inputs) {
+    const auto& x = inputs[0];
+    int64_t outer, reduce, inner;
+    split(x.shape, dim, dim, outer, reduce, inner);
+    std::vector<double> out;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t j = 0; j < inner; ++j) {
+        double sum = 0.0, max = -INFINITY;
+        for (int64_t r = 0; r < reduce; ++r) {
+          const double v = x.values[static_cast<size_t>((o * reduce + r) * inner + j)];
+          sum += v;
+          max = std::max(max, v);
+        }
+        out.push_back(op == "max" ? max : op == "mean" ? sum / reduce : sum);
+      }
+    }
+    return out;
+  };
+}
+
+std::vector<ProblemCase> reduction_cases() {
+  auto problem = [](const std::string& op, bool keepdim) {
+    return make_problem(op + "_reduction", Family::reduction,
+                        {{"op", op}, {"dim", "1"}, {"keepdim", keepdim ? "true" : "false"}});
+  };
+  // Inner extents below, across and far beyond the largest inner tile; inner == 1 (a contiguous row).
+  return {
+      {problem("sum", true), reduction_reference("sum", 1),
+       {{{{5, 37, 19}}, {5, 1, 19}}, {{{3, 70, 300}}, {3, 1, 300}}, {{{4, 33}}, {4, 1}}}},
+      {problem("mean", false), reduction_reference("mean", 1),
+       {{{{2, 41, 257}}, {2, 257}}, {{{6, 9, 7, 3}}, {6, 7, 3}}}},
+      {problem("max", false), reduction_reference("max", 1), {{{{3, 131, 65}}, {3, 65}}, {{{7, 5}}, {7}}}},
+  };
+}
+
+// gemm_reference applied to every matrix of a batch: a [B,M,K], b [B,K,N] or [B,N,K], bias [N].
+Reference batched_gemm_reference(bool transposed, bool bias, std::function<float(float)> epilogue) {
+  const Reference single = gemm_reference(transposed, bias, epilogue);
+  return [=](const std::vector<HostTensor>& inputs) {
+    std::vector<double> out;
+    const int64_t batches = inputs[0].shape[0];
+    for (int64_t batch = 0; batch < batches; ++batch) {
+      std::vector<HostTensor> matrices;
+      for (size_t index = 0; index < 2; ++index) {
+        const auto& whole = inputs[index];
+        const std::vector<int64_t> shape{whole.shape[1], whole.shape[2]};
+        const auto size = static_cast<int64_t>(shape[0] * shape[1]);
+        matrices.push_back(HostTensor{shape, std::vector<float>(whole.values.begin() + batch * size,
+                                                                whole.values.begin() + (batch + 1) * size)});
+      }
+      if (bias) matrices.push_back(inputs[2]);
+      const auto part = single(matrices);
+      out.insert(out.end(), part.begin(), part.end());
+    }
+    return out;
+  };
+}
+
+std::vector<ProblemCase> batched_gemm_cases() {
+  auto shapes = [](bool transposed, bool bias) {
+    std::vector<ShapeSet> sets;
+    for (auto [batch, m, k, n] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{3, 5, 7, 3}, {2, 33, 70, 65},
+                                  {5, 1, 17, 9}}) {
+      ShapeSet set{{{batch, m, k}, transposed ? std::vector<int64_t>{batch, n, k} : std::vector<int64_t>{batch, k, n}},
+                   {batch, m, n}};
+      if (bias) set.inputs.push_back({n});
+      sets.push_back(set);
+    }
+    return sets;
+  };
+  return {
+      {make_problem("batched_matmul", Family::batched_gemm, {{"b_layout", "kn"}, {"bias", "false"}, {"epilogue", "v"}}),
+       batched_gemm_reference(false, false, [](float v) { return v; }), shapes(false, false)},
+      {make_problem("batched_linear_relu", Family::batched_gemm,
+                    {{"b_layout", "nk"}, {"bias", "true"}, {"epilogue", "v * 2.0f | v > 0.0f ? v : 0.0f"}}),
+       batched_gemm_reference(true, true, [](float v) { return std::max(v * 2.0f, 0.0f); }), shapes(true, true)},
+  };
+}
+
+// x [N,C,H,W] * weight [CO,C,KH,KW] (+ bias [CO]), then epilogue(v, c, inputs).
+Reference conv2d_reference(bool bias, std::function<float(float, int64_t, const std::vector<HostTensor>&)> epilogue) {
+  return [=](const std::vector<HostTensor>& inputs) {
+    const auto& x = inputs[0].shape;
+    const auto& w = inputs[1].shape;
+    const int64_t oh_count = x[2] - w[2] + 1, ow_count = x[3] - w[3] + 1;
+    std::vector<double> out;
+    for (int64_t n = 0; n < x[0]; ++n) {
+      for (int64_t c = 0; c < w[0]; ++c) {
+        for (int64_t oh = 0; oh < oh_count; ++oh) {
+          for (int64_t ow = 0; ow < ow_count; ++ow) {
+            double sum = bias ? inputs[2].values[static_cast<size_t>(c)] : 0.0;
+            for (int64_t ci = 0; ci < x[1]; ++ci) {
+              for (int64_t kh = 0; kh < w[2]; ++kh) {
+                for (int64_t kw = 0; kw < w[3]; ++kw) {
+                  sum += static_cast<double>(
+                             inputs[0].values[static_cast<size_t>(((n * x[1] + ci) * x[2] + oh + kh) * x[3] + ow + kw)]) *
+                         inputs[1].values[static_cast<size_t>(((c * w[1] + ci) * w[2] + kh) * w[3] + kw)];
+                }
+              }
+            }
+            out.push_back(epilogue(static_cast<float>(sum), c, inputs));
+          }
+        }
+      }
+    }
+    return out;
+  };
+}
+
+std::vector<ProblemCase> conv2d_cases() {
+  auto shapes = [](bool extras) {
+    std::vector<ShapeSet> sets;
+    for (auto [n, c, h, w, co, k] : {std::array<int64_t, 6>{1, 3, 8, 11, 5, 3}, {2, 4, 13, 21, 9, 3},
+                                     {1, 2, 5, 300, 3, 2}}) {
+      ShapeSet set{{{n, c, h, w}, {co, c, k, k}}, {n, co, h - k + 1, w - k + 1}};
+      if (extras) {
+        set.inputs.push_back({co});
+        set.inputs.push_back({co, 1, 1});
+      }
+      sets.push_back(set);
+    }
+    return sets;
+  };
+  Problem plain = make_problem("conv2d", Family::conv2d, {{"bias", "false"}, {"epilogue", "v"}});
+  Problem biased = make_problem("conv2d_relu_biasadd", Family::conv2d,
+                                {{"bias", "true"}, {"epilogue", "v > 0.0f ? v : 0.0f | v + add_bias[c]"}});
+  biased.inputs = {{"x", {}}, {"weight", {}}, {"bias", {}}, {"add_bias", {}}};
+  return {
+      {plain, conv2d_reference(false, [](float v, int64_t, const std::vector<HostTensor>&) { return v; }),
+       shapes(false)},
+      {biased,
+       conv2d_reference(true,
+                        [](float v, int64_t c, const std::vector<HostTensor>& inputs) {
+                          return std::max(v, 0.0f) + inputs[3].values[static_cast<size_t>(c)];
+                        }),
+       shapes(true)},
+  };
+}
+
+std::vector<ProblemCase> cross_entropy_cases() {
+  Reference reference = [](const std::vector<HostTensor>& inputs) {
+    const int64_t rows = inputs[0].shape[0], classes = inputs[0].shape[1];
+    double total = 0.0;
+    for (int64_t n = 0; n < rows; ++n) {
+      const float* row = inputs[0].values.data() + n * classes;
+      double max = -INFINITY, sum = 0.0;
+      for (int64_t c = 0; c < classes; ++c) max = std::max(max, static_cast<double>(row[c]));
+      for (int64_t c = 0; c < classes; ++c) sum += std::exp(row[c] - max);
+      total += max + std::log(sum) - row[inputs[1].integers[static_cast<size_t>(n)]];
+    }
+    return std::vector<double>{total / static_cast<double>(rows)};
+  };
+  Prepare classes = [](std::vector<HostTensor>& inputs, std::mt19937& rng) {
+    inputs[1] = random_classes(inputs[1].shape, inputs[0].shape[1], rng);
+  };
+  return {{make_problem("cross_entropy", Family::cross_entropy, {}), reference,
+           {{{{128, 100}, {128}}, {}}, {{{131, 1027}, {131}}, {}}, {{{3, 5}, {3}}, {}}}, classes}};
+}
+
+std::vector<ProblemCase> attention_cases() {
+  Reference reference = [](const std::vector<HostTensor>& inputs) {
+    const auto& q = inputs[0];
+    const int64_t heads = q.shape[0] * q.shape[1], lq = q.shape[2], e = q.shape[3];
+    const int64_t lk = inputs[1].shape[2], ev = inputs[2].shape[3];
+    std::vector<double> out;
+    for (int64_t head = 0; head < heads; ++head) {
+      for (int64_t i = 0; i < lq; ++i) {
+        std::vector<double> scores(static_cast<size_t>(lk));
+        double max = -INFINITY, sum = 0.0;
+        for (int64_t j = 0; j < lk; ++j) {
+          double dot = 0.0;
+          for (int64_t d = 0; d < e; ++d) {
+            dot += static_cast<double>(q.values[static_cast<size_t>((head * lq + i) * e + d)]) *
+                   inputs[1].values[static_cast<size_t>((head * lk + j) * e + d)];
+          }
+          scores[static_cast<size_t>(j)] = dot / std::sqrt(static_cast<double>(e));
+          max = std::max(max, scores[static_cast<size_t>(j)]);
+        }
+        for (auto& score : scores) sum += (score = std::exp(score - max));
+        for (int64_t d = 0; d < ev; ++d) {
+          double value = 0.0;
+          for (int64_t j = 0; j < lk; ++j) {
+            value += scores[static_cast<size_t>(j)] * inputs[2].values[static_cast<size_t>((head * lk + j) * ev + d)];
+          }
+          out.push_back(value / sum);
+        }
+      }
+    }
+    return out;
+  };
+  // Lq != Lk, an odd E, and a key count beyond the largest key tile.
+  return {{make_problem("scaled_dot_product_attention", Family::attention, {}), reference,
+           {{{{1, 2, 7, 13}, {1, 2, 9, 13}, {1, 2, 9, 13}}, {1, 2, 7, 13}},
+            {{{2, 1, 5, 8}, {2, 1, 300, 8}, {2, 1, 300, 8}}, {2, 1, 5, 8}}}}};
+}
+
 DRK_TEST_CASE("every elementwise knob option renders a kernel that compiles and matches the reference") {
   const auto cases = elementwise_cases();
   check_family(Family::elementwise, cases, 2);
@@ -286,15 +498,39 @@ DRK_TEST_CASE("every gemm knob option renders a kernel that compiles and matches
   check_family(Family::gemm, cases, 3);
 }
 
+DRK_TEST_CASE("every reduction knob option renders a kernel that compiles and matches the reference") {
+  check_family(Family::reduction, reduction_cases(), 1);
+}
+
+DRK_TEST_CASE("every batched_gemm knob option renders a kernel that compiles and matches the reference") {
+  check_family(Family::batched_gemm, batched_gemm_cases(), 2);
+}
+
+DRK_TEST_CASE("every conv2d knob option renders a kernel that compiles and matches the reference") {
+  check_family(Family::conv2d, conv2d_cases(), 2);
+}
+
+DRK_TEST_CASE("every cross_entropy knob option renders a kernel that compiles and matches the reference") {
+  check_family(Family::cross_entropy, cross_entropy_cases(), 3);
+}
+
+DRK_TEST_CASE("every attention knob option renders a kernel that compiles and matches the reference") {
+  check_family(Family::attention, attention_cases(), 3);
+}
+
 DRK_TEST_CASE("rendered kernels refuse wrong counts and shapes with the ABI's status codes") {
   const auto elementwise = elementwise_cases();
   const auto gemm = gemm_cases();
   auto relu = render(elementwise[0].problem, Choice{Family::elementwise, {1, 1, 0, 1}});
   auto linear = render(gemm[1].problem, Choice{Family::gemm, {0, 1, 1, 0, 0, 1}});
+  auto loss = render(cross_entropy_cases()[0].problem, Choice{Family::cross_entropy, {1, 1, 1, 1}});
+  auto conv = render(conv2d_cases()[1].problem, Choice{Family::conv2d, {0, 1, 1, 0, 1}});
   DRK_REQUIRE(relu.ok());
   DRK_REQUIRE(linear.ok());
+  DRK_REQUIRE(loss.ok());
+  DRK_REQUIRE(conv.ok());
   KernelHarness harness;
-  DRK_REQUIRE(harness.compile({*relu, *linear}).ok());
+  DRK_REQUIRE(harness.compile({*relu, *linear, *loss, *conv}).ok());
   std::mt19937 rng(7);
   std::vector<HostTensor> outputs{HostTensor{{4}, {}}};
   DRK_CHECK(harness.call(0, {random_tensor({5}, rng)}, outputs) == DRK_E_UNSUPPORTED_SHAPE);
@@ -305,6 +541,23 @@ DRK_TEST_CASE("rendered kernels refuse wrong counts and shapes with the ABI's st
                          gemm_out) == DRK_E_UNSUPPORTED_SHAPE);
   DRK_CHECK(harness.call(1, {random_tensor({2, 5}, rng), random_tensor({3, 5}, rng), random_tensor({3}, rng)},
                          gemm_out) == DRK_OK);
+  // A class index outside [0, C) is refused on the CPU; float targets are the wrong dtype.
+  std::vector<HostTensor> scalar{HostTensor{{}, {}}};
+  HostTensor targets = random_classes({4}, 6, rng);
+  DRK_CHECK(harness.call(2, {random_tensor({4, 6}, rng), targets}, scalar) == DRK_OK);
+  targets.integers[2] = 6;
+  DRK_CHECK(harness.call(2, {random_tensor({4, 6}, rng), targets}, scalar) == DRK_E_BAD_ARGUMENT);
+  DRK_CHECK(harness.call(2, {random_tensor({4, 6}, rng), random_tensor({4}, rng)}, scalar) == DRK_E_BAD_ARGUMENT);
+  // conv2d: weight channels that are not x's, a kernel larger than the image, a short add_bias.
+  std::vector<HostTensor> conv_out{HostTensor{{1, 3, 4, 4}, {}}};
+  auto conv_inputs = [&](int64_t weight_channels, int64_t kernel, int64_t extra) {
+    return std::vector<HostTensor>{random_tensor({1, 2, 6, 6}, rng), random_tensor({3, weight_channels, kernel, kernel}, rng),
+                                   random_tensor({3}, rng), random_tensor({extra, 1, 1}, rng)};
+  };
+  DRK_CHECK(harness.call(3, conv_inputs(2, 3, 3), conv_out) == DRK_OK);
+  DRK_CHECK(harness.call(3, conv_inputs(3, 3, 3), conv_out) == DRK_E_UNSUPPORTED_SHAPE);
+  DRK_CHECK(harness.call(3, conv_inputs(2, 7, 3), conv_out) == DRK_E_UNSUPPORTED_SHAPE);
+  DRK_CHECK(harness.call(3, conv_inputs(2, 3, 2), conv_out) == DRK_E_UNSUPPORTED_SHAPE);
 }
 
 DRK_TEST_CASE("every catalog task renders, as its message describes it, to a kernel that runs") {
@@ -316,8 +569,6 @@ DRK_TEST_CASE("every catalog task renders, as its message describes it, to a ker
   std::mt19937 rng(99);
   std::vector<std::vector<std::set<uint16_t>>> seen(kFamilyCount);
   for (const auto& task : catalog->tasks()) {
-    // Tasks of other families (conv2d, attention, ...) are for other generators
-    // (actors/learner/task_selection.h).
     if (!parse_family(task.family)) continue;
     // A cuda-only task (matmul_fp16, float16) is never given to the CPU space.
     if (!task.runs_on(kernels::DeviceKind::cpu)) continue;
@@ -336,7 +587,12 @@ DRK_TEST_CASE("every catalog task renders, as its message describes it, to a ker
   DRK_REQUIRE_MESSAGE(compiled.ok(), (compiled.ok() ? "" : compiled.error().describe()));
   for (size_t index = 0; index < problems.size(); ++index) {
     std::vector<HostTensor> inputs, outputs;
-    for (const auto& input : problems[index].inputs) inputs.push_back(random_tensor(input.shape, rng));
+    for (const auto& input : problems[index].inputs) {
+      // Class indices (cross_entropy's targets) address the last dim of the first input.
+      inputs.push_back(input.class_indices
+                           ? random_classes(input.shape, problems[index].inputs[0].shape.back(), rng)
+                           : random_tensor(input.shape, rng));
+    }
     for (const auto& output : problems[index].outputs) outputs.push_back(HostTensor{output.shape, {}});
     DRK_INFO("task " << problems[index].task);
     DRK_CHECK(harness.call(index, inputs, outputs) == DRK_OK);

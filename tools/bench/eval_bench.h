@@ -1,5 +1,5 @@
 // The evaluation benchmark (`drk bench eval`): the real EvaluationEngine over a mix of the ported
-// tasks the embedded policy renders (elementwise, rowwise, gemm), with the hand-written honest
+// tasks (elementwise, rowwise, gemm), with the hand-written honest
 // candidates of tests/candidates (CPU) or tests/candidates/cuda (CUDA). In one run it measures:
 //   - the latency of one evaluation with a cold compile cache (every sample a source never
 //     compiled before) and with a warm one (the same sources again), medians, with the median of
