@@ -249,6 +249,9 @@ struct GpuProfile {
   shapes @15 :Device;           # whose shapes were evaluated (cuda: KernelBench's; cpu: scaled)
   energy @16 :GpuEnergy;        # energy per call from NVML (eval.energy_min_ms > 0)
   hardwareMetrics @17 :GpuHardwareMetrics;  # on request (eval.hardware_metrics, drk eval --metrics)
+  launchLatencyHidden @18 :Bool;  # both sides timed behind the launch hold (eval.launch_latency: hidden)
+  launchLatencyNote @19 :Text;  # when not hidden: why ("eval.launch_latency is included", or the
+                                # call that could not be held: the evaluation was timed again)
 }
 
 # Hardware-counter metrics of the kernels of one candidate call, from CUPTI's Range Profiler with

@@ -58,13 +58,17 @@ struct ReferenceSpec {
 # One timed call per entry of `sides`, in that order; the k-th call of a side uses
 # sets[k mod len(sets)]. Before each call: the persisting-L2 limit and the stream's access
 # policy are reset, `flushL2` writes twice the L2 size, and the device is synchronised; the
-# call is timed with CUDA events on its stream and the device synchronised again.
+# call is timed with CUDA events on its stream and the device synchronised again. With
+# `holdLaunches`, the stream is held by a kernel of the harness while the call queues its work
+# between the events and released after it returned (cuda/launch_hold.h), so the events time
+# the device's work without the host's launch latency.
 struct TimeRequest {
   sets @0 :List(BufferSet);
   sides @1 :List(TimedSide);
   reference @2 :ReferenceSpec;
   flushL2 @3 :Bool = true;
   swapSeed @4 :UInt64;          # non-zero: as RunRequest.swapSeed, before each candidate call
+  holdLaunches @5 :Bool;
 }
 
 struct KernelActivity {         # one CUPTI kernel record
@@ -84,6 +88,7 @@ struct TimedCall {
   set @1 :UInt32;
   eventUs @2 :Float64;          # CUDA events around the call on its stream
   kernels @3 :List(KernelActivity);  # every kernel that ran during the call
+  launchHidden @4 :Bool;        # held until the call returned: the events exclude launch latency
 }
 
 # Energy per call: each side called back to back (no L2 flush, sets rotating) for at least
@@ -194,4 +199,6 @@ struct SandboxReply {
                                 # (status loadFailed): what it reaches ("imports
                                 # at::set_num_threads(int) from libtorch_cpu.so.1.13"); "" when not
                                 # (harness_imports.h)
+  launchHoldNote @15 :Text;     # time requests with holdLaunches: why a call was not held
+                                # (the hold cannot be built, or gave up); "" when all were
 }

@@ -177,6 +177,7 @@ struct TimedCall {
   bool candidate = true;
   double event_us = 0;
   std::vector<KernelRun> kernels;
+  bool launch_hidden = false;  // held by the launch hold: the events exclude launch latency
 };
 
 struct DevicePeaks {
@@ -188,7 +189,7 @@ struct DevicePeaks {
 std::vector<TimedCall> read_timed_calls(capnp::List<msg::TimedCall>::Reader list) {
   std::vector<TimedCall> calls;
   for (auto call : list) {
-    TimedCall timed{call.getSide() == msg::TimedSide::CANDIDATE, call.getEventUs(), {}};
+    TimedCall timed{call.getSide() == msg::TimedSide::CANDIDATE, call.getEventUs(), {}, call.getLaunchHidden()};
     for (auto k : call.getKernels()) {
       KernelRun run;
       run.name = k.getName();
@@ -263,6 +264,7 @@ struct SandboxAnswer {
   uint64_t sandbox_ns = 0;
   double wall_ns = 0;  // this process's clock around the round trip
   std::vector<TimedCall> timed_calls;  // CUDA time requests
+  std::string launch_hold_note;        // CUDA time requests: why a call was not held
   std::optional<DevicePeaks> peaks;    // CUDA peaks requests
   std::optional<SandboxEnergy> energy; // CUDA energy requests
   std::optional<SandboxMetrics> metrics;  // CUDA metrics requests
@@ -432,6 +434,7 @@ struct EvaluationEngine::Impl {
     if (reply.hasEnergy()) answer.energy = SandboxEnergy::read(reply.getEnergy());
     if (reply.hasMetrics()) answer.metrics = SandboxMetrics::read(reply.getMetrics());
     if (reply.hasTimedCalls()) answer.timed_calls = read_timed_calls(reply.getTimedCalls());
+    answer.launch_hold_note = reply.getLaunchHoldNote();
     if (reply.hasPeaks()) {
       auto p = reply.getPeaks();
       answer.peaks = DevicePeaks{p.getName(), p.getL2CacheBytes(), p.getCopyBytesPerS(), p.getFmaFlopsPerS()};
@@ -633,7 +636,9 @@ struct EvaluationEngine::Impl {
   std::optional<Status> batch_failed(Run& run, const Result<SandboxAnswer>& answer, const char* phase);
   bool timing_settled(const std::vector<double>& candidate_us, const std::vector<double>& reference_us,
                       Clock::time_point started) const;
-  void fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_median_us);
+  // launch_hidden: the calls were timed with the launch hold; launch_note says why not.
+  void fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_median_us, bool launch_hidden,
+                        const std::string& launch_note);
   std::optional<Status> measure_energy(Run& run, uint32_t set_count);
   void fill_roofline(Run& run, double median_us);
   struct SeparateCall {
@@ -1150,6 +1155,12 @@ Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candi
   if (auto f = batch_failed(run, run_batch(run, set_count), "timing warm-up")) return *f;
 
   std::vector<TimedCall> calls;
+  // Launch latency hidden (eval.launch_latency: hidden) until a call could not be held; then the
+  // evaluation is timed again from the start with it included, so that no median mixes the two.
+  // The warm-up is never held: first calls allocate device memory (LibTorch's caching
+  // allocator, the workspace), and an allocation waits for the device, hold included.
+  bool hold = options.hide_launch_latency;
+  std::string launch_note = hold ? "" : "included (eval.launch_latency, drk eval --launch-latency)";
   auto time_round = [&](uint32_t per_side, bool keep, std::chrono::milliseconds timeout) -> std::optional<Status> {
     std::vector<bool> sides(2 * per_side);
     for (uint32_t i = 0; i < per_side; ++i) sides[i] = true;
@@ -1168,12 +1179,22 @@ Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candi
       for (unsigned i = 0; i < run.task->inputs.size(); ++i) names.set(i, run.task->inputs[i].name);
       time.setFlushL2(true);
       time.setSwapSeed(run.next_swap_seed());
+      time.setHoldLaunches(hold && keep);
     });
     if (auto f = batch_failed(run, answer, "timing")) return f;
     if (answer->timed_calls.size() != sides.size())
       return Status(make_error(Errc::protocol_error, "the sandbox answered a time request with " +
                                                          std::to_string(answer->timed_calls.size()) + " calls instead of " +
                                                          std::to_string(sides.size())));
+    if (hold && keep && std::any_of(answer->timed_calls.begin(), answer->timed_calls.end(),
+                            [](const TimedCall& timed) { return !timed.launch_hidden; })) {
+      hold = false;
+      launch_note = "included: " + answer->launch_hold_note;
+      candidate_us.clear();
+      reference_us.clear();
+      calls.clear();
+      return std::nullopt;
+    }
     if (!keep) return std::nullopt;
     for (auto& timed : answer->timed_calls) {
       (timed.candidate ? candidate_us : reference_us).push_back(timed.event_us);
@@ -1185,10 +1206,12 @@ Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candi
   if (auto f = time_round(2, false, options.load_timeout)) return *f;
   auto timing_started = Clock::now();
   for (;;) {
+    const bool held = hold;
     if (auto f = time_round(options.cuda_calls_per_round, true, options.call_timeout)) return *f;
+    if (held != hold) timing_started = Clock::now();
     if (timing_settled(candidate_us, reference_us, timing_started)) break;
   }
-  fill_gpu_profile(run, calls, summarize(candidate_us, 1).median);
+  fill_gpu_profile(run, calls, summarize(candidate_us, 1).median, hold, launch_note);
   // Energy per call (NVML) and hardware metrics (CUPTI), after the timing.
   if (options.energy_min_ms == 0)
     SandboxEnergy::unavailable("not measured (eval.energy_min_ms = 0)").fill(run.out.getGpu().initEnergy());
@@ -1228,8 +1251,11 @@ std::optional<Status> EvaluationEngine::Impl::measure_energy(Run& run, uint32_t 
 }
 
 // Coverage, the kernels of both sides, and the agreement of events with CUPTI.
-void EvaluationEngine::Impl::fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_median_us) {
+void EvaluationEngine::Impl::fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_median_us,
+                                             bool launch_hidden, const std::string& launch_note) {
   auto profile = run.out.initGpu();
+  profile.setLaunchLatencyHidden(launch_hidden);
+  profile.setLaunchLatencyNote(launch_note);
   if (peaks) profile.setDevice(peaks->name);
   profile.setShapes(shape_kind() == DeviceKind::cuda ? msg::Device::CUDA : msg::Device::CPU);
   auto candidate_groups = group_kernels(calls, true);
@@ -1409,6 +1435,15 @@ void EvaluationEngine::Impl::run_guarded_call(Run& run, const std::string& libra
 
 EvaluationEngine::EvaluationEngine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 EvaluationEngine::~EvaluationEngine() = default;
+
+Result<bool> parse_launch_latency(std::string_view text) {
+  if (text == "hidden") return true;
+  if (text == "included") return false;
+  return make_error(Errc::invalid_argument, "'" + std::string(text) +
+                                                "' is no launch latency setting: included (the events time the "
+                                                "host's launches too, as KernelBench does) or hidden (the device's "
+                                                "work only, behind the launch hold)");
+}
 
 Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::TaskCatalog catalog, EngineOptions options) {
 #ifndef DRK_HAVE_CUDA

@@ -95,6 +95,10 @@ struct EngineOptions {
   bool device_resident = true;
   uint32_t cuda_calls_per_round = 8;          // timed calls per side per sandbox round trip
   double cupti_disagreement_threshold = 0.02; // |event - CUPTI span| / event beyond this is flagged
+  // Time both sides behind the launch hold (cuda/launch_hold.h), so that events measure the
+  // device's work without the host's launch latency (eval.launch_latency: hidden). Off: the
+  // events include it, as KernelBench's timing does.
+  bool hide_launch_latency = false;
   uint32_t energy_min_ms = 0;                 // energy per call (NVML) over >= this per side; 0: off
   bool hardware_metrics = false;              // DRAM/SM throughput, L2 hits, occupancy (CUPTI)
   // compute-sanitizer memcheck on one call of every correct candidate (`drk eval --sanitize`);
@@ -103,6 +107,9 @@ struct EngineOptions {
   std::chrono::milliseconds sanitizer_timeout{180000};  // start, load and one call under memcheck
 };
 
+// eval.launch_latency / drk eval --launch-latency: "hidden" -> true, "included" -> false;
+// invalid_argument naming both otherwise.
+Result<bool> parse_launch_latency(std::string_view text);
 
 // A candidate as people hand it over (`drk eval`); actors pass msg::Candidate.
 struct CandidateInput {

@@ -196,6 +196,11 @@ Result<EngineOptions> engine_options_for(const runtime::ActorSpec& spec) {
         options.hardware_metrics = eval["hardware_metrics"].as<bool>(options.hardware_metrics);
         options.device_resident = eval["device_resident"].as<bool>(options.device_resident);
         options.timing_sets = eval["timing_sets"].as<uint32_t>(options.timing_sets);
+        if (eval["launch_latency"]) {
+          auto launch = parse_launch_latency(eval["launch_latency"].as<std::string>());
+          if (!launch) return make_error(Errc::invalid_argument, "experiment.eval.launch_latency: " + launch.error().message);
+          options.hide_launch_latency = *launch;
+        }
         if (eval["shapes"]) {
           auto shapes = kernels::parse_device(eval["shapes"].as<std::string>());
           if (!shapes)
@@ -210,7 +215,8 @@ Result<EngineOptions> engine_options_for(const runtime::ActorSpec& spec) {
                                                   " (expected {trials: N, timing_budget_ms: MS, max_threads: N, "
                                                   "compile_workers: N, slots: N, gpu_memory_limit_mb: MB, "
                                                   "energy_min_ms: MS, hardware_metrics: BOOL, shapes: cpu|cuda, "
-                                                  "device_resident: BOOL, timing_sets: N})");
+                                                  "device_resident: BOOL, timing_sets: N, "
+                                                  "launch_latency: included|hidden})");
   }
   if (options.trials < 1 || options.max_threads < 1 || options.timing_budget_ms < 0 || options.compile_workers < 1 ||
       options.timing_sets < 1)
@@ -250,6 +256,7 @@ std::vector<runtime::ExperimentKey> evaluator_experiment_keys() {
           {"eval.shapes", runtime::ValueKind::text, "cpu"},
           {"eval.device_resident", runtime::ValueKind::text, "true"},
           {"eval.timing_sets", runtime::ValueKind::integer, "3"},
+          {"eval.launch_latency", runtime::ValueKind::text, "included"},
           // Read by `drk run` at the end (tools/drk/remeasure.h), with the Evaluator's settings.
           {"remeasure", runtime::ValueKind::integer, "0"}};
 }

@@ -48,6 +48,10 @@ report, every kernel CUPTI saw, the coverage, event/CUPTI agreement and the roof
   --host-checks      cuda: draw and check through host memory and copies instead of on the GPU
                      (the default draws, poisons and compares in device memory lent to the sandbox)
   --sets N           input sets rotated between timed calls (default 3)
+  --launch-latency included|hidden
+                     cuda: whether the events time the host's launches too (included, the
+                     default, as KernelBench does) or only the device's work (hidden: each call
+                     queued behind a hold kernel of the harness and released once it returned)
   --cache-dir DIR    compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)
   --json             print one JSON object (the Verdict, which holds the result) on stdout
 
@@ -100,6 +104,10 @@ void print_gpu(msg::GpuProfile::Reader gpu) {
             << fixed(100 * gpu.getEventCuptiDisagreement(), 1) << " %"
             << (gpu.getTimingDisagrees() ? " (FLAGGED: beyond " : " (within ") << fixed(100 * gpu.getDisagreementThreshold(), 1)
             << " %)\n"
+            << "launches    "
+            << (gpu.getLaunchLatencyHidden() ? std::string("hidden: both sides timed behind the launch hold")
+                                             : std::string(gpu.getLaunchLatencyNote().cStr()))
+            << "\n"
             << "roofline    " << fixed(gpu.getAchievedBytesPerS() / 1e9, 1) << " GB/s of "
             << fixed(gpu.getPeakBytesPerS() / 1e9, 0) << " GB/s measured peak, "
             << fixed(gpu.getAchievedFlopsPerS() / 1e12, 3) << " TFLOP/s of " << fixed(gpu.getPeakFlopsPerS() / 1e12, 1)
@@ -218,6 +226,13 @@ int cmd_eval(const Args& args) {
         return 2;
       }
       options.shapes = *shapes;
+    } else if (arg == "--launch-latency" && has_value) {
+      auto hidden = evaluator::parse_launch_latency(args[++i]);
+      if (!hidden) {
+        std::cerr << "drk eval: --launch-latency: " << hidden.error().message << "\n";
+        return 2;
+      }
+      options.hide_launch_latency = *hidden;
     } else if (arg == "--cache-dir" && has_value) {
       cache_dir = args[++i];
     } else if (arg == "--trials") {

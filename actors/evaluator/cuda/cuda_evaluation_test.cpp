@@ -128,6 +128,26 @@ DRK_TEST_CASE("honest CUDA candidates are correct, timed against LibTorch CUDA a
   }
 }
 
+DRK_TEST_CASE("launch latency hidden: both sides are held; a call that waits inside is timed again with it included [gpu]") {
+  if (gpu_missing()) return;
+  auto engine = engine_with("cuda-launch-hold-test", [](EngineOptions& options) { options.hide_launch_latency = true; });
+  auto held = evaluate("relu", "relu.cu", &**engine);
+  check_honest(held->result);  // coverage 1: the hold kernel is no kernel of the call
+  DRK_CHECK(held->result.getGpu().getLaunchLatencyHidden());
+  for (auto kernel : held->result.getGpu().getReferenceKernels())
+    DRK_CHECK(std::string(kernel.getName().cStr()) != "drk_launch_hold");
+  auto waiting = evaluate("relu", "relu_waits_inside.cu", &**engine);
+  DRK_CHECK(waiting->result.getCorrect());
+  DRK_CHECK(waiting->result.getCandidateTiming().getSamples() >= 3);
+  DRK_CHECK_FALSE(waiting->result.getGpu().getLaunchLatencyHidden());
+  const std::string note = waiting->result.getGpu().getLaunchLatencyNote().cStr();
+  DRK_INFO(note);
+  DRK_CHECK(note.find("waited on the device inside its call") != std::string::npos);
+  auto included = evaluate("relu", "relu.cu");
+  DRK_CHECK_FALSE(included->result.getGpu().getLaunchLatencyHidden());
+  DRK_CHECK(std::string(included->result.getGpu().getLaunchLatencyNote().cStr()).find("included") == 0);
+}
+
 DRK_TEST_CASE("an illegal address and a device-side assert kill only the sandbox; the engine keeps serving [gpu]") {
   if (gpu_missing()) return;
   for (auto [file, words] : {std::pair{"illegal_address.cu", "illegal"}, {"device_assert.cu", "assert"}}) {

@@ -25,7 +25,8 @@
 #include "actors/evaluator/cuda/cupti_kernel_trace.h"
 #include "actors/evaluator/cuda/cupti_range_profiler.h"
 #include "actors/evaluator/cuda/nvml_energy.h"
-#include "actors/evaluator/cuda/nvrtc_compiler.h"
+#include "actors/evaluator/cuda/device_kernels.h"
+#include "actors/evaluator/cuda/launch_hold.h"
 #include "actors/evaluator/input_swaps.h"
 #include "actors/evaluator/sandbox_device.h"
 #include "kernels/catalog/reference.h"
@@ -498,6 +499,18 @@ class CudaSandboxDevice final : public SandboxDevice {
     return &*reference_;
   }
 
+  // The launch hold, built at the first time request that asks for one; false (and the reply's
+  // note says why) when it cannot be built.
+  bool launch_hold(msg::SandboxReply::Builder reply) {
+    if (!hold_ && hold_error_.empty()) {
+      auto created = cuda::LaunchHold::create();
+      if (created) hold_.emplace(std::move(*created));
+      else hold_error_ = created.error().message;
+    }
+    if (!hold_) reply.setLaunchHoldNote("the sandbox cannot hold launches: " + hold_error_);
+    return hold_.has_value();
+  }
+
   void reset_l2_state() {
     cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
     cudaCtxResetPersistingL2Cache();
@@ -532,6 +545,8 @@ class CudaSandboxDevice final : public SandboxDevice {
   std::string nvml_unavailable_;  // why nvml_ is null once it was tried
   DeviceWorkspace workspace_;
   std::unique_ptr<cuda::KernelTrace> trace_;
+  std::optional<cuda::LaunchHold> hold_;
+  std::string hold_error_;  // why hold_ could not be built
   std::optional<kernels::Reference> reference_;
   std::string reference_key_;
   uint64_t calls_by_side_[2] = {0, 0};  // rotates the sets across requests
@@ -549,6 +564,7 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
   std::vector<drk_tensor> call_inputs, call_outputs;
   // Each call's window on CUPTI's clock; the records are collected once, after the last call.
   std::vector<std::pair<uint64_t, uint64_t>> windows(sides.size());
+  bool hold = request.getHoldLaunches() && launch_hold(reply);
   trace_->collect();  // drops what ran before this request
   for (unsigned i = 0; i < sides.size(); ++i) {
     bool candidate = sides[i] == msg::TimedSide::CANDIDATE;
@@ -568,6 +584,21 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
       }
     // Outside the timed window: the candidate's memory is counted between synchronisations.
     std::optional<size_t> free_before = candidate ? free_device_bytes() : std::nullopt;
+    bool held = false;
+    if (hold) {
+      if (auto begun = hold_->begin(stream); begun) held = true;
+      else {
+        reply.setLaunchHoldNote(begun.error().message);
+        hold = false;
+      }
+    }
+    // The hold runs already, so the window never holds its start: CUPTI does not count it.
+    struct Release {
+      cuda::LaunchHold* hold;
+      ~Release() {
+        if (hold) hold->release();
+      }
+    } release_on_exit{held ? &*hold_ : nullptr};
     windows[i].first = cuda::KernelTrace::timestamp_ns();
     int candidate_status = DRK_OK;
     cudaEventRecord(start.event, stream);
@@ -587,11 +618,17 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
       }
     }
     cudaEventRecord(end.event, stream);
+    if (held) hold_->release();
     if (auto synchronized = synchronize(); !synchronized) {
       device_error(reply, synchronized.error());
       return;
     }
     windows[i].second = cuda::KernelTrace::timestamp_ns();
+    const bool launch_hidden = held && !hold_->timed_out();
+    if (held && !launch_hidden)
+      reply.setLaunchHoldNote("the launch hold gave up before the call was queued: the " +
+                              std::string(candidate ? "candidate" : "reference") +
+                              " waited on the device inside its call");
     // The reference runs in this process next: a mode the candidate changed must not slow it.
     if (candidate && calls.math_modes) calls.math_modes->check();
     if (candidate) account_memory(free_before, "a timed call");
@@ -603,6 +640,7 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
     call.setSide(sides[i]);
     call.setSet(static_cast<uint32_t>(set));
     call.setEventUs(static_cast<double>(elapsed_ms) * 1000.0);
+    call.setLaunchHidden(launch_hidden);
   }
   std::vector<std::vector<const cuda::KernelRecord*>> by_call(sides.size());
   auto records = trace_->collect();
@@ -639,26 +677,10 @@ void CudaSandboxDevice::measure_peaks(msg::SandboxReply::Builder reply) {
   auto peaks = reply.initPeaks();
   peaks.setName(name_);
   peaks.setL2CacheBytes(l2_bytes_);
-  int major = 0, minor = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
-  cuda::NvrtcOptions options;
-  options.architecture = "sm_" + std::to_string(major) + std::to_string(minor);
-  options.source_name = "drk_peaks.cu";
-  auto binary = cuda::compile_cuda(kPeakSource, options);
+  auto kernels = cuda::DeviceKernels::build(kPeakSource, "drk_peaks.cu", {"drk_peak_copy", "drk_peak_fma"});
   // Without the peak kernels the peaks stay 0 (unknown); the message says why.
-  if (!binary) {
-    reply.setMessage("cannot build the peak kernels: " + binary.error().message);
-    return;
-  }
-  cudaLibrary_t library = nullptr;
-  cudaKernel_t copy_kernel = nullptr, fma_kernel = nullptr;
-  if (cudaLibraryLoadData(&library, binary->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) != cudaSuccess ||
-      cudaLibraryGetKernel(&copy_kernel, library, "drk_peak_copy") != cudaSuccess ||
-      cudaLibraryGetKernel(&fma_kernel, library, "drk_peak_fma") != cudaSuccess) {
-    cudaGetLastError();
-    reply.setMessage("cannot load the peak kernels");
-    if (library) cudaLibraryUnload(library);
+  if (!kernels) {
+    reply.setMessage("cannot build the peak kernels: " + kernels.error().message);
     return;
   }
   int multiprocessors = 1;
@@ -684,7 +706,7 @@ void CudaSandboxDevice::measure_peaks(msg::SandboxReply::Builder reply) {
     cudaMemsetAsync(in, 0, copy_floats * 4, stream_);
     long long vectors = copy_floats / 4;
     void* arguments[] = {&in, &out, &vectors};
-    double ms = best_ms(reinterpret_cast<const void*>(copy_kernel), dim3(static_cast<unsigned>((vectors + 255) / 256)),
+    double ms = best_ms(kernels->kernel("drk_peak_copy"), dim3(static_cast<unsigned>((vectors + 255) / 256)),
                         dim3(256), arguments);
     if (ms > 0) peaks.setCopyBytesPerS(2.0 * static_cast<double>(copy_floats) * 4 / (ms * 1e-3));
   }
@@ -696,10 +718,9 @@ void CudaSandboxDevice::measure_peaks(msg::SandboxReply::Builder reply) {
   float* sink = static_cast<float*>(flush_);
   void* fma_arguments[] = {&sink, &iterations, &a, &b};
   unsigned blocks = static_cast<unsigned>(multiprocessors) * 8;
-  double fma_ms = best_ms(reinterpret_cast<const void*>(fma_kernel), dim3(blocks), dim3(256), fma_arguments);
+  double fma_ms = best_ms(kernels->kernel("drk_peak_fma"), dim3(blocks), dim3(256), fma_arguments);
   if (fma_ms > 0) peaks.setFmaFlopsPerS(2.0 * 8 * iterations * blocks * 256.0 / (fma_ms * 1e-3));
   if (auto status = cudaDeviceSynchronize(); status != cudaSuccess) device_error(reply, latch("measuring the peaks", status));
-  cudaLibraryUnload(library);
   trace_->collect();  // the peak kernels are nobody's call
 }
 

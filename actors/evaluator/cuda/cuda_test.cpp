@@ -2,12 +2,15 @@
 // CUPTI tests need a GPU and skip, saying why, where there is none.
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdio>
 #include <vector>
 
 #include "actors/evaluator/cuda/cuda_device.h"
 #include "actors/evaluator/cuda/cupti_kernel_trace.h"
 #include "actors/evaluator/cuda/cupti_range_profiler.h"
+#include "actors/evaluator/cuda/device_kernels.h"
+#include "actors/evaluator/cuda/launch_hold.h"
 #include "actors/evaluator/cuda/nvml_energy.h"
 #include "actors/evaluator/cuda/nvrtc_compiler.h"
 #include "tests/doctest_drk.h"
@@ -45,20 +48,11 @@ DRK_TEST_CASE("a CUDA source that does not compile returns NVRTC's log with the 
 }
 
 DRK_TEST_CASE("CUPTI sees the kernel that ran, with its launch shape [gpu]") {
-  auto device = drk::testing::first_gpu_or_skip();
-  if (!device) return;
-  NvrtcOptions options;
-  options.architecture = device->architecture();
-  auto binary = compile_cuda(kScaleKernel, options);
-  DRK_REQUIRE(binary.ok());
+  if (!drk::testing::first_gpu_or_skip()) return;
+  auto kernels = DeviceKernels::build(kScaleKernel, "scale.cu", {"drk_scale"});
+  DRK_REQUIRE_MESSAGE(kernels.ok(), kernels.error().describe());
   auto trace = KernelTrace::start();
   DRK_REQUIRE_MESSAGE(trace.ok(), trace.error().describe());
-
-  cudaLibrary_t library = nullptr;
-  DRK_REQUIRE(cudaLibraryLoadData(&library, binary->cubin.data(), nullptr, nullptr, 0, nullptr,
-                                  nullptr, 0) == cudaSuccess);
-  cudaKernel_t kernel = nullptr;
-  DRK_REQUIRE(cudaLibraryGetKernel(&kernel, library, "drk_scale") == cudaSuccess);
   const int n = 1 << 20;
   float *x = nullptr, *y = nullptr;
   DRK_REQUIRE(cudaMalloc(reinterpret_cast<void**>(&x), n * sizeof(float)) == cudaSuccess);
@@ -68,8 +62,8 @@ DRK_TEST_CASE("CUPTI sees the kernel that ran, with its launch shape [gpu]") {
   float factor = 3.0f;
   int count = n;
   void* arguments[] = {&x, &y, &factor, &count};
-  DRK_REQUIRE(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(n / 256), dim3(256),
-                               arguments, 0, nullptr) == cudaSuccess);
+  DRK_REQUIRE(cudaLaunchKernel(kernels->kernel("drk_scale"), dim3(n / 256), dim3(256), arguments, 0, nullptr) ==
+              cudaSuccess);
   DRK_REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   cudaMemcpy(host.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost);
   DRK_CHECK(host[12345] == 6.0f);
@@ -82,7 +76,90 @@ DRK_TEST_CASE("CUPTI sees the kernel that ran, with its launch shape [gpu]") {
   DRK_CHECK(records[0].end_ns > records[0].start_ns);
   cudaFree(x);
   cudaFree(y);
-  cudaLibraryUnload(library);
+}
+
+namespace {
+
+// Scales 2.0 by 3 on `stream` behind `hold` and records `done` after it.
+struct HeldScale {
+  float *x = nullptr, *y = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t done = nullptr;
+  HeldScale() {
+    cudaMalloc(reinterpret_cast<void**>(&x), 1024 * sizeof(float));
+    cudaMalloc(reinterpret_cast<void**>(&y), 1024 * sizeof(float));
+    std::vector<float> twos(1024, 2.0f);
+    cudaMemcpy(x, twos.data(), 1024 * sizeof(float), cudaMemcpyHostToDevice);
+    cudaMemset(y, 0, 1024 * sizeof(float));
+    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    cudaEventCreate(&done);
+  }
+  ~HeldScale() {
+    cudaEventDestroy(done);
+    cudaStreamDestroy(stream);
+    cudaFree(x);
+    cudaFree(y);
+  }
+  void queue(const DeviceKernels& kernels) {
+    float factor = 3.0f;
+    int count = 1024;
+    void* arguments[] = {&x, &y, &factor, &count};
+    DRK_REQUIRE(cudaLaunchKernel(kernels.kernel("drk_scale"), dim3(4), dim3(256), arguments, 0, stream) == cudaSuccess);
+    DRK_REQUIRE(cudaEventRecord(done, stream) == cudaSuccess);
+  }
+  float result() {
+    float value = 0.0f;
+    cudaMemcpy(&value, y + 1000, sizeof(float), cudaMemcpyDeviceToHost);
+    return value;
+  }
+};
+
+}  // namespace
+
+DRK_TEST_CASE("the launch hold keeps queued work from running until it is released [gpu]") {
+  if (!drk::testing::first_gpu_or_skip()) return;
+  auto kernels = DeviceKernels::build(kScaleKernel, "scale.cu", {"drk_scale"});
+  DRK_REQUIRE_MESSAGE(kernels.ok(), kernels.error().describe());
+  // A long timeout: the hold must still be holding when the queued work is looked at.
+  auto hold = LaunchHold::create(std::chrono::milliseconds(5000));
+  DRK_REQUIRE_MESSAGE(hold.ok(), hold.error().describe());
+  HeldScale scale;
+  // Once unheld first: a kernel's first launch loads its module (CUDA's lazy loading), which
+  // waits for the device, hold included.
+  scale.queue(*kernels);
+  DRK_REQUIRE(cudaStreamSynchronize(scale.stream) == cudaSuccess);
+  DRK_REQUIRE(cudaMemset(scale.y, 0, 1024 * sizeof(float)) == cudaSuccess);
+  DRK_REQUIRE(hold->begin(scale.stream).ok());
+  scale.queue(*kernels);
+  // Only a query: a synchronous copy would wait for the device, hold included, until it gave up.
+  DRK_CHECK(cudaEventQuery(scale.done) == cudaErrorNotReady);
+  hold->release();
+  DRK_REQUIRE(cudaStreamSynchronize(scale.stream) == cudaSuccess);
+  DRK_CHECK(scale.result() == 6.0f);
+  DRK_CHECK_FALSE(hold->timed_out());
+}
+
+DRK_TEST_CASE("a launch hold that is never released gives up by itself and says so [gpu]") {
+  if (!drk::testing::first_gpu_or_skip()) return;
+  auto kernels = DeviceKernels::build(kScaleKernel, "scale.cu", {"drk_scale"});
+  DRK_REQUIRE(kernels.ok());
+  auto hold = LaunchHold::create(std::chrono::milliseconds(20));
+  DRK_REQUIRE(hold.ok());
+  HeldScale scale;
+  DRK_REQUIRE(hold->begin(scale.stream).ok());
+  scale.queue(*kernels);
+  // What waits for the stream inside a held call: it returns once the hold gave up.
+  DRK_REQUIRE(cudaStreamSynchronize(scale.stream) == cudaSuccess);
+  DRK_CHECK(hold->timed_out());
+  DRK_CHECK(scale.result() == 6.0f);
+}
+
+DRK_TEST_CASE("harness kernels that do not compile fail typed, naming the source [gpu]") {
+  if (!drk::testing::first_gpu_or_skip()) return;
+  auto broken = DeviceKernels::build("extern \"C\" __global__ void k() { nope(); }", "broken_harness.cu", {"k"});
+  DRK_REQUIRE_FALSE(broken.ok());
+  DRK_CHECK(broken.error().code == drk::Errc::compile_error);
+  DRK_CHECK(broken.error().message.find("broken_harness.cu") != std::string::npos);
 }
 
 // Runs everywhere: without the driver NVML is unavailable with a reason, never a crash; with a
@@ -107,17 +184,9 @@ DRK_TEST_CASE("NVML's energy counter is read for CUDA device 0, or is unavailabl
 
 // The Range Profiler on a streaming kernel: one range, named after it, memory-bound numbers.
 DRK_TEST_CASE("CUPTI's range profiler gives DRAM, SM, L2 and occupancy metrics of a kernel [gpu]") {
-  auto device = drk::testing::first_gpu_or_skip();
-  if (!device) return;
-  NvrtcOptions options;
-  options.architecture = device->architecture();
-  auto binary = compile_cuda(kScaleKernel, options);
-  DRK_REQUIRE(binary.ok());
-  cudaLibrary_t library = nullptr;
-  DRK_REQUIRE(cudaLibraryLoadData(&library, binary->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) ==
-              cudaSuccess);
-  cudaKernel_t kernel = nullptr;
-  DRK_REQUIRE(cudaLibraryGetKernel(&kernel, library, "drk_scale") == cudaSuccess);
+  if (!drk::testing::first_gpu_or_skip()) return;
+  auto kernels = DeviceKernels::build(kScaleKernel, "scale.cu", {"drk_scale"});
+  DRK_REQUIRE_MESSAGE(kernels.ok(), kernels.error().describe());
   const int n = 1 << 26;  // 256 MiB each way: far beyond L2
   float *x = nullptr, *y = nullptr;
   DRK_REQUIRE(cudaMalloc(reinterpret_cast<void**>(&x), size_t{n} * sizeof(float)) == cudaSuccess);
@@ -127,8 +196,7 @@ DRK_TEST_CASE("CUPTI's range profiler gives DRAM, SM, L2 and occupancy metrics o
   int count = n;
   void* arguments[] = {&x, &y, &factor, &count};
   auto metrics = profile_kernels(0, [&]() -> drk::Status {
-    if (cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(n / 256), dim3(256), arguments, 0, nullptr) !=
-        cudaSuccess)
+    if (cudaLaunchKernel(kernels->kernel("drk_scale"), dim3(n / 256), dim3(256), arguments, 0, nullptr) != cudaSuccess)
       return drk::make_error(drk::Errc::internal, "the launch failed");
     return {};
   });
@@ -147,5 +215,4 @@ DRK_TEST_CASE("CUPTI's range profiler gives DRAM, SM, L2 and occupancy metrics o
   DRK_CHECK(m.achieved_occupancy_pct <= 100.5);
   cudaFree(x);
   cudaFree(y);
-  cudaLibraryUnload(library);
 }

@@ -1,0 +1,24 @@
+// Honest ReLU for the `relu` task on CUDA that waits for its own stream before it returns (as a
+// candidate that checks its result on the host would): correct, but its call cannot be timed
+// behind the launch hold, which gives up; the Evaluator then times it with launch latency
+// included (cuda_evaluation_test).
+#include "drk_kernel.h"
+
+__global__ void relu_waiting(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = fmaxf(x[i], 0.0f);
+}
+
+DRK_EXPORT int drk_kernel(const drk_context* ctx, const drk_tensor* inputs, int32_t num_inputs,
+                          drk_tensor* outputs, int32_t num_outputs) {
+  if (num_inputs != 1 || num_outputs != 1 || inputs[0].dtype != DRK_F32) return DRK_E_BAD_ARGUMENT;
+  int64_t n = 1;
+  for (int d = 0; d < inputs[0].ndim; ++d) n *= inputs[0].shape[d];
+  cudaStream_t stream = static_cast<cudaStream_t>(ctx->stream);
+  int64_t blocks = (n + 255) / 256;
+  if (blocks > 132 * 32) blocks = 132 * 32;
+  relu_waiting<<<(unsigned)blocks, 256, 0, stream>>>(static_cast<const float*>(inputs[0].data),
+                                                     static_cast<float*>(outputs[0].data), n);
+  if (cudaStreamSynchronize(stream) != cudaSuccess) return DRK_E_INTERNAL;
+  return DRK_OK;
+}
