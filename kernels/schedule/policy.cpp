@@ -32,7 +32,7 @@ Policy::Policy(Policy&&) noexcept = default;
 Policy& Policy::operator=(Policy&&) noexcept = default;
 
 Sampled Policy::sample(Family family, const std::vector<float>& observation,
-                       const std::optional<Choice>& previous, std::mt19937_64& rng) {
+                       const std::optional<Choice>& previous, std::mt19937_64& rng, double temperature) {
   torch::NoGradGuard no_grad;
   const bool later_turn = previous.has_value() && previous->family == family && previous->device == device_;
   const auto input = torch::tensor(observation, torch::kFloat32).unsqueeze(0);
@@ -45,7 +45,7 @@ Sampled Policy::sample(Family family, const std::vector<float>& observation,
   const int knob_count = static_cast<int>(knobs(family, device_).size());
   for (int knob = 0; knob < knob_count; ++knob) {
     const auto log_softmax =
-        torch::log_softmax(network_->knob_logits(family, knob, input, hidden, later), 1).squeeze(0);
+        torch::log_softmax(network_->knob_logits(family, knob, input, hidden, later) / temperature, 1).squeeze(0);
     const auto values = log_softmax.accessor<float, 1>();
     const int64_t options = values.size(0);
     const int64_t drawable = later_turn ? options : options - 1;

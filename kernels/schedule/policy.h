@@ -44,9 +44,11 @@ class Policy {
 
   // `observation` has observation_size(device()) entries; `previous` is the previous turn's
   // choice of the same family (none on the first turn, where keep is never drawn). The choice
-  // is of device().
+  // is of device(). `temperature` divides the logits (training samples at 1; test-time search
+  // above 1 spreads a converged policy's choices); the log-probabilities are of what was drawn
+  // from. Masked options stay masked at any temperature > 0.
   Sampled sample(Family family, const std::vector<float>& observation,
-                 const std::optional<Choice>& previous, std::mt19937_64& rng);
+                 const std::optional<Choice>& previous, std::mt19937_64& rng, double temperature = 1.0);
 
   std::string serialize() const;
   Status load(std::string_view bytes);

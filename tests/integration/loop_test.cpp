@@ -1,5 +1,6 @@
-// The whole training loop with real processes and sockets: `drk run` on a small topology,
-// and the same run with every actor process SIGKILLed in turn while it works.
+// The whole training loop with real processes and sockets: `drk run` on a small topology, then
+// `drk generate` with the policy it trained, and the same run with every actor process
+// SIGKILLed in turn while it works.
 #include <unistd.h>
 
 #include <csignal>
@@ -76,7 +77,7 @@ void check_finished_run(const RunDir& dir, const std::string& output, int steps)
 
 }  // namespace
 
-DRK_TEST_CASE("drk run trains through all six actors, re-measures the best kernels and ends with a summary") {
+DRK_TEST_CASE("drk run trains through all six actors, re-measures the best kernels and ends with a summary; drk generate refines with the policy") {
   RunDir dir;
   SpawnedProgram run(drk_run(dir, 2, {"--set", "experiment.remeasure=2"}), dir.file("output.txt"));
   const bool ended = run.wait_for(kRunTimeoutMs);
@@ -98,6 +99,24 @@ DRK_TEST_CASE("drk run trains through all six actors, re-measures the best kerne
     DRK_CHECK((*remeasured)[i].speedup > 0.0);
     DRK_CHECK((*remeasured)[i].speedup_low <= (*remeasured)[i].speedup_high);
   }
+  // Test-time scaling with the policy just trained: drk generate refines relu kernels over two
+  // iterations and writes the best verified one.
+  SpawnedProgram generate({DRK_BINARY, "generate", dir.file("run"), "--task", "relu", "--iterations", "2", "--window",
+                           "1", "--samples", "2", "--trials", "2", "--budget-ms", "20", "--cache-dir",
+                           dir.file("run") + "/compile-cache", "--out", dir.file("best.cpp")},
+                          dir.file("generate.txt"));
+  DRK_REQUIRE_MESSAGE(generate.wait_for(kRunTimeoutMs), dir.read("generate.txt"));
+  const std::string generated = dir.read("generate.txt");
+  DRK_CHECK_MESSAGE(generate.exit_code() == 0, generated);
+  DRK_CHECK_MESSAGE(generated.find("best verified: #") != std::string::npos, generated);
+  DRK_CHECK(dir.read("best.cpp").find("drk_kernel") != std::string::npos);
+  // A directory without a trained policy: a clear error, nothing generated.
+  SpawnedProgram untrained({DRK_BINARY, "generate", dir.file("nothing-here"), "--task", "relu"},
+                           dir.file("untrained.txt"));
+  DRK_REQUIRE(untrained.wait_for(kRunTimeoutMs));
+  DRK_CHECK(untrained.exit_code() == 1);
+  DRK_CHECK_MESSAGE(dir.read("untrained.txt").find("holds no policy checkpoint") != std::string::npos,
+                    dir.read("untrained.txt"));
 }
 
 DRK_TEST_CASE("every actor process SIGKILLed during a run is restarted and the run completes") {

@@ -105,6 +105,23 @@ DRK_TEST_CASE("parameters round-trip through bytes and the seed fixes the initia
   DRK_CHECK(refused.error().code == Errc::parse_error);
 }
 
+DRK_TEST_CASE("a temperature flattens the policy: far above 1 every drawable option is equally likely") {
+  Policy policy(3, Device::cpu);
+  std::mt19937_64 rng(5);
+  const auto observation = observe(relu_problem(), 1, 2, std::nullopt);
+  const auto plain = policy.sample(Family::elementwise, observation, std::nullopt, rng);
+  const auto flat = policy.sample(Family::elementwise, observation, std::nullopt, rng, 1e6);
+  const auto family_knobs = knobs(Family::elementwise, Device::cpu);
+  bool any_sharper = false;
+  for (size_t knob = 0; knob < family_knobs.size(); ++knob) {
+    // A first turn: keep is masked, so the options are the drawable ones.
+    const double uniform = -std::log(static_cast<double>(family_knobs[knob].options.size()));
+    DRK_CHECK(flat.logprobs[knob] == doctest::Approx(uniform).epsilon(1e-4));
+    any_sharper = any_sharper || std::abs(plain.logprobs[knob] - uniform) > 1e-4;
+  }
+  DRK_CHECK(any_sharper);
+}
+
 DRK_TEST_CASE("the CUDA policy samples valid CUDA choices of every family with heads of the CUDA space") {
   Policy policy(3, Device::cuda);
   DRK_CHECK(policy.device() == Device::cuda);

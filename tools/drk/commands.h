@@ -2,6 +2,8 @@
 // returns the process exit code (0 success, 1 failure the message explains, 2 usage error).
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,11 +21,16 @@ int cmd_inspect(const Args& args);  // drk inspect ADDRESS [--json] [--hung-afte
 int cmd_top(const Args& args);      // drk top ADDRESS [--hung-after S]
 int cmd_keys(const Args& args);     // drk keys generate DIR NAME... [--force] | show DIR
 int cmd_bench(const Args& args);    // drk bench runtime [--quick] [--json]
-int cmd_verify_corpus(const Args& args);  // drk verify-corpus DIR [--json] (tools/drk/verify_corpus_command.cpp)
+int cmd_verify_corpus(const Args& args);
+int cmd_generate(const Args& args);  // drk generate RUN_DIR --task NAME [...] (tools/drk/generate_command.cpp)  // drk verify-corpus DIR [--json] (tools/drk/verify_corpus_command.cpp)
 
 // Where `drk eval` and `drk verify-corpus` cache compiled candidates: $DRK_CACHE_DIR, else
 // $XDG_CACHE_HOME/drk/compile-cache, else ~/.cache/drk/compile-cache (tools/drk/eval_command.cpp).
 std::string default_compile_cache_dir();
+
+// The number after args[i] (then i moves onto it), or none after saying on stderr, as
+// "COMMAND: FLAG needs a number >= LOW, got 'TEXT'" (tools/drk/eval_command.cpp).
+std::optional<double> number_argument(const Args& args, size_t& i, const std::string& command, double low);
 
 // Registers the six actor roles, and the experiment keys they read, with the runtime
 // (tools/drk/roles.cpp).

@@ -189,22 +189,27 @@ std::string default_compile_cache_dir() {
   return (std::filesystem::temp_directory_path() / "drk-compile-cache").string();
 }
 
+std::optional<double> number_argument(const Args& args, size_t& i, const std::string& command, double low) {
+  const std::string& flag = args[i];
+  if (i + 1 >= args.size()) {
+    std::cerr << command << ": " << flag << " needs a number >= " << low << "\n";
+    return std::nullopt;
+  }
+  char* end = nullptr;
+  const double value = std::strtod(args[i + 1].c_str(), &end);
+  if (end == args[i + 1].c_str() || *end != '\0' || value < low) {
+    std::cerr << command << ": " << flag << " needs a number >= " << low << ", got '" << args[i + 1] << "'\n";
+    return std::nullopt;
+  }
+  ++i;
+  return value;
+}
+
 int cmd_eval(const Args& args) {
   std::string task_name, candidate_file, device_text = "cpu", cache_dir = default_compile_cache_dir();
   bool json = false;
   evaluator::EngineOptions options;
   options.energy_min_ms = 500;
-  auto number = [&](size_t& i, const std::string& flag, double low) -> std::optional<double> {
-    if (i + 1 >= args.size()) return std::nullopt;
-    char* end = nullptr;
-    double value = std::strtod(args[i + 1].c_str(), &end);
-    if (end == args[i + 1].c_str() || *end != '\0' || value < low) {
-      std::cerr << "drk eval: " << flag << " needs a number >= " << low << ", got '" << args[i + 1] << "'\n";
-      return std::nullopt;
-    }
-    ++i;
-    return value;
-  };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     bool has_value = i + 1 < args.size();
@@ -236,11 +241,11 @@ int cmd_eval(const Args& args) {
     } else if (arg == "--cache-dir" && has_value) {
       cache_dir = args[++i];
     } else if (arg == "--trials") {
-      auto value = number(i, arg, 1);
+      auto value = number_argument(args, i, "drk eval", 1);
       if (!value) return 2;
       options.trials = static_cast<uint32_t>(*value);
     } else if (arg == "--budget-ms") {
-      auto value = number(i, arg, 0);
+      auto value = number_argument(args, i, "drk eval", 0);
       if (!value) return 2;
       options.timing_budget_ms = *value;
     } else if (arg == "--metrics") {
@@ -250,19 +255,19 @@ int cmd_eval(const Args& args) {
     } else if (arg == "--host-checks") {
       options.device_resident = false;
     } else if (arg == "--sets") {
-      auto value = number(i, arg, 1);
+      auto value = number_argument(args, i, "drk eval", 1);
       if (!value) return 2;
       options.timing_sets = static_cast<uint32_t>(*value);
     } else if (arg == "--energy-ms") {
-      auto value = number(i, arg, 0);
+      auto value = number_argument(args, i, "drk eval", 0);
       if (!value) return 2;
       options.energy_min_ms = static_cast<uint32_t>(*value);
     } else if (arg == "--gpu-memory-limit-mb") {
-      auto value = number(i, arg, 0);
+      auto value = number_argument(args, i, "drk eval", 0);
       if (!value) return 2;
       options.sandbox.gpu_memory_limit_bytes = static_cast<uint64_t>(*value) << 20;
     } else if (arg == "--threads") {
-      auto value = number(i, arg, 1);
+      auto value = number_argument(args, i, "drk eval", 1);
       if (!value) return 2;
       options.max_threads = static_cast<int>(*value);
     } else {

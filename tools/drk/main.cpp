@@ -35,6 +35,9 @@ commands:
         join this machine to a multi-node run and host the actors placed on it
   bench runtime [--quick] [--json]
         measure drkernel's messaging against raw ZeroMQ, restart and node failure times
+  generate RUN_DIR --task NAME [--device cpu|cuda] [--iterations N] [--out FILE]
+        test-time scaling: the run's trained policy refines kernels for one task over several
+        iterations and writes the best verified one
   verify-corpus DIR [--json]
         evaluate a folder of candidates that declare their expected verdict (tests/hacks):
         caught, missed, false alarms
@@ -56,7 +59,7 @@ constexpr Command kCommands[] = {
     {"archive", drk::tools::cmd_archive}, {"inspect", drk::tools::cmd_inspect},
     {"top", drk::tools::cmd_top},       {"keys", drk::tools::cmd_keys},
     {"node", drk::tools::cmd_node},     {"bench", drk::tools::cmd_bench},
-    {"verify-corpus", drk::tools::cmd_verify_corpus},
+    {"verify-corpus", drk::tools::cmd_verify_corpus}, {"generate", drk::tools::cmd_generate},
 };
 
 }  // namespace
