@@ -60,6 +60,27 @@ bool library_point(const Choice& choice) {
   return false;
 }
 
+// A point's evaluation result and the message that holds it.
+struct Evaluated {
+  capnp::MallocMessageBuilder message;
+  msg::EvalResult::Reader result;
+};
+
+// Renders `point` and evaluates it with `engine` as candidate number `index`.
+std::unique_ptr<Evaluated> evaluate_point(testing::TestEngine& engine, const testing::RenderPoint& point, int index) {
+  DRK_INFO(point.problem.task << ": " << point.choice.describe());
+  auto source = render(point.problem, point.choice);
+  DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+  auto evaluated = std::make_unique<Evaluated>();
+  auto out = evaluated->message.initRoot<msg::EvalResult>();
+  const evaluator::CandidateInput input{"render/" + point.problem.task + "/" + std::to_string(index),
+                                        point.problem.task, kernels::DeviceKind::cuda, *source};
+  auto status = engine->evaluate(input, out);
+  DRK_REQUIRE_MESSAGE(status.ok(), status.error().describe());
+  evaluated->result = out.asReader();
+  return evaluated;
+}
+
 // Evaluates every point with the shared engine: each must compile, run, be correct (on the
 // second shapes too), and have its own kernels cover the GPU time unless the library does the
 // product. Returns how many were evaluated.
@@ -67,15 +88,8 @@ int evaluate_points(const std::vector<testing::RenderPoint>& points) {
   int evaluated = 0;
   for (const auto& point : points) {
     DRK_INFO(point.problem.task << ": " << point.choice.describe());
-    auto source = render(point.problem, point.choice);
-    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
-    capnp::MallocMessageBuilder message;
-    auto out = message.initRoot<msg::EvalResult>();
-    const evaluator::CandidateInput input{"render/" + point.problem.task + "/" + std::to_string(evaluated++),
-                                          point.problem.task, kernels::DeviceKind::cuda, *source};
-    auto status = shared_engine()->evaluate(input, out);
-    DRK_REQUIRE_MESSAGE(status.ok(), status.error().describe());
-    const auto result = out.asReader();
+    const auto outcome = evaluate_point(shared_engine(), point, evaluated++);
+    const auto result = outcome->result;
     // Copies: the captured text is printed when a check fails, after these readers are gone.
     const std::string compile_log = result.getCompileLog().cStr();
     const std::string error_text = result.getErrorText().cStr();
@@ -150,15 +164,8 @@ DRK_TEST_CASE("rendered float16 matmuls are correct on the GPU with CUDA cores a
   int evaluated = 0;
   for (const auto& point : testing::half_matmul_points()) {
     DRK_INFO(point.problem.task << ": " << point.choice.describe());
-    auto source = render(point.problem, point.choice);
-    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
-    capnp::MallocMessageBuilder message;
-    auto out = message.initRoot<msg::EvalResult>();
-    const evaluator::CandidateInput input{"render/" + point.problem.task + "/" + std::to_string(evaluated++),
-                                          point.problem.task, kernels::DeviceKind::cuda, *source};
-    auto status = published_shapes_engine()->evaluate(input, out);
-    DRK_REQUIRE_MESSAGE(status.ok(), status.error().describe());
-    const auto result = out.asReader();
+    const auto outcome = evaluate_point(published_shapes_engine(), point, evaluated++);
+    const auto result = outcome->result;
     const auto evidence = result.getEvidence();
     // Copies: the captured text is printed when a check fails, after these readers are gone.
     const std::string compile_log = result.getCompileLog().cStr();
