@@ -307,6 +307,11 @@ std::vector<runtime::ExperimentKey> oracle_experiment_keys() {
     keys.push_back({prefix + "speedup", runtime::ValueKind::number, "0.5"});
     keys.push_back({prefix + "speedup_cap", runtime::ValueKind::number, "3.0"});
     keys.push_back({prefix + "coverage", runtime::ValueKind::number, "0.25"});
+    keys.push_back({prefix + "memory", runtime::ValueKind::number, "0"});
+    keys.push_back({prefix + "memory_scale_mb", runtime::ValueKind::number, "256"});
+    keys.push_back({prefix + "energy", runtime::ValueKind::number, "0"});
+    keys.push_back({prefix + "energy_cap", runtime::ValueKind::number, "3.0"});
+    keys.push_back({prefix + "convergence", runtime::ValueKind::number, "0"});
   }
   return keys;
 }

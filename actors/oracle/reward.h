@@ -1,7 +1,19 @@
-// Reward: turns a verdict into a scalar, in KernelGYM's form (field-notes.md §1):
+// Reward: turns a verdict into a scalar, in KernelGYM's form (field-notes.md §1), with the
+// further objectives of the original write-ups (memory, energy, convergence), each off (weight
+// 0) unless experiment.reward (or a training stage) weighs it:
 //   R = w_correct * correct + w_speedup * min(speedup, cap) + w_coverage * coverage * correct
+//     + correct * (w_memory * memory + w_energy * min(energy ratio, energy_cap)
+//                  + w_convergence * convergence)
 // and 0 for a candidate that did not compile or was judged dishonest. Speedup is already 0 for
-// an incorrect candidate (the Evaluator reports it so).
+// an incorrect candidate (the Evaluator reports it so). The terms, each from the verdict:
+//   memory      1 / (1 + held / memory_scale): held is the device memory the candidate kept
+//               beyond its tensors (CUDA: Evidence.gpuMemoryBytes, its allocations and
+//               workspace); 1 where nothing is measured (the CPU)
+//   energy      reference / candidate energy per call (NVML; GpuEnergy), when both batches
+//               resolved the counter (eval.energy_min_ms > 0 on CUDA); 0 where not measured
+//   convergence how close the candidate comes to the exact answer: the float32 reference's error
+//               against float64 over the candidate's (Evidence.precision*), at most 1; 1 when
+//               the candidate is as accurate as the reference or no float64 check ran
 //
 // Thread-safety: pure functions over values.
 #pragma once
@@ -20,6 +32,11 @@ struct RewardWeights {
   double speedup = 0.5;
   double speedup_cap = 3.0;
   double coverage = 0.0;  // the profiling reward (PR)
+  double memory = 0.0;
+  double memory_scale_mb = 256.0;
+  double energy = 0.0;
+  double energy_cap = 3.0;
+  double convergence = 0.0;
 };
 
 // PR's weight when experiment.reward.coverage is absent: on for CUDA runs, where CUPTI measures
@@ -27,8 +44,9 @@ struct RewardWeights {
 // only add to the correctness weight.
 inline constexpr double kDefaultCudaCoverageWeight = 0.25;
 
-// Reads experiment.reward {correct, speedup, speedup_cap, coverage}; absent keys keep defaults,
-// coverage's by experiment.device (above).
+// Reads experiment.reward {correct, speedup, speedup_cap, coverage, memory, memory_scale_mb,
+// energy, energy_cap, convergence}; absent keys keep defaults, coverage's by experiment.device
+// (above).
 Result<RewardWeights> reward_weights_from(const YAML::Node& experiment);
 
 double reward(const RewardWeights& weights, msg::Verdict::Reader verdict, double coverage);

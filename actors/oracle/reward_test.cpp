@@ -67,3 +67,86 @@ DRK_TEST_CASE("a rejected result earns nothing, however fast") {
   verdict.initFailedChecks(1)[0].setCode("results_cached");
   DRK_CHECK(drk::oracle::reward(RewardWeights{}, verdict.asReader(), 1.0) == 0.0);
 }
+
+namespace {
+
+// A correct, honest result at speedup 1 under weights that count one objective only.
+struct Weighed {
+  capnp::MallocMessageBuilder message;
+  Weighed() {
+    auto verdict = message.initRoot<drk::msg::Verdict>();
+    verdict.setHonest(true);
+    auto built = verdict.initResult();
+    built.setCompiled(true);
+    built.setCorrect(true);
+    built.setSpeedup(1.0);
+  }
+  drk::msg::EvalResult::Builder result() { return message.getRoot<drk::msg::Verdict>().getResult(); }
+  // The reward beyond correctness and speedup.
+  double objective(const RewardWeights& weights) {
+    return drk::oracle::reward(weights, message.getRoot<drk::msg::Verdict>().asReader(), 1.0) - 1.0;
+  }
+};
+
+RewardWeights only(double RewardWeights::*objective) {
+  RewardWeights weights;
+  weights.*objective = 1.0;
+  return weights;
+}
+
+}  // namespace
+
+DRK_TEST_CASE("memory: device memory the candidate keeps costs reward, half of the term at memory_scale_mb") {
+  Weighed none;
+  DRK_CHECK(none.objective(RewardWeights{}) == doctest::Approx(0.0));
+  DRK_CHECK(none.objective(only(&RewardWeights::memory)) == doctest::Approx(1.0));
+  Weighed holding;
+  holding.result().initEvidence().setGpuMemoryBytes(uint64_t{256} << 20);
+  DRK_CHECK(holding.objective(only(&RewardWeights::memory)) == doctest::Approx(0.5));
+}
+
+DRK_TEST_CASE("energy: the reference's energy per call over the candidate's, capped, only when resolved") {
+  Weighed measured;
+  auto energy = measured.result().initGpu().initEnergy();
+  energy.setAvailable(true);
+  energy.setResolved(true);
+  energy.setCandidateMillijoulesPerCall(1.0);
+  energy.setReferenceMillijoulesPerCall(2.0);
+  DRK_CHECK(measured.objective(only(&RewardWeights::energy)) == doctest::Approx(2.0));
+  energy.setReferenceMillijoulesPerCall(10.0);
+  DRK_CHECK(measured.objective(only(&RewardWeights::energy)) == doctest::Approx(3.0));  // energy_cap
+  energy.setResolved(false);
+  DRK_CHECK(measured.objective(only(&RewardWeights::energy)) == doctest::Approx(0.0));
+  Weighed unmeasured;
+  DRK_CHECK(unmeasured.objective(only(&RewardWeights::energy)) == doctest::Approx(0.0));
+}
+
+DRK_TEST_CASE("convergence: as accurate as the float32 reference earns all of it, four times its error a quarter") {
+  Weighed exact;
+  DRK_CHECK(exact.objective(only(&RewardWeights::convergence)) == doctest::Approx(1.0));
+  Weighed loose;
+  auto evidence = loose.result().initEvidence();
+  evidence.setPrecisionChecked(true);
+  evidence.setReferencePrecisionError(1e-7);
+  evidence.setPrecisionError(4e-7);
+  DRK_CHECK(loose.objective(only(&RewardWeights::convergence)) == doctest::Approx(0.25));
+  evidence.setPrecisionError(5e-8);
+  DRK_CHECK(loose.objective(only(&RewardWeights::convergence)) == doctest::Approx(1.0));
+}
+
+DRK_TEST_CASE("the further objectives' keys are read, named when unknown, and their scales must be positive") {
+  auto weights = drk::oracle::reward_weights_from(
+      YAML::Load("reward: {memory: 0.2, memory_scale_mb: 64, energy: 0.3, energy_cap: 2, convergence: 0.1}"));
+  DRK_REQUIRE(weights.ok());
+  DRK_CHECK(weights->memory == 0.2);
+  DRK_CHECK(weights->memory_scale_mb == 64.0);
+  DRK_CHECK(weights->energy == 0.3);
+  DRK_CHECK(weights->energy_cap == 2.0);
+  DRK_CHECK(weights->convergence == 0.1);
+  auto unknown = drk::oracle::reward_weights_from(YAML::Load("reward: {power: 1}"));
+  DRK_REQUIRE_FALSE(unknown.ok());
+  DRK_CHECK(unknown.error().message.find("energy_cap, convergence") != std::string::npos);
+  auto zero_scale = drk::oracle::reward_weights_from(YAML::Load("reward: {memory_scale_mb: 0}"));
+  DRK_REQUIRE_FALSE(zero_scale.ok());
+  DRK_CHECK(zero_scale.error().message.find("memory_scale_mb") != std::string::npos);
+}
