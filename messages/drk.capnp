@@ -431,6 +431,8 @@ struct StepReport {
   stage @18 :Text;              # the training stage of this step; "" without training_stages
   measured @19 :UInt32;         # turns the Evaluators measured; correctFraction is over these
   screened @20 :UInt32;         # turns answered by the Oracle's cost model instead (docs/cost-model.md)
+  staleRejected @21 :UInt32;    # turns kept out because their policy was more than
+                                # experiment.max_staleness versions behind
 }
 
 struct Control {

@@ -25,6 +25,7 @@ std::string format_progress(msg::StepReport::Reader report, uint32_t total_steps
     line += "  rejected prs " + std::to_string(report.getPrsRejected()) + " mrs " +
             std::to_string(report.getMrsRejected());
   }
+  if (report.getStaleRejected() != 0) line += "  stale " + std::to_string(report.getStaleRejected());
   if (report.getRolledBack()) line += "  ROLLBACK to v" + std::to_string(report.getRolledBackTo());
   if (report.getDiagnostic()) line += "  DIAGNOSTIC";
   return line;

@@ -58,6 +58,10 @@ struct Settings {
   MrsSettings mrs;
   RollbackSettings rollback;
   double diagnostic_learning_rate_scale = 0.5;
+  // A trajectory played by a policy more than this many versions behind the one being trained
+  // stays out of the update (asynchronous rollouts: a Generator that has not yet loaded the
+  // newest weights, or that restarted from an older checkpoint).
+  uint32_t max_staleness = 1;
 };
 
 template <typename T>
@@ -120,6 +124,7 @@ Settings read_settings(const YAML::Node& experiment) {
   settings.rollback.window = group_setting<uint32_t>(experiment, "rollback", "window", 5);
   settings.diagnostic_learning_rate_scale =
       group_setting<double>(experiment, "rollback", "diagnostic_lr_scale", 0.5);
+  settings.max_staleness = setting<uint32_t>(experiment, "max_staleness", 1);
   settings.rollout_timeout_ms =
       static_cast<int64_t>(1000.0 * setting<double>(experiment, "rollout_timeout_s", 180.0));
   settings.advantage_timeout_ms =
@@ -167,7 +172,7 @@ struct UpdateStats {
   double clip_fraction = 0.0;
   double approx_kl = 0.0;
   uint32_t ppo_epochs = 0;
-  uint32_t prs_rejected = 0, mrs_rejected = 0, mrs_vetoed = 0;
+  uint32_t prs_rejected = 0, mrs_rejected = 0, mrs_vetoed = 0, stale_rejected = 0;
   bool rolled_back = false;
   uint32_t rolled_back_to = 0;
 };
@@ -178,6 +183,7 @@ constexpr const char* kMalformed = "malformed";
 constexpr const char* kPrs = "prs";
 constexpr const char* kMrsBand = "mrs_band";
 constexpr const char* kMrsVeto = "mrs_veto";
+constexpr const char* kStale = "stale";
 constexpr const char* kRollback = "rollback";
 
 class LearnerActor final : public runtime::Actor {
@@ -600,8 +606,12 @@ class LearnerActor final : public runtime::Actor {
         const auto& rollout = rollouts_[source.rollout];
         auto turn = rollout.trajectory->getRoot<msg::Trajectory>().getTurns()[source.turn];
         const char* rejected = nullptr;
+        const uint32_t played_by = rollout.trajectory->getRoot<msg::Trajectory>().getPolicyVersion();
         if (advantages.count({rollout.id, source.turn + 1}) == 0) {
           rejected = kNoAdvantage;
+        } else if (played_by + settings_.max_staleness < version_) {
+          rejected = kStale;
+          ++stats.stale_rejected;
         } else if (mrs[source.rollout] == MrsOutcome::vetoed) {
           rejected = kMrsVeto;
           ++stats.mrs_rejected;
@@ -713,6 +723,7 @@ class LearnerActor final : public runtime::Actor {
     summary.prs_rejected = stats.prs_rejected;
     summary.mrs_rejected = stats.mrs_rejected;
     summary.mrs_vetoed = stats.mrs_vetoed;
+    summary.stale_rejected = stats.stale_rejected;
     summary.ppo_epochs = stats.ppo_epochs;
     summary.stage = settings_.stage_settings[stage_index].name;
     reports_.push_back(summary);
@@ -743,6 +754,7 @@ class LearnerActor final : public runtime::Actor {
       report.setScreened(summary.screened);
       report.setMrsRejected(summary.mrs_rejected);
       report.setMrsVetoed(summary.mrs_vetoed);
+      report.setStaleRejected(summary.stale_rejected);
       report.setPpoEpochs(summary.ppo_epochs);
       report.setStage(summary.stage);
     };
@@ -805,6 +817,7 @@ std::vector<runtime::ExperimentKey> learner_experiment_keys() {
           {"rollback.patience", runtime::ValueKind::integer, "3"},
           {"rollback.window", runtime::ValueKind::integer, "5"},
           {"rollback.diagnostic_lr_scale", runtime::ValueKind::number, "0.5"},
+          {"max_staleness", runtime::ValueKind::integer, "1"},
           {"training_stages", runtime::ValueKind::list_of_maps, "[{name: warmup, steps: 2}, {name: main}]"},
           {"training_stages[].name", runtime::ValueKind::text, "warmup"},
           {"training_stages[].steps", runtime::ValueKind::integer, "2"},

@@ -81,6 +81,7 @@ Result<std::optional<CheckpointState>> read_checkpoint_state(const std::string& 
       report.prs_rejected = item["prs_rejected"].as<uint32_t>(0);
       report.mrs_rejected = item["mrs_rejected"].as<uint32_t>(0);
       report.mrs_vetoed = item["mrs_vetoed"].as<uint32_t>(0);
+      report.stale_rejected = item["stale_rejected"].as<uint32_t>(0);
       report.ppo_epochs = item["ppo_epochs"].as<uint32_t>(0);
       report.stage = item["stage"].as<std::string>("");
       report.measured = item["measured"].as<uint32_t>(0);
@@ -137,6 +138,7 @@ Status write_checkpoint(const std::string& run_dir, const CheckpointState& state
          << "diagnostic" << YAML::Value << report.diagnostic << YAML::Key << "prs_rejected"
          << YAML::Value << report.prs_rejected << YAML::Key << "mrs_rejected" << YAML::Value
          << report.mrs_rejected << YAML::Key << "mrs_vetoed" << YAML::Value << report.mrs_vetoed
+         << YAML::Key << "stale_rejected" << YAML::Value << report.stale_rejected
          << YAML::Key << "ppo_epochs" << YAML::Value << report.ppo_epochs << YAML::Key << "stage"
          << YAML::Value << report.stage << YAML::Key << "measured" << YAML::Value << report.measured
          << YAML::Key << "screened" << YAML::Value << report.screened << YAML::EndMap;

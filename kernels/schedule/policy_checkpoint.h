@@ -38,7 +38,7 @@ struct StepSummary {
   bool rolled_back = false;
   uint32_t rolled_back_to = 0;
   bool diagnostic = false;
-  uint32_t prs_rejected = 0, mrs_rejected = 0, mrs_vetoed = 0;
+  uint32_t prs_rejected = 0, mrs_rejected = 0, mrs_vetoed = 0, stale_rejected = 0;
   uint32_t ppo_epochs = 0;
   std::string stage;
   // Oracle screening: turns measured, and turns answered by the cost model.

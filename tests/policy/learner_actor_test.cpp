@@ -1,5 +1,6 @@
 // The Learner's step loop through a fake context: requests, trajectories, advantages, the
 // update, checkpoints, reports, re-sends and resuming after a restart.
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -47,9 +48,10 @@ FakeActorContext make_context(const std::string& run_dir, const std::string& ext
   return context;
 }
 
-// Plays the trajectory of `request` with the version-0 policy (seed 3), rewards as given.
+// Plays the trajectory of `request` with the version-0 policy (seed 3), rewards as given; the
+// trajectory says it was played by the requested version, or `versions_behind` older.
 void answer(runtime::Actor& actor, FakeActorContext& context, msg::RolloutRequest::Reader request,
-            const std::vector<double>& rewards, double coverage = 1.0) {
+            const std::vector<double>& rewards, double coverage = 1.0, uint32_t versions_behind = 0) {
   auto problem = schedule::problem_from_task(request.getTask());
   DRK_REQUIRE(problem.ok());
   schedule::Policy policy(3, schedule::Device::cpu);
@@ -60,6 +62,7 @@ void answer(runtime::Actor& actor, FakeActorContext& context, msg::RolloutReques
     trajectory.setStep(request.getStep());
     trajectory.setTask(request.getTask().getName());
     trajectory.setSampleIndex(request.getSampleIndex());
+    trajectory.setPolicyVersion(request.getPolicyVersion() - std::min(versions_behind, request.getPolicyVersion()));
     auto turns = trajectory.initTurns(static_cast<unsigned>(rewards.size()));
     std::optional<schedule::PreviousTurn> previous;
     for (unsigned index = 0; index < rewards.size(); ++index) {
@@ -233,11 +236,13 @@ void deliver_advantages(runtime::Actor& actor, FakeActorContext& context, uint32
 
 // Answers both rollouts of `step` with the rewards of each sample, then the advantages.
 void play_step(runtime::Actor& actor, FakeActorContext& context, uint32_t step,
-               const std::vector<std::vector<double>>& rewards, double coverage = 1.0) {
+               const std::vector<std::vector<double>>& rewards, double coverage = 1.0,
+               uint32_t versions_behind = 0) {
   auto requests = requests_of_step(context, step);
   DRK_REQUIRE(requests.size() >= 2);
   for (unsigned sample = 0; sample < 2; ++sample) {
-    answer(actor, context, requests[sample]->envelope().getBody().getRolloutRequest(), rewards[sample], coverage);
+    answer(actor, context, requests[sample]->envelope().getBody().getRolloutRequest(), rewards[sample], coverage,
+           versions_behind);
   }
   deliver_advantages(actor, context, step);
 }
@@ -304,6 +309,27 @@ DRK_TEST_CASE("PRS keeps low-coverage correct turns out of the update, MRS stale
   DRK_CHECK_FALSE(turns[0].getTrained());
   const std::string reason = turns[0].getRejectedBy().cStr();
   DRK_CHECK((reason == "mrs_band" || reason == "mrs_veto"));
+}
+
+DRK_TEST_CASE("trajectories of a policy more than max_staleness versions behind stay out of the update") {
+  TemporaryDirectory run_dir;
+  auto context = make_context(run_dir.path, "steps: 4, max_staleness: 1, mrs: {enabled: false}");
+  auto actor = make_learner_actor(context.spec());
+  actor->on_start(context);
+  play_step(*actor, context, 0, {{1.0, 2.0}, {0.0, 0.5}});
+  play_step(*actor, context, 1, {{1.0, 2.0}, {0.0, 0.5}});
+  // Step 2 trains version 2; played by version 0, two behind: stale.
+  play_step(*actor, context, 2, {{1.0, 2.0}, {0.0, 0.5}}, 1.0, 2);
+  auto report = last_report(context);
+  DRK_CHECK(report.getStaleRejected() == 4);
+  DRK_CHECK(report.getPpoEpochs() == 0);
+  auto turns = context.sent_of(Body::TRAJECTORY).back()->envelope().getBody().getTrajectory().getTurns();
+  DRK_CHECK(std::string(turns[1].getRejectedBy().cStr()) == "stale");
+  // One behind is within the bound.
+  play_step(*actor, context, 3, {{1.0, 2.0}, {0.0, 0.5}}, 1.0, 1);
+  report = last_report(context);
+  DRK_CHECK(report.getStaleRejected() == 0);
+  DRK_CHECK(report.getPpoEpochs() > 0);
 }
 
 DRK_TEST_CASE("the KL bound to the previous policy stops the epochs early") {
