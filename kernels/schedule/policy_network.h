@@ -8,10 +8,10 @@
 // sampling nor training ever gives them probability.
 //
 // Parameters are initialised from a seed with our own generator (not torch's global one), so
-// two processes given the same seed and device build identical networks. The CPU network's
-// parameters (names, shapes, initial values) are those it had before the CUDA space existed, so
-// CPU checkpoints keep loading; CUDA heads are named head_cuda_<family>_<knob>, so a checkpoint
-// of one device never loads into the other's network.
+// two processes given the same seed and device build identical networks. CPU heads are named
+// head_<family>_<knob>, CUDA heads head_cuda_<family>_<knob>, so a checkpoint of one device never
+// loads into the other's network; a checkpoint of an older space (fewer families, knobs or
+// options) is refused by Policy::load, naming the parameter that differs.
 //
 // Thread-safety: a module is not safe for concurrent use; one owner (the Policy, the Learner).
 // Include this header only where LibTorch is needed; the Generator uses kernels/schedule/policy.h.
