@@ -521,6 +521,8 @@ struct SystemReport {
   actors @4 :List(ActorReport);
   nodes @5 :List(NodeReport);
   refusedPeers @6 :UInt64;      # connections refused by CURVE authentication at the head
+  training @7 :Text;            # the newest training step as the head printed it (its progress
+                                # line: ROLLBACK and DIAGNOSTIC included); "" before the first
 }
 
 # Multi-node (docs/multi-node.md). `drk node` talks to the head's node endpoint

@@ -32,11 +32,13 @@ std::string format_progress(msg::StepReport::Reader report, uint32_t total_steps
 }
 
 HeadActor::HeadActor(std::ostream& out, uint32_t total_steps, std::function<void()> on_finished,
-                     std::function<void(msg::HostStats::Reader)> on_host_stats)
+                     std::function<void(msg::HostStats::Reader)> on_host_stats,
+                     std::function<void(const std::string&)> on_progress)
     : out_(out),
       total_steps_(total_steps),
       on_finished_(std::move(on_finished)),
-      on_host_stats_(std::move(on_host_stats)) {}
+      on_host_stats_(std::move(on_host_stats)),
+      on_progress_(std::move(on_progress)) {}
 
 void HeadActor::on_message(ActorContext&, msg::Envelope::Reader envelope) {
   if (envelope.getBody().isHostStats()) {
@@ -48,7 +50,9 @@ void HeadActor::on_message(ActorContext&, msg::Envelope::Reader envelope) {
   // After a restart the Learner sends its reports again: print each step once.
   if (steps_printed_ > report.getStep()) return;
   steps_printed_ = report.getStep() + 1;
-  out_ << format_progress(report, total_steps_) << std::endl;
+  const std::string line = format_progress(report, total_steps_);
+  out_ << line << std::endl;
+  if (on_progress_) on_progress_(line);
   if (report.getFinished() && !finished_) {
     finished_ = true;
     if (on_finished_) on_finished_();

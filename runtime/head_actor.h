@@ -25,8 +25,10 @@ std::string format_progress(msg::StepReport::Reader report, uint32_t total_steps
 
 class HeadActor final : public Actor {
  public:
+  // `on_progress` gets every progress line printed (for inspection).
   HeadActor(std::ostream& out, uint32_t total_steps, std::function<void()> on_finished,
-            std::function<void(msg::HostStats::Reader)> on_host_stats = {});
+            std::function<void(msg::HostStats::Reader)> on_host_stats = {},
+            std::function<void(const std::string&)> on_progress = {});
   void on_message(ActorContext& context, msg::Envelope::Reader envelope) override;
 
  private:
@@ -34,6 +36,7 @@ class HeadActor final : public Actor {
   uint32_t total_steps_;
   std::function<void()> on_finished_;
   std::function<void(msg::HostStats::Reader)> on_host_stats_;
+  std::function<void(const std::string&)> on_progress_;
   bool finished_ = false;
   uint32_t steps_printed_ = 0;  // steps 0 .. steps_printed_-1 have been printed
 };

@@ -50,6 +50,11 @@ void InspectionBoard::update_network(std::vector<NodeView> nodes, uint64_t refus
   refused_peers_ = refused_peers;
 }
 
+void InspectionBoard::update_training(std::string progress_line) {
+  std::lock_guard lock(mutex_);
+  training_ = std::move(progress_line);
+}
+
 SystemView InspectionBoard::view() const {
   SystemView system;
   system.topology = topology_name_;
@@ -58,6 +63,7 @@ SystemView InspectionBoard::view() const {
   std::lock_guard lock(mutex_);
   system.nodes = nodes_;
   system.refused_peers = refused_peers_;
+  system.training = training_;
 
   // The latest report of a process, if it comes from the incarnation running now.
   auto current_report = [&](const ProcessView& process) -> const Received* {

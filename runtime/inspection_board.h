@@ -37,6 +37,8 @@ class InspectionBoard {
   void update_processes(std::vector<ProcessView> processes);
   // The nodes of a multi-node run, and the peers CURVE refused so far.
   void update_network(std::vector<NodeView> nodes, uint64_t refused_peers);
+  // The newest training step as the head printed it.
+  void update_training(std::string progress_line);
 
   SystemView view() const;
 
@@ -60,6 +62,7 @@ class InspectionBoard {
   std::vector<ProcessView> processes_;
   std::vector<NodeView> nodes_;
   uint64_t refused_peers_ = 0;
+  std::string training_;
   std::map<std::string, Received, std::less<>> hosts_;
 };
 

@@ -168,6 +168,7 @@ std::string format_json(const SystemView& system, double hung_after_seconds) {
     root.text("run_dir", system.run_dir);
     root.signed_integer("taken_unix_ms", system.taken_unix_ms);
     root.number("hung_after_s", hung_after_seconds);
+    root.text("training", system.training);
     json_array(root.key("processes"), system.processes, [&](const ProcessView& process) {
       JsonObject object(out);
       object.text("name", process.name);
@@ -240,7 +241,9 @@ std::string format_json(const SystemView& system, double hung_after_seconds) {
 
 std::string format_table(const SystemView& system, double hung_after_seconds) {
   std::string out = "topology " + system.topology + "  " + system.run_dir + "  at " +
-                    clock_time(system.taken_unix_ms) + "\n\n";
+                    clock_time(system.taken_unix_ms) + "\n";
+  // The Learner's newest step: rollbacks and diagnostic mode show here while the run goes on.
+  out += system.training.empty() ? "no training step yet\n\n" : "training: " + system.training + "\n\n";
   std::vector<std::vector<std::string>> processes{{"PROCESS", "PID", "STATUS", "RESTARTS", "REPORT", "LAST CAUSE"}};
   for (const ProcessView& process : system.processes) {
     processes.push_back({process.name, process.pid ? std::to_string(process.pid) : "-", status_name(process.status),

@@ -220,6 +220,7 @@ void write_system_report(const SystemView& system, msg::SystemReport::Builder ou
     built.setLastLossCause(node.last_loss_cause);
   }
   out.setRefusedPeers(system.refused_peers);
+  out.setTraining(system.training);
 }
 
 std::vector<ProcessView> read_processes(capnp::List<msg::ProcessReport>::Reader processes) {
@@ -263,6 +264,7 @@ SystemView read_system_report(msg::SystemReport::Reader in) {
     system.nodes.push_back(std::move(node));
   }
   system.refused_peers = in.getRefusedPeers();
+  system.training = bounded(in.getTraining());
   return system;
 }
 

@@ -87,6 +87,7 @@ struct SystemView {
   std::vector<ActorView> actors;
   std::vector<NodeView> nodes;  // empty on one machine
   uint64_t refused_peers = 0;   // connections refused by CURVE authentication
+  std::string training;         // the newest step's progress line; "" before the first step
 };
 
 // An ActorView of a local actor's statistics (no process, pid or capacity filled in).

@@ -261,7 +261,8 @@ int run_head(const RunOptions& options) {
                    supervisor.stop();
                  });
                },
-               [&](msg::HostStats::Reader stats) { board.update_host(read_host_stats(stats)); }));
+               [&](msg::HostStats::Reader stats) { board.update_host(read_host_stats(stats)); },
+               [&](const std::string& line) { board.update_training(line); }));
   if (auto started = host.start(); !started) return fail("drk run", started.error());
 
   InspectionReporter head_reporter(host, HostView{std::string(kHeadProcess), incarnation, ::getpid(), {}},

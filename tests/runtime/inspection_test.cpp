@@ -215,6 +215,9 @@ DRK_TEST_CASE("the board joins the supervisor's processes with the hosts' report
   DRK_CHECK(find_actor(again, "ponger")->status == ActorStatus::starting);  // the old report is stale
   DRK_CHECK(find_actor(again, "ponger")->messages_handled == 0);
   DRK_CHECK(find_process(again, "ponger")->restarts == 1);
+  DRK_CHECK(again.training.empty());
+  board.update_training("step 2/8  policy v2  mean reward 0.500  DIAGNOSTIC");
+  DRK_CHECK(board.view().training == "step 2/8  policy v2  mean reward 0.500  DIAGNOSTIC");
 }
 
 SystemView sample_view() {
@@ -222,6 +225,7 @@ SystemView sample_view() {
   system.topology = "t";
   system.run_dir = "/runs/t";
   system.taken_unix_ms = 1'700'000'000'000;
+  system.training = "step 4/8  policy v5  mean reward 0.700  ROLLBACK to v2  DIAGNOSTIC";
   ProcessView ponger = process("ponger", 11, ProcessStatus::running, 7);
   ponger.restarts = 2;
   ponger.recent_causes = {"killed by SIGKILL", "exited with code 70: actor ponger: \"bad\"\n\xff"};
@@ -271,6 +275,8 @@ DRK_TEST_CASE("the JSON form has every field, escapes what peers sent and marks 
       contains(json, R"("dead_letters":{"count":3,"recent":["a candidate from 'oracle' 12 ms past its deadline"]}})"),
       json);
   DRK_CHECK_FALSE(contains(format_json(sample_view(), 20.0), R"("hung":true)"));
+  DRK_CHECK_MESSAGE(contains(json, R"("training":"step 4/8  policy v5  mean reward 0.700  ROLLBACK to v2  DIAGNOSTIC",)"),
+                    json);
 }
 
 DRK_TEST_CASE("the table shows busy and hung handlers, restarts and the latest dead letters") {
@@ -281,6 +287,12 @@ DRK_TEST_CASE("the table shows busy and hung handlers, restarts and the latest d
   DRK_CHECK_MESSAGE(contains(table, "0.2 s ago"), table);
   DRK_CHECK(contains(format_table(sample_view(), 60.0), "busy 12.3 s in evalRequest"));
   DRK_CHECK(actor_state(sample_view().actors[1], 10.0) == "dead");
+  // The Learner's newest step, rollback and diagnostic mode included; a run before its first step.
+  DRK_CHECK_MESSAGE(contains(table, "training: step 4/8  policy v5  mean reward 0.700  ROLLBACK to v2  DIAGNOSTIC"),
+                    table);
+  SystemView untrained = sample_view();
+  untrained.training.clear();
+  DRK_CHECK(contains(format_table(untrained, 10.0), "no training step yet"));
 }
 
 DRK_TEST_CASE("a system report survives its Cap'n Proto form") {
