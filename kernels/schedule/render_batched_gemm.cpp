@@ -43,20 +43,7 @@ void drk_batched_share(bool over_batch, int64_t batches, int64_t M, int worker, 
 )";
   source += "\n}  // namespace\n";
   source += entry_point_opening(params->has_bias ? 3 : 2);
-  source += substitute(batched_gemm_split_shapes() + R"(
-  const float* bias = nullptr;
-  if (@BIAS@) {
-    if (drk_element_count(inputs[2]) != N || inputs[2].ndim != 1) return DRK_E_UNSUPPORTED_SHAPE;
-    bias = static_cast<const float*>(inputs[2].data);
-  }
-  if (batches * M * N == 0) return DRK_OK;
-  const float* a = static_cast<const float*>(a_tensor.data);
-  const float* b = static_cast<const float*>(b_tensor.data);
-  float* y = static_cast<float*>(y_tensor.data);
-  (void)a;
-  (void)b;
-  (void)bias;
-  const bool over_batch = @OVER_BATCH@;
+  source += substitute(batched_gemm_split_shapes() + "\n" + gemm_operands("batches * M * N") + R"(  const bool over_batch = @OVER_BATCH@;
   const int workers = drk_thread_count(ctx, @THREADS@, over_batch ? batches : M);
 )",
                        {{"TRANSPOSED", params->b_transposed ? "true" : "false"},

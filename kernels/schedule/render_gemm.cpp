@@ -153,6 +153,23 @@ void drk_product_rows(const float* __restrict a, const float* __restrict b, floa
 
 }  // namespace
 
+std::string gemm_operands(const std::string& elements) {
+  return substitute(R"(  const float* bias = nullptr;
+  if (@BIAS@) {
+    if (drk_element_count(inputs[2]) != N || inputs[2].ndim != 1) return DRK_E_UNSUPPORTED_SHAPE;
+    bias = static_cast<const float*>(inputs[2].data);
+  }
+  if (@ELEMENTS@ == 0) return DRK_OK;
+  const float* a = static_cast<const float*>(a_tensor.data);
+  const float* b = static_cast<const float*>(b_tensor.data);
+  float* y = static_cast<float*>(y_tensor.data);
+  (void)a;
+  (void)b;
+  (void)bias;
+)",
+                    {{"ELEMENTS", elements}});
+}
+
 std::string batched_gemm_split_shapes() {
   return every_tensor_dense() + R"(  const drk_tensor& a_tensor = inputs[0];
   const drk_tensor& b_tensor = inputs[1];
@@ -268,19 +285,7 @@ Result<std::string> render_gemm(const Problem& problem, const Choice& choice) {
   source += gemm_row_functions(*params, choice);
   source += "\n}  // namespace\n";
   source += entry_point_opening(params->has_bias ? 3 : 2);
-  source += substitute(gemm_split_shapes() + R"(  const float* bias = nullptr;
-  if (@BIAS@) {
-    if (drk_element_count(inputs[2]) != N || inputs[2].ndim != 1) return DRK_E_UNSUPPORTED_SHAPE;
-    bias = static_cast<const float*>(inputs[2].data);
-  }
-  if (M * N == 0) return DRK_OK;
-  const float* a = static_cast<const float*>(a_tensor.data);
-  const float* b = static_cast<const float*>(b_tensor.data);
-  float* y = static_cast<float*>(y_tensor.data);
-  (void)a;
-  (void)b;
-  (void)bias;
-  const int workers = drk_thread_count(ctx, @THREADS@, M);
+  source += substitute(gemm_split_shapes() + gemm_operands("M * N") + R"(  const int workers = drk_thread_count(ctx, @THREADS@, M);
 )",
                        {{"TRANSPOSED", params->b_transposed ? "true" : "false"},
                         {"BIAS", params->has_bias ? "true" : "false"},

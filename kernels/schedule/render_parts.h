@@ -48,6 +48,9 @@ std::string gemm_split_shapes(const std::string& dense_check = "drk_is_dense_f32
 // The opening of a batched GEMM drk_kernel (template text, @TRANSPOSED@): a [B,M,K], b [B,K,N]
 // (or [B,N,K] transposed) and y [B,M,N], dense float32, the same B.
 std::string batched_gemm_split_shapes();
+// After either opening (template text, @BIAS@): the optional bias [N] checked, an early return
+// when `elements` (an expression of M, N, batches) is 0, and the pointers a, b, y and bias.
+std::string gemm_operands(const std::string& elements);
 
 // An elementwise task's `stages` parameter, parsed; errors name the task.
 Result<std::vector<std::string>> elementwise_stages(const Problem& problem);

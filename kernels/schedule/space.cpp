@@ -4,11 +4,43 @@
 #include <array>
 #include <charconv>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace drk::schedule {
 namespace {
 
 using FamilyTables = std::array<std::vector<Knob>, kFamilyCount>;
+
+// The gemm family's knobs, which batched_gemm shares position for position (its renderers
+// reuse the gemm renderers' pieces and static_assert the positions).
+std::vector<Knob> cpu_gemm_knobs() {
+  return {
+      {"loop_order", {"ijk", "ikj"}},
+      {"tile", {"none", "16", "32", "64"}},
+      {"unroll", {"1", "4"}},
+      {"use_library", {"own", "library"}},
+      {"epilogue", {"fused", "separate"}},
+      {"threads", {"1", "2", "4"}},
+  };
+}
+
+// The CUDA gemm family's product knobs: all of batched_gemm's; gemm adds `math`.
+std::vector<Knob> cuda_gemm_product_knobs() {
+  return {
+      {"block_tile", {"32", "64", "128"}},
+      {"thread_tile", {"2", "4", "8"}},
+      {"k_tile", {"8", "16", "32"}},
+      {"staging", {"single", "double"}},
+      {"use_library", {"own", "library"}},
+      {"epilogue", {"fused", "separate"}},
+  };
+}
+
+std::vector<Knob> with_knob(std::vector<Knob> knobs, Knob last) {
+  knobs.push_back(std::move(last));
+  return knobs;
+}
 
 const FamilyTables& cpu_tables() {
   static const FamilyTables kTables{{
@@ -24,29 +56,14 @@ const FamilyTables& cpu_tables() {
           {"inner_tile", {"16", "64", "256"}},
           {"threads", {"1", "2", "4"}},
       },
-      {
-          {"loop_order", {"ijk", "ikj"}},
-          {"tile", {"none", "16", "32", "64"}},
-          {"unroll", {"1", "4"}},
-          {"use_library", {"own", "library"}},
-          {"epilogue", {"fused", "separate"}},
-          {"threads", {"1", "2", "4"}},
-      },
+      cpu_gemm_knobs(),
       {
           {"strategy", {"per_output", "accumulate_rows"}},
           {"vector_width", {"1", "4", "8"}},
           {"inner_tile", {"16", "64", "256"}},
           {"threads", {"1", "2", "4"}},
       },
-      {
-          {"loop_order", {"ijk", "ikj"}},
-          {"tile", {"none", "16", "32", "64"}},
-          {"unroll", {"1", "4"}},
-          {"use_library", {"own", "library"}},
-          {"epilogue", {"fused", "separate"}},
-          {"threads", {"1", "2", "4"}},
-          {"parallel_over", {"batch", "rows"}},
-      },
+      with_knob(cpu_gemm_knobs(), {"parallel_over", {"batch", "rows"}}),
       {
           {"algorithm", {"direct", "im2col", "im2col_library"}},
           {"channel_tile", {"1", "4", "8"}},
@@ -85,29 +102,14 @@ const FamilyTables& cuda_tables() {
           {"vector_width", {"1", "4"}},
           {"threads", {"128", "256", "512", "1024"}},
       },
-      {
-          {"block_tile", {"32", "64", "128"}},
-          {"thread_tile", {"2", "4", "8"}},
-          {"k_tile", {"8", "16", "32"}},
-          {"staging", {"single", "double"}},
-          {"use_library", {"own", "library"}},
-          {"epilogue", {"fused", "separate"}},
-          {"math", {"simt", "tensor_core"}},
-      },
+      with_knob(cuda_gemm_product_knobs(), {"math", {"simt", "tensor_core"}}),
       {
           {"strategy", {"thread_per_output", "warp_per_output", "block_per_output"}},
           {"vector_width", {"1", "4"}},
           {"unroll", {"1", "4"}},
           {"threads", {"128", "256", "512", "1024"}},
       },
-      {
-          {"block_tile", {"32", "64", "128"}},
-          {"thread_tile", {"2", "4", "8"}},
-          {"k_tile", {"8", "16", "32"}},
-          {"staging", {"single", "double"}},
-          {"use_library", {"own", "library"}},
-          {"epilogue", {"fused", "separate"}},
-      },
+      cuda_gemm_product_knobs(),
       {
           {"algorithm", {"direct", "implicit_gemm"}},
           {"channel_tile", {"4", "8", "16"}},

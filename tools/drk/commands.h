@@ -28,6 +28,9 @@ int cmd_generate(const Args& args);  // drk generate RUN_DIR --task NAME [...] (
 // $XDG_CACHE_HOME/drk/compile-cache, else ~/.cache/drk/compile-cache (tools/drk/eval_command.cpp).
 std::string default_compile_cache_dir();
 
+// `value` with `digits` decimals ("3.14"), for the commands' printed results.
+std::string fixed(double value, int digits);
+
 // The number after args[i] (then i moves onto it), or none after saying on stderr, as
 // "COMMAND: FLAG needs a number >= LOW, got 'TEXT'" (tools/drk/eval_command.cpp).
 std::optional<double> number_argument(const Args& args, size_t& i, const std::string& command, double low);

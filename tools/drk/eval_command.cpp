@@ -59,12 +59,6 @@ Exit status: 0 when the candidate was evaluated (correct or not: see the verdict
 does not compile or cannot be evaluated (unknown task, missing file), 2 for a usage error.
 )";
 
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
 std::string timing_line(msg::TimingStats::Reader t) {
   if (t.getSamples() == 0) return "not timed";
   return "median " + fixed(t.getMedianUs(), 2) + " us  (p10 " + fixed(t.getP10Us(), 2) + ", p90 " +
@@ -181,6 +175,12 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
 }
 
 }  // namespace
+
+std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
 
 std::string default_compile_cache_dir() {
   if (const char* dir = std::getenv("DRK_CACHE_DIR"); dir && *dir) return dir;

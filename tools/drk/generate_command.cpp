@@ -6,7 +6,6 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 
 #include <capnp/message.h>
 #include <yaml-cpp/yaml.h>
@@ -49,14 +48,6 @@ options:
 Exit status: 0 when a verified kernel was found, 1 when none was (or the run directory holds no
 policy, or the engine failed), 2 for a usage error.
 )";
-
-std::string fixed(double value, int digits) {
-  std::ostringstream text;
-  text.setf(std::ios::fixed);
-  text.precision(digits);
-  text << value;
-  return text.str();
-}
 
 }  // namespace
 
