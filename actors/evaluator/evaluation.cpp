@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -1061,14 +1062,15 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
   auto candidate_batch = [&](uint32_t calls) { return run_batch(run, calls); };
   auto failed = [&](const Result<SandboxAnswer>& answer, const char* phase) { return batch_failed(run, answer, phase); };
 
-  // The cost of a round trip that runs nothing, subtracted from every candidate batch.
-  std::vector<double> empty_trips;
+  // The cost of a round trip that runs nothing, subtracted from every candidate batch: the
+  // fastest of a few, because a loaded machine delays some trips by more than a whole 1 ms batch
+  // (a median of them once zeroed every sample of a fast candidate).
+  double round_trip_ns = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 5; ++i) {
     auto answer = candidate_batch(0);
     if (auto f = failed(answer, "timing")) return *f;
-    empty_trips.push_back(answer->wall_ns);
+    round_trip_ns = std::min(round_trip_ns, answer->wall_ns);
   }
-  double round_trip_ns = summarize(empty_trips, 1).median;
 
   // Calibration: double the batch until it lasts half the target (the first batches also warm
   // caches up), then scale it to the target.
