@@ -232,13 +232,13 @@ struct GpuKernel {
 # What the CUDA evaluation measured beyond the timings (docs/gpu.md, "The CUDA evaluation path").
 struct GpuProfile {
   device @0 :Text;              # e.g. "NVIDIA H200"
-  kernels @1 :List(GpuKernel);  # the candidate's timed calls
+  kernels @1 :List(GpuKernel);  # the candidate's profiled calls
   referenceKernels @2 :List(GpuKernel);
   coverage @3 :Float64;         # GPU time of own kernels / GPU time of all kernels in the candidate's calls
   ownKernelUs @4 :Float64;      # median per call
   allKernelUs @5 :Float64;      # median per call
   cuptiSpanUs @6 :Float64;      # median per call: first kernel start to last kernel end (CUPTI)
-  eventCuptiDisagreement @7 :Float64;  # |event median - CUPTI span median| / event median
+  eventCuptiDisagreement @7 :Float64;  # |profiledEventUs - cuptiSpanUs| / profiledEventUs (same calls)
   disagreementThreshold @8 :Float64;
   timingDisagrees @9 :Bool;     # eventCuptiDisagreement > disagreementThreshold
   achievedBytesPerS @10 :Float64;  # estimate_min_bytes / candidate median
@@ -252,6 +252,10 @@ struct GpuProfile {
   launchLatencyHidden @18 :Bool;  # both sides timed behind the launch hold (eval.launch_latency: hidden)
   launchLatencyNote @19 :Text;  # when not hidden: why ("eval.launch_latency is included", or the
                                 # call that could not be held: the evaluation was timed again)
+  profiledCalls @20 :UInt32;    # candidate calls traced by CUPTI: kernels, coverage, span and the
+                                # agreement come from them; the timed calls run untraced
+  profiledEventUs @21 :Float64; # median event time of those calls (CUPTI's instrumentation included)
+  eventFloorUs @22 :Float64;    # launch latency hidden: the event pair's own cost, taken off each call
 }
 
 # Hardware-counter metrics of the kernels of one candidate call, from CUPTI's Range Profiler with

@@ -61,7 +61,13 @@ struct ReferenceSpec {
 # call is timed with CUDA events on its stream and the device synchronised again. With
 # `holdLaunches`, the stream is held by a kernel of the harness while the call queues its work
 # between the events and released after it returned (cuda/launch_hold.h), so the events time
-# the device's work without the host's launch latency.
+# the device's work without the host's launch latency; those calls' event times are net of the
+# event pair's own device cost, measured first in the request as empty held windows.
+# The calls of `sides` run with CUPTI's kernel trace off: its concurrent-kernel mode instruments
+# every kernel and slowed a many-block kernel by 8 % on the H200. The calls of `profiled` follow
+# them, the same way but traced: they alone carry kernel records. The first launches after the
+# trace is switched on are slower on the host (0.2 ms on the H200): with launch latency included
+# the first profiled call of each side is no sample (the Evaluator starts with one of each).
 struct TimeRequest {
   sets @0 :List(BufferSet);
   sides @1 :List(TimedSide);
@@ -69,6 +75,7 @@ struct TimeRequest {
   flushL2 @3 :Bool = true;
   swapSeed @4 :UInt64;          # non-zero: as RunRequest.swapSeed, before each candidate call
   holdLaunches @5 :Bool;
+  profiled @6 :List(TimedSide);
 }
 
 struct KernelActivity {         # one CUPTI kernel record
@@ -87,8 +94,10 @@ struct TimedCall {
   side @0 :TimedSide;
   set @1 :UInt32;
   eventUs @2 :Float64;          # CUDA events around the call on its stream
-  kernels @3 :List(KernelActivity);  # every kernel that ran during the call
+  kernels @3 :List(KernelActivity);  # profiled calls: every kernel that ran during the call
   launchHidden @4 :Bool;        # held until the call returned: the events exclude launch latency
+  profiled @5 :Bool;            # one of the request's `profiled` calls: traced, with its kernels
+  eventFloorUs @6 :Float64;     # held calls: the empty held window's time, taken off eventUs
 }
 
 # Energy per call: each side called back to back (no L2 flush, sets rotating) for at least

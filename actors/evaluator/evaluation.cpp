@@ -177,8 +177,10 @@ struct KernelRun {
 struct TimedCall {
   bool candidate = true;
   double event_us = 0;
-  std::vector<KernelRun> kernels;
-  bool launch_hidden = false;  // held by the launch hold: the events exclude launch latency
+  std::vector<KernelRun> kernels;  // profiled calls only
+  bool launch_hidden = false;      // held by the launch hold: the events exclude launch latency
+  bool profiled = false;           // traced by CUPTI (its instrumentation included in event_us)
+  double event_floor_us = 0;       // taken off event_us: the event pair's own cost when held
 };
 
 struct DevicePeaks {
@@ -190,7 +192,8 @@ struct DevicePeaks {
 std::vector<TimedCall> read_timed_calls(capnp::List<msg::TimedCall>::Reader list) {
   std::vector<TimedCall> calls;
   for (auto call : list) {
-    TimedCall timed{call.getSide() == msg::TimedSide::CANDIDATE, call.getEventUs(), {}, call.getLaunchHidden()};
+    TimedCall timed{call.getSide() == msg::TimedSide::CANDIDATE, call.getEventUs(), {}, call.getLaunchHidden(),
+                    call.getProfiled(), call.getEventFloorUs()};
     for (auto k : call.getKernels()) {
       KernelRun run;
       run.name = k.getName();
@@ -638,7 +641,7 @@ struct EvaluationEngine::Impl {
   bool timing_settled(const std::vector<double>& candidate_us, const std::vector<double>& reference_us,
                       Clock::time_point started) const;
   // launch_hidden: the calls were timed with the launch hold; launch_note says why not.
-  void fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_median_us, bool launch_hidden,
+  void fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_floor_us, bool launch_hidden,
                         const std::string& launch_note);
   std::optional<Status> measure_energy(Run& run, uint32_t set_count);
   void fill_roofline(Run& run, double median_us);
@@ -1144,7 +1147,8 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
 
 // CUDA: calls timed one by one with CUDA events in the sandbox, candidate and reference (LibTorch
 // CUDA, in the sandbox) interleaved in random order, each after an L2 flush and a device
-// synchronisation, with the CUPTI records of every call.
+// synchronisation, untraced; once the timing settled, a few calls a side traced by CUPTI, for
+// the profile.
 Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candidate_us,
                                             std::vector<double>& reference_us) {
   uint32_t set_count = static_cast<uint32_t>(run.layout.sets.size());
@@ -1163,18 +1167,36 @@ Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candi
   // allocator, the workspace), and an allocation waits for the device, hold included.
   bool hold = options.hide_launch_latency;
   std::string launch_note = hold ? "" : "included (eval.launch_latency, drk eval --launch-latency)";
-  auto time_round = [&](uint32_t per_side, bool keep, std::chrono::milliseconds timeout) -> std::optional<Status> {
+  auto shuffled_sides = [&](uint32_t per_side) {
     std::vector<bool> sides(2 * per_side);
     for (uint32_t i = 0; i < per_side; ++i) sides[i] = true;
     std::shuffle(sides.begin(), sides.end(), order_rng);
+    return sides;
+  };
+  auto side_list = [](capnp::List<msg::TimedSide>::Builder list, const std::vector<bool>& sides) {
+    for (unsigned i = 0; i < sides.size(); ++i)
+      list.set(i, sides[i] ? msg::TimedSide::CANDIDATE : msg::TimedSide::REFERENCE);
+  };
+  std::vector<double> floors_us;
+  // A round of `per_side` timed calls a side; or, with `profile`, the profiled calls: one call of
+  // each side first, which the first launches after CUPTI is switched on slow down on the host
+  // (by 0.2 ms on the H200) and which is not used, then cuda_profiled_calls a side.
+  auto time_round = [&](uint32_t per_side, bool profile, bool keep,
+                        std::chrono::milliseconds timeout) -> std::optional<Status> {
+    const std::vector<bool> sides = shuffled_sides(per_side);
+    std::vector<bool> profiled;
+    if (profile) {
+      profiled = {true, false};
+      const std::vector<bool> used = shuffled_sides(options.cuda_profiled_calls);
+      profiled.insert(profiled.end(), used.begin(), used.end());
+    }
     auto answer = call(run, timeout, [&](msg::SandboxRequest::Builder request) {
       auto time = request.initTime();
       std::vector<uint32_t> all_sets;
       for (uint32_t s = 0; s < set_count; ++s) all_sets.push_back(s);
       fill_buffer_sets(time.initSets(set_count), run, all_sets);
-      auto side_list = time.initSides(static_cast<unsigned>(sides.size()));
-      for (unsigned i = 0; i < sides.size(); ++i)
-        side_list.set(i, sides[i] ? msg::TimedSide::CANDIDATE : msg::TimedSide::REFERENCE);
+      side_list(time.initSides(static_cast<unsigned>(sides.size())), sides);
+      side_list(time.initProfiled(static_cast<unsigned>(profiled.size())), profiled);
       auto reference = time.initReference();
       reference.setExpression(run.task->reference);
       auto names = reference.initInputNames(static_cast<unsigned>(run.task->inputs.size()));
@@ -1184,10 +1206,16 @@ Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candi
       time.setHoldLaunches(hold && keep);
     });
     if (auto f = batch_failed(run, answer, "timing")) return f;
-    if (answer->timed_calls.size() != sides.size())
+    if (answer->timed_calls.size() != sides.size() + profiled.size())
       return Status(make_error(Errc::protocol_error, "the sandbox answered a time request with " +
                                                          std::to_string(answer->timed_calls.size()) + " calls instead of " +
-                                                         std::to_string(sides.size())));
+                                                         std::to_string(sides.size() + profiled.size())));
+    for (size_t i = 0; i < answer->timed_calls.size(); ++i) {
+      const TimedCall& timed = answer->timed_calls[i];
+      if (timed.profiled != (i >= sides.size()) || (!timed.profiled && !timed.kernels.empty()))
+        return Status(make_error(Errc::protocol_error, "the sandbox traced a call it was to time untraced, or the "
+                                                       "other way round (call " + std::to_string(i) + ")"));
+    }
     if (hold && keep && std::any_of(answer->timed_calls.begin(), answer->timed_calls.end(),
                             [](const TimedCall& timed) { return !timed.launch_hidden; })) {
       hold = false;
@@ -1195,25 +1223,34 @@ Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candi
       candidate_us.clear();
       reference_us.clear();
       calls.clear();
+      floors_us.clear();
       return std::nullopt;
     }
     if (!keep) return std::nullopt;
-    for (auto& timed : answer->timed_calls) {
+    for (size_t i = 0; i < answer->timed_calls.size(); ++i) {
+      TimedCall& timed = answer->timed_calls[i];
+      if (timed.profiled) {
+        if (i >= sides.size() + 2) calls.push_back(std::move(timed));
+        continue;
+      }
       (timed.candidate ? candidate_us : reference_us).push_back(timed.event_us);
-      calls.push_back(std::move(timed));
+      floors_us.push_back(timed.event_floor_us);
     }
     return std::nullopt;
   };
   // Warm-up: first calls pay for lazy initialisation (LibTorch, cuBLAS handles, module loads).
-  if (auto f = time_round(2, false, options.load_timeout)) return *f;
+  if (auto f = time_round(2, false, false, options.load_timeout)) return *f;
   auto timing_started = Clock::now();
   for (;;) {
     const bool held = hold;
-    if (auto f = time_round(options.cuda_calls_per_round, true, options.call_timeout)) return *f;
-    if (held != hold) timing_started = Clock::now();
-    if (timing_settled(candidate_us, reference_us, timing_started)) break;
+    if (auto f = time_round(options.cuda_calls_per_round, false, true, options.call_timeout)) return *f;
+    if (held == hold && timing_settled(candidate_us, reference_us, timing_started)) {
+      if (auto f = time_round(0, true, true, options.call_timeout)) return *f;
+      if (held == hold) break;
+    }
+    if (held != hold) timing_started = Clock::now();  // the hold gave up: timed again, included
   }
-  fill_gpu_profile(run, calls, summarize(candidate_us, 1).median, hold, launch_note);
+  fill_gpu_profile(run, calls, summarize(floors_us, 1).median, hold, launch_note);
   // Energy per call (NVML) and hardware metrics (CUPTI), after the timing.
   if (options.energy_min_ms == 0)
     SandboxEnergy::unavailable("not measured (eval.energy_min_ms = 0)").fill(run.out.getGpu().initEnergy());
@@ -1253,7 +1290,7 @@ std::optional<Status> EvaluationEngine::Impl::measure_energy(Run& run, uint32_t 
 }
 
 // Coverage, the kernels of both sides, and the agreement of events with CUPTI.
-void EvaluationEngine::Impl::fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_median_us,
+void EvaluationEngine::Impl::fill_gpu_profile(Run& run, const std::vector<TimedCall>& calls, double event_floor_us,
                                              bool launch_hidden, const std::string& launch_note) {
   auto profile = run.out.initGpu();
   profile.setLaunchLatencyHidden(launch_hidden);
@@ -1264,10 +1301,11 @@ void EvaluationEngine::Impl::fill_gpu_profile(Run& run, const std::vector<TimedC
   auto reference_groups = group_kernels(calls, false);
   fill_kernels(candidate_groups, run.own_kernels, profile.initKernels(static_cast<unsigned>(candidate_groups.size())));
   fill_kernels(reference_groups, {}, profile.initReferenceKernels(static_cast<unsigned>(reference_groups.size())));
-  std::vector<double> own_us, all_us, span_us;
+  std::vector<double> own_us, all_us, span_us, event_us;
   double own_total = 0, all_total = 0;
   for (const auto& timed : calls) {
     if (!timed.candidate) continue;
+    event_us.push_back(timed.event_us);
     double own = 0, all = 0;
     uint64_t first = UINT64_MAX, last = 0;
     for (const auto& k : timed.kernels) {
@@ -1288,6 +1326,10 @@ void EvaluationEngine::Impl::fill_gpu_profile(Run& run, const std::vector<TimedC
   profile.setAllKernelUs(summarize(all_us, 1).median);
   double span = summarize(span_us, 1).median;
   profile.setCuptiSpanUs(span);
+  const double event_median_us = summarize(event_us, 1).median;
+  profile.setProfiledCalls(static_cast<uint32_t>(event_us.size()));
+  profile.setProfiledEventUs(event_median_us);
+  profile.setEventFloorUs(event_floor_us);
   double disagreement = event_median_us > 0 ? std::fabs(event_median_us - span) / event_median_us : 0.0;
   profile.setEventCuptiDisagreement(disagreement);
   profile.setDisagreementThreshold(options.cupti_disagreement_threshold);

@@ -94,7 +94,10 @@ struct EngineOptions {
   // lends to its sandbox (docs/gpu.md); false: through the shared region and host copies.
   bool device_resident = true;
   uint32_t cuda_calls_per_round = 8;          // timed calls per side per sandbox round trip
-  double cupti_disagreement_threshold = 0.02; // |event - CUPTI span| / event beyond this is flagged
+  // Calls a side traced by CUPTI once the timing settled: the kernels, coverage and the
+  // agreement come from them (tracing instruments kernels, so the timed calls run untraced).
+  uint32_t cuda_profiled_calls = 3;
+  double cupti_disagreement_threshold = 0.02; // |event - CUPTI span| / event of the profiled calls beyond this is flagged
   // Time both sides behind the launch hold (cuda/launch_hold.h), so that events measure the
   // device's work without the host's launch latency (eval.launch_latency: hidden). Off: the
   // events include it, as KernelBench's timing does.

@@ -173,6 +173,7 @@ DRK_TEST_CASE("CUDA kernels that outlast the timed call are work after return") 
     return failed_codes([=](auto r) {
       r.getCandidateTiming().setMedianUs(event_us);
       auto gpu = r.initGpu();
+      gpu.setProfiledEventUs(event_us);
       gpu.setCuptiSpanUs(span_us);
     });
   };

@@ -125,7 +125,9 @@ struct StabilityRow {
   std::string task, shape;
   bool launch_hidden = false;
   std::vector<double> medians_us, cvs, disagreements;
+  std::vector<double> tracing_costs;  // traced calls' event median / the untraced timing's median - 1
   double median_us() const { return median(medians_us); }
+  double tracing_cost() const { return median(tracing_costs); }
   double cv_across() const { return cv_of(medians_us); }
   double cv_within() const { return median(cvs); }
   double cupti_agreement() const { return median(disagreements); }  // |event - CUPTI| / event
@@ -307,6 +309,8 @@ class Bench {
       row.medians_us.push_back(result.getCandidateTiming().getMedianUs());
       row.cvs.push_back(result.getCandidateTiming().getCv());
       row.disagreements.push_back(result.getGpu().getEventCuptiDisagreement());
+      const double untraced_us = result.getCandidateTiming().getMedianUs();
+      if (untraced_us > 0) row.tracing_costs.push_back(result.getGpu().getProfiledEventUs() / untraced_us - 1);
     }
     return row;
   }
@@ -434,7 +438,8 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out, std::ostr
             << ",\"cv_across_evaluations\":" << fixed(s.cv_across(), 5)
             << ",\"cv_within_evaluation\":" << fixed(s.cv_within(), 5)
             << ",\"cupti_agreement\":" << fixed(s.cupti_agreement(), 5)
-            << ",\"cupti_agreement_worst\":" << fixed(s.cupti_agreement_worst(), 5) << ",\"medians_us\":[";
+            << ",\"cupti_agreement_worst\":" << fixed(s.cupti_agreement_worst(), 5)
+            << ",\"cupti_tracing_cost\":" << fixed(s.tracing_cost(), 5) << ",\"medians_us\":[";
         for (size_t k = 0; k < s.medians_us.size(); ++k) out << (k ? "," : "") << fixed(s.medians_us[k], 3);
         out << "]}";
       }
@@ -464,7 +469,8 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out, std::ostr
           << (s.launch_hidden ? "hidden" : "included") << "): median "
           << fixed(s.median_us(), 1) << " us; CV of the medians " << fixed(100 * s.cv_across(), 2)
           << " %, within an evaluation " << fixed(100 * s.cv_within(), 2) << " %; events vs CUPTI "
-          << fixed(100 * s.cupti_agreement(), 2) << " % (worst " << fixed(100 * s.cupti_agreement_worst(), 2) << " %)\n";
+          << fixed(100 * s.cupti_agreement(), 2) << " % (worst " << fixed(100 * s.cupti_agreement_worst(), 2)
+          << " %); traced calls " << fixed(100 * s.tracing_cost(), 1) << " % longer than the untraced timing\n";
   }
   out << "\n" << fixed(best.per_hour(), 0) << " evals/" << (cuda ? "GPU-hour" : "hour") << " (" << best.name << ", "
       << fixed(rows[0].per_hour() > 0 ? best.per_hour() / rows[0].per_hour() : 0, 2) << "x inline); latency cold "

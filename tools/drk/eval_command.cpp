@@ -94,12 +94,14 @@ void print_gpu(msg::GpuProfile::Reader gpu) {
   print_kernels("ref kernel  ", gpu.getReferenceKernels());
   std::cout << "coverage    " << fixed(gpu.getCoverage(), 3) << " (own kernels " << fixed(gpu.getOwnKernelUs(), 2)
             << " us of " << fixed(gpu.getAllKernelUs(), 2) << " us GPU time per call)\n"
-            << "cupti       span " << fixed(gpu.getCuptiSpanUs(), 2) << " us per call; events vs CUPTI "
+            << "cupti       " << gpu.getProfiledCalls() << " traced calls: span " << fixed(gpu.getCuptiSpanUs(), 2)
+            << " us, events " << fixed(gpu.getProfiledEventUs(), 2) << " us per call; events vs CUPTI "
             << fixed(100 * gpu.getEventCuptiDisagreement(), 1) << " %"
             << (gpu.getTimingDisagrees() ? " (FLAGGED: beyond " : " (within ") << fixed(100 * gpu.getDisagreementThreshold(), 1)
-            << " %)\n"
+            << " %); the timed calls run untraced\n"
             << "launches    "
-            << (gpu.getLaunchLatencyHidden() ? std::string("hidden: both sides timed behind the launch hold")
+            << (gpu.getLaunchLatencyHidden() ? "hidden: both sides timed behind the launch hold, events net of their own " +
+                                                   fixed(gpu.getEventFloorUs(), 2) + " us"
                                              : std::string(gpu.getLaunchLatencyNote().cStr()))
             << "\n"
             << "roofline    " << fixed(gpu.getAchievedBytesPerS() / 1e9, 1) << " GB/s of "

@@ -53,6 +53,15 @@ if [ -x "$BUILD_DIR/tools/drk" ]; then
   "$drk" eval --task cross_entropy --candidate tests/candidates/cuda/cross_entropy.cu --device cuda --threads 8 \
     --energy-ms 500 > "$out/eval-energy.log" 2>&1 && status=ok || status=FAILED
   row "energy (cross_entropy)" "$status: $(grep -E "^energy" "$out/eval-energy.log" | cut -c13-110)"
+  # What CUPTI's trace and the event pair cost a timed call (docs/gpu.md): a standalone probe.
+  nvcc=/usr/local/cuda/bin/nvcc
+  if "$nvcc" -O2 -arch=sm_90 tools/bench/cupti_instrumentation_probe.cu -lcupti -o "$out/cupti-probe" \
+      > "$out/cupti-probe.log" 2>&1 && "$out/cupti-probe" >> "$out/cupti-probe.log" 2>&1; then
+    status=ok
+  else
+    status=FAILED
+  fi
+  row "cupti probe" "$status: $(grep -E 'relu 134217728 +held +traced' "$out/cupti-probe.log" | cut -c30-150)"
   for bench in tools/bench/*.sh; do
     [ -f "$bench" ] || continue
     name=$(basename "$bench" .sh)

@@ -1,8 +1,8 @@
 // The CUDA device of drk-sandbox-cuda (sandbox_device.h): device memory mirroring the shared
 // region, the candidate's stream and device workspace, timed calls (CUDA events, L2 flush,
-// persisting-L2 reset, CUPTI records per call) of the candidate and of the task's LibTorch
-// reference on the same device, the device's measured peaks, energy per call (NVML), and the
-// candidate's device memory against its limit.
+// persisting-L2 reset; CUPTI records of the profiled calls only) of the candidate and of the
+// task's LibTorch reference on the same device, the device's measured peaks, energy per call
+// (NVML), and the candidate's device memory against its limit.
 //
 // Why a sibling executable rather than CUDA in drk-sandbox: the CPU sandbox must build and run
 // where there is no CUDA toolkit or driver, starts in milliseconds without a CUDA context, and
@@ -221,6 +221,12 @@ class CudaSandboxDevice final : public SandboxDevice {
         return nullptr;
       }
       device->trace_ = std::move(*trace);
+      // Started once here (CUPTI prepares its instrumentation as modules load) and off except
+      // around the profiled calls of a time request and the naming call of a metrics request.
+      if (auto paused = device->trace_->pause(); !paused) {
+        error = "drk-sandbox-cuda cannot pause its kernel trace: " + paused.error().message;
+        return nullptr;
+      }
     }
     active_workspace = &device->workspace_;
     return device;
@@ -365,6 +371,8 @@ class CudaSandboxDevice final : public SandboxDevice {
   bool broken() const override { return broken_; }
 
   void time(msg::TimeRequest::Reader request, CandidateCalls& calls, msg::SandboxReply::Builder reply) override;
+  Result<double> held_event_floor_us(CudaEvent& start, CudaEvent& end);
+  void trace_failed(msg::SandboxReply::Builder reply, const Error& error);
   void measure_peaks(msg::SandboxReply::Builder reply) override;
   void measure_energy(msg::EnergyRequest::Reader request, CandidateCalls& calls,
                       msg::SandboxReply::Builder reply) override;
@@ -555,19 +563,41 @@ class CudaSandboxDevice final : public SandboxDevice {
 
 void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& calls, msg::SandboxReply::Builder reply) {
   auto sides = request.getSides();
+  auto profiled = request.getProfiled();
+  const unsigned timed_count = sides.size(), call_count = sides.size() + profiled.size();
   size_t set_count = calls.inputs.size();
   std::vector<std::vector<at::Tensor>> reference_inputs;
   const kernels::Reference* reference = reference_over_inputs(request.getReference(), calls, reference_inputs, reply);
   if (!reference) return;
   CudaEvent start, end;
-  auto timed = reply.initTimedCalls(sides.size());
+  auto timed = reply.initTimedCalls(call_count);
   std::vector<drk_tensor> call_inputs, call_outputs;
-  // Each call's window on CUPTI's clock; the records are collected once, after the last call.
-  std::vector<std::pair<uint64_t, uint64_t>> windows(sides.size());
+  // Each profiled call's window on CUPTI's clock; the records are collected once, after the last call.
+  std::vector<std::pair<uint64_t, uint64_t>> windows(call_count);
+  // Whatever ends the request, the trace is off again after it.
+  struct PauseTrace {
+    CudaSandboxDevice* device = nullptr;
+    ~PauseTrace() {
+      if (device && !device->trace_->pause()) device->broken_ = true;
+    }
+  } trace_on;
   bool hold = request.getHoldLaunches() && launch_hold(reply);
-  trace_->collect();  // drops what ran before this request
-  for (unsigned i = 0; i < sides.size(); ++i) {
-    bool candidate = sides[i] == msg::TimedSide::CANDIDATE;
+  double floor_us = 0;
+  if (hold) {
+    if (auto floor = held_event_floor_us(start, end); floor) floor_us = *floor;
+    else {
+      reply.setLaunchHoldNote(floor.error().message);
+      hold = false;
+    }
+  }
+  for (unsigned i = 0; i < call_count; ++i) {
+    const bool traced = i >= timed_count;
+    const msg::TimedSide side = traced ? profiled[i - timed_count] : sides[i];
+    if (traced && i == timed_count) {
+      if (auto resumed = trace_->resume(); !resumed) return trace_failed(reply, resumed.error());
+      trace_on.device = this;
+    }
+    bool candidate = side == msg::TimedSide::CANDIDATE;
     size_t set = calls_by_side_[candidate ? 0 : 1]++ % set_count;
     // The reference runs on LibTorch's current stream: the legacy default stream.
     cudaStream_t stream = candidate ? stream_ : nullptr;
@@ -636,21 +666,30 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
     if (candidate_status != DRK_OK) return returned_error(reply, candidate_status, "in a timed call");
     float elapsed_ms = 0.0f;
     cudaEventElapsedTime(&elapsed_ms, start.event, end.event);
+    const double floor_taken_us = launch_hidden ? floor_us : 0.0;
     auto call = timed[i];
-    call.setSide(sides[i]);
+    call.setSide(side);
     call.setSet(static_cast<uint32_t>(set));
-    call.setEventUs(static_cast<double>(elapsed_ms) * 1000.0);
+    call.setEventUs(std::max(static_cast<double>(elapsed_ms) * 1000.0 - floor_taken_us, 0.0));
+    call.setEventFloorUs(floor_taken_us);
     call.setLaunchHidden(launch_hidden);
+    call.setProfiled(traced);
   }
-  std::vector<std::vector<const cuda::KernelRecord*>> by_call(sides.size());
+  if (call_count == timed_count) {
+    reply.setCallsCompleted(call_count);
+    return;
+  }
   auto records = trace_->collect();
+  trace_on.device = nullptr;
+  if (auto paused = trace_->pause(); !paused) return trace_failed(reply, paused.error());
+  std::vector<std::vector<const cuda::KernelRecord*>> by_call(call_count);
   for (const auto& record : records)
-    for (unsigned i = 0; i < sides.size(); ++i)
+    for (unsigned i = timed_count; i < call_count; ++i)
       if (record.start_ns >= windows[i].first && record.end_ns <= windows[i].second) {
         by_call[i].push_back(&record);
         break;
       }
-  for (unsigned i = 0; i < sides.size(); ++i) {
+  for (unsigned i = timed_count; i < call_count; ++i) {
     auto kernels = timed[i].initKernels(static_cast<unsigned>(by_call[i].size()));
     for (unsigned k = 0; k < by_call[i].size(); ++k) {
       const auto& r = *by_call[i][k];
@@ -670,7 +709,35 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
       out.setStreamId(r.stream_id);
     }
   }
-  reply.setCallsCompleted(sides.size());
+  reply.setCallsCompleted(call_count);
+}
+
+// The device's time between two events with nothing between them, behind the hold: what every
+// held call's events cost beyond its work (1.3 us on the H200). The median of a few windows.
+Result<double> CudaSandboxDevice::held_event_floor_us(CudaEvent& start, CudaEvent& end) {
+  constexpr int kWindows = 5;
+  std::vector<double> windows_us;
+  for (int w = 0; w < kWindows; ++w) {
+    if (auto begun = hold_->begin(stream_); !begun) return begun.error();
+    cudaEventRecord(start.event, stream_);
+    cudaEventRecord(end.event, stream_);
+    hold_->release();
+    if (auto status = cudaStreamSynchronize(stream_); status != cudaSuccess)
+      return make_error(Errc::io_error, "measuring the events' own cost: " + cuda_error_text(status));
+    if (hold_->timed_out()) return make_error(Errc::timeout, "the launch hold gave up around an empty window");
+    float elapsed_ms = 0.0f;
+    cudaEventElapsedTime(&elapsed_ms, start.event, end.event);
+    windows_us.push_back(static_cast<double>(elapsed_ms) * 1000.0);
+  }
+  std::nth_element(windows_us.begin(), windows_us.begin() + kWindows / 2, windows_us.end());
+  return windows_us[kWindows / 2];
+}
+
+// CUPTI could not switch the trace: its state is unknown, so no later call's timing can be
+// trusted; the sandbox is replaced.
+void CudaSandboxDevice::trace_failed(msg::SandboxReply::Builder reply, const Error& error) {
+  device_error(reply, make_error(Errc::sandbox_crashed, error.message));
+  broken_ = true;
 }
 
 void CudaSandboxDevice::measure_peaks(msg::SandboxReply::Builder reply) {
@@ -721,7 +788,6 @@ void CudaSandboxDevice::measure_peaks(msg::SandboxReply::Builder reply) {
   double fma_ms = best_ms(kernels->kernel("drk_peak_fma"), dim3(blocks), dim3(256), fma_arguments);
   if (fma_ms > 0) peaks.setFmaFlopsPerS(2.0 * 8 * iterations * blocks * 256.0 / (fma_ms * 1e-3));
   if (auto status = cudaDeviceSynchronize(); status != cudaSuccess) device_error(reply, latch("measuring the peaks", status));
-  trace_->collect();  // the peak kernels are nobody's call
 }
 
 // Keeps the device busy with groups of calls of about kEnergyGroup (an event after each, at most
@@ -895,17 +961,12 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
     out.setReason("a batch saw only " + std::to_string(updates) + " updates of NVML's energy counter in " +
                   std::to_string(min_ms) + " ms (it needs " + std::to_string(kMinCounterUpdates) +
                   "): raise eval.energy_min_ms for a value to rely on");
-  trace_->collect();  // the energy batches are nobody's timed call
 }
 
-// One candidate call on set 0 under CUPTI's Range Profiler, the kernel trace paused meanwhile.
+// One candidate call on set 0 under CUPTI's Range Profiler (the kernel trace is off, as always
+// outside profiled time calls), then the same call traced, for the kernels' names.
 void CudaSandboxDevice::measure_metrics(CandidateCalls& calls, msg::SandboxReply::Builder reply) {
   auto out = reply.initMetrics();
-  if (auto paused = trace_->pause(); !paused) {
-    out.setAvailable(false);
-    out.setReason(paused.error().message);
-    return;
-  }
   int candidate_status = DRK_OK;
   std::optional<size_t> free_before = free_device_bytes();
   auto metrics = cuda::profile_kernels(0, [&]() -> Status {
@@ -916,12 +977,6 @@ void CudaSandboxDevice::measure_metrics(CandidateCalls& calls, msg::SandboxReply
     workspace_.end_call();
     return {};
   });
-  if (auto resumed = trace_->resume(); !resumed) {
-    // Without the trace the next timed calls would have no kernels: the sandbox must be replaced.
-    device_error(reply, make_error(Errc::sandbox_crashed, resumed.error().message));
-    broken_ = true;
-    return;
-  }
   if (auto synchronized = synchronize(); !synchronized) {
     device_error(reply, synchronized.error());
     return;
@@ -936,7 +991,7 @@ void CudaSandboxDevice::measure_metrics(CandidateCalls& calls, msg::SandboxReply
   }
   // Auto ranges are named by their index: the same call once more, traced, names its kernels in
   // launch order (kept as "range N" when the two calls did not launch the same number).
-  trace_->collect();
+  if (auto resumed = trace_->resume(); !resumed) return trace_failed(reply, resumed.error());
   {
     std::vector<drk_tensor> call_inputs = calls.inputs[0], call_outputs = calls.outputs[0];
     workspace_.begin_call(workspace_budget());
@@ -944,11 +999,13 @@ void CudaSandboxDevice::measure_metrics(CandidateCalls& calls, msg::SandboxReply
                                     call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
     workspace_.end_call();
   }
-  if (auto synchronized = synchronize(); !synchronized) {
+  auto synchronized = synchronize();
+  auto records = trace_->collect();
+  if (auto paused = trace_->pause(); !paused) return trace_failed(reply, paused.error());
+  if (!synchronized) {
     device_error(reply, synchronized.error());
     return;
   }
-  auto records = trace_->collect();
   std::sort(records.begin(), records.end(),
             [](const cuda::KernelRecord& a, const cuda::KernelRecord& b) { return a.start_ns < b.start_ns; });
   for (size_t k = 0; k < metrics->size(); ++k)

@@ -47,7 +47,7 @@ DRK_TEST_CASE("a CUDA source that does not compile returns NVRTC's log with the 
   DRK_CHECK(binary.error().message.find("undefined_name") != std::string::npos);
 }
 
-DRK_TEST_CASE("CUPTI sees the kernel that ran, with its launch shape [gpu]") {
+DRK_TEST_CASE("CUPTI sees the kernel that ran, with its launch shape, and nothing while paused [gpu]") {
   if (!drk::testing::first_gpu_or_skip()) return;
   auto kernels = DeviceKernels::build(kScaleKernel, "scale.cu", {"drk_scale"});
   DRK_REQUIRE_MESSAGE(kernels.ok(), kernels.error().describe());
@@ -74,6 +74,20 @@ DRK_TEST_CASE("CUPTI sees the kernel that ran, with its launch shape [gpu]") {
   DRK_CHECK(records[0].grid[0] == n / 256);
   DRK_CHECK(records[0].block[0] == 256);
   DRK_CHECK(records[0].end_ns > records[0].start_ns);
+
+  // Paused, the sandbox's timed calls run without CUPTI's instrumentation and leave no records.
+  DRK_REQUIRE((*trace)->pause().ok());
+  DRK_REQUIRE(cudaLaunchKernel(kernels->kernel("drk_scale"), dim3(n / 256), dim3(256), arguments, 0, nullptr) ==
+              cudaSuccess);
+  DRK_REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  DRK_CHECK((*trace)->collect().empty());
+  DRK_REQUIRE((*trace)->resume().ok());
+  DRK_REQUIRE(cudaLaunchKernel(kernels->kernel("drk_scale"), dim3(n / 512), dim3(512), arguments, 0, nullptr) ==
+              cudaSuccess);
+  DRK_REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  const auto resumed = (*trace)->collect();
+  DRK_REQUIRE(resumed.size() == 1);
+  DRK_CHECK(resumed[0].block[0] == 512);
   cudaFree(x);
   cudaFree(y);
 }

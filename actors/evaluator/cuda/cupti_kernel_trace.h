@@ -49,8 +49,9 @@ class KernelTrace {
   // inside the next call.
   static uint64_t timestamp_ns();
 
-  // Stops and restarts recording (around a hardware-metrics profile, whose kernel replay must not
-  // be traced as calls).
+  // Stops and restarts recording. While recording, CUPTI's concurrent-kernel mode instruments
+  // every kernel: a kernel of many short blocks ran 8 % longer on the H200 (docs/gpu.md), so the
+  // sandbox records only the calls it profiles and times the others untraced.
   Status pause();
   Status resume();
 
