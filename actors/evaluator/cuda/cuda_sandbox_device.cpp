@@ -227,6 +227,7 @@ class CudaSandboxDevice final : public SandboxDevice {
         error = "drk-sandbox-cuda cannot pause its kernel trace: " + paused.error().message;
         return nullptr;
       }
+      device->warm_up();
     }
     active_workspace = &device->workspace_;
     return device;
@@ -372,6 +373,7 @@ class CudaSandboxDevice final : public SandboxDevice {
 
   void time(msg::TimeRequest::Reader request, CandidateCalls& calls, msg::SandboxReply::Builder reply) override;
   Result<double> held_event_floor_us(CudaEvent& start, CudaEvent& end);
+  void warm_up();
   void trace_failed(msg::SandboxReply::Builder reply, const Error& error);
   void measure_peaks(msg::SandboxReply::Builder reply) override;
   void measure_energy(msg::EnergyRequest::Reader request, CandidateCalls& calls,
@@ -555,6 +557,8 @@ class CudaSandboxDevice final : public SandboxDevice {
   std::unique_ptr<cuda::KernelTrace> trace_;
   std::optional<cuda::LaunchHold> hold_;
   std::string hold_error_;  // why hold_ could not be built
+  std::optional<cuda::DeviceKernels> peak_kernels_;  // built by warm_up()
+  std::string peak_kernels_error_;                  // why they could not be
   std::optional<kernels::Reference> reference_;
   std::string reference_key_;
   uint64_t calls_by_side_[2] = {0, 0};  // rotates the sets across requests
@@ -740,16 +744,31 @@ void CudaSandboxDevice::trace_failed(msg::SandboxReply::Builder reply, const Err
   broken_ = true;
 }
 
+// What the first requests would otherwise wait for, done as the sandbox starts, which is while
+// its Evaluator compiles the first candidate: cuBLAS's handle and LibTorch's first kernels (the
+// references), and NVRTC's start with the peak kernels. A failure is kept for the request that
+// meets it.
+void CudaSandboxDevice::warm_up() {
+  try {
+    const auto a = at::ones({64, 64}, at::TensorOptions().device(at::kCUDA));
+    (void)at::matmul(a, a).sum().item<float>();
+  } catch (const std::exception&) {
+  }
+  auto kernels = cuda::DeviceKernels::build(kPeakSource, "drk_peaks.cu", {"drk_peak_copy", "drk_peak_fma"});
+  if (kernels) peak_kernels_.emplace(std::move(*kernels));
+  else peak_kernels_error_ = kernels.error().message;
+}
+
 void CudaSandboxDevice::measure_peaks(msg::SandboxReply::Builder reply) {
   auto peaks = reply.initPeaks();
   peaks.setName(name_);
   peaks.setL2CacheBytes(l2_bytes_);
-  auto kernels = cuda::DeviceKernels::build(kPeakSource, "drk_peaks.cu", {"drk_peak_copy", "drk_peak_fma"});
   // Without the peak kernels the peaks stay 0 (unknown); the message says why.
-  if (!kernels) {
-    reply.setMessage("cannot build the peak kernels: " + kernels.error().message);
+  if (!peak_kernels_) {
+    reply.setMessage("cannot build the peak kernels: " + peak_kernels_error_);
     return;
   }
+  const cuda::DeviceKernels* kernels = &*peak_kernels_;
   int multiprocessors = 1;
   cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, 0);
   CudaEvent start, end;
