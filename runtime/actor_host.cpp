@@ -242,10 +242,42 @@ class ActorCell final : public ActorContext {
     if (!handle_pending(received, drain_until)) return;
     while (may_handle_more(received, drain_until)) {
       if (!mailbox.recv(pending_frame_, zmq::recv_flags::dontwait)) return;
+      if (pending_frame_.more()) {
+        handle_two_parts(mailbox, origin, received);
+        continue;
+      }
       pending_rest_ = {static_cast<const std::byte*>(pending_frame_.data()), pending_frame_.size()};
       pending_origin_ = origin;
       if (!handle_pending(received, drain_until)) return;
     }
+  }
+
+  // An envelope in two parts (codec.h), whose first part pending_frame_ holds: ZeroMQ delivers
+  // every part of a message at once, so the second is there. Its payload part is offered to the
+  // Outbox while the handler runs, so that a reply that borrows it shares it (outbox.h). A
+  // second part missing, or a third, is a dead letter.
+  void handle_two_parts(zmq::socket_t& mailbox, Origin origin, int& received) {
+    ++received;
+    stats_.received();
+    const bool has_tail = mailbox.recv(pending_tail_, zmq::recv_flags::dontwait).has_value();
+    if (!has_tail || pending_tail_.more()) {
+      zmq::message_t extra;
+      for (bool more = has_tail; more && mailbox.recv(extra, zmq::recv_flags::dontwait);) more = extra.more();
+      dead_letter(has_tail ? "a message of more than two parts" : "a message whose second part is missing");
+      return;
+    }
+    const std::span<const std::byte> head(static_cast<const std::byte*>(pending_frame_.data()), pending_frame_.size());
+    const std::span<const std::byte> tail(static_cast<const std::byte*>(pending_tail_.data()), pending_tail_.size());
+    auto decoded = origin == Origin::own ? decode_own_parts(head, tail, options_.limits)
+                                         : decode_checked_parts<msg::Envelope>(head, tail, options_.limits);
+    if (!decoded) {
+      dead_letter("a message that does not decode (" + decoded.error().message + ")");
+      return;
+    }
+    outbox_->share_received_tail(&pending_tail_);
+    dispatch(*decoded);
+    outbox_->share_received_tail(nullptr);
+    end_run();
   }
 
   void handle_envelope(std::span<const std::byte> bytes, Origin origin) {
@@ -258,9 +290,14 @@ class ActorCell final : public ActorContext {
       dead_letter("a message that does not decode (" + decoded.error().message + ")");
       return;
     }
+    dispatch(*decoded);
+  }
+
+  // Runs the handler on a decoded envelope, unless its deadline has passed.
+  void dispatch(DecodedMessage& decoded) {
     // decode_checked read the whole envelope against its schema, and our own Outboxes built
     // theirs with its builders: reading it cannot throw.
-    const auto envelope = decoded->root<msg::Envelope>();
+    const auto envelope = decoded.root<msg::Envelope>();
     const std::string_view kind = body_kind(envelope);
     const int64_t deadline = envelope.getDeadlineUnixMs();
     if (deadline != 0) {
@@ -422,6 +459,7 @@ class ActorCell final : public ActorContext {
   bool run_open_ = false;        // a frame's message handlers are being timed
   // The frame being handled and what is left of it (empty: none), whose origin it had.
   zmq::message_t pending_frame_;
+  zmq::message_t pending_tail_;  // the second part of a two-part envelope (handle_two_parts)
   std::span<const std::byte> pending_rest_;
   Origin pending_origin_ = Origin::own;
   bool stop_requested_ = false;  // by the owner's thread

@@ -4,7 +4,8 @@
 // there, and the Outbox's frame is built around that segment: two passes over a 64 KiB payload
 // where raw ZeroMQ makes one. `weights.adoptParameters(borrowed_data(weights, bytes))` instead
 // makes the caller's bytes a segment of the message (Cap'n Proto's referenceExternalData), and
-// the Outbox copies every segment once, into the frame (frame_builder.h).
+// the Outbox sends them as a second ZeroMQ part: copied once, or, when they are the payload of
+// the envelope its actor is handling, shared without a copy (outbox.h, codec.h).
 //
 // Contract:
 // - The bytes must stay alive and unchanged until the builder is destroyed. Inside an Outbox's

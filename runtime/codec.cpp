@@ -75,7 +75,7 @@ Result<DecodedMessage> DecodedMessage::read(std::span<const std::byte> bytes, st
   decoded.words_ = view;
   decoded.options_ = options;
   try {
-    decoded.reader_ = std::make_unique<capnp::FlatArrayMessageReader>(view, options);
+    decoded.reader_ = decoded.reader_with(options);
     // Traverses every pointer once so that malformed messages fail here and not in a handler.
     if (traverse) decoded.reader_->getRoot<capnp::AnyPointer>().targetSize();
   } catch (const kj::Exception& fault) {
@@ -83,6 +83,58 @@ Result<DecodedMessage> DecodedMessage::read(std::span<const std::byte> bytes, st
                       "malformed Cap'n Proto message: " + std::string(fault.getDescription().cStr()));
   }
   return decoded;
+}
+
+Result<DecodedMessage> DecodedMessage::read_parts(std::span<const std::byte> head, std::span<const std::byte> tail,
+                                                 const DecodeLimits& limits, bool traverse) {
+  const std::size_t bytes = head.size() + tail.size();
+  if (bytes > limits.max_frame_bytes) {
+    return make_error(Errc::protocol_error,
+                      "message of " + std::to_string(bytes) + " bytes in two parts exceeds the limit of " +
+                          std::to_string(limits.max_frame_bytes) +
+                          " bytes: the sender must split it or the limit must be raised");
+  }
+  constexpr std::size_t kTableBytes = 2 * sizeof(capnp::word);  // count less one, two sizes, padding
+  uint32_t table[3] = {0, 0, 0};
+  if (head.size() >= kTableBytes) std::memcpy(table, head.data(), sizeof table);
+  if (head.size() < kTableBytes || table[0] != 1 ||
+      head.size() != kTableBytes + std::size_t{table[1]} * sizeof(capnp::word) ||
+      tail.size() != std::size_t{table[2]} * sizeof(capnp::word) || tail.empty()) {
+    return make_error(Errc::protocol_error, "a message in two parts of " + std::to_string(head.size()) + " and " +
+                                                std::to_string(tail.size()) +
+                                                " bytes whose head does not name exactly two segments of those sizes");
+  }
+  const auto aligned = [](std::span<const std::byte> part) {
+    return reinterpret_cast<std::uintptr_t>(part.data()) % alignof(capnp::word) == 0;
+  };
+  if (!aligned(head) || !aligned(tail)) {
+    // One aligned copy of the whole wire form, read as a one-part message.
+    kj::Array<capnp::word> flat = kj::heapArray<capnp::word>(bytes / sizeof(capnp::word));
+    std::memcpy(flat.begin(), head.data(), head.size());
+    std::memcpy(reinterpret_cast<std::byte*>(flat.begin()) + head.size(), tail.data(), tail.size());
+    const std::span<const std::byte> flat_bytes(reinterpret_cast<const std::byte*>(flat.begin()), bytes);
+    return read(flat_bytes, nullptr, limits, traverse);
+  }
+  DecodedMessage decoded;
+  decoded.size_bytes_ = bytes;
+  decoded.segments_ = kj::heapArray<kj::ArrayPtr<const capnp::word>>(2);
+  decoded.segments_[0] = kj::arrayPtr(reinterpret_cast<const capnp::word*>(head.data() + kTableBytes), table[1]);
+  decoded.segments_[1] = kj::arrayPtr(reinterpret_cast<const capnp::word*>(tail.data()), table[2]);
+  decoded.options_.traversalLimitInWords = bytes / sizeof(capnp::word) * limits.traversal_factor + 1024;
+  decoded.options_.nestingLimit = limits.nesting_limit;
+  try {
+    decoded.reader_ = decoded.reader_with(decoded.options_);
+    if (traverse) decoded.reader_->getRoot<capnp::AnyPointer>().targetSize();
+  } catch (const kj::Exception& fault) {
+    return make_error(Errc::protocol_error,
+                      "malformed Cap'n Proto message: " + std::string(fault.getDescription().cStr()));
+  }
+  return decoded;
+}
+
+std::unique_ptr<capnp::MessageReader> DecodedMessage::reader_with(const capnp::ReaderOptions& options) const {
+  if (segments_.size() > 0) return std::make_unique<capnp::SegmentArrayMessageReader>(segments_.asPtr(), options);
+  return std::make_unique<capnp::FlatArrayMessageReader>(words_, options);
 }
 
 Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
@@ -98,6 +150,19 @@ Result<DecodedMessage> decode_own(std::span<const std::byte> bytes, std::shared_
 Result<DecodedMessage> decode_checked(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                                       const DecodeLimits& limits, const SchemaCheck& check) {
   auto decoded = DecodedMessage::read(bytes, std::move(owner), limits, !check.follows_every_pointer());
+  if (!decoded) return decoded;
+  if (auto checked = check_schema(*decoded, check); !checked) return checked.error();
+  return decoded;
+}
+
+Result<DecodedMessage> decode_own_parts(std::span<const std::byte> head, std::span<const std::byte> tail,
+                                        const DecodeLimits& limits) {
+  return DecodedMessage::read_parts(head, tail, limits, false);
+}
+
+Result<DecodedMessage> decode_checked_parts(std::span<const std::byte> head, std::span<const std::byte> tail,
+                                            const DecodeLimits& limits, const SchemaCheck& check) {
+  auto decoded = DecodedMessage::read_parts(head, tail, limits, !check.follows_every_pointer());
   if (!decoded) return decoded;
   if (auto checked = check_schema(*decoded, check); !checked) return checked.error();
   return decoded;
@@ -302,8 +367,8 @@ Status check_schema(DecodedMessage& message, const SchemaCheck& check) {
   capnp::ReaderOptions options = message.options_;
   options.traversalLimitInWords /= 4;
   try {
-    capnp::FlatArrayMessageReader reader(message.words_, options);
-    check.plan_->check_layout(0, reader.getRoot<capnp::AnyStruct>());
+    const auto reader = message.reader_with(options);
+    check.plan_->check_layout(0, reader->getRoot<capnp::AnyStruct>());
   } catch (const kj::Exception& error) {
     return make_error(Errc::protocol_error, "a message that does not fit its schema (" + check.root_name_ +
                                                 "): " + error.getDescription().cStr());

@@ -28,6 +28,12 @@
 // tests/fuzz/decode_fuzz.cpp holds the guarantee against arbitrary bytes, through
 // decode_checked<Envelope>().
 //
+// Two parts: an envelope whose large Data is borrowed (borrowed_data.h) travels as two ZeroMQ
+// parts, so that a reply can share a payload it received instead of copying it (outbox.h): the
+// head holds a segment table naming exactly two segments and the first segment, the tail the
+// second segment's words. decode_own_parts() and decode_checked_parts() read them with the same
+// limits and checks (the size limit counts both parts).
+//
 // Alignment: a ZeroMQ frame is not guaranteed to be 8-byte aligned (pitfalls.md #6). When the
 // caller hands over ownership of aligned bytes they are read in place; otherwise they are copied
 // once into an aligned buffer.
@@ -107,14 +113,24 @@ class DecodedMessage {
                                            const DecodeLimits&);
   friend Result<DecodedMessage> decode_checked(std::span<const std::byte>, std::shared_ptr<const void>,
                                                const DecodeLimits&, const SchemaCheck&);
+  friend Result<DecodedMessage> decode_own_parts(std::span<const std::byte>, std::span<const std::byte>,
+                                                 const DecodeLimits&);
+  friend Result<DecodedMessage> decode_checked_parts(std::span<const std::byte>, std::span<const std::byte>,
+                                                     const DecodeLimits&, const SchemaCheck&);
   // decode() and decode_own(): `traverse` says whether every pointer is followed once here.
   static Result<DecodedMessage> read(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                                      const DecodeLimits& limits, bool traverse);
+  static Result<DecodedMessage> read_parts(std::span<const std::byte> head, std::span<const std::byte> tail,
+                                           const DecodeLimits& limits, bool traverse);
+  // A reader of the same words with `options` (check_schema reads with a reader of its own).
+  std::unique_ptr<capnp::MessageReader> reader_with(const capnp::ReaderOptions& options) const;
   std::shared_ptr<const void> owner_;
   kj::Array<capnp::word> aligned_copy_;
-  kj::ArrayPtr<const capnp::word> words_;  // what reader_ reads: owner_'s bytes or aligned_copy_
+  kj::ArrayPtr<const capnp::word> words_;  // one part: owner_'s bytes or aligned_copy_
+  // Two parts, read in place: the segments (on the heap: reader_ keeps a pointer to them).
+  kj::Array<kj::ArrayPtr<const capnp::word>> segments_;
   capnp::ReaderOptions options_;
-  std::unique_ptr<capnp::FlatArrayMessageReader> reader_;
+  std::unique_ptr<capnp::MessageReader> reader_;
   std::size_t size_bytes_ = 0;
 };
 
@@ -135,6 +151,16 @@ Result<DecodedMessage> decode(std::span<const std::byte> bytes, std::shared_ptr<
 // Errors: protocol_error as decode() for the size and word checks and the segment table.
 Result<DecodedMessage> decode_own(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                                   const DecodeLimits& limits = {});
+
+// An envelope of two parts (above), from this process's own Outboxes (as decode_own) or from a
+// peer (as decode_checked). The caller keeps both parts alive and unchanged while the
+// DecodedMessage lives; parts that are not word-aligned are copied into one aligned message.
+// Errors: protocol_error when the sizes pass the limit, the head's table does not name exactly
+// two segments, or a part's size is not what the table says.
+Result<DecodedMessage> decode_own_parts(std::span<const std::byte> head, std::span<const std::byte> tail,
+                                        const DecodeLimits& limits = {});
+Result<DecodedMessage> decode_checked_parts(std::span<const std::byte> head, std::span<const std::byte> tail,
+                                            const DecodeLimits& limits, const SchemaCheck& check);
 
 // The length in bytes of the first message in `bytes`, from its segment table: a batching
 // sender (runtime/outbox.h) puts several messages back to back in one frame.
@@ -162,6 +188,14 @@ Result<DecodedMessage> decode_checked(std::span<const std::byte> bytes, std::sha
                                       const DecodeLimits& limits = {}) {
   static const SchemaCheck check(capnp::Schema::from<T>());
   return decode_checked(bytes, std::move(owner), limits, check);
+}
+
+// decode_checked_parts() against the root type T.
+template <typename T>
+Result<DecodedMessage> decode_checked_parts(std::span<const std::byte> head, std::span<const std::byte> tail,
+                                            const DecodeLimits& limits = {}) {
+  static const SchemaCheck check(capnp::Schema::from<T>());
+  return decode_checked_parts(head, tail, limits, check);
 }
 
 }  // namespace drk::runtime

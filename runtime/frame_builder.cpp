@@ -81,4 +81,24 @@ zmq::message_t FrameBuilder::take_frame() {
   return zmq::message_t(buffer.data, bytes, &FrameBufferPool::give_back, FrameBufferPool::hint_of(buffer.data));
 }
 
+bool FrameBuilder::has_borrowed_tail() {
+  return first_returned_ && second_.buffer == nullptr && more_segments_.empty() &&
+         getSegmentsForOutput().size() == 2;
+}
+
+void FrameBuilder::take_parts(zmq::message_t& head, zmq::message_t& tail, zmq::message_t* received) {
+  const auto segments = getSegmentsForOutput();
+  const auto first = segments[0].asBytes(), borrowed = segments[1].asBytes();
+  const uint32_t table[4] = {1, static_cast<uint32_t>(segments[0].size()), static_cast<uint32_t>(segments[1].size()),
+                             0};
+  head.rebuild(kTwoSegmentTableWords * sizeof(capnp::word) + first.size());
+  std::memcpy(head.data(), table, sizeof table);
+  std::memcpy(static_cast<std::byte*>(head.data()) + sizeof table, first.begin(), first.size());
+  if (received != nullptr && received->data() == borrowed.begin() && received->size() == borrowed.size()) {
+    tail.copy(*received);
+  } else {
+    tail.rebuild(borrowed.begin(), borrowed.size());
+  }
+}
+
 }  // namespace drk::runtime

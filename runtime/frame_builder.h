@@ -19,7 +19,9 @@
 // ZeroMQ takes without a copy.
 //
 // The frame's bytes are exactly what codec.h's encode() would produce for the message (segment
-// table, then the segments), so receivers cannot tell the difference.
+// table, then the segments), so receivers cannot tell the difference. An envelope whose payload
+// is borrowed can instead go out in two parts (take_parts), so that a payload an actor received
+// is answered or passed on without being copied.
 //
 // Thread-safety: one thread builds; the frame, once taken, belongs to ZeroMQ.
 // Errors: allocation failure throws std::bad_alloc (a fault).
@@ -52,6 +54,14 @@ class FrameBuilder final : public capnp::MessageBuilder {
   // The message as one frame (see above). Call once, when the message is complete; the
   // builder may not be written afterwards.
   zmq::message_t take_frame();
+
+  // Whether the message is two segments whose second is bytes the builder does not own: a
+  // borrowed payload (borrowed_data.h). Such a message goes out in two parts (codec.h).
+  bool has_borrowed_tail();
+  // Instead of take_frame(), when has_borrowed_tail(): `head` gets the segment table and the
+  // first segment (a copy), `tail` the borrowed bytes: a share of `received` (ZeroMQ counts
+  // references, nothing is copied) when they are exactly that message's bytes, else a copy.
+  void take_parts(zmq::message_t& head, zmq::message_t& tail, zmq::message_t* received);
 
  private:
   // The buffer of the second segment: headroom words, then the segment.

@@ -73,13 +73,20 @@ Status Outbox::wait_for_room(std::string_view recipient, Link& link, std::chrono
 }
 
 Status Outbox::send_frame(std::string_view recipient, Link& link, zmq::message_t& frame,
-                          std::chrono::milliseconds patience) {
-  if (link.socket.send(frame, zmq::send_flags::dontwait)) return {};
+                          std::chrono::milliseconds patience, zmq::message_t* tail) {
+  const auto flags = tail ? zmq::send_flags::dontwait | zmq::send_flags::sndmore : zmq::send_flags::dontwait;
+  // ZeroMQ counts room in whole messages: once the head is in, the tail is too.
+  const auto send_tail = [&]() -> Status {
+    if (!tail || link.socket.send(*tail, zmq::send_flags::dontwait)) return {};
+    return make_error(Errc::internal, "the second part of a message to '" + std::string(recipient) +
+                                          "' was refused after its first");
+  };
+  if (link.socket.send(frame, flags)) return send_tail();
   const auto until = Clock::now() + patience;
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
     if (auto room = wait_for_room(recipient, link, std::max(left, std::chrono::milliseconds{0})); !room) return room;
-    if (link.socket.send(frame, zmq::send_flags::dontwait)) return {};
+    if (link.socket.send(frame, flags)) return send_tail();
   }
 }
 
@@ -141,8 +148,15 @@ Status Outbox::send(std::string_view recipient, const std::function<void(msg::En
   if (link.held_count > 0) {  // what is held leaves first: order per recipient is kept
     if (auto sent = flush_link(recipient, link); !sent) lost_.push_back(sent.error());
   }
-  zmq::message_t frame = builder.take_frame();
-  auto sent = send_frame(recipient, link, frame, options.wait_for_room);
+  Status sent;
+  if (builder.has_borrowed_tail()) {
+    zmq::message_t head, tail;
+    builder.take_parts(head, tail, received_tail_);
+    sent = send_frame(recipient, link, head, options.wait_for_room, &tail);
+  } else {
+    zmq::message_t frame = builder.take_frame();
+    sent = send_frame(recipient, link, frame, options.wait_for_room);
+  }
   if (sent && mode_ == OutboxMode::batching && !link.sent_since_flush) {
     link.sent_since_flush = true;
     touched_.push_back(&link);

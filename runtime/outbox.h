@@ -7,7 +7,11 @@
 // Each envelope is built in a first segment the Outbox keeps and reuses (frame_builder.h) and
 // encoded straight into its ZeroMQ frame (one copy, no allocation for a small message); an
 // envelope too large for that segment is built in a buffer that becomes its frame, so that its
-// large part is copied once, into the builder, and ZeroMQ takes the buffer without a copy.
+// large part is copied once, into the builder, and ZeroMQ takes the buffer without a copy. An
+// envelope whose payload is borrowed (borrowed_data.h) leaves in two parts (codec.h): the
+// envelope, then the payload, copied once or, when it is the payload of the two-part envelope
+// being handled (share_received_tail), shared without a copy: an actor that answers with, or
+// passes on, a payload it received never touches its bytes, as a raw ZeroMQ relay would not.
 // `fill` must therefore not call send() on the same Outbox.
 //
 // Batching (an actor host's outboxes; OutboxMode::batching): a ZeroMQ message costs about as
@@ -80,6 +84,11 @@ class Outbox {
   // Envelopes held for batching now, over every recipient (for tests and inspection).
   std::size_t held() const;
 
+  // The second part of the two-part envelope being handled (codec.h), or null: an envelope sent
+  // meanwhile that borrows exactly those bytes shares them instead of copying them. The actor
+  // host sets it around a handler; the message must outlive the handler's sends.
+  void share_received_tail(zmq::message_t* tail) { received_tail_ = tail; }
+
  private:
   struct Link {
     std::string recipient;
@@ -94,8 +103,9 @@ class Outbox {
 
   Result<Link*> link_for(std::string_view recipient);
   // Sends `frame` without waiting, then waits up to `patience` for room.
+  // With `tail`, `frame` is the head of a two-part message and `tail` follows it.
   Status send_frame(std::string_view recipient, Link& link, zmq::message_t& frame,
-                    std::chrono::milliseconds patience);
+                    std::chrono::milliseconds patience, zmq::message_t* tail = nullptr);
   Status wait_for_room(std::string_view recipient, Link& link, std::chrono::milliseconds patience);
   Status flush_link(std::string_view recipient, Link& link);
 
@@ -108,6 +118,7 @@ class Outbox {
   std::vector<Error> lost_;     // batches that could not leave, until the next flush()
   kj::Array<capnp::word> first_segment_;  // zeroed; a builder zeroes what it used when it ends
   std::shared_ptr<FrameBufferPool> frame_pool_;  // shared with the frames ZeroMQ has not freed yet
+  zmq::message_t* received_tail_ = nullptr;      // share_received_tail()
 };
 
 }  // namespace drk::runtime

@@ -4,7 +4,10 @@
 // Each input is read as the host reads a ZeroMQ frame: split into messages by their segment
 // tables (first_message_bytes; a batching sender puts several in one frame), each handed to
 // decode_checked<Envelope>() with the production limits (DecodeLimits{}, what ActorHost uses),
-// in place. When it decodes, every field of the Envelope is read through Cap'n Proto's
+// in place. An input whose first table names two segments is also read as the two parts of a
+// message whose payload travels in a part of its own (decode_checked_parts: the head is the
+// table and the first segment, the tail the rest). When it decodes, every field of the Envelope
+// is read through Cap'n Proto's
 // reflection: the non-union fields and the active union member of every struct, every list
 // element, every byte of every Text and Data, so that traversal limits, list bounds and text
 // terminators are all exercised.
@@ -101,9 +104,7 @@ void walk_value(const capnp::DynamicValue::Reader& value) {
 
 namespace {
 
-void read_one(std::span<const std::byte> bytes, const std::shared_ptr<const void>& borrowed) {
-  auto decoded =
-      drk::runtime::decode_checked<drk::msg::Envelope>(bytes, borrowed, drk::runtime::DecodeLimits{});
+void walk_if_decoded(drk::Result<drk::runtime::DecodedMessage> decoded) {
   if (!decoded) return;
   try {
     walk_struct(capnp::toDynamic(decoded->root<drk::msg::Envelope>()));
@@ -114,6 +115,21 @@ void read_one(std::span<const std::byte> bytes, const std::shared_ptr<const void
   }
 }
 
+void read_one(std::span<const std::byte> bytes, const std::shared_ptr<const void>& borrowed) {
+  walk_if_decoded(drk::runtime::decode_checked<drk::msg::Envelope>(bytes, borrowed, drk::runtime::DecodeLimits{}));
+}
+
+void read_as_two_parts(std::span<const std::byte> bytes) {
+  uint32_t table[2] = {0, 0};
+  if (bytes.size() < 2 * sizeof(uint64_t)) return;
+  std::memcpy(table, bytes.data(), sizeof table);
+  if (table[0] != 1) return;
+  const std::size_t head = 2 * sizeof(uint64_t) + std::size_t{table[1]} * sizeof(uint64_t);
+  if (head > bytes.size()) return;
+  walk_if_decoded(drk::runtime::decode_checked_parts<drk::msg::Envelope>(bytes.first(head), bytes.subspan(head),
+                                                                          drk::runtime::DecodeLimits{}));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
@@ -121,6 +137,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   // libFuzzer keeps `data` alive for the call: a non-owning owner makes decode read aligned
   // inputs in place, as the host does with a ZeroMQ frame.
   const std::shared_ptr<const void> borrowed(data, [](const void*) {});
+  read_as_two_parts(rest);
   while (!rest.empty()) {
     auto length = drk::runtime::first_message_bytes(rest);
     if (!length) return 0;

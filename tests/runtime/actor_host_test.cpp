@@ -13,6 +13,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "runtime/borrowed_data.h"
 #include "runtime/codec.h"
 #include "runtime/head_actor.h"
 #include "runtime/topology.h"
@@ -406,6 +407,90 @@ DRK_TEST_CASE("a request gets its reply, or fails with timeout, or at once with 
                                         {0, "replied"}, {1, "timeout"}, {2, "replied"}, {3, "peer_unavailable"}});
 }
 
+
+// Where a payload's bytes were seen: the echo's received part and the bytes its reply carried.
+struct PayloadTrail {
+  std::mutex mutex;
+  std::condition_variable changed;
+  const void* echo_received = nullptr;
+  const void* sink_received = nullptr;
+  std::vector<kj::byte> sink_bytes;
+
+  bool wait() {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, 10s, [&] { return sink_received != nullptr; });
+  }
+};
+
+// Answers a payload by passing it on to "sink", borrowing the bytes it received.
+class Echo final : public Actor {
+ public:
+  explicit Echo(PayloadTrail& trail) : trail_(trail) {}
+  void on_message(ActorContext& context, msg::Envelope::Reader envelope) override {
+    const auto parameters = envelope.getBody().getPolicyWeights().getParameters();
+    {
+      std::lock_guard lock(trail_.mutex);
+      trail_.echo_received = parameters.begin();
+    }
+    DRK_REQUIRE(context.send("sink", [&](msg::Envelope::Builder out) {
+      auto weights = out.getBody().initPolicyWeights();
+      weights.adoptParameters(borrowed_data(weights, parameters));
+    }).ok());
+  }
+
+ private:
+  PayloadTrail& trail_;
+};
+
+class PayloadSink final : public Actor {
+ public:
+  explicit PayloadSink(PayloadTrail& trail) : trail_(trail) {}
+  void on_message(ActorContext&, msg::Envelope::Reader envelope) override {
+    const auto parameters = envelope.getBody().getPolicyWeights().getParameters();
+    std::lock_guard lock(trail_.mutex);
+    trail_.sink_received = parameters.begin();
+    trail_.sink_bytes.assign(parameters.begin(), parameters.end());
+    trail_.changed.notify_all();
+  }
+
+ private:
+  PayloadTrail& trail_;
+};
+
+DRK_TEST_CASE("a payload an actor received and passes on is shared, not copied, and arrives whole") {
+  RunDir dir;
+  Topology topology;
+  topology.name = "forward";
+  for (const char* name : {"echo", "sink"}) {
+    ActorEntry entry;
+    entry.name = name;
+    entry.role = name;
+    entry.process = "p";
+    topology.actors.push_back(entry);
+  }
+  Transport transport(topology, "p", dir.path().string());
+  HostOptions options;
+  options.run_dir = dir.path().string();
+  PayloadTrail trail;
+  std::vector<capnp::word> payload(8 << 10);  // 64 KiB, word-aligned: borrowable
+  const auto bytes = kj::arrayPtr(reinterpret_cast<const kj::byte*>(payload.data()), payload.size() * 8);
+  for (std::size_t i = 0; i < bytes.size(); ++i) reinterpret_cast<kj::byte*>(payload.data())[i] = static_cast<kj::byte>(i % 251);
+  {
+    ActorHost host(transport, options);
+    host.add(ActorSpec{"echo", "echo"}, std::make_unique<Echo>(trail));
+    host.add(ActorSpec{"sink", "sink"}, std::make_unique<PayloadSink>(trail));
+    DRK_REQUIRE(host.start().ok());
+    Outbox outbox(transport, "test");
+    DRK_REQUIRE(outbox.send("echo", [&](msg::Envelope::Builder e) {
+                        auto weights = e.getBody().initPolicyWeights();
+                        weights.adoptParameters(borrowed_data(weights, bytes));
+                      }).ok());
+    DRK_REQUIRE(trail.wait());
+  }
+  DRK_CHECK(trail.sink_bytes == std::vector<kj::byte>(bytes.begin(), bytes.end()));
+  DRK_CHECK(trail.echo_received != static_cast<const void*>(bytes.begin()));  // the sender's one copy
+  DRK_CHECK(trail.sink_received == trail.echo_received);  // the echo's reply shared it
+}
 
 // Resident memory of this process in KiB (/proc/self/status).
 long resident_kib() {

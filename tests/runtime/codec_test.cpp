@@ -1,6 +1,7 @@
 #include "runtime/codec.h"
 
 #include <capnp/message.h>
+#include <capnp/orphan.h>
 
 #include <algorithm>
 #include <cstring>
@@ -54,6 +55,69 @@ DRK_TEST_CASE("a frame that is not 8-byte aligned decodes (it is copied)") {
   auto decoded = decode(shifted, buffer);
   DRK_REQUIRE(decoded.ok());
   DRK_CHECK(std::string(decoded->root<msg::Envelope>().getSender().cStr()) == "misaligned");
+}
+
+// An envelope of two segments, the second a 4 KiB payload, as its two parts (codec.h).
+struct TwoParts {
+  std::vector<capnp::word> head, tail;
+  std::span<const std::byte> head_bytes() const { return std::as_bytes(std::span(head)); }
+  std::span<const std::byte> tail_bytes() const { return std::as_bytes(std::span(tail)); }
+};
+
+TwoParts two_part_envelope() {
+  std::vector<capnp::word> payload(512);
+  std::memset(payload.data(), 0x42, payload.size() * sizeof(capnp::word));
+  capnp::MallocMessageBuilder builder;
+  auto envelope = builder.initRoot<msg::Envelope>();
+  envelope.setSender("two-parts");
+  auto weights = envelope.getBody().initPolicyWeights();
+  weights.adoptParameters(capnp::Orphanage::getForMessageContaining(weights).referenceExternalData(
+      kj::arrayPtr(reinterpret_cast<const kj::byte*>(payload.data()), payload.size() * sizeof(capnp::word))));
+  const auto segments = builder.getSegmentsForOutput();
+  DRK_REQUIRE(segments.size() == 2);
+  TwoParts parts;
+  const uint32_t table[4] = {1, static_cast<uint32_t>(segments[0].size()), static_cast<uint32_t>(segments[1].size()), 0};
+  parts.head.resize(2 + segments[0].size());
+  std::memcpy(parts.head.data(), table, sizeof table);
+  std::memcpy(parts.head.data() + 2, segments[0].begin(), segments[0].size() * sizeof(capnp::word));
+  parts.tail.assign(segments[1].begin(), segments[1].end());
+  return parts;
+}
+
+DRK_TEST_CASE("an envelope in two parts decodes in place; heads that do not describe their parts are refused") {
+  const TwoParts parts = two_part_envelope();
+  auto decoded = decode_checked_parts<msg::Envelope>(parts.head_bytes(), parts.tail_bytes());
+  DRK_REQUIRE_MESSAGE(decoded.ok(), decoded.error().message);
+  auto envelope = decoded->root<msg::Envelope>();
+  DRK_CHECK(std::string(envelope.getSender().cStr()) == "two-parts");
+  const auto parameters = envelope.getBody().getPolicyWeights().getParameters();
+  DRK_CHECK(parameters.size() == 4096);
+  DRK_CHECK(static_cast<const void*>(parameters.begin()) == parts.tail.data());
+
+  const auto refused = [&](std::span<const std::byte> head, std::span<const std::byte> tail, DecodeLimits limits = {}) {
+    auto result = decode_checked_parts<msg::Envelope>(head, tail, limits);
+    if (result.ok()) return false;
+    DRK_CHECK(result.error().code == Errc::protocol_error);
+    DRK_INFO(result.error().message);
+    return true;
+  };
+  TwoParts one_segment = parts;
+  const uint32_t count_less_one = 0;
+  std::memcpy(one_segment.head.data(), &count_less_one, sizeof count_less_one);
+  DRK_CHECK(refused(one_segment.head_bytes(), one_segment.tail_bytes()));
+  DRK_CHECK(refused(parts.head_bytes(), parts.tail_bytes().first(parts.tail_bytes().size() - 8)));
+  DRK_CHECK(refused(parts.head_bytes().first(8), parts.tail_bytes()));
+  DRK_CHECK(refused(parts.head_bytes(), {}));
+  DecodeLimits small;
+  small.max_frame_bytes = parts.head_bytes().size() + parts.tail_bytes().size() - 8;
+  DRK_CHECK(refused(parts.head_bytes(), parts.tail_bytes(), small));
+
+  // A tail that is not 8-byte aligned is copied, with the head, into one aligned message.
+  std::vector<std::byte> shifted(parts.tail_bytes().size() + 1);
+  std::memcpy(shifted.data() + 1, parts.tail.data(), parts.tail_bytes().size());
+  auto copied = decode_own_parts(parts.head_bytes(), std::span<const std::byte>(shifted).subspan(1));
+  DRK_REQUIRE(copied.ok());
+  DRK_CHECK(copied->root<msg::Envelope>().getBody().getPolicyWeights().getParameters()[4095] == 0x42);
 }
 
 DRK_TEST_CASE("messages back to back in one frame are found by their segment tables") {

@@ -154,6 +154,53 @@ DRK_TEST_CASE("a borrowed payload is a segment of the caller's bytes, copied onc
   DRK_CHECK(all_zero(first_segment));
 }
 
+std::span<const std::byte> bytes_of(const zmq::message_t& part) {
+  return {static_cast<const std::byte*>(part.data()), part.size()};
+}
+
+DRK_TEST_CASE("a borrowed payload leaves in two parts; a reply that borrows the received part shares it") {
+  auto first_segment = zeroed_segment();
+  const auto pool = std::make_shared<FrameBufferPool>();
+  std::vector<capnp::word> storage(8 << 10);  // 64 KiB, word-aligned
+  const auto payload = kj::arrayPtr(reinterpret_cast<const kj::byte*>(storage.data()), storage.size() * 8);
+  for (std::size_t i = 0; i < payload.size(); ++i) reinterpret_cast<kj::byte*>(storage.data())[i] = static_cast<kj::byte>(i * 7);
+  zmq::message_t head, tail;
+  {
+    FrameBuilder builder(first_segment, *pool);
+    fill_borrowed(builder, payload);
+    DRK_REQUIRE(builder.has_borrowed_tail());
+    builder.take_parts(head, tail, nullptr);
+  }
+  DRK_CHECK(all_zero(first_segment));
+  DRK_CHECK(tail.data() != static_cast<const void*>(payload.begin()));  // copied once, into the tail
+  auto decoded = decode_checked_parts<msg::Envelope>(bytes_of(head), bytes_of(tail));
+  DRK_REQUIRE_MESSAGE(decoded.ok(), decoded.error().message);
+  const auto parameters = decoded->root<msg::Envelope>().getBody().getPolicyWeights().getParameters();
+  DRK_REQUIRE(parameters.size() == payload.size());
+  DRK_CHECK(std::memcmp(parameters.begin(), payload.begin(), payload.size()) == 0);
+  DRK_CHECK(static_cast<const void*>(parameters.begin()) == tail.data());  // read in place
+
+  zmq::message_t reply_head, reply_tail;
+  {
+    FrameBuilder reply(first_segment, *pool);
+    fill_borrowed(reply, parameters);
+    DRK_REQUIRE(reply.has_borrowed_tail());
+    reply.take_parts(reply_head, reply_tail, &tail);
+  }
+  DRK_CHECK(reply_tail.data() == tail.data());  // shared: ZeroMQ counts the references
+  auto answered = decode_own_parts(bytes_of(reply_head), bytes_of(reply_tail));
+  DRK_REQUIRE(answered.ok());
+  const auto echoed = answered->root<msg::Envelope>().getBody().getPolicyWeights().getParameters();
+  DRK_CHECK(std::memcmp(echoed.begin(), payload.begin(), payload.size()) == 0);
+
+  // A message of the builder's own segments, small or large, is one frame as before.
+  FrameBuilder own(first_segment, *pool);
+  const std::vector<kj::byte> copied(64 << 10, kj::byte{9});
+  auto weights = own.initRoot<msg::Envelope>().getBody().initPolicyWeights();
+  weights.setParameters(kj::arrayPtr(copied.data(), copied.size()));
+  DRK_CHECK_FALSE(own.has_borrowed_tail());
+}
+
 DRK_TEST_CASE("bytes that cannot be borrowed are copied into the builder, and arrive the same") {
   auto first_segment = zeroed_segment();
   const auto pool = std::make_shared<FrameBufferPool>();
