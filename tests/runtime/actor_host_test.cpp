@@ -373,17 +373,23 @@ class Requester final : public Actor {
   std::map<uint64_t, uint64_t> sequence_of_;
 };
 
-DRK_TEST_CASE("a request gets its reply, or fails with timeout, or at once with peer_unavailable when its peer is lost") {
-  RunDir dir;
+// Two actors named after their roles, both in process "p" (inproc between them).
+Topology pair_in_one_process(const std::string& name, const char* first, const char* second) {
   Topology topology;
-  topology.name = "requests";
-  for (const char* name : {"requester", "answerer"}) {
+  topology.name = name;
+  for (const char* actor : {first, second}) {
     ActorEntry entry;
-    entry.name = name;
-    entry.role = name;
+    entry.name = actor;
+    entry.role = actor;
     entry.process = "p";
     topology.actors.push_back(entry);
   }
+  return topology;
+}
+
+DRK_TEST_CASE("a request gets its reply, or fails with timeout, or at once with peer_unavailable when its peer is lost") {
+  RunDir dir;
+  const Topology topology = pair_in_one_process("requests", "requester", "answerer");
   Transport transport(topology, "p", dir.path().string());
   HostOptions options;
   options.run_dir = dir.path().string();
@@ -459,15 +465,7 @@ class PayloadSink final : public Actor {
 
 DRK_TEST_CASE("a payload an actor received and passes on is shared, not copied, and arrives whole") {
   RunDir dir;
-  Topology topology;
-  topology.name = "forward";
-  for (const char* name : {"echo", "sink"}) {
-    ActorEntry entry;
-    entry.name = name;
-    entry.role = name;
-    entry.process = "p";
-    topology.actors.push_back(entry);
-  }
+  const Topology topology = pair_in_one_process("forward", "echo", "sink");
   Transport transport(topology, "p", dir.path().string());
   HostOptions options;
   options.run_dir = dir.path().string();
