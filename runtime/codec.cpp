@@ -108,12 +108,12 @@ Result<DecodedMessage> DecodedMessage::read_parts(std::span<const std::byte> hea
     return reinterpret_cast<std::uintptr_t>(part.data()) % alignof(capnp::word) == 0;
   };
   if (!aligned(head) || !aligned(tail)) {
-    // One aligned copy of the whole wire form, read as a one-part message.
-    kj::Array<capnp::word> flat = kj::heapArray<capnp::word>(bytes / sizeof(capnp::word));
-    std::memcpy(flat.begin(), head.data(), head.size());
-    std::memcpy(reinterpret_cast<std::byte*>(flat.begin()) + head.size(), tail.data(), tail.size());
-    const std::span<const std::byte> flat_bytes(reinterpret_cast<const std::byte*>(flat.begin()), bytes);
-    return read(flat_bytes, nullptr, limits, traverse);
+    // One aligned copy of the whole wire form, which the one-part reader then owns and reads in place.
+    auto flat = std::make_shared<std::vector<capnp::word>>(bytes / sizeof(capnp::word));
+    std::memcpy(flat->data(), head.data(), head.size());
+    std::memcpy(reinterpret_cast<std::byte*>(flat->data()) + head.size(), tail.data(), tail.size());
+    const std::span<const std::byte> flat_bytes(reinterpret_cast<const std::byte*>(flat->data()), bytes);
+    return read(flat_bytes, std::move(flat), limits, traverse);
   }
   DecodedMessage decoded;
   decoded.size_bytes_ = bytes;

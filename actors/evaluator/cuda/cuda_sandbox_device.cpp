@@ -374,6 +374,18 @@ class CudaSandboxDevice final : public SandboxDevice {
   void time(msg::TimeRequest::Reader request, CandidateCalls& calls, msg::SandboxReply::Builder reply) override;
   Result<double> held_event_floor_us(CudaEvent& start, CudaEvent& end);
   void warm_up();
+  // One call of the loaded candidate on `set`, within its workspace budget, on copies of the
+  // set's tensor arrays (the candidate's to write; the harness's stay as they are), kept in
+  // members so that a timed call allocates nothing. drk_kernel's status.
+  int call_candidate(CandidateCalls& calls, size_t set) {
+    call_inputs_ = calls.inputs[set];
+    call_outputs_ = calls.outputs[set];
+    workspace_.begin_call(workspace_budget());
+    const int status = calls.kernel(&calls.context, call_inputs_.data(), static_cast<int32_t>(call_inputs_.size()),
+                                    call_outputs_.data(), static_cast<int32_t>(call_outputs_.size()));
+    workspace_.end_call();
+    return status;
+  }
   void trace_failed(msg::SandboxReply::Builder reply, const Error& error);
   void measure_peaks(msg::SandboxReply::Builder reply) override;
   void measure_energy(msg::EnergyRequest::Reader request, CandidateCalls& calls,
@@ -557,6 +569,7 @@ class CudaSandboxDevice final : public SandboxDevice {
   std::unique_ptr<cuda::KernelTrace> trace_;
   std::optional<cuda::LaunchHold> hold_;
   std::string hold_error_;  // why hold_ could not be built
+  std::vector<drk_tensor> call_inputs_, call_outputs_;  // call_candidate()'s copies
   std::optional<cuda::DeviceKernels> peak_kernels_;  // built by warm_up()
   std::string peak_kernels_error_;                  // why they could not be
   std::optional<kernels::Reference> reference_;
@@ -575,7 +588,6 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
   if (!reference) return;
   CudaEvent start, end;
   auto timed = reply.initTimedCalls(call_count);
-  std::vector<drk_tensor> call_inputs, call_outputs;
   // Each profiled call's window on CUPTI's clock; the records are collected once, after the last call.
   std::vector<std::pair<uint64_t, uint64_t>> windows(call_count);
   // Whatever ends the request, the trace is off again after it.
@@ -637,12 +649,7 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
     int candidate_status = DRK_OK;
     cudaEventRecord(start.event, stream);
     if (candidate) {
-      call_inputs = calls.inputs[set];
-      call_outputs = calls.outputs[set];
-      workspace_.begin_call(workspace_budget());
-      candidate_status = calls.kernel(&calls.context, call_inputs.data(), static_cast<int32_t>(call_inputs.size()),
-                                      call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
-      workspace_.end_call();
+      candidate_status = call_candidate(calls, set);
     } else {
       auto value = reference->run(reference_inputs[set]);
       if (!value) {
@@ -930,15 +937,8 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
   if (!reference) return;
   size_t set_count = calls.inputs.size();
   uint64_t candidate_calls = 0, reference_calls = 0;
-  std::vector<drk_tensor> call_inputs, call_outputs;
   auto candidate_call = [&]() {
-    size_t set = candidate_calls++ % set_count;
-    call_inputs = calls.inputs[set];
-    call_outputs = calls.outputs[set];
-    workspace_.begin_call(workspace_budget());
-    int status = calls.kernel(&calls.context, call_inputs.data(), static_cast<int32_t>(call_inputs.size()),
-                              call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
-    workspace_.end_call();
+    const int status = call_candidate(calls, candidate_calls++ % set_count);
     if (status == DRK_OK) return true;
     returned_error(reply, status, "in an energy batch");
     return false;
@@ -989,11 +989,7 @@ void CudaSandboxDevice::measure_metrics(CandidateCalls& calls, msg::SandboxReply
   int candidate_status = DRK_OK;
   std::optional<size_t> free_before = free_device_bytes();
   auto metrics = cuda::profile_kernels(0, [&]() -> Status {
-    std::vector<drk_tensor> call_inputs = calls.inputs[0], call_outputs = calls.outputs[0];
-    workspace_.begin_call(workspace_budget());
-    candidate_status = calls.kernel(&calls.context, call_inputs.data(), static_cast<int32_t>(call_inputs.size()),
-                                    call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
-    workspace_.end_call();
+    candidate_status = call_candidate(calls, 0);
     return {};
   });
   if (auto synchronized = synchronize(); !synchronized) {
@@ -1011,13 +1007,7 @@ void CudaSandboxDevice::measure_metrics(CandidateCalls& calls, msg::SandboxReply
   // Auto ranges are named by their index: the same call once more, traced, names its kernels in
   // launch order (kept as "range N" when the two calls did not launch the same number).
   if (auto resumed = trace_->resume(); !resumed) return trace_failed(reply, resumed.error());
-  {
-    std::vector<drk_tensor> call_inputs = calls.inputs[0], call_outputs = calls.outputs[0];
-    workspace_.begin_call(workspace_budget());
-    candidate_status = calls.kernel(&calls.context, call_inputs.data(), static_cast<int32_t>(call_inputs.size()),
-                                    call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
-    workspace_.end_call();
-  }
+  candidate_status = call_candidate(calls, 0);
   auto synchronized = synchronize();
   auto records = trace_->collect();
   if (auto paused = trace_->pause(); !paused) return trace_failed(reply, paused.error());
