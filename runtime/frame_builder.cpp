@@ -97,7 +97,11 @@ void FrameBuilder::take_parts(zmq::message_t& head, zmq::message_t& tail, zmq::m
   if (received != nullptr && received->data() == borrowed.begin() && received->size() == borrowed.size()) {
     tail.copy(*received);
   } else {
-    tail.rebuild(borrowed.begin(), borrowed.size());
+    // Into a pool buffer, not ZeroMQ's own malloc: the receiver frees the tail on its thread
+    // (frame_buffer_pool.h says what that costs).
+    const FrameBufferPool::Buffer buffer = pool_.take(borrowed.size());
+    std::memcpy(buffer.data, borrowed.begin(), borrowed.size());
+    tail.rebuild(buffer.data, borrowed.size(), &FrameBufferPool::give_back, FrameBufferPool::hint_of(buffer.data));
   }
 }
 

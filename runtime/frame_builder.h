@@ -60,7 +60,8 @@ class FrameBuilder final : public capnp::MessageBuilder {
   bool has_borrowed_tail();
   // Instead of take_frame(), when has_borrowed_tail(): `head` gets the segment table and the
   // first segment (a copy), `tail` the borrowed bytes: a share of `received` (ZeroMQ counts
-  // references, nothing is copied) when they are exactly that message's bytes, else a copy.
+  // references, nothing is copied) when they are exactly that message's bytes, else a copy in a
+  // buffer of the pool.
   void take_parts(zmq::message_t& head, zmq::message_t& tail, zmq::message_t* received);
 
  private:

@@ -193,6 +193,14 @@ DRK_TEST_CASE("a borrowed payload leaves in two parts; a reply that borrows the 
   const auto echoed = answered->root<msg::Envelope>().getBody().getPolicyWeights().getParameters();
   DRK_CHECK(std::memcmp(echoed.begin(), payload.begin(), payload.size()) == 0);
 
+  // The copied tail was a pool buffer: freed by its last holder, it is the pool's next one.
+  const void* const copied_tail = tail.data();
+  tail.rebuild();
+  reply_tail.rebuild();
+  const FrameBufferPool::Buffer again = pool->take(payload.size());
+  DRK_CHECK(static_cast<const void*>(again.data) == copied_tail);
+  FrameBufferPool::give_back(again.data);
+
   // A message of the builder's own segments, small or large, is one frame as before.
   FrameBuilder own(first_segment, *pool);
   const std::vector<kj::byte> copied(64 << 10, kj::byte{9});
