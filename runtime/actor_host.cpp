@@ -13,9 +13,11 @@
 #include <map>
 #include <optional>
 #include <queue>
+#include <span>
 #include <thread>
 
 #include "runtime/death_cause.h"
+#include "runtime/mailbox_poller.h"
 #include "runtime/outbox.h"
 #include "runtime/process_signals.h"
 
@@ -165,11 +167,11 @@ class ActorCell final : public ActorContext {
     guarded("on_start", HandlerKind::lifecycle, [&] { actor_->on_start(*this); });
     stats_.set_phase(ActorPhase::running);
     // The network mailbox, when there is one, is polled last: a missing one is not polled.
-    zmq::pollitem_t items[] = {{nullptr, stop_signal_->fd(), ZMQ_POLLIN, 0},
-                               {own_mailbox_.handle(), 0, ZMQ_POLLIN, 0},
-                               {node_mailbox_.handle(), 0, ZMQ_POLLIN, 0},
-                               {network_mailbox_ ? network_mailbox_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
-    const std::size_t polled = network_mailbox_ ? 4 : 3;
+    zmq::socket_t* const mailboxes[] = {&own_mailbox_, &node_mailbox_,
+                                        network_mailbox_ ? &*network_mailbox_ : nullptr};
+    const Origin origins[] = {Origin::own, Origin::peer, Origin::peer};
+    const std::size_t polled = network_mailbox_ ? 3 : 2;
+    MailboxPoller poller(stop_signal_->fd(), std::span(mailboxes, polled));
     while (true) {
       std::chrono::milliseconds timeout{-1};
       if (!timers_.empty()) {
@@ -178,8 +180,8 @@ class ActorCell final : public ActorContext {
                                                        timers_.top().due - std::chrono::steady_clock::now()));
       }
       if (!pending_rest_.empty()) timeout = std::chrono::milliseconds{0};  // a frame to finish
-      poll_sockets(items, polled, timeout);
-      if (items[0].revents & ZMQ_POLLIN) {
+      poller.wait(timeout);
+      if (poller.plain_ready()) {
         if (const StopRequest request = take_stop_request(); request.drain) {
           using std::chrono::steady_clock;
           drain_mailboxes(steady_clock::time_point(steady_clock::duration(request.drain_until)));
@@ -187,9 +189,9 @@ class ActorCell final : public ActorContext {
         break;
       }
       if (int received = 0; handle_pending(received, std::nullopt)) {
-        if (items[1].revents & ZMQ_POLLIN) receive_some(own_mailbox_, Origin::own);
-        if (items[2].revents & ZMQ_POLLIN) receive_some(node_mailbox_, Origin::peer);
-        if (network_mailbox_ && (items[3].revents & ZMQ_POLLIN)) receive_some(*network_mailbox_, Origin::peer);
+        for (std::size_t index = 0; index < polled; ++index) {
+          if (poller.mailbox_ready(index)) poller.set_drained(index, receive_some(*mailboxes[index], origins[index]));
+        }
       }
       fire_due_timers();
     }
@@ -235,21 +237,22 @@ class ActorCell final : public ActorContext {
 
   // Takes frames off `mailbox` and handles their envelopes, up to a wakeup's share; a frame cut
   // short stays pending for the next wakeup (or the drain), and what a stop leaves pending is
-  // dropped with the mailbox.
-  void receive_some(zmq::socket_t& mailbox, Origin origin,
+  // dropped with the mailbox. True when the mailbox was read until it was empty (MailboxPoller).
+  bool receive_some(zmq::socket_t& mailbox, Origin origin,
                     const std::optional<std::chrono::steady_clock::time_point>& drain_until = std::nullopt) {
     int received = 0;
-    if (!handle_pending(received, drain_until)) return;
+    if (!handle_pending(received, drain_until)) return false;
     while (may_handle_more(received, drain_until)) {
-      if (!mailbox.recv(pending_frame_, zmq::recv_flags::dontwait)) return;
+      if (!mailbox.recv(pending_frame_, zmq::recv_flags::dontwait)) return true;
       if (pending_frame_.more()) {
         handle_two_parts(mailbox, origin, received);
         continue;
       }
       pending_rest_ = {static_cast<const std::byte*>(pending_frame_.data()), pending_frame_.size()};
       pending_origin_ = origin;
-      if (!handle_pending(received, drain_until)) return;
+      if (!handle_pending(received, drain_until)) return false;
     }
+    return false;
   }
 
   // An envelope in two parts (codec.h), whose first part pending_frame_ holds: ZeroMQ delivers
