@@ -34,9 +34,8 @@ constexpr int kMessagesPerWakeup = static_cast<int>(Outbox::kMaxBatchEnvelopes);
 // whose bytes are untrusted (the ipc and network mailboxes).
 enum class Origin { own, peer };
 
-// An eventfd that wakes an actor's thread to stop. A plain file descriptor costs a poll nothing
-// but itself, where every ZeroMQ socket polled costs each wakeup a check (system calls) of its
-// own.
+// An eventfd that wakes an actor's thread to stop: the plain descriptor of its MailboxPoller, so
+// that watching for a stop costs a wakeup nothing but one more descriptor in its poll(2).
 class StopSignal {
  public:
   explicit StopSignal(int fd) : fd_(fd) {}

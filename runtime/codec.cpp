@@ -107,18 +107,27 @@ Result<DecodedMessage> DecodedMessage::read_parts(std::span<const std::byte> hea
   const auto aligned = [](std::span<const std::byte> part) {
     return reinterpret_cast<std::uintptr_t>(part.data()) % alignof(capnp::word) == 0;
   };
-  if (!aligned(head) || !aligned(tail)) {
+  if (!aligned(tail)) {
     // One aligned copy of the whole wire form, which the one-part reader then owns and reads in place.
-    auto flat = std::make_shared<std::vector<capnp::word>>(bytes / sizeof(capnp::word));
-    std::memcpy(flat->data(), head.data(), head.size());
-    std::memcpy(reinterpret_cast<std::byte*>(flat->data()) + head.size(), tail.data(), tail.size());
-    const std::span<const std::byte> flat_bytes(reinterpret_cast<const std::byte*>(flat->data()), bytes);
-    return read(flat_bytes, std::move(flat), limits, traverse);
+    const std::shared_ptr<capnp::word[]> flat(new capnp::word[bytes / sizeof(capnp::word)]);
+    std::memcpy(flat.get(), head.data(), head.size());
+    std::memcpy(reinterpret_cast<std::byte*>(flat.get()) + head.size(), tail.data(), tail.size());
+    const std::span<const std::byte> flat_bytes(reinterpret_cast<const std::byte*>(flat.get()), bytes);
+    return read(flat_bytes, flat, limits, traverse);
   }
   DecodedMessage decoded;
   decoded.size_bytes_ = bytes;
   decoded.segments_ = kj::heapArray<kj::ArrayPtr<const capnp::word>>(2);
-  decoded.segments_[0] = kj::arrayPtr(reinterpret_cast<const capnp::word*>(head.data() + kTableBytes), table[1]);
+  const std::span<const std::byte> first_segment = head.subspan(kTableBytes);
+  if (aligned(first_segment)) {
+    decoded.segments_[0] = kj::arrayPtr(reinterpret_cast<const capnp::word*>(first_segment.data()), table[1]);
+  } else {
+    // Over ipc and tcp ZeroMQ hands a small part over at any offset of its receive buffer: only
+    // the head is copied, so that the payload is still read, and can be passed on, in place.
+    decoded.aligned_copy_ = kj::heapArray<capnp::word>(table[1]);
+    std::memcpy(decoded.aligned_copy_.begin(), first_segment.data(), first_segment.size());
+    decoded.segments_[0] = decoded.aligned_copy_.asPtr();
+  }
   decoded.segments_[1] = kj::arrayPtr(reinterpret_cast<const capnp::word*>(tail.data()), table[2]);
   decoded.options_.traversalLimitInWords = bytes / sizeof(capnp::word) * limits.traversal_factor + 1024;
   decoded.options_.nestingLimit = limits.nesting_limit;

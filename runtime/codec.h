@@ -36,7 +36,8 @@
 //
 // Alignment: a ZeroMQ frame is not guaranteed to be 8-byte aligned (pitfalls.md #6). When the
 // caller hands over ownership of aligned bytes they are read in place; otherwise they are copied
-// once into an aligned buffer.
+// once into an aligned buffer. Of two parts, a misaligned head alone is copied (it is small; the
+// tail is still read in place); a misaligned tail is copied with the head.
 //
 // Thread-safety: free functions are reentrant; a DecodedMessage is a value owned by one thread;
 // a SchemaCheck is immutable once built and may be shared by threads.
@@ -125,7 +126,7 @@ class DecodedMessage {
   // A reader of the same words with `options` (check_schema reads with a reader of its own).
   std::unique_ptr<capnp::MessageReader> reader_with(const capnp::ReaderOptions& options) const;
   std::shared_ptr<const void> owner_;
-  kj::Array<capnp::word> aligned_copy_;
+  kj::Array<capnp::word> aligned_copy_;  // one part: the message; two parts: the first segment
   kj::ArrayPtr<const capnp::word> words_;  // one part: owner_'s bytes or aligned_copy_
   // Two parts, read in place: the segments (on the heap: reader_ keeps a pointer to them).
   kj::Array<kj::ArrayPtr<const capnp::word>> segments_;

@@ -118,6 +118,21 @@ DRK_TEST_CASE("an envelope in two parts decodes in place; heads that do not desc
   auto copied = decode_own_parts(parts.head_bytes(), std::span<const std::byte>(shifted).subspan(1));
   DRK_REQUIRE(copied.ok());
   DRK_CHECK(copied->root<msg::Envelope>().getBody().getPolicyWeights().getParameters()[4095] == 0x42);
+
+  // A head that is not (ZeroMQ's receive buffer over ipc and tcp) is copied alone: the payload
+  // is still read in place, so that a reply can share it.
+  std::vector<std::byte> shifted_head(parts.head_bytes().size() + 3);
+  std::memcpy(shifted_head.data() + 3, parts.head.data(), parts.head_bytes().size());
+  const auto misaligned_head = std::span<const std::byte>(shifted_head).subspan(3);
+  for (int check = 0; check < 2; ++check) {
+    auto read = check == 0 ? decode_own_parts(misaligned_head, parts.tail_bytes())
+                           : decode_checked_parts<msg::Envelope>(misaligned_head, parts.tail_bytes());
+    DRK_REQUIRE_MESSAGE(read.ok(), read.error().message);
+    const auto envelope_read = read->root<msg::Envelope>();
+    DRK_CHECK(std::string(envelope_read.getSender().cStr()) == "two-parts");
+    const auto in_place = envelope_read.getBody().getPolicyWeights().getParameters();
+    DRK_CHECK(static_cast<const void*>(in_place.begin()) == parts.tail.data());
+  }
 }
 
 DRK_TEST_CASE("messages back to back in one frame are found by their segment tables") {
