@@ -2,19 +2,17 @@
 // reading a live run through inspection.
 #pragma once
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "runtime/curve_keys.h"
 #include "runtime/inspection_server.h"
+#include "tests/doctest_drk.h"
 #include "tests/support/process_table.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/spawned_program.h"
+#include "tools/bench/free_port.h"
 
 namespace drk::testing::nodes {
 
@@ -23,28 +21,12 @@ struct Ports {
   int node = 0;  // the node's first mailbox port
 };
 
-// A free port with `span` free ports after it (checked now; taken later by the run).
-inline int free_port_range(int span) {
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    const int base = 20000 + (::getpid() * 37 + attempt * 101) % 30000;
-    bool all_free = true;
-    for (int port = base; port < base + span && all_free; ++port) {
-      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in address{};
-      address.sin_family = AF_INET;
-      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      address.sin_port = htons(static_cast<uint16_t>(port));
-      all_free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-      ::close(fd);
-    }
-    if (all_free) return base;
-  }
-  return 0;
-}
-
+// The head's 12 ports, then the node's 12 (checked now; taken later by the run).
 inline Ports pick_ports() {
+  const auto base = bench::free_tcp_ports(24);
+  DRK_REQUIRE_MESSAGE(base.ok(), base.error().message);
   Ports ports;
-  ports.head = free_port_range(12);
+  ports.head = *base;
   ports.node = ports.head + 12;
   return ports;
 }

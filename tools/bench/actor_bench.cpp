@@ -209,13 +209,14 @@ Result<PairNetworks> pair_networks(BenchTransport transport) {
   networks.head.local_node = std::string(runtime::kHeadNode);
   networks.b.local_node = "b";
   if (transport != BenchTransport::tcp && transport != BenchTransport::tcp_curve) return networks;
+  // Each node binds a port per mailbox from its base up; the head node's start with the built-in
+  // head actor's, so `first` listens at base + 1.
+  constexpr int kPortsPerNode = 4;
+  auto ports = free_tcp_ports(2 * kPortsPerNode);
+  if (!ports) return ports.error();
   runtime::NetworkMap map;
-  for (const std::string& node : {std::string(runtime::kHeadNode), std::string("b")}) {
-    auto port = free_tcp_port();
-    if (!port) return port.error();
-    // The head node's mailboxes start with the built-in head actor's: `first` listens at +1.
-    map.nodes[node] = runtime::NodeAddress{"127.0.0.1", "127.0.0.1", *port, ""};
-  }
+  map.nodes[std::string(runtime::kHeadNode)] = runtime::NodeAddress{"127.0.0.1", "127.0.0.1", *ports, ""};
+  map.nodes["b"] = runtime::NodeAddress{"127.0.0.1", "127.0.0.1", static_cast<uint16_t>(*ports + kPortsPerNode), ""};
   if (transport == BenchTransport::tcp_curve) {
     auto head_keys = runtime::generate_curve_key_pair();
     if (!head_keys) return head_keys.error();

@@ -58,7 +58,7 @@ zmq::message_t heartbeat(uint64_t sequence) {
 }
 
 Result<double> one_detection_ms() {
-  auto port = free_tcp_port();
+  auto port = free_tcp_ports(1);
   if (!port) return port.error();
   auto topology = runtime::parse_topology(YAML::Load(topology_text(*port)), "the node failure benchmark");
   if (!topology) return topology.error();
