@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
 #include <new>
 
 namespace drk::runtime {
@@ -14,11 +15,12 @@ FrameBufferPool::Buffer FrameBufferPool::take(std::size_t min_bytes) {
   Header* header = nullptr;
   {
     std::lock_guard lock(mutex_);
-    for (auto kept = free_.begin(); kept != free_.end(); ++kept) {
+    // The most recently returned first: its bytes are the likeliest to be in a cache still.
+    for (auto kept = free_.rbegin(); kept != free_.rend(); ++kept) {
       if ((*kept)->capacity < min_bytes) continue;
       header = *kept;
       kept_bytes_ -= header->capacity;
-      free_.erase(kept);
+      free_.erase(std::next(kept).base());
       break;
     }
   }

@@ -7,8 +7,9 @@
 // faults were the largest cost of a 64 KiB envelope in `perf`). A buffer taken from the pool
 // holds the pool alive (a header in front of its bytes) until it comes back.
 //
-// Sizes: take() rounds up to a power of two of at least kMinBufferBytes and returns the first
-// kept buffer that is large enough. At most kKeptBuffers buffers and kKeptBytes bytes are kept;
+// Sizes: take() rounds up to a power of two of at least kMinBufferBytes and returns the kept
+// buffer that came back last among those large enough (its bytes are the likeliest to be in a
+// cache still: a sender that took the oldest cycled through the whole pool). At most kKeptBuffers buffers and kKeptBytes bytes are kept;
 // buffers beyond that, or over kMaxKeptBufferBytes, are freed when they come back, so the pool's
 // memory stays bounded. A buffer's bytes are not zeroed: what they held before is still there.
 //
