@@ -6,7 +6,8 @@
 // decode_checked<Envelope>() with the production limits (DecodeLimits{}, what ActorHost uses),
 // in place. An input whose first table names two segments is also read as the two parts of a
 // message whose payload travels in a part of its own (decode_checked_parts: the head is the
-// table and the first segment, the tail the rest). When it decodes, every field of the Envelope
+// table and the first segment, the tail the rest), once in place and once with the head at an
+// odd address (ZeroMQ's receive buffer over ipc and tcp). When it decodes, every field of the Envelope
 // is read through Cap'n Proto's
 // reflection: the non-union fields and the active union member of every struct, every list
 // element, every byte of every Text and Data, so that traversal limits, list bounds and text
@@ -29,6 +30,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "messages/drk.capnp.h"
 #include "runtime/codec.h"
@@ -128,6 +130,12 @@ void read_as_two_parts(std::span<const std::byte> bytes) {
   if (head > bytes.size()) return;
   walk_if_decoded(drk::runtime::decode_checked_parts<drk::msg::Envelope>(bytes.first(head), bytes.subspan(head),
                                                                           drk::runtime::DecodeLimits{}));
+  // Again with the head at an odd address, as ZeroMQ hands a small part over ipc and tcp: the
+  // decoder copies the head alone and still reads the tail in place.
+  std::vector<std::byte> shifted(head + 1);
+  std::memcpy(shifted.data() + 1, bytes.data(), head);
+  walk_if_decoded(drk::runtime::decode_checked_parts<drk::msg::Envelope>(
+      std::span<const std::byte>(shifted).subspan(1), bytes.subspan(head), drk::runtime::DecodeLimits{}));
 }
 
 }  // namespace
