@@ -69,20 +69,23 @@ Result<DecodedMessage> DecodedMessage::read(std::span<const std::byte> bytes, st
     std::memcpy(decoded.aligned_copy_.begin(), bytes.data(), bytes.size());
     view = decoded.aligned_copy_.asPtr();
   }
-  capnp::ReaderOptions options;
-  options.traversalLimitInWords = words * limits.traversal_factor + 1024;
-  options.nestingLimit = limits.nesting_limit;
   decoded.words_ = view;
-  decoded.options_ = options;
+  if (auto opened = decoded.open_reader(limits, traverse); !opened) return opened.error();
+  return decoded;
+}
+
+Status DecodedMessage::open_reader(const DecodeLimits& limits, bool traverse) {
+  options_.traversalLimitInWords = size_bytes_ / sizeof(capnp::word) * limits.traversal_factor + 1024;
+  options_.nestingLimit = limits.nesting_limit;
   try {
-    decoded.reader_ = decoded.reader_with(options);
+    reader_ = reader_with(options_);
     // Traverses every pointer once so that malformed messages fail here and not in a handler.
-    if (traverse) decoded.reader_->getRoot<capnp::AnyPointer>().targetSize();
+    if (traverse) reader_->getRoot<capnp::AnyPointer>().targetSize();
   } catch (const kj::Exception& fault) {
     return make_error(Errc::protocol_error,
                       "malformed Cap'n Proto message: " + std::string(fault.getDescription().cStr()));
   }
-  return decoded;
+  return {};
 }
 
 Result<DecodedMessage> DecodedMessage::read_parts(std::span<const std::byte> head, std::span<const std::byte> tail,
@@ -129,15 +132,7 @@ Result<DecodedMessage> DecodedMessage::read_parts(std::span<const std::byte> hea
     decoded.segments_[0] = decoded.aligned_copy_.asPtr();
   }
   decoded.segments_[1] = kj::arrayPtr(reinterpret_cast<const capnp::word*>(tail.data()), table[2]);
-  decoded.options_.traversalLimitInWords = bytes / sizeof(capnp::word) * limits.traversal_factor + 1024;
-  decoded.options_.nestingLimit = limits.nesting_limit;
-  try {
-    decoded.reader_ = decoded.reader_with(decoded.options_);
-    if (traverse) decoded.reader_->getRoot<capnp::AnyPointer>().targetSize();
-  } catch (const kj::Exception& fault) {
-    return make_error(Errc::protocol_error,
-                      "malformed Cap'n Proto message: " + std::string(fault.getDescription().cStr()));
-  }
+  if (auto opened = decoded.open_reader(limits, traverse); !opened) return opened.error();
   return decoded;
 }
 

@@ -123,6 +123,9 @@ class DecodedMessage {
                                      const DecodeLimits& limits, bool traverse);
   static Result<DecodedMessage> read_parts(std::span<const std::byte> head, std::span<const std::byte> tail,
                                            const DecodeLimits& limits, bool traverse);
+  // Sets options_ from `limits` for size_bytes_ and opens reader_ on the words or segments set;
+  // with `traverse`, follows every pointer once. Errors: protocol_error for a malformed message.
+  Status open_reader(const DecodeLimits& limits, bool traverse);
   // A reader of the same words with `options` (check_schema reads with a reader of its own).
   std::unique_ptr<capnp::MessageReader> reader_with(const capnp::ReaderOptions& options) const;
   std::shared_ptr<const void> owner_;
@@ -155,7 +158,8 @@ Result<DecodedMessage> decode_own(std::span<const std::byte> bytes, std::shared_
 
 // An envelope of two parts (above), from this process's own Outboxes (as decode_own) or from a
 // peer (as decode_checked). The caller keeps both parts alive and unchanged while the
-// DecodedMessage lives; parts that are not word-aligned are copied into one aligned message.
+// DecodedMessage lives; a head that is not word-aligned is copied alone, a tail that is not is
+// copied with the head into one aligned message.
 // Errors: protocol_error when the sizes pass the limit, the head's table does not name exactly
 // two segments, or a part's size is not what the table says.
 Result<DecodedMessage> decode_own_parts(std::span<const std::byte> head, std::span<const std::byte> tail,

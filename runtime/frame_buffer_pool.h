@@ -9,9 +9,9 @@
 //
 // Sizes: take() rounds up to a power of two of at least kMinBufferBytes and returns the kept
 // buffer that came back last among those large enough (its bytes are the likeliest to be in a
-// cache still: a sender that took the oldest cycled through the whole pool). At most kKeptBuffers buffers and kKeptBytes bytes are kept;
-// buffers beyond that, or over kMaxKeptBufferBytes, are freed when they come back, so the pool's
-// memory stays bounded. A buffer's bytes are not zeroed: what they held before is still there.
+// cache still: a sender that took the oldest cycled through the whole pool). At most
+// kKeptBuffers buffers and kKeptBytes bytes are kept; buffers beyond that, or over
+// kMaxKeptBufferBytes, are freed when they come back, so the pool's memory stays bounded. A buffer's bytes are not zeroed: what they held before is still there.
 //
 // Thread-safety: take() from the owner's thread; give_back() from any thread. Create with
 // std::make_shared (a taken buffer keeps a std::shared_ptr to its pool).
