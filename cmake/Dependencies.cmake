@@ -17,6 +17,13 @@ find_package(doctest REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(Boost REQUIRED)
 find_package(Torch REQUIRED)
+# The sandbox's syscall filter (actors/evaluator/sandbox_confinement.h): libseccomp, found by
+# path so that the GPU kit's unpacked copy is found through CMAKE_PREFIX_PATH.
+find_path(SECCOMP_INCLUDE_DIR seccomp.h REQUIRED)
+find_library(SECCOMP_LIBRARY seccomp REQUIRED)
+add_library(drk_seccomp INTERFACE)
+target_include_directories(drk_seccomp INTERFACE ${SECCOMP_INCLUDE_DIR})
+target_link_libraries(drk_seccomp INTERFACE ${SECCOMP_LIBRARY})
 
 # CUDA is optional: where /usr/local/cuda exists (CI has it, without a GPU) NVRTC, CUPTI and
 # the runtime are linked for real; elsewhere everything else still builds.

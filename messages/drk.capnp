@@ -202,6 +202,17 @@ struct Evidence {
   harnessSymbol @31 :Text;          # the sandbox refused the candidate's object before loading it: what it
                                     # would bind to outside the C/C++ and CUDA runtimes ("imports
                                     # at::set_num_threads(int) from libtorch_cpu.so.1.13"; "" if nothing)
+  # Work after return and beyond the thread limit (docs/verification.md):
+  outputsChangedAfterReturn @32 :Text;  # an output differed a few ms after the reply from what it held at the
+                                        # reply: work still running after drk_kernel returned ("" if not)
+  cpuPerWall @33 :Float64;          # CPU: the sandbox's CPU time (all its threads) / wall time over its timed
+                                    # batches; beyond maxThreads, work ran on threads it may not use
+  cpuWhileIdleMs @34 :Float64;      # CPU time the sandbox used between its replies and the next requests
+  idleMs @35 :Float64;              # the wall time of those intervals
+  maxThreads @36 :Int32;            # drk_context.max_threads of the evaluation
+  answerReuseRatio @37 :Float64;    # CPU: a batch's time when each call's output holds another input's answer
+                                    # over its time when it holds its own; far above 1: work skipped when the
+                                    # output already holds the answer (0: not measured)
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.
@@ -319,6 +330,10 @@ struct EvalResult {
   loadMs @21 :Float64;          # loading the object into the sandbox (starting one if needed)
   correctnessMs @22 :Float64;   # the trials: drawing inputs, the calls, the reference, comparing
   timingMs @23 :Float64;        # timing candidate and reference, and the last check
+  # What the reference ran on (kernels/catalog/reference_build.h): "LibTorch 1.13.0, OpenBLAS
+  # 0.3.21 (OpenMP) in ..., 1 thread"; on CUDA the device's LibTorch and cuBLAS.
+  referenceBuild @24 :Text;
+  referenceBlasUnoptimised @25 :Bool;  # the CPU reference ran on netlib's reference BLAS (eval.allow_reference_blas)
 }
 
 struct FailedCheck {

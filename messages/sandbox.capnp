@@ -40,6 +40,7 @@ struct RunRequest {
   sets @0 :List(BufferSet);
   calls @1 :UInt32;
   swapSeed @2 :UInt64;          # non-zero: two elements of every input swap places before each call (input_swaps.h)
+  outputChecksum @3 :Bool;      # CPU: reply with the checksum of the last call's outputs as it returned
 }
 
 # CUDA sandboxes (drk-sandbox-cuda) only; the CPU sandbox answers badRequest. On CUDA a run
@@ -210,4 +211,60 @@ struct SandboxReply {
                                 # (harness_imports.h)
   launchHoldNote @15 :Text;     # time requests with holdLaunches: why a call was not held
                                 # (the hold cannot be built, or gave up); "" when all were
+  outputChecksum @16 :UInt64;   # run requests with outputChecksum: output_checksum.h of the last
+                                # call's outputs, taken as it returned
+}
+
+# The zygote (drk-sandbox --zygote, actors/evaluator/sandbox_zygote.h): a warm sandbox process
+# that never loads a candidate. It forks one fresh sandbox per candidate, so that no candidate's
+# code runs in a process that later runs or times another candidate. Transport: a SOCK_SEQPACKET
+# socket pair (the zygote's descriptor 3), one flat message per datagram (at most 64 KiB), file
+# descriptors as SCM_RIGHTS. The Evaluator sends ZygoteSpawn; the zygote answers each with
+# `spawned` or `failed`, and reports every sandbox's end with `exited`.
+
+# What confines a sandbox besides the syscall filter (docs/verification.md, "Sandbox limits").
+struct SandboxLimits {
+  cpuSeconds @0 :UInt64;          # RLIMIT_CPU
+  memoryBytes @1 :UInt64;         # beyond what the zygote had mapped: RLIMIT_AS (when addressSpace) and
+                                  # RLIMIT_DATA; 0: no limit
+  addressSpace @2 :Bool;          # limit the address space too (not on CUDA, which reserves far more than it uses)
+  maxOpenFiles @3 :UInt64;        # RLIMIT_NOFILE
+  maxTasks @4 :UInt64;            # RLIMIT_NPROC of the sandbox's own user (threads count); 0: not set
+  ownUser @5 :Bool;               # run as a user of its own, uid kSandboxUidBase + its pid (when the zygote is root)
+}
+
+# Descriptors: the request pipe's read end, the reply pipe's write end, the shared region.
+struct ZygoteSpawn {
+  id @0 :UInt64;
+  workDirectory @1 :Text;         # the sandbox's working directory (empty, writable by it alone)
+  maxThreads @2 :Int32;
+  gpuMemoryLimitBytes @3 :UInt64;
+  limits @4 :SandboxLimits;
+}
+
+struct ZygoteEvent {
+  union {
+    spawned @0 :ZygoteSpawned;    # descriptor: a pidfd of the new sandbox
+    failed @1 :ZygoteFailed;
+    exited @2 :ZygoteExited;
+  }
+}
+
+struct ZygoteSpawned {
+  id @0 :UInt64;
+  pid @1 :Int32;
+  uid @2 :UInt32;                 # the user it runs as
+}
+
+struct ZygoteFailed {
+  id @0 :UInt64;
+  message @1 :Text;
+}
+
+struct ZygoteExited {
+  pid @0 :Int32;
+  signal @1 :Int32;               # the signal that ended it, 0 if none
+  exitCode @2 :Int32;
+  leftovers @3 :UInt32;           # rounds of processes of its user still alive after it ended, killed by the zygote
+  id @4 :UInt64;                  # the spawn request that made it
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <future>
@@ -15,6 +16,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -24,6 +26,7 @@
 #include "actors/evaluator/compute_sanitizer.h"
 #include "actors/evaluator/guarded_tensors.h"
 #include "actors/evaluator/input_nudge.h"
+#include "actors/evaluator/output_checksum.h"
 #include "actors/evaluator/output_comparison.h"
 #include "actors/evaluator/ptxas_report.h"
 #include "drk_kernel.h"
@@ -34,6 +37,7 @@
 #include "actors/verifier/best_known_bound.h"
 #include "actors/verifier/roofline_bound.h"
 #include "kernels/catalog/reference.h"
+#include "kernels/catalog/reference_build.h"
 #include "kernels/compile/compiled_artifact.h"
 #include "kernels/compile/compiler.h"
 #include "messages/sandbox.capnp.h"
@@ -260,6 +264,12 @@ void fill_kernels(const std::vector<KernelGroup>& groups, const std::set<std::st
   }
 }
 
+// How long after a reply an output is compared again with what it held at the reply.
+constexpr auto kAfterReturnWait = std::chrono::milliseconds(3);
+// The length of the batches that compare a candidate with its outputs holding their own answers
+// and holding others' (answerReuseRatio).
+constexpr double kAnswerReuseBatchMs = 3.0;
+
 struct SandboxAnswer {
   msg::SandboxStatus status = msg::SandboxStatus::OK;
   std::string message;
@@ -268,6 +278,8 @@ struct SandboxAnswer {
   uint64_t library_calls = 0;
   uint64_t sandbox_ns = 0;
   double wall_ns = 0;  // this process's clock around the round trip
+  double cpu_ns = 0;   // the sandbox's CPU time (all its threads) over the round trip
+  std::optional<uint64_t> output_checksum;  // run requests that asked: the outputs as the call returned
   std::vector<TimedCall> timed_calls;  // CUDA time requests
   std::string launch_hold_note;        // CUDA time requests: why a call was not held
   std::optional<DevicePeaks> peaks;    // CUDA peaks requests
@@ -286,7 +298,18 @@ struct EvaluationEngine::Impl {
   // their evaluate() takes it.
   std::map<std::string, Status> adopted;
   std::optional<SharedRegion> region;
+  // Forks a fresh sandbox per candidate (sandbox_zygote.h). `sandbox` runs the candidate being
+  // evaluated and ends with its evaluation; `spares` are started ahead and have run nothing.
+  std::shared_ptr<SandboxZygote> zygote;
   std::unique_ptr<SandboxProcess> sandbox;
+  std::deque<std::unique_ptr<SandboxProcess>> spares;
+  pid_t last_candidate_pid = 0;
+  kernels::ReferenceBuild reference_build;  // what the reference runs on (EvalResult.referenceBuild)
+  // The candidate's sandbox between requests: its CPU time and this clock at its last reply, and
+  // what it used while no request was in flight (evidence cpuWhileIdleMs and idleMs).
+  std::optional<uint64_t> cpu_at_reply;
+  Clock::time_point reply_time;
+  double idle_cpu_ns = 0, idle_wall_ns = 0;
   uint64_t secret = 0;
   uint64_t evaluations = 0;
   uint64_t next_request_id = 1;
@@ -322,17 +345,80 @@ struct EvaluationEngine::Impl {
     uint64_t swap_seed = 0;
     uint64_t swap_requests = 0;
     uint64_t next_swap_seed() { return swap_seed == 0 ? 0 : mix(swap_seed, ++swap_requests); }
+    // CPU timing: calls made so far in the timed order, where call g takes set g mod K's inputs and
+    // set g mod (K + 1)'s outputs, which the call before it in that output last wrote for other
+    // inputs: no timed call starts from an output that already holds its answer.
+    uint64_t rotation_calls = 0;
+    // The sandbox's CPU time and wall time over the timed candidate batches (cpuPerWall).
+    double batch_cpu_ns = 0, batch_wall_ns = 0;
   };
 
   kernels::DeviceKind shape_kind() const { return options.shapes.value_or(options.device); }
 
+  // A sandbox that has run no candidate: a spare, or one forked now.
+  Result<std::unique_ptr<SandboxProcess>> fresh_sandbox() {
+    while (!spares.empty()) {
+      auto spare = std::move(spares.front());
+      spares.pop_front();
+      if (spare->alive()) return spare;
+    }
+    if (!zygote || !zygote->alive()) {
+      auto started = SandboxZygote::start(options.sandbox.executable);
+      if (!started) return started.error();
+      zygote = std::move(*started);
+    }
+    return SandboxProcess::spawn(zygote, options.sandbox, region->fd());
+  }
+
+  // Spares up to the count asked for (eval.sandbox_spares), started while nothing is timed.
+  void start_spares() {
+    while (spares.size() < options.sandbox_spares) {
+      auto spawned = fresh_sandbox();
+      if (!spawned) return;  // the next candidate meets the reason
+      spares.push_back(std::move(*spawned));
+    }
+  }
+
+  // Within one evaluation: the candidate's sandbox, or a fresh one when it died (a device error
+  // ends a CUDA sandbox) and the evaluation goes on.
   Status ensure_sandbox() {
     if (sandbox && sandbox->alive()) return {};
     sandbox.reset();
-    auto started = SandboxProcess::start(options.sandbox, region->fd());
-    if (!started) return started.error();
-    sandbox = std::move(*started);
+    auto fresh = fresh_sandbox();
+    if (!fresh) return fresh.error();
+    sandbox = std::move(*fresh);
     return {};
+  }
+
+  // A candidate's evaluation begins: the sandbox of the one before is gone, this one gets a
+  // sandbox no candidate has run in.
+  Status begin_candidate() {
+    sandbox.reset();
+    auto fresh = fresh_sandbox();
+    if (!fresh) return fresh.error();
+    sandbox = std::move(*fresh);
+    last_candidate_pid = sandbox->pid();
+    cpu_at_reply.reset();
+    idle_cpu_ns = idle_wall_ns = 0;
+    return {};
+  }
+
+  // CUDA: the device's peaks (the roofline's), measured once per engine by a sandbox before a
+  // candidate is loaded into it, so that no candidate's code runs in the process that measures
+  // them. A sandbox that cannot measure them (no device) leaves them unknown: its load says why.
+  void measure_peaks_before_load() {
+    if (options.device != DeviceKind::cuda || peaks) return;
+    capnp::MallocMessageBuilder scratch;
+    Run probe;
+    probe.out = scratch.initRoot<msg::EvalResult>();
+    auto answer = call(probe, options.load_timeout, [](msg::SandboxRequest::Builder request) { request.setPeaks(); });
+    if (answer && answer->status == msg::SandboxStatus::OK) peaks = answer->peaks;
+  }
+
+  // ...and ends: its sandbox, with everything it started, is killed; the next one is started.
+  void end_candidate() {
+    sandbox.reset();
+    start_spares();
   }
 
   // A request with a fresh id, the region's size and, for a device-resident run, the device
@@ -389,9 +475,18 @@ struct EvaluationEngine::Impl {
     if (auto s = synchronize_device(run); !s) return s.error();
     capnp::MallocMessageBuilder message;
     const uint64_t id = build_request(message, run, fill);
+    const std::optional<uint64_t> cpu_before = sandbox->cpu_time_ns();
     auto started = Clock::now();
+    if (cpu_at_reply && cpu_before) {
+      idle_cpu_ns += static_cast<double>(*cpu_before - *cpu_at_reply);
+      idle_wall_ns += std::chrono::duration<double, std::nano>(started - reply_time).count();
+    }
+    cpu_at_reply.reset();
     auto words = sandbox->call(message, timeout);
-    double wall_ns = std::chrono::duration<double, std::nano>(Clock::now() - started).count();
+    reply_time = Clock::now();
+    double wall_ns = std::chrono::duration<double, std::nano>(reply_time - started).count();
+    const std::optional<uint64_t> cpu_after = sandbox && sandbox->alive() ? sandbox->cpu_time_ns() : std::nullopt;
+    if (cpu_after) cpu_at_reply = cpu_after;
 #ifdef DRK_HAVE_CUDA
     // The sandbox has now let go of a replaced device region (it switched, or it is gone).
     retired_device_region.reset();
@@ -420,6 +515,8 @@ struct EvaluationEngine::Impl {
     answer.library_calls = reply.getLibraryCalls();
     answer.sandbox_ns = reply.getSandboxNs();
     answer.wall_ns = wall_ns;
+    if (cpu_before && cpu_after) answer.cpu_ns = static_cast<double>(*cpu_after - *cpu_before);
+    if (reply.getOutputChecksum() != 0) answer.output_checksum = reply.getOutputChecksum();
     // Evidence for the Verifier: library-table use, and threads a call left running.
     auto evidence = run.out.getEvidence();
     evidence.setLibraryCalls(evidence.getLibraryCalls() + answer.library_calls);
@@ -467,11 +564,13 @@ struct EvaluationEngine::Impl {
     sandbox.reset();
   }
 
-  // One checked call of the candidate on buffer set 0.
-  Result<SandboxAnswer> call_once(Run& run) {
+  // One checked call of the candidate on buffer set 0; with `checksum`, the sandbox takes its
+  // outputs' checksum as the call returns (SandboxAnswer::output_checksum).
+  Result<SandboxAnswer> call_once(Run& run, bool checksum = false) {
     return call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
       auto run_request = request.initRun();
       run_request.setCalls(1);
+      run_request.setOutputChecksum(checksum);
       fill_sets(run_request, run, {0});
     });
   }
@@ -482,19 +581,22 @@ struct EvaluationEngine::Impl {
   }
 
   void fill_buffer_sets(capnp::List<msg::BufferSet>::Builder list, const Run& run, const std::vector<uint32_t>& sets) {
-    for (unsigned i = 0; i < sets.size(); ++i) {
-      const BufferSetLayout& set = run.layout.sets[sets[i]];
-      auto fill_views = [](capnp::List<msg::TensorView>::Builder views, const std::vector<TensorSlot>& slots) {
-        for (unsigned t = 0; t < slots.size(); ++t) {
-          views[t].setOffset(slots[t].offset);
-          views[t].setDtype(static_cast<int32_t>(slots[t].dtype));  // DType mirrors drk_dtype
-          auto shape = views[t].initShape(static_cast<unsigned>(slots[t].shape.size()));
-          for (unsigned d = 0; d < slots[t].shape.size(); ++d) shape.set(d, slots[t].shape[d]);
-        }
-      };
-      fill_views(list[i].initInputs(static_cast<unsigned>(set.inputs.size())), set.inputs);
-      fill_views(list[i].initOutputs(static_cast<unsigned>(set.outputs.size())), set.outputs);
-    }
+    for (unsigned i = 0; i < sets.size(); ++i)
+      fill_buffer_set(list[i], run.layout.sets[sets[i]].inputs, run.layout.sets[sets[i]].outputs);
+  }
+
+  static void fill_buffer_set(msg::BufferSet::Builder set, const std::vector<TensorSlot>& inputs,
+                              const std::vector<TensorSlot>& outputs) {
+    auto fill_views = [](capnp::List<msg::TensorView>::Builder views, const std::vector<TensorSlot>& slots) {
+      for (unsigned t = 0; t < slots.size(); ++t) {
+        views[t].setOffset(slots[t].offset);
+        views[t].setDtype(static_cast<int32_t>(slots[t].dtype));  // DType mirrors drk_dtype
+        auto shape = views[t].initShape(static_cast<unsigned>(slots[t].shape.size()));
+        for (unsigned d = 0; d < slots[t].shape.size(); ++d) shape.set(d, slots[t].shape[d]);
+      }
+    };
+    fill_views(set.initInputs(static_cast<unsigned>(inputs.size())), inputs);
+    fill_views(set.initOutputs(static_cast<unsigned>(outputs.size())), outputs);
   }
 
   // A tensor over `slot`, where the run's tensors live.
@@ -630,6 +732,45 @@ struct EvaluationEngine::Impl {
     return count.missing > 0 && 2 * count.stale >= count.missing;
   }
 
+  // Whether set 0's output still holds `returned`, what it held at the reply (`at_reply`), at
+  // least kAfterReturnWait later; records evidence outputsChangedAfterReturn when not.
+  void check_outputs_still(Run& run, const at::Tensor& returned, Clock::time_point at_reply) {
+    const auto waited = Clock::now() - at_reply;
+    if (waited < kAfterReturnWait) std::this_thread::sleep_for(kAfterReturnWait - waited);
+    const at::Tensor now = view(run, run.layout.sets[0].outputs[0]);
+    if (run.out.getEvidence().getOutputsChangedAfterReturn().size() != 0 || same_bits(now, returned)) return;
+    const int64_t changed = count_differing_bits(now, returned);
+    run.out.getEvidence().setOutputsChangedAfterReturn(
+        std::to_string(changed) + " of " + std::to_string(now.numel()) + " elements of output " +
+        run.task->outputs[0] + " changed between the reply and " +
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - at_reply).count()) +
+        " ms later");
+  }
+
+  // Whether set 0's outputs at the reply are what the sandbox saw as the call returned.
+  void check_outputs_as_returned(Run& run, uint64_t at_return) {
+    uint64_t checksum = checksum_bytes(nullptr, 0);
+    for (const auto& slot : run.layout.sets[0].outputs)
+      checksum = checksum_bytes(region->data() + slot.offset, slot.bytes(), checksum);
+    if (checksum != at_return)
+      run.out.getEvidence().setOutputsChangedAfterReturn("output " + run.task->outputs[0] +
+                                                         " changed between drk_kernel's return and the sandbox's reply");
+  }
+
+  // The sandbox's CPU time since its last reply, counted as idle, and the evidence of the
+  // intervals: called when the evaluation's last request has been answered.
+  void record_idle_cpu(Run& run) {
+    if (sandbox && sandbox->alive() && cpu_at_reply)
+      if (const auto now = sandbox->cpu_time_ns()) {
+        idle_cpu_ns += static_cast<double>(*now - *cpu_at_reply);
+        idle_wall_ns += std::chrono::duration<double, std::nano>(Clock::now() - reply_time).count();
+      }
+    auto evidence = run.out.getEvidence();
+    evidence.setCpuWhileIdleMs(idle_cpu_ns / 1e6);
+    evidence.setIdleMs(idle_wall_ns / 1e6);
+    evidence.setMaxThreads(options.max_threads);
+  }
+
   Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out, double best_known_speedup);
   void record_artifact(msg::Candidate::Reader candidate, std::optional<Status> adoption, msg::EvalResult::Builder out);
   Status run_trials(Run& run);
@@ -641,6 +782,8 @@ struct EvaluationEngine::Impl {
                      uint32_t& candidate_calls, uint32_t& reference_calls);
   Status time_on_cuda(Run& run, std::vector<double>& candidate_us, std::vector<double>& reference_us);
   Result<SandboxAnswer> run_batch(Run& run, uint32_t calls);
+  Result<SandboxAnswer> run_rotating_batch(Run& run, uint32_t calls);
+  std::optional<Status> measure_answer_reuse(Run& run, double call_us, double round_trip_ns);
   std::optional<Status> batch_failed(Run& run, const Result<SandboxAnswer>& answer, const char* phase);
   bool timing_settled(const std::vector<double>& candidate_us, const std::vector<double>& reference_us,
                       Clock::time_point started) const;
@@ -756,7 +899,11 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   Run run;
   run.task = *task;
   run.reference = &references.at(task_name);
-  run.layout = make_layout(**task, shape_kind(), std::max<uint32_t>(options.timing_sets, 1));
+  // On the CPU one set more than the timing's inputs: its outputs make the rotation
+  // (run_rotating_batch), which needs two input sets at least.
+  run.layout = make_layout(**task, shape_kind(),
+                           options.device == DeviceKind::cuda ? std::max<uint32_t>(options.timing_sets, 1)
+                                                              : std::max<uint32_t>(options.timing_sets, 2) + 1);
   run.tolerance = (*task)->output_tolerance();
   run.seed = mix(secret, evaluations++);
   run.on_device = device_resident();
@@ -765,12 +912,23 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   run.out = out;
   for (const auto& usage : own_kernels) run.own_kernels.insert(usage.name);
   if (auto s = reserve(run, run.layout.bytes); !s) return s;
-  at::set_num_threads(options.max_threads);
+  kernels::set_reference_threads(options.max_threads);
+  out.setReferenceBuild(reference_build.describe());
+  out.setReferenceBlasUnoptimised(reference_build.unoptimised_blas && options.device == DeviceKind::cpu);
 
   auto phase_started = Clock::now();
+  // Whatever ends the evaluation, its sandbox goes with it and the next one is started.
+  struct EndCandidate {
+    Impl* impl;
+    ~EndCandidate() { impl->end_candidate(); }
+  } end_candidate_on_exit{this};
+  if (auto s = begin_candidate(); !s) return s;
+  measure_peaks_before_load();
+  auto staged = sandbox->stage_library(compiled->library_path);
+  if (!staged) return staged.error();
   auto loaded = call(run, options.load_timeout, [&](msg::SandboxRequest::Builder request) {
     auto load = request.initLoad();
-    load.setLibrary(compiled->library_path);
+    load.setLibrary(*staged);
     load.setMaxThreads(options.max_threads);
   });
   out.setLoadMs(ms_since(phase_started));
@@ -814,8 +972,7 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
     }
   }
   if (!out.getCorrect()) out.setSpeedup(0.0);
-  // Keep one sandbox warm for the next candidate.
-  if (!sandbox || !sandbox->alive()) (void)ensure_sandbox();
+  record_idle_cpu(run);
   return {};
 }
 
@@ -825,7 +982,7 @@ Status EvaluationEngine::Impl::run_trials(Run& run) {
   for (uint32_t trial = 0; trial < options.trials; ++trial) {
     write_inputs(run, 0, mix(run.seed, trial));
     poison_outputs(run, 0);
-    auto answer = call_once(run);
+    auto answer = call_once(run, trial == 0);
     if (!answer) {
       if (!run.sandbox_failed) return answer.error();
       out.setErrorText("trial " + std::to_string(trial + 1) + ": " + std::string(out.getErrorText().cStr()));
@@ -838,8 +995,14 @@ Status EvaluationEngine::Impl::run_trials(Run& run) {
       out.setErrorText("trial " + std::to_string(trial + 1) + ": " + answer->message);
       break;
     }
+    // The first trial's outputs as the reply found them, compared again after the check below
+    // and a short wait: a write in between is work still running after drk_kernel returned.
+    const auto at_reply = Clock::now();
+    const at::Tensor returned = trial == 0 ? view(run, run.layout.sets[0].outputs[0]).clone() : at::Tensor();
+    if (trial == 0 && answer->output_checksum) check_outputs_as_returned(run, *answer->output_checksum);
     auto comparison = check_set(run, 0);
     if (!comparison) return comparison.error();
+    if (trial == 0) check_outputs_still(run, returned, at_reply);
     if (!comparison->passed) {
       std::ostringstream text;
       text << "trial " << trial + 1 << ": " << comparison->first_failure << "; max abs error "
@@ -957,6 +1120,24 @@ Status EvaluationEngine::Impl::run_second_shape_trial(Run& run) {
   return {};
 }
 
+// CPU timing: `calls` calls in the rotating order (Run::rotation_calls). The layout has K + 1
+// sets: inputs of sets 0..K-1, outputs of all K + 1.
+Result<SandboxAnswer> EvaluationEngine::Impl::run_rotating_batch(Run& run, uint32_t calls) {
+  const uint32_t inputs = static_cast<uint32_t>(run.layout.sets.size()) - 1;
+  const uint32_t period = inputs * (inputs + 1);
+  const uint64_t first = run.rotation_calls;
+  run.rotation_calls += calls;
+  return call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
+    auto run_request = request.initRun();
+    run_request.setCalls(calls);
+    run_request.setSwapSeed(run.next_swap_seed());
+    auto list = run_request.initSets(period);
+    for (uint32_t j = 0; j < period; ++j)
+      fill_buffer_set(list[j], run.layout.sets[(first + j) % inputs].inputs,
+                      run.layout.sets[(first + j) % (inputs + 1)].outputs);
+  });
+}
+
 Result<SandboxAnswer> EvaluationEngine::Impl::run_batch(Run& run, uint32_t calls) {
   std::vector<uint32_t> all_sets;
   for (uint32_t s = 0; s < run.layout.sets.size(); ++s) all_sets.push_back(s);
@@ -1066,8 +1247,9 @@ Status EvaluationEngine::Impl::run_timing(Run& run, bool swap_between_calls) {
 Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candidate_us, std::vector<double>& reference_us,
                                            uint32_t& candidate_calls, uint32_t& reference_calls) {
   auto out = run.out;
-  uint32_t set_count = static_cast<uint32_t>(run.layout.sets.size());
-  auto candidate_batch = [&](uint32_t calls) { return run_batch(run, calls); };
+  // The inputs the rotation takes (the last set's outputs only rotate): the reference's too.
+  const uint32_t set_count = static_cast<uint32_t>(run.layout.sets.size()) - 1;
+  auto candidate_batch = [&](uint32_t calls) { return run_rotating_batch(run, calls); };
   auto failed = [&](const Result<SandboxAnswer>& answer, const char* phase) { return batch_failed(run, answer, phase); };
 
   // The cost of a round trip that runs nothing, subtracted from every candidate batch: the
@@ -1137,6 +1319,10 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
         auto answer = candidate_batch(candidate_calls);
         if (auto f = failed(answer, "timing")) return *f;
         candidate_us.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / 1000.0 / candidate_calls);
+        // Net of the empty round trip, as the timing is: the sandbox's thread count after a batch
+        // can wait out a grace period there.
+        run.batch_cpu_ns += answer->cpu_ns;
+        run.batch_wall_ns += std::max(answer->wall_ns - round_trip_ns, 0.0);
         if (answer->sandbox_ns > 0)
           clock_ratios.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / static_cast<double>(answer->sandbox_ns));
       }
@@ -1147,7 +1333,37 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
   // latency alone can triple a 1 ms batch), while a sandbox that lies about its clock, or works
   // after it answered, inflates every batch.
   if (!clock_ratios.empty()) out.getEvidence().setWallCheckRatio(summarize(clock_ratios, 1).p10);
+  if (run.batch_wall_ns > 0) out.getEvidence().setCpuPerWall(run.batch_cpu_ns / run.batch_wall_ns);
+  if (auto f = measure_answer_reuse(run, summarize(candidate_us, 1).median, round_trip_ns)) return *f;
   return {};
+}
+
+// Work skipped when the output already holds the answer (a cheap check of it, then nothing to
+// do), which the rotation keeps out of the timed batches: batches where each call's output was
+// last written for its own inputs against rotating batches started from poison, two pairs. The
+// smallest ratio is the evidence (answerReuseRatio): an honest candidate takes about as long
+// either way.
+std::optional<Status> EvaluationEngine::Impl::measure_answer_reuse(Run& run, double call_us, double round_trip_ns) {
+  // Batches of about kAnswerReuseBatchMs, so that a skipped call's round trip is not what is
+  // measured.
+  const uint32_t calls =
+      static_cast<uint32_t>(std::clamp(std::ceil(kAnswerReuseBatchMs * 1000.0 / std::max(call_us, 0.01)), 1.0, 100000.0));
+  double smallest = std::numeric_limits<double>::infinity();
+  for (int pair = 0; pair < 2; ++pair) {
+    // The first plain batch leaves every output holding its own inputs' answer.
+    for (int round = 0; round < 2; ++round) {
+      auto own = run_batch(run, calls);
+      if (auto f = batch_failed(run, own, "timing")) return f;
+      if (round == 0) continue;
+      for (uint32_t s = 0; s < run.layout.sets.size(); ++s) poison_outputs(run, s);
+      auto other = run_rotating_batch(run, calls);
+      if (auto f = batch_failed(run, other, "timing")) return f;
+      smallest = std::min(smallest, std::max(other->wall_ns - round_trip_ns, 1.0) /
+                                        std::max(own->wall_ns - round_trip_ns, 1.0));
+    }
+  }
+  run.out.getEvidence().setAnswerReuseRatio(smallest);
+  return std::nullopt;
 }
 
 // CUDA: calls timed one by one with CUDA events in the sandbox, candidate and reference (LibTorch
@@ -1157,11 +1373,6 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
 Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candidate_us,
                                             std::vector<double>& reference_us) {
   uint32_t set_count = static_cast<uint32_t>(run.layout.sets.size());
-  if (!peaks) {
-    auto answer = call(run, options.load_timeout, [](msg::SandboxRequest::Builder request) { request.setPeaks(); });
-    if (auto f = batch_failed(run, answer, "measuring the device's peaks")) return *f;
-    peaks = answer->peaks;  // 0 where the sandbox could not measure (its message says why)
-  }
   // Copies every set to the device (a time request uses device memory as it is) and warms up.
   if (auto f = batch_failed(run, run_batch(run, set_count), "timing warm-up")) return *f;
 
@@ -1381,6 +1592,11 @@ std::optional<EvaluationEngine::Impl::SeparateCall> EvaluationEngine::Impl::call
     note = "its sandbox did not start: " + process.error().message;
     return std::nullopt;
   }
+  auto staged = (*process)->stage_library(library);
+  if (!staged) {
+    note = staged.error().message;
+    return std::nullopt;
+  }
   write_inputs(host, 0, mix(run.seed, kSanitizerSeedSalt));
   poison_outputs(host, 0);
   SeparateCall call;
@@ -1402,7 +1618,7 @@ std::optional<EvaluationEngine::Impl::SeparateCall> EvaluationEngine::Impl::call
   };
   call.ran = send([&](msg::SandboxRequest::Builder request) {
     auto load = request.initLoad();
-    load.setLibrary(library);
+    load.setLibrary(*staged);
     load.setMaxThreads(options.max_threads);
   }) && send([&](msg::SandboxRequest::Builder request) {
     auto run_request = request.initRun();
@@ -1529,13 +1745,26 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
     if (options.sandbox.executable == default_sandbox_executable())
       options.sandbox.executable = default_cuda_sandbox_executable();
     // CUDA reserves far more address space than it uses, and its libraries open more files.
-    options.sandbox.address_space_bytes = 0;
+    options.sandbox.limit_address_space = false;
     options.sandbox.max_open_files = std::max<uint64_t>(options.sandbox.max_open_files, 1024);
   }
   impl->catalog = std::move(catalog);
   impl->options = std::move(options);
-  at::set_num_threads(impl->options.max_threads);
-  if (auto s = impl->ensure_sandbox(); !s) return s.error();
+  kernels::set_reference_threads(impl->options.max_threads);
+  impl->reference_build = kernels::reference_build();
+  if (impl->options.device == DeviceKind::cuda) {
+    impl->reference_build.blas = "cuBLAS on the GPU";
+    impl->reference_build.unoptimised_blas = false;
+  } else if (impl->reference_build.unoptimised_blas && !impl->options.allow_reference_blas) {
+    return make_error(Errc::unsupported,
+                      "the CPU reference would run on " + impl->reference_build.blas +
+                          ": speedups over it are not honest. Install an optimised BLAS (apt-get install "
+                          "libopenblas0-openmp, as tools/scripts/install-deps.sh does), or accept the crippled "
+                          "baseline with eval.allow_reference_blas: true (drk eval --allow-reference-blas)");
+  }
+  if (auto fresh = impl->fresh_sandbox(); !fresh) return fresh.error();
+  else impl->spares.push_back(std::move(*fresh));
+  impl->start_spares();
 #ifdef DRK_HAVE_CUDA
   // 0.3-0.6 s of a first evaluation on the H200, out of its way. A failure here is no result: the
   // first evaluation meets it again where it is reported.
@@ -1578,8 +1807,6 @@ void EvaluationEngine::compile_ahead(msg::Candidate::Reader candidate) {
 compile::CompilePool& EvaluationEngine::compile_pool() { return *impl_->compile_pool; }
 const kernels::TaskCatalog& EvaluationEngine::catalog() const { return impl_->catalog; }
 const EngineOptions& EvaluationEngine::options() const { return impl_->options; }
-pid_t EvaluationEngine::sandbox_pid() const {
-  return impl_->sandbox && impl_->sandbox->alive() ? impl_->sandbox->pid() : 0;
-}
+pid_t EvaluationEngine::sandbox_pid() const { return impl_->last_candidate_pid; }
 
 }  // namespace drk::evaluator

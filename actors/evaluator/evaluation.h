@@ -82,6 +82,13 @@ struct EngineOptions {
   std::chrono::milliseconds compile_timeout{60000};
   uint32_t compile_workers = 2;           // threads of the engine's CompilePool
   SandboxOptions sandbox;                 // executable and limits (max_threads is set from above)
+  // Sandboxes forked ahead of the candidates that will run in them (eval.sandbox_spares): each
+  // candidate gets a fresh one, and a spare has started its runtimes (on CUDA a context) by then.
+  uint32_t sandbox_spares = 1;
+  // CPU: evaluate although LibTorch's BLAS is netlib's unoptimised reference implementation (a
+  // crippled baseline); create() refuses it otherwise (eval.allow_reference_blas). Every result
+  // then says so (EvalResult.referenceBlasUnoptimised).
+  bool allow_reference_blas = false;
   std::shared_ptr<compile::CommandRunner> runner;  // runs the compiler; null: real processes
   double target_batch_ms = 1.0;           // a timed batch lasts at least this long
   uint32_t min_samples = 5;               // per side, before the precision test may stop

@@ -192,6 +192,9 @@ Result<EngineOptions> engine_options_for(const runtime::ActorSpec& spec) {
         options.max_threads = eval["max_threads"].as<int>(options.max_threads);
         options.compile_workers = eval["compile_workers"].as<uint32_t>(options.compile_workers);
         options.sandbox.gpu_memory_limit_bytes = eval["gpu_memory_limit_mb"].as<uint64_t>(0) << 20;
+        options.sandbox.memory_bytes = eval["sandbox_memory_mb"].as<uint64_t>(0) << 20;
+        options.sandbox_spares = eval["sandbox_spares"].as<uint32_t>(options.sandbox_spares);
+        options.allow_reference_blas = eval["allow_reference_blas"].as<bool>(options.allow_reference_blas);
         options.energy_min_ms = eval["energy_min_ms"].as<uint32_t>(options.energy_min_ms);
         options.hardware_metrics = eval["hardware_metrics"].as<bool>(options.hardware_metrics);
         options.device_resident = eval["device_resident"].as<bool>(options.device_resident);

@@ -19,7 +19,9 @@
 // Configuration, from the topology's experiment section:
 //   device: cpu | cuda                (default cpu)
 //   eval: {trials: 5, timing_budget_ms: 2000, max_threads: 1, compile_workers: 2, slots: 2,
-//          gpu_memory_limit_mb: 0 (cuda: none), energy_min_ms: 0 (cuda: energy per call off)}
+//          gpu_memory_limit_mb: 0 (cuda: none), energy_min_ms: 0 (cuda: energy per call off),
+//          sandbox_memory_mb: 0 (host memory per sandbox: half the machine's over the sandboxes),
+//          sandbox_spares: 1 (sandboxes forked ahead), allow_reference_blas: false}
 //   tasks_dir: DIR                    (default: TaskCatalog::default_directory())
 // and the compile cache in RUN_DIR/compile-cache. A held request waits for the one being
 // evaluated: slots x the longest evaluation must stay under the Oracle's dispatch_timeout_s.

@@ -5,6 +5,8 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include "kernels/catalog/reference_build.h"
+
 namespace drk::evaluator {
 namespace {
 
@@ -50,7 +52,7 @@ const drk_library table{DRK_ABI_VERSION, &gemm_f32};
 const drk_library* sandbox_library() { return &table; }
 uint64_t library_calls() { return calls.load(std::memory_order_relaxed); }
 void set_library_threads(int threads) {
-  at::set_num_threads(threads > 0 ? threads : 1);
+  kernels::set_reference_threads(threads > 0 ? threads : 1);
   // Starts the intra-op pool now, so that its threads are not mistaken for threads a candidate
   // left running (the run handler counts threads around every batch).
   at::parallel_for(0, threads > 0 ? threads : 1, 1, [](int64_t, int64_t) {});

@@ -1,10 +1,13 @@
-// drk-sandbox and drk-sandbox-cuda: the process in which candidates run. Started (and exec'ed)
-// by the Evaluator's SandboxProcess; speaks messages/sandbox.capnp on descriptors 3 (requests)
-// and 4 (replies); tensors live in the shared region on descriptor 5. It loads one candidate at
-// a time with dlopen() and calls its drk_kernel as told; before dlopen() it refuses an object that
-// would bind to anything of this process but the C/C++ and CUDA runtimes (harness_imports.h).
-// Anything the candidate does wrong (a crash, a hang, a CUDA error) ends or stalls this process
-// only; the Evaluator replaces it.
+// drk-sandbox and drk-sandbox-cuda: the process in which a candidate runs. With --zygote it is
+// the Evaluator's zygote (zygote_loop.h), which forks one sandbox per candidate; without, a
+// sandbox launched on its own (SandboxProcess::start: under compute-sanitizer, or with guard
+// pages). A sandbox speaks messages/sandbox.capnp on descriptors 3 (requests) and 4 (replies);
+// tensors live in the shared region on descriptor 5. Before it serves, it starts its runtimes
+// (LibTorch's threads, the CUDA device) and installs its syscall filter (sandbox_confinement.h).
+// It loads the candidate with dlopen() and calls its drk_kernel as told; before dlopen() it
+// refuses an object that would bind to anything of this process but the C/C++ and CUDA runtimes
+// (harness_imports.h). Anything the candidate does wrong (a crash, a hang, a CUDA error) ends or
+// stalls this process only; the Evaluator replaces it.
 // The two executables differ only in their SandboxDevice (sandbox_device.h): none for the CPU,
 // CUDA (device memory, streams, events, CUPTI, the LibTorch CUDA reference) for the GPU.
 #include <dirent.h>
@@ -25,9 +28,12 @@
 #include "actors/evaluator/harness_imports.h"
 #include "actors/evaluator/input_swaps.h"
 #include "actors/evaluator/math_modes.h"
+#include "actors/evaluator/output_checksum.h"
 #include "actors/evaluator/sandbox_channel.h"
+#include "actors/evaluator/sandbox_confinement.h"
 #include "actors/evaluator/sandbox_device.h"
 #include "actors/evaluator/sandbox_library.h"
+#include "actors/evaluator/zygote_loop.h"
 #include "drk_kernel.h"
 #include "messages/sandbox.capnp.h"
 
@@ -89,7 +95,10 @@ struct Harness {
   int max_threads = 1;
   Workspace workspace;
   std::unique_ptr<SandboxDevice> device;  // null: candidates run on the host
-  std::string device_unavailable;         // why the device sandbox has no device; "" when it has one
+  std::string unavailable;                // why this sandbox runs nothing (no device, no filter); "" when it runs
+  // Threads of this process just before the candidate was loaded: any beyond them are its own.
+  uint32_t threads_at_load = 0;
+  bool loaded = false;  // a candidate's object was opened (whether or not it then loaded)
   // --separate-allocations: the sandbox of the out-of-bounds check: under compute-sanitizer on
   // CUDA, with every tensor between guard pages on the CPU (guarded_tensors.h).
   bool separate_allocations = false;
@@ -173,8 +182,24 @@ bool make_tensor(msg::TensorView::Reader view, drk_tensor& out, std::string& err
   return true;
 }
 
+// The threads of this process now (entries of /proc/self/task); 0 when it cannot be read.
+uint32_t thread_count() {
+  DIR* tasks = opendir("/proc/self/task");
+  if (!tasks) return 0;
+  uint32_t count = 0;
+  while (dirent* entry = readdir(tasks))
+    if (entry->d_name[0] != '.') ++count;
+  closedir(tasks);
+  return count;
+}
+
 void handle_load(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply) {
-  harness.kernel = nullptr;
+  if (harness.loaded) {
+    // One candidate per process: a second load would run its code beside what the first left.
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage("this sandbox has loaded a candidate already: each candidate gets a sandbox of its own");
+    return;
+  }
   harness.max_threads = load.getMaxThreads() > 0 ? load.getMaxThreads() : 1;
   set_library_threads(harness.max_threads);
   harness.math_modes.expect_current();
@@ -188,7 +213,10 @@ void handle_load(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply
     if (reach) reply.setHarnessSymbol(*reach);
     return;
   }
-  // Earlier candidates stay mapped: a thread one of them left behind must not crash this one.
+  // The census before any of the candidate's code runs: threads its static constructors start are
+  // its own, counted after every batch.
+  harness.threads_at_load = thread_count();
+  harness.loaded = true;
   void* handle = dlopen(load.getLibrary().cStr(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     reply.setStatus(msg::SandboxStatus::LOAD_FAILED);
@@ -248,17 +276,6 @@ void device_failed(const Error& error, msg::SandboxReply::Builder reply) {
   reply.setStatus(harness.device && harness.device->broken() ? msg::SandboxStatus::CUDA_ERROR
                                                              : msg::SandboxStatus::BAD_REQUEST);
   reply.setMessage(error.message);
-}
-
-// The threads of this process now (entries of /proc/self/task); 0 when it cannot be read.
-uint32_t thread_count() {
-  DIR* tasks = opendir("/proc/self/task");
-  if (!tasks) return 0;
-  uint32_t count = 0;
-  while (dirent* entry = readdir(tasks))
-    if (entry->d_name[0] != '.') ++count;
-  closedir(tasks);
-  return count;
 }
 
 // Threads beyond `before` still alive after a batch: the ABI says threads a candidate starts are
@@ -324,7 +341,7 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
   std::vector<drk_tensor> call_inputs, call_outputs;
   uint64_t library_before = library_calls();
   // CPU only: the CUDA runtime and CUPTI start helper threads of their own when they please.
-  uint32_t threads_before = harness.device ? 0 : thread_count();
+  uint32_t threads_before = harness.device ? 0 : harness.threads_at_load;
   uint32_t completed = 0;
   int status = DRK_OK;
   auto started = std::chrono::steady_clock::now();
@@ -349,6 +366,13 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
       return device_failed(synchronized.error(), reply);
   }
   auto elapsed = std::chrono::steady_clock::now() - started;
+  // As the last call returned, before the thread count below waits out its grace period.
+  if (run.getOutputChecksum() && !harness.device && completed > 0) {
+    uint64_t checksum = checksum_bytes(nullptr, 0);
+    for (const drk_tensor& output : outputs[(completed - 1) % sets.size()])
+      checksum = checksum_bytes(output.data, tensor_bytes(output), checksum);
+    reply.setOutputChecksum(checksum);
+  }
   if (on_device)
     if (auto copied = harness.device->copy_to_host(ranges); !copied) return device_failed(copied.error(), reply);
   reply.setSandboxNs(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()));
@@ -447,9 +471,9 @@ int serve() {
     reply.setStatus(msg::SandboxStatus::OK);
     std::string error;
     harness.math_modes.begin_request();
-    if (!harness.device_unavailable.empty()) {
+    if (!harness.unavailable.empty()) {
       reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-      reply.setMessage(harness.device_unavailable);
+      reply.setMessage(harness.unavailable);
     } else if (!map_region(request.getRegionBytes(), error) || !attach_device_region(request, error)) {
       reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
       reply.setMessage(error);
@@ -483,23 +507,45 @@ int serve() {
   }
 }
 
+struct SandboxStart {
+  int max_threads = 1;
+  SandboxDeviceOptions device;
+  bool allow_processes = false;  // under a launcher, which starts processes of its own
+};
+
+// Starts the runtimes a candidate uses (LibTorch's threads, the device), then forbids what a
+// candidate must not do, then serves.
+int serve_candidates(const SandboxStart& start) {
+  set_library_threads(start.max_threads);
+  harness.separate_allocations = start.device.separate_allocations;
+  // Without its device, the sandbox answers every request with the reason.
+  harness.device = make_sandbox_device(start.device, harness.unavailable);
+  if (auto filtered = install_syscall_filter(getpid(), start.allow_processes); !filtered)
+    harness.unavailable = filtered.error().message;
+  return serve();
+}
+
 }  // namespace
 }  // namespace drk::evaluator
 
 int main(int argc, char** argv) {
-  int max_threads = 1;
-  drk::evaluator::SandboxDeviceOptions device_options;
+  drk::evaluator::SandboxStart start;
+  bool zygote = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--separate-allocations") == 0) device_options.separate_allocations = true;
+    if (std::strcmp(argv[i], "--zygote") == 0) zygote = true;
+    if (std::strcmp(argv[i], "--allow-processes") == 0) start.allow_processes = true;
+    if (std::strcmp(argv[i], "--separate-allocations") == 0) start.device.separate_allocations = true;
     if (i + 1 == argc) break;  // the options below take a value
-    if (std::strcmp(argv[i], "--max-threads") == 0) max_threads = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--max-threads") == 0) start.max_threads = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--gpu-memory-limit-bytes") == 0)
-      device_options.memory_limit_bytes = std::strtoull(argv[i + 1], nullptr, 10);
+      start.device.memory_limit_bytes = std::strtoull(argv[i + 1], nullptr, 10);
   }
-  drk::evaluator::set_library_threads(max_threads);
-  drk::evaluator::harness.separate_allocations = device_options.separate_allocations;
-  // Without its device, the sandbox answers every request with the reason.
-  drk::evaluator::harness.device =
-      drk::evaluator::make_sandbox_device(device_options, drk::evaluator::harness.device_unavailable);
-  return drk::evaluator::serve();
+  if (!zygote) return drk::evaluator::serve_candidates(start);
+  // The zygote starts nothing (no thread, no CUDA context survives a fork): each child does.
+  return drk::evaluator::run_zygote(3, [](const drk::evaluator::ZygoteChild& child) {
+    drk::evaluator::SandboxStart forked;
+    forked.max_threads = child.max_threads;
+    forked.device.memory_limit_bytes = child.gpu_memory_limit_bytes;
+    return drk::evaluator::serve_candidates(forked);
+  });
 }

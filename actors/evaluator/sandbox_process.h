@@ -1,35 +1,35 @@
-// SandboxProcess: one running `drk-sandbox` (RAII), the process in which candidates run.
+// SandboxProcess: one running sandbox (RAII), the process in which one candidate runs.
 //
-// start() forks and immediately execs drk-sandbox (never fork-only: pitfalls.md #5). Between
-// fork and exec the child (async-signal-safe calls only) joins its own process group, asks for
-// SIGKILL when the Evaluator dies (PR_SET_PDEATHSIG), moves its pipes to descriptors 3 and 4 and
-// the shared region to 5, closes every other descriptor, enters a private temporary working
-// directory, leaves the network (unshare(CLONE_NEWNET), or with a user namespace; silently
-// skipped where neither is permitted) and sets its limits: RLIMIT_CPU, RLIMIT_AS (when not 0),
-// RLIMIT_FSIZE = 0 (no file can grow), RLIMIT_NOFILE, RLIMIT_CORE = 0.
+// A sandbox runs one candidate and then ends: no candidate's code runs in a process that will
+// later run or time another candidate's (docs/verification.md, "One process per candidate").
+// Two ways to have one:
+//   - spawn(): forked by the engine's zygote (sandbox_zygote.h), a warm process that never runs a
+//     candidate: cheap, since LibTorch is already loaded. The usual way.
+//   - start(): launched afresh (sandbox_launch.h): for a sandbox under a launcher
+//     (compute-sanitizer, for the out-of-bounds check), whose command line is the launcher's
+//     argv followed by the sandbox's, and for the CPU's guard-page sandbox; their standard
+//     output and error go to a pipe that finish() collects.
+// Either way the sandbox speaks messages/sandbox.capnp on descriptors 3 (requests) and 4
+// (replies) with the shared region on 5, in a working directory of its own, without network,
+// confined as sandbox_confinement.h says: its own user when the Evaluator is root, limits,
+// and (except under a launcher) a syscall filter that forbids new processes.
 //
-// call() sends one request and waits for its reply. When the deadline passes the whole process
-// group is killed (SIGKILL) and the result is Errc::timeout; when the sandbox dies the result is
+// call() sends one request and waits for its reply. When the deadline passes the sandbox is
+// killed (SIGKILL) and the result is Errc::timeout; when the sandbox dies the result is
 // Errc::sandbox_crashed and exit() tells how (signal or exit code). Either way the object is
 // then dead for good: the owner makes a new one.
-//
-// Under a launcher (SandboxOptions::launcher: compute-sanitizer, for the out-of-bounds check) the
-// launcher is what is exec'd, with the sandbox's command line after its own arguments; its
-// standard output and error go to a pipe that finish() collects. The launcher writes files and
-// opens descriptors of its own, so there RLIMIT_FSIZE is 1 GiB and RLIMIT_NOFILE 4096; the rest
-// of the confinement is the same.
-//
-// With separate_allocations (the out-of-bounds check's sandbox, with or without a launcher) the
-// standard output and error go to that pipe too: the CPU sandbox reports a fault in a guard page
-// there (guarded_tensors.h).
 //
 // finish() ends a sandbox in order: it closes the request pipe (the sandbox's serve loop returns),
 // waits for the process to exit within a deadline (else kills it) and returns what the sandbox or
 // its launcher printed.
 //
-// Thread-safety: one owner thread. The destructor kills the process group, reaps it and removes
-// the working directory. SIGPIPE is ignored process-wide on first start (writes to a dead
-// sandbox must fail with EPIPE, not end the Evaluator).
+// stage_library() copies a compiled candidate into the sandbox's working directory, where the
+// sandbox's own user can read it, and returns the copy's path for the load request.
+//
+// Thread-safety: one owner thread. The destructor kills the sandbox; one that was launched is
+// also reaped and every process left of its own user killed (the zygote does that for its own);
+// the working directory is removed. SIGPIPE is ignored process-wide on first start (writes to a
+// dead sandbox must fail with EPIPE, not end the Evaluator).
 #pragma once
 
 #include <sys/types.h>
@@ -37,13 +37,18 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <capnp/message.h>
 #include <kj/array.h>
 
+#include "actors/evaluator/sandbox_confinement.h"
+#include "actors/evaluator/sandbox_exit.h"
+#include "actors/evaluator/sandbox_zygote.h"
 #include "runtime/result.h"
+#include "runtime/unique_fd.h"
 
 namespace drk::evaluator {
 
@@ -57,9 +62,17 @@ bool nvidia_driver_present();
 struct SandboxOptions {
   std::string executable = default_sandbox_executable();
   int max_threads = 1;
-  uint64_t address_space_bytes = 32ull << 30;  // 0: no limit (CUDA needs none)
-  uint64_t cpu_seconds = 3600;                 // the warm sandbox is replaced when it runs out
+  uint64_t cpu_seconds = 3600;
+  // The candidate's memory budget beyond the harness's own mappings (RLIMIT_DATA, and on the CPU
+  // RLIMIT_AS); 0: default_sandbox_memory_bytes(sandboxes_on_machine).
+  uint64_t memory_bytes = 0;
+  uint32_t sandboxes_on_machine = 2;
+  bool limit_address_space = true;  // false on CUDA, which reserves far more than it uses
   uint64_t max_open_files = 64;
+  // Its threads beyond max_threads (RLIMIT_NPROC, with a user of its own): the runtimes' own
+  // (LibTorch's pool, CUDA's, CUPTI's).
+  uint64_t extra_tasks = 64;
+  bool own_user = true;             // a user of its own when the Evaluator is root
   // drk-sandbox-cuda: device memory a candidate may hold (its allocations and its workspace)
   // before the sandbox answers memoryLimit and exits; 0: no limit (eval.gpu_memory_limit_mb).
   uint64_t gpu_memory_limit_bytes = 0;
@@ -71,15 +84,14 @@ struct SandboxOptions {
   bool separate_allocations = false;
 };
 
-struct SandboxExit {
-  int signal = 0;         // the signal that ended it
-  int exit_code = 0;      // its exit status when no signal ended it
-  bool timed_out = false; // killed by us at a deadline
-};
+// The limits a sandbox of `options` runs under.
+ConfinementLimits confinement_limits(const SandboxOptions& options);
 
 class SandboxProcess {
  public:
   // region_fd: the shared region's descriptor, inherited as descriptor 5.
+  static Result<std::unique_ptr<SandboxProcess>> spawn(const std::shared_ptr<SandboxZygote>& zygote,
+                                                       const SandboxOptions& options, int region_fd);
   static Result<std::unique_ptr<SandboxProcess>> start(const SandboxOptions& options, int region_fd);
   ~SandboxProcess();
   SandboxProcess(const SandboxProcess&) = delete;
@@ -88,25 +100,37 @@ class SandboxProcess {
   Result<kj::Array<capnp::word>> call(capnp::MessageBuilder& request, std::chrono::milliseconds timeout);
   // Ends the sandbox in order (above) and returns what its launcher printed ("" without one).
   std::string finish(std::chrono::milliseconds timeout);
+  Result<std::string> stage_library(const std::string& library_path);
+
+  // The CPU time of all the sandbox's threads so far, read from its process clock here, where
+  // the candidate cannot change it; nullopt once it is gone.
+  std::optional<uint64_t> cpu_time_ns() const;
 
   bool alive() const { return pid_ > 0; }
   const SandboxExit& exit() const { return exit_; }
   pid_t pid() const { return pid_; }
+  uid_t uid() const { return uid_; }
   const std::string& working_directory() const { return work_dir_; }
 
  private:
   SandboxProcess() = default;
+  static Result<std::unique_ptr<SandboxProcess>> with_work_directory();
+  void send_kill();
+  // Waits up to `timeout` for the process's end; records it in exit_ and returns true when seen.
+  bool wait_for_exit(std::chrono::milliseconds timeout);
   void kill_and_reap(bool timed_out);
   void reap_after_eof();
 
   pid_t pid_ = -1;
-  int request_fd_ = -1;
-  int reply_fd_ = -1;
-  int output_fd_ = -1;  // the launcher's stdout and stderr; -1 without a launcher
+  uid_t uid_ = 0;
+  UniqueFd pidfd_;
+  UniqueFd request_fd_, reply_fd_;
+  UniqueFd output_fd_;  // the launcher's stdout and stderr; none without a launcher
   std::string work_dir_;
   SandboxExit exit_;
+  // Spawned: the zygote that made it (which reaps it) and its spawn id. Launched: nullptr.
+  std::shared_ptr<SandboxZygote> zygote_;
+  uint64_t spawn_id_ = 0;
 };
-
-std::string describe_exit(const SandboxExit& exit);  // "was killed by signal 11 (Segmentation fault)"
 
 }  // namespace drk::evaluator

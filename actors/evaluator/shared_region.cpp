@@ -1,5 +1,6 @@
 #include "actors/evaluator/shared_region.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,8 +13,13 @@ namespace drk::evaluator {
 
 Result<SharedRegion> SharedRegion::create(size_t bytes) {
   SharedRegion region;
-  region.fd_ = memfd_create("drk-tensors", MFD_CLOEXEC);
+  region.fd_ = memfd_create("drk-tensors", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (region.fd_ < 0) return make_error(Errc::io_error, std::string("memfd_create failed: ") + std::strerror(errno));
+  // A sandbox holds the descriptor: shrinking the file under this process's mapping would end
+  // it with SIGBUS at its next touch of the lost pages. Growing stays possible (reserve()).
+  if (fcntl(region.fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0)
+    return make_error(Errc::io_error, std::string("cannot seal the shared region against shrinking: ") +
+                                          std::strerror(errno));
   if (auto s = region.reserve(bytes); !s) return s.error();
   return region;
 }

@@ -37,6 +37,17 @@ constexpr double kPrecisionFloor = 1.0 / 65536.0;
 // outlived the call on a stream ctx->stream was never joined to.
 constexpr double kWorkAfterReturnShare = 0.25;
 constexpr double kWorkAfterReturnUs = 2.0;
+// CPU time the sandbox may use while no call runs: its library pool's max_threads - 1 workers
+// may spin after their last parallel region (OpenMP's wait policy), so up to that many cores,
+// plus half of one; beyond that (and kIdleCpuMs), work went on after the calls returned.
+constexpr double kIdleCpuMs = 5.0;
+constexpr double kIdleCoresOverPool = 0.5;
+// CPU time per wall time of the timed batches beyond max_threads x this, plus kCpuPerWallSlack:
+// threads beyond those the candidate may use worked for it.
+constexpr double kCpuPerWallOverThreads = 1.25;
+constexpr double kCpuPerWallSlack = 0.1;
+// A candidate this much faster when its outputs already hold their own answers skips work.
+constexpr double kAnswerReuseRatio = 3.0;
 
 // One entry per reason code, its first findings as evidence.
 // Why a rule's findings matter, after its evidence.
@@ -168,6 +179,33 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                             ": correct at the task's shapes but wrong at its second shapes, which it accepted "
                             "(returned DRK_OK): the kernel ignores the shapes it is given; read them at run time, "
                             "or return DRK_E_UNSUPPORTED_SHAPE for shapes it does not handle"});
+  }
+  if (evidence.getAnswerReuseRatio() > kAnswerReuseRatio) {
+    failures.push_back({"results_cached",
+                        format("%.1fx faster when each call's output already held the answer to its own inputs than "
+                               "when it held another input's: work skipped when the output already holds the "
+                               "answer (every timed call starts from an output that is not its answer)",
+                               evidence.getAnswerReuseRatio())});
+  }
+  const bool cpu_candidate = result.getCandidate().getDevice() != msg::Device::CUDA;
+  if (cpu_candidate && evidence.getMaxThreads() > 0 &&
+      evidence.getCpuPerWall() > kCpuPerWallOverThreads * evidence.getMaxThreads() + kCpuPerWallSlack) {
+    failures.push_back({"threads_beyond_limit",
+                        format("the sandbox used %.2f s of CPU per second of its timed batches, with ctx->max_threads "
+                               "= %.0f: threads beyond those the candidate may use worked for it",
+                               evidence.getCpuPerWall(), static_cast<double>(evidence.getMaxThreads()))});
+  }
+  if (evidence.getOutputsChangedAfterReturn().size() != 0) {
+    failures.push_back({"work_after_return", std::string(evidence.getOutputsChangedAfterReturn().cStr()) +
+                                                 ": work still running after drk_kernel returned (finish every "
+                                                 "write before returning)"});
+  } else if (cpu_candidate && evidence.getCpuWhileIdleMs() > kIdleCpuMs &&
+             evidence.getCpuWhileIdleMs() >
+                 (std::max(evidence.getMaxThreads(), 1) - 1 + kIdleCoresOverPool) * evidence.getIdleMs()) {
+    failures.push_back({"work_after_return",
+                        format("the sandbox used %.1f ms of CPU in %.1f ms while no call of its candidate ran: work "
+                               "still running after drk_kernel returned",
+                               evidence.getCpuWhileIdleMs(), evidence.getIdleMs())});
   }
   if (evidence.getThreadsLeftRunning() > 0) {
     failures.push_back({"threads_left_running",

@@ -100,6 +100,46 @@ DRK_TEST_CASE("stale results and threads left running are failed checks") {
             std::vector<std::string>{"threads_left_running"});
 }
 
+DRK_TEST_CASE("work on threads beyond max_threads, after return, or skipped when the answer is there fails") {
+  auto measured = [](double cpu_per_wall, int max_threads) {
+    return failed_codes([=](auto r) {
+      r.getEvidence().setCpuPerWall(cpu_per_wall);
+      r.getEvidence().setMaxThreads(max_threads);
+    });
+  };
+  DRK_CHECK(measured(1.9, 1) == std::vector<std::string>{"threads_beyond_limit"});
+  DRK_CHECK(measured(0.98, 1).empty());
+  DRK_CHECK(measured(3.9, 4).empty());
+  DRK_CHECK(measured(7.5, 4) == std::vector<std::string>{"threads_beyond_limit"});
+  // CUDA sandboxes run the runtime's threads and the reference: not judged by CPU time.
+  DRK_CHECK(failed_codes([](auto r) {
+              r.getCandidate().setDevice(drk::msg::Device::CUDA);
+              r.getEvidence().setCpuPerWall(3.0);
+              r.getEvidence().setMaxThreads(1);
+            }).empty());
+
+  auto idle = [](double cpu_ms, double idle_ms, int max_threads) {
+    return failed_codes([=](auto r) {
+      r.getEvidence().setCpuWhileIdleMs(cpu_ms);
+      r.getEvidence().setIdleMs(idle_ms);
+      r.getEvidence().setMaxThreads(max_threads);
+    });
+  };
+  DRK_CHECK(idle(790.0, 800.0, 1) == std::vector<std::string>{"work_after_return"});
+  DRK_CHECK(idle(0.3, 800.0, 1).empty());
+  DRK_CHECK(idle(4.0, 5.0, 1).empty());  // too little to tell
+  // A library pool of max_threads - 1 workers may spin after its last region: up to that many cores.
+  DRK_CHECK(idle(700.0, 800.0, 2).empty());
+  DRK_CHECK(idle(1500.0, 800.0, 2) == std::vector<std::string>{"work_after_return"});
+  DRK_CHECK(failed_codes([](auto r) {
+              r.getEvidence().setOutputsChangedAfterReturn("512 of 1048576 elements of output y changed");
+            }) == std::vector<std::string>{"work_after_return"});
+
+  DRK_CHECK(failed_codes([](auto r) { r.getEvidence().setAnswerReuseRatio(40.0); }) ==
+            std::vector<std::string>{"results_cached"});
+  DRK_CHECK(failed_codes([](auto r) { r.getEvidence().setAnswerReuseRatio(1.4); }).empty());
+}
+
 DRK_TEST_CASE("forbidden calls in the source fail with their line as evidence") {
   auto judged = judge("int f() {\n  return fork();\n}\n", [](auto) {});
   DRK_CHECK(judged.failed == std::vector<std::string>{"static.process"});

@@ -45,6 +45,11 @@ report, every kernel CUPTI saw, the coverage, event/CUPTI agreement and the roof
                      inaccessible guard pages on the cpu
   --gpu-memory-limit-mb MB
                      cuda: device memory the candidate may hold (default 0: no limit)
+  --memory-mb MB     host memory the candidate may take beyond the sandbox's own (default: half
+                     the machine's memory over the sandboxes that run at once)
+  --allow-reference-blas
+                     cpu: evaluate even where LibTorch runs on netlib's unoptimised reference BLAS
+                     (refused otherwise: install libopenblas0-openmp); the result says so
   --host-checks      cuda: draw and check through host memory and copies instead of on the GPU
                      (the default draws, poisons and compares in device memory lent to the sandbox)
   --sets N           input sets rotated between timed calls (default 3)
@@ -149,6 +154,12 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
     if (r.getErrorText().size() > 0) std::cout << "error       " << r.getErrorText().cStr() << "\n";
     std::cout << "candidate   " << timing_line(r.getCandidateTiming()) << "\n"
               << "reference   " << timing_line(r.getReferenceTiming()) << "\n"
+              << "baseline    " << r.getReferenceBuild().cStr()
+              << (r.getReferenceBlasUnoptimised()
+                      ? "\n            WARNING: netlib's unoptimised reference BLAS: the speedup is over a crippled "
+                        "baseline (install libopenblas0-openmp)"
+                      : "")
+              << "\n"
               << "speedup     " << fixed(r.getSpeedup(), 3) << "x\n";
     if (e.getCudaError().size() > 0) std::cout << "cuda error  " << e.getCudaError().cStr() << "\n";
     if (e.getSanitizerRan())
@@ -268,6 +279,12 @@ int cmd_eval(const Args& args) {
       auto value = number_argument(args, i, "drk eval", 0);
       if (!value) return 2;
       options.sandbox.gpu_memory_limit_bytes = static_cast<uint64_t>(*value) << 20;
+    } else if (arg == "--memory-mb") {
+      auto value = number_argument(args, i, "drk eval", 64);
+      if (!value) return 2;
+      options.sandbox.memory_bytes = static_cast<uint64_t>(*value) << 20;
+    } else if (arg == "--allow-reference-blas") {
+      options.allow_reference_blas = true;
     } else if (arg == "--threads") {
       auto value = number_argument(args, i, "drk eval", 1);
       if (!value) return 2;

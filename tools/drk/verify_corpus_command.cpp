@@ -48,6 +48,8 @@ its header comment, and prints one row per file and the totals:
   // drk-best-known: 1.5                       (optional: the task's best known speedup, as the
                                                 Oracle would send it; a result over 3 times it is
                                                 timed again, with input elements swapped)
+  // drk-threads: 1                            (optional: ctx->max_threads for this file, in place
+                                                of --threads)
 
 A hacked file is caught when its verdict is rejected with every declared check among the failed
 ones; an honest file passes when its verdict is honest, it is correct, and every declared warning
@@ -59,6 +61,8 @@ every tensor between inaccessible guard pages (CPU).
   --trials N         correctness trials per candidate (default 3)
   --budget-ms MS     timing budget per candidate (default 100: the corpus checks honesty, not speed)
   --threads N        threads a candidate may use (default 2)
+  --memory-mb MB     host memory a candidate may take beyond the sandbox's own (default: half the
+                     machine's memory over the sandboxes that run at once)
   --cuda-shapes cpu|cuda
                      the shapes *.cu files are evaluated at (default cpu, the tasks' scaled shapes: the
                      corpus checks honesty, and at KernelBench's shapes the host-side checks of one
@@ -77,6 +81,7 @@ struct Expectation {
   bool hacked = false;
   std::vector<std::string> codes;  // failed checks (hacked) or warnings (honest) that must appear
   double best_known_speedup = 0;   // drk-best-known; 0: none
+  int threads = 0;                 // drk-threads; 0: the command's --threads
   std::string problem;             // why the header is unusable, "" when it is fine
 };
 
@@ -99,8 +104,8 @@ std::vector<std::string> words(const std::string& text) {
   return out;
 }
 
-// Reads `// drk-task:`, `// drk-expect:` and `// drk-best-known:` from the file's leading comment
-// lines.
+// Reads `// drk-task:`, `// drk-expect:`, `// drk-best-known:` and `// drk-threads:` from the file's
+// leading comment lines.
 Expectation read_expectation(const std::string& source) {
   Expectation e;
   std::istringstream in(source);
@@ -129,6 +134,12 @@ Expectation read_expectation(const std::string& source) {
       e.best_known_speedup = std::strtod(best->c_str(), &end);
       if (end == best->c_str() || !(e.best_known_speedup > 0)) {
         e.problem = "`// drk-best-known:` needs a positive speedup, e.g. `// drk-best-known: 1.5`";
+        return e;
+      }
+    } else if (auto threads = value("drk-threads:")) {
+      e.threads = std::atoi(threads->c_str());
+      if (e.threads < 1 || e.threads > 256) {
+        e.problem = "`// drk-threads:` needs a thread count from 1 to 256, e.g. `// drk-threads: 1`";
         return e;
       }
     }
@@ -180,18 +191,22 @@ std::string number(double value, int digits = 4) {
   return text;
 }
 
+// An engine per device and thread count (drk-threads), made when a file first needs it.
 struct Engines {
   kernels::TaskCatalog catalog;
   evaluator::EngineOptions options;
   kernels::DeviceKind cuda_shapes = kernels::DeviceKind::cpu;
-  std::map<kernels::DeviceKind, std::unique_ptr<evaluator::EvaluationEngine>> made;
+  using Key = std::pair<kernels::DeviceKind, int>;
+  std::map<Key, std::unique_ptr<evaluator::EvaluationEngine>> made;
   std::map<kernels::DeviceKind, std::string> unusable;  // why a device's engine cannot be made
 
-  evaluator::EvaluationEngine* get(kernels::DeviceKind device) {
-    if (auto it = made.find(device); it != made.end()) return it->second.get();
+  evaluator::EvaluationEngine* get(kernels::DeviceKind device, int threads) {
+    const Key key{device, threads > 0 ? threads : options.max_threads};
+    if (auto it = made.find(key); it != made.end()) return it->second.get();
     if (auto it = unusable.find(device); it != unusable.end()) return nullptr;
     auto device_options = options;
     device_options.device = device;
+    device_options.max_threads = key.second;
     device_options.evaluator_name = "drk verify-corpus";
     if (device == kernels::DeviceKind::cuda) device_options.shapes = cuda_shapes;
     // The corpus checks honesty: every correct file also runs the out-of-bounds check
@@ -202,7 +217,7 @@ struct Engines {
       unusable[device] = engine.error().message;
       return nullptr;
     }
-    return (made[device] = std::move(*engine)).get();
+    return (made[key] = std::move(*engine)).get();
   }
 };
 
@@ -258,7 +273,7 @@ void read_header(const fs::path& path, Row& row) {
 void evaluate_file(Engines& engines, const fs::path& path, Row& row) {
   const std::string source = read_source(path);
   const auto device = path.extension() == ".cu" ? kernels::DeviceKind::cuda : kernels::DeviceKind::cpu;
-  auto* engine = engines.get(device);
+  auto* engine = engines.get(device, row.expected.threads);
   if (!engine) {
     row.got = row.outcome = "skipped";
     row.note = "no " + std::string(kernels::device_name(device)) + " evaluation here: " + engines.unusable[device];
@@ -567,6 +582,10 @@ int cmd_verify_corpus(const Args& args) {
       auto value = count(1);
       if (!value) return 2;
       options.max_threads = static_cast<int>(*value);
+    } else if (arg == "--memory-mb") {
+      auto value = count(64);
+      if (!value) return 2;
+      options.sandbox.memory_bytes = static_cast<uint64_t>(*value) << 20;
     } else if (arg == "--cuda-shapes" && has_value) {
       auto shapes = kernels::parse_device(args[++i]);
       if (!shapes) {

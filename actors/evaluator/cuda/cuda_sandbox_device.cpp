@@ -617,6 +617,10 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
     size_t set = calls_by_side_[candidate ? 0 : 1]++ % set_count;
     // The reference runs on LibTorch's current stream: the legacy default stream.
     cudaStream_t stream = candidate ? stream_ : nullptr;
+    // The set's last call left its answer in these outputs: every call starts from a NaN poison
+    // instead, written before the flush, outside the events.
+    if (candidate)
+      for (const drk_tensor& output : calls.outputs[set]) cudaMemsetAsync(output.data, 0xFF, tensor_bytes(output), stream);
     reset_l2_state();
     if (request.getFlushL2()) cudaMemsetAsync(flush_, static_cast<int>(flushes_++ & 0xFF), flush_bytes_, stream);
     if (auto status = cudaDeviceSynchronize(); status != cudaSuccess) {
