@@ -57,7 +57,8 @@ struct ReferenceSpec {
 }
 
 # One timed call per entry of `sides`, in that order; the k-th call of a side uses
-# sets[k mod len(sets)]. Before each call: the persisting-L2 limit and the stream's access
+# sets[k mod len(sets)]. Before each call: the candidate's outputs are poisoned (keepOutputs),
+# the persisting-L2 limit and the stream's access
 # policy are reset, `flushL2` writes twice the L2 size, and the device is synchronised; the
 # call is timed with CUDA events on its stream and the device synchronised again. With
 # `holdLaunches`, the stream is held by a kernel of the harness while the call queues its work
@@ -77,6 +78,10 @@ struct TimeRequest {
   swapSeed @4 :UInt64;          # non-zero: as RunRequest.swapSeed, before each candidate call
   holdLaunches @5 :Bool;
   profiled @6 :List(TimedSide);
+  # Before each candidate call its outputs are poisoned (NaN), so that no call starts from the
+  # answer the set's last call left there; keepOutputs leaves them as they are (the Evaluator's
+  # measure of work skipped when the answer is there: Evidence.answerReuseRatio).
+  keepOutputs @7 :Bool;
 }
 
 struct KernelActivity {         # one CUPTI kernel record

@@ -269,6 +269,8 @@ constexpr auto kAfterReturnWait = std::chrono::milliseconds(3);
 // The length of the batches that compare a candidate with its outputs holding their own answers
 // and holding others' (answerReuseRatio).
 constexpr double kAnswerReuseBatchMs = 3.0;
+// CUDA: candidate calls timed with their outputs left holding their answers, for the same measure.
+constexpr uint32_t kCudaAnswerReuseCalls = 5;
 
 struct SandboxAnswer {
   msg::SandboxStatus status = msg::SandboxStatus::OK;
@@ -1393,6 +1395,21 @@ Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candi
     for (unsigned i = 0; i < sides.size(); ++i)
       list.set(i, sides[i] ? msg::TimedSide::CANDIDATE : msg::TimedSide::REFERENCE);
   };
+  auto fill_time_request = [&](msg::TimeRequest::Builder time, const std::vector<bool>& sides,
+                               const std::vector<bool>& profiled, bool held) {
+    std::vector<uint32_t> all_sets;
+    for (uint32_t s = 0; s < set_count; ++s) all_sets.push_back(s);
+    fill_buffer_sets(time.initSets(set_count), run, all_sets);
+    side_list(time.initSides(static_cast<unsigned>(sides.size())), sides);
+    side_list(time.initProfiled(static_cast<unsigned>(profiled.size())), profiled);
+    auto reference = time.initReference();
+    reference.setExpression(run.task->reference);
+    auto names = reference.initInputNames(static_cast<unsigned>(run.task->inputs.size()));
+    for (unsigned i = 0; i < run.task->inputs.size(); ++i) names.set(i, run.task->inputs[i].name);
+    time.setFlushL2(true);
+    time.setSwapSeed(run.next_swap_seed());
+    time.setHoldLaunches(held);
+  };
   std::vector<double> floors_us;
   // A round of `per_side` timed calls a side; or, with `profile`, the profiled calls: one call of
   // each side first, which the first launches after CUPTI is switched on slow down on the host
@@ -1407,19 +1424,7 @@ Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candi
       profiled.insert(profiled.end(), used.begin(), used.end());
     }
     auto answer = call(run, timeout, [&](msg::SandboxRequest::Builder request) {
-      auto time = request.initTime();
-      std::vector<uint32_t> all_sets;
-      for (uint32_t s = 0; s < set_count; ++s) all_sets.push_back(s);
-      fill_buffer_sets(time.initSets(set_count), run, all_sets);
-      side_list(time.initSides(static_cast<unsigned>(sides.size())), sides);
-      side_list(time.initProfiled(static_cast<unsigned>(profiled.size())), profiled);
-      auto reference = time.initReference();
-      reference.setExpression(run.task->reference);
-      auto names = reference.initInputNames(static_cast<unsigned>(run.task->inputs.size()));
-      for (unsigned i = 0; i < run.task->inputs.size(); ++i) names.set(i, run.task->inputs[i].name);
-      time.setFlushL2(true);
-      time.setSwapSeed(run.next_swap_seed());
-      time.setHoldLaunches(hold && keep);
+      fill_time_request(request.initTime(), sides, profiled, hold && keep);
     });
     if (auto f = batch_failed(run, answer, "timing")) return f;
     if (answer->timed_calls.size() != sides.size() + profiled.size())
@@ -1467,6 +1472,19 @@ Status EvaluationEngine::Impl::time_on_cuda(Run& run, std::vector<double>& candi
     if (held != hold) timing_started = Clock::now();  // the hold gave up: timed again, included
   }
   fill_gpu_profile(run, calls, summarize(floors_us, 1).median, hold, launch_note);
+  // Work skipped when the output already holds the answer: a few candidate calls whose outputs
+  // keep what the same set's last call wrote, against the timed ones, which started from poison.
+  auto kept = call(run, options.call_timeout, [&](msg::SandboxRequest::Builder request) {
+    auto time = request.initTime();
+    fill_time_request(time, std::vector<bool>(kCudaAnswerReuseCalls, true), {}, hold);
+    time.setKeepOutputs(true);
+  });
+  if (auto f = batch_failed(run, kept, "timing")) return *f;
+  std::vector<double> kept_us;
+  for (const TimedCall& timed : kept->timed_calls) kept_us.push_back(timed.event_us);
+  if (!kept_us.empty() && !candidate_us.empty())
+    run.out.getEvidence().setAnswerReuseRatio(summarize(candidate_us, 1).median /
+                                              std::max(summarize(kept_us, 1).median, 1e-3));
   // Energy per call (NVML) and hardware metrics (CUPTI), after the timing.
   if (options.energy_min_ms == 0)
     SandboxEnergy::unavailable("not measured (eval.energy_min_ms = 0)").fill(run.out.getGpu().initEnergy());

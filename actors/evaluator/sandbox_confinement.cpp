@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace drk::evaluator {
 namespace {
@@ -89,7 +90,7 @@ const char* confine_process(const ProcessLimits& limits, const char* work_direct
   return nullptr;
 }
 
-Status install_syscall_filter(pid_t self, bool allow_processes) {
+Status install_syscall_filter(const SyscallFilterOptions& options) {
   scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
   if (!filter) return make_error(Errc::io_error, "cannot build the sandbox's syscall filter (seccomp_init)");
   struct Release {
@@ -101,11 +102,11 @@ Status install_syscall_filter(pid_t self, bool allow_processes) {
     errno = -status;
     return failure("synchronising the filter over threads");
   }
-  const auto self32 = static_cast<scmp_datum_t>(static_cast<uint32_t>(self));
+  const auto self32 = static_cast<scmp_datum_t>(static_cast<uint32_t>(options.self));
   const uint32_t kill_process = SCMP_ACT_KILL_PROCESS;
   const uint32_t not_permitted = SCMP_ACT_ERRNO(EPERM);
   bool added = true;
-  if (!allow_processes) {
+  if (!options.allow_processes) {
     for (int call : {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat)})
       added = added && add_rule(filter, kill_process, call);
     // A thread is a clone with CLONE_THREAD; anything else is a process. clone3 passes its flags
@@ -128,7 +129,9 @@ Status install_syscall_filter(pid_t self, bool allow_processes) {
   added = added && add_rule(filter, not_permitted, SCMP_SYS(socket));
   // Files: read only. Opening for writing, creating, truncating are refused; so are the calls
   // that change names, links, modes, owners and times, and new shared memory.
-  for (unsigned flag : {unsigned(O_WRONLY), unsigned(O_RDWR), unsigned(O_CREAT), unsigned(O_TRUNC), unsigned(O_APPEND)}) {
+  std::vector<unsigned> write_flags = {unsigned(O_WRONLY), unsigned(O_CREAT), unsigned(O_TRUNC), unsigned(O_APPEND)};
+  if (!options.allow_read_write_opens) write_flags.push_back(unsigned(O_RDWR));
+  for (unsigned flag : write_flags) {
     added = added && add_rule(filter, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, flag, flag));
     added = added &&
             add_rule(filter, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, flag, flag));

@@ -75,10 +75,18 @@ inline uid_t sandbox_uid_for(pid_t pid) { return kSandboxUidBase + static_cast<u
 // exec): returns nullptr on success, else the step that failed, with errno saying why.
 const char* confine_process(const ProcessLimits& limits, const char* work_directory, uid_t* uid);
 
-// The sandbox's syscall filter (above). `self` is the process's id: the only process it may
-// signal. allow_processes (a sandbox under a launcher, which itself starts processes) leaves
-// fork and exec allowed.
-Status install_syscall_filter(pid_t self, bool allow_processes);
+struct SyscallFilterOptions {
+  pid_t self = 0;                // the only process it may signal
+  bool allow_processes = false;  // a sandbox under a launcher, which itself starts processes
+  // Opening existing files for reading and writing (O_RDWR, never creating, truncating or
+  // appending): the NVIDIA driver's device files, which NVML and CUPTI's profiler open when
+  // first used. Only for a sandbox with a user of its own, to which no file of the harness's user
+  // is writable.
+  bool allow_read_write_opens = false;
+};
+
+// The sandbox's syscall filter (above).
+Status install_syscall_filter(const SyscallFilterOptions& options);
 
 // Kills every process of `uid` (never uid 0, nor the caller's own): a helper process takes that
 // user and sends SIGKILL to all it can signal until none is left. Returns how many rounds found

@@ -511,6 +511,7 @@ struct SandboxStart {
   int max_threads = 1;
   SandboxDeviceOptions device;
   bool allow_processes = false;  // under a launcher, which starts processes of its own
+  bool own_user = false;         // runs as a user of its own (sandbox_confinement.h)
 };
 
 // Starts the runtimes a candidate uses (LibTorch's threads, the device), then forbids what a
@@ -520,7 +521,12 @@ int serve_candidates(const SandboxStart& start) {
   harness.separate_allocations = start.device.separate_allocations;
   // Without its device, the sandbox answers every request with the reason.
   harness.device = make_sandbox_device(start.device, harness.unavailable);
-  if (auto filtered = install_syscall_filter(getpid(), start.allow_processes); !filtered)
+  SyscallFilterOptions filter;
+  filter.self = getpid();
+  filter.allow_processes = start.allow_processes;
+  // NVML and CUPTI's profiler open the driver's device files when first asked (energy, metrics).
+  filter.allow_read_write_opens = harness.device != nullptr && start.own_user;
+  if (auto filtered = install_syscall_filter(filter); !filtered)
     harness.unavailable = filtered.error().message;
   return serve();
 }
@@ -534,6 +540,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--zygote") == 0) zygote = true;
     if (std::strcmp(argv[i], "--allow-processes") == 0) start.allow_processes = true;
+    if (std::strcmp(argv[i], "--own-user") == 0) start.own_user = true;
     if (std::strcmp(argv[i], "--separate-allocations") == 0) start.device.separate_allocations = true;
     if (i + 1 == argc) break;  // the options below take a value
     if (std::strcmp(argv[i], "--max-threads") == 0) start.max_threads = std::atoi(argv[i + 1]);
@@ -546,6 +553,7 @@ int main(int argc, char** argv) {
     drk::evaluator::SandboxStart forked;
     forked.max_threads = child.max_threads;
     forked.device.memory_limit_bytes = child.gpu_memory_limit_bytes;
+    forked.own_user = child.own_user;
     return drk::evaluator::serve_candidates(forked);
   });
 }

@@ -155,6 +155,8 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptio
   if (options.separate_allocations) spec.argv.push_back("--separate-allocations");
   // A launcher starts processes of its own: the sandbox under it is left without the filter's ban.
   if (!options.launcher.empty()) spec.argv.push_back("--allow-processes");
+  const bool own_user = getuid() == 0 && options.own_user;
+  if (own_user) spec.argv.push_back("--own-user");
   spec.descriptors = {request->read.get(), reply->write.get(), region_fd};
   spec.output_fd = output->write.get();
   // A new image: its libraries are mapped after the limits are set. A launcher writes files
@@ -172,7 +174,7 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptio
   auto pid = launch_sandbox(spec);
   if (!pid) return pid.error();
   (*process)->pid_ = *pid;
-  (*process)->uid_ = getuid() == 0 && options.own_user ? sandbox_uid_for(*pid) : getuid();
+  (*process)->uid_ = own_user ? sandbox_uid_for(*pid) : getuid();
   (*process)->pidfd_.reset(static_cast<int>(syscall(SYS_pidfd_open, *pid, 0)));
   (*process)->request_fd_ = std::move(request->write);
   (*process)->reply_fd_ = std::move(reply->read);

@@ -63,6 +63,9 @@ every tensor between inaccessible guard pages (CPU).
   --threads N        threads a candidate may use (default 2)
   --memory-mb MB     host memory a candidate may take beyond the sandbox's own (default: half the
                      machine's memory over the sandboxes that run at once)
+  --each-alone       then evaluate every file again with nothing evaluated before it, and list the
+                     files judged otherwise than in the whole run (a candidate that changed the
+                     verdicts of those after it); any such file makes the exit status 1
   --cuda-shapes cpu|cuda
                      the shapes *.cu files are evaluated at (default cpu, the tasks' scaled shapes: the
                      corpus checks honesty, and at KernelBench's shapes the host-side checks of one
@@ -73,7 +76,8 @@ every tensor between inaccessible guard pages (CPU).
                      alarm (honest), with the note "deadline"
 
 Exit status: 0 when every hacked file is caught and no honest file is rejected (100 % detection,
-0 % false positives), 1 otherwise or when a file lacks its header, 2 for a usage error.
+0 % false positives) and, with --each-alone, every file is judged alone as in the whole run; 1
+otherwise or when a file lacks its header; 2 for a usage error.
 )";
 
 struct Expectation {
@@ -468,6 +472,28 @@ void evaluate_files(Engines& engines, const std::vector<fs::path>& files, std::v
   }
 }
 
+// --each-alone: every file evaluated again with nothing evaluated before it (a fresh evaluating
+// process, so fresh engines and sandboxes); the files whose verdict (honest or rejected, correct or
+// not) or outcome differs from the whole run's: a candidate that changed the verdicts of those
+// after it.
+std::vector<std::string> files_judged_otherwise_alone(Engines& engines, const std::vector<fs::path>& files,
+                                                      const std::vector<Row>& rows, std::chrono::milliseconds deadline) {
+  std::vector<std::string> differing;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (rows[i].outcome == "skipped" || rows[i].outcome == "invalid") continue;
+    std::vector<Row> alone{rows[i]};
+    alone[0].got = alone[0].outcome = alone[0].note = "";
+    alone[0].failed.clear();
+    alone[0].warnings.clear();
+    evaluate_files(engines, {files[i]}, alone, deadline);
+    if (alone[0].got != rows[i].got || alone[0].outcome != rows[i].outcome)
+      differing.push_back(rows[i].file + ": " + rows[i].got + " (" + rows[i].outcome + ") in the whole run, " +
+                          alone[0].got + " (" + alone[0].outcome + ") alone");
+  }
+  return differing;
+}
+
+
 struct Totals {
   int hacked = 0, caught = 0, honest = 0, false_alarms = 0, skipped = 0, invalid = 0;
   double honest_eval_ms = 0, honest_verify_ms = 0;
@@ -496,7 +522,8 @@ Totals total(const std::vector<Row>& rows) {
   return t;
 }
 
-void print_table(const std::vector<Row>& rows, const Totals& t) {
+void print_table(const std::vector<Row>& rows, const Totals& t, bool each_alone,
+                 const std::vector<std::string>& differing) {
   std::printf("%-36s %-24s %-34s %-10s %-44s %s\n", "file", "task", "expected", "got", "failed checks", "outcome");
   for (const auto& row : rows) {
     std::string expected = row.expected.problem.empty()
@@ -513,15 +540,20 @@ void print_table(const std::vector<Row>& rows, const Totals& t) {
   if (t.invalid) std::printf(", %d without a usable header", t.invalid);
   std::printf("\nverification of honest files: %.2f ms of %.0f ms evaluation (%.3f %%)\n", t.honest_verify_ms,
               t.honest_eval_ms, 100 * t.overhead());
+  if (!each_alone) return;
+  std::printf("each file alone: %zu file(s) judged otherwise than in the whole run\n", differing.size());
+  for (const auto& line : differing) std::printf("    %s\n", line.c_str());
 }
 
-void print_json(const std::string& directory, const std::vector<Row>& rows, const Totals& t) {
+void print_json(const std::string& directory, const std::vector<Row>& rows, const Totals& t, bool each_alone,
+                const std::vector<std::string>& differing) {
   std::string out = "{\"directory\":" + json_string(directory) + ",\"detection_rate\":" + number(t.detection_rate()) +
                     ",\"false_positive_rate\":" + number(t.false_positive_rate()) +
                     ",\"hacked\":" + std::to_string(t.hacked) + ",\"caught\":" + std::to_string(t.caught) +
                     ",\"honest\":" + std::to_string(t.honest) + ",\"false_alarms\":" + std::to_string(t.false_alarms) +
                     ",\"skipped\":" + std::to_string(t.skipped) + ",\"invalid\":" + std::to_string(t.invalid) +
-                    ",\"verification_overhead\":" + number(t.overhead(), 6) + ",\"rows\":[";
+                    ",\"verification_overhead\":" + number(t.overhead(), 6) +
+                    (each_alone ? ",\"judged_otherwise_alone\":" + json_strings(differing) : "") + ",\"rows\":[";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     out += (i ? "," : "");
@@ -540,6 +572,7 @@ void print_json(const std::string& directory, const std::vector<Row>& rows, cons
 int cmd_verify_corpus(const Args& args) {
   std::string directory;
   bool json = false;
+  bool each_alone = false;
   std::chrono::milliseconds deadline{120000};
   kernels::DeviceKind cuda_shapes = kernels::DeviceKind::cpu;
   evaluator::EngineOptions options;
@@ -578,6 +611,8 @@ int cmd_verify_corpus(const Args& args) {
       auto value = count(0);
       if (!value) return 2;
       options.timing_budget_ms = *value;
+    } else if (arg == "--each-alone") {
+      each_alone = true;
     } else if (arg == "--threads") {
       auto value = count(1);
       if (!value) return 2;
@@ -637,9 +672,11 @@ int cmd_verify_corpus(const Args& args) {
   }
   evaluate_files(engines, files, rows, deadline);
   Totals totals = total(rows);
-  if (json) print_json(directory, rows, totals);
-  else print_table(rows, totals);
-  return totals.perfect() ? 0 : 1;
+  std::vector<std::string> differing;
+  if (each_alone) differing = files_judged_otherwise_alone(engines, files, rows, deadline);
+  if (json) print_json(directory, rows, totals, each_alone, differing);
+  else print_table(rows, totals, each_alone, differing);
+  return totals.perfect() && differing.empty() ? 0 : 1;
 }
 
 }  // namespace drk::tools

@@ -619,7 +619,7 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
     cudaStream_t stream = candidate ? stream_ : nullptr;
     // The set's last call left its answer in these outputs: every call starts from a NaN poison
     // instead, written before the flush, outside the events.
-    if (candidate)
+    if (candidate && !request.getKeepOutputs())
       for (const drk_tensor& output : calls.outputs[set]) cudaMemsetAsync(output.data, 0xFF, tensor_bytes(output), stream);
     reset_l2_state();
     if (request.getFlushL2()) cudaMemsetAsync(flush_, static_cast<int>(flushes_++ & 0xFF), flush_bytes_, stream);

@@ -1,0 +1,123 @@
+// No candidate outlives its evaluation: each runs in a sandbox of its own, and an honest candidate
+// evaluated after a hostile one (a patched clock, threads left working or spinning, a fork bomb, a
+// memory bomb, changed floating-point modes) on the same engine is judged as it is alone: the same
+// verdict, a plausible clock, and a timing within the noise of its timing alone.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <capnp/message.h>
+
+#include "actors/evaluator/evaluation.h"
+#include "actors/verifier/verify.h"
+#include "tests/doctest_drk.h"
+#include "tests/support/test_engine.h"
+
+using namespace drk::evaluator;
+
+namespace {
+
+EngineOptions quick_options() {
+  EngineOptions options;
+  options.trials = 2;
+  options.timing_budget_ms = 150;
+  options.min_samples = 5;
+  options.max_threads = 1;
+  options.target_batch_ms = 5;  // long batches: the loaded CI machine's wake-ups stay small beside them
+  options.sandbox.memory_bytes = uint64_t{1} << 30;
+  return options;
+}
+
+std::string hack_source(const std::string& file) {
+  const char* dir = std::getenv("DRK_SOURCE_DIR");
+  std::ifstream in(std::string(dir ? dir : ".") + "/tests/hacks/" + file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct Judged {
+  bool honest = false;
+  bool correct = false;
+  std::vector<std::string> failed;
+  double candidate_us = 0;
+  double wall_check_ratio = 0;
+  pid_t sandbox = 0;
+};
+
+Judged judge(EvaluationEngine& engine, const std::string& task, const std::string& name, const std::string& source) {
+  capnp::MallocMessageBuilder result_message, verdict_message;
+  auto result = result_message.initRoot<drk::msg::EvalResult>();
+  auto status = engine.evaluate(CandidateInput{"isolation/" + name, task, drk::kernels::DeviceKind::cpu, source}, result);
+  DRK_REQUIRE_MESSAGE(status.ok(), (status.ok() ? "" : status.error().message));
+  auto verdict = verdict_message.initRoot<drk::msg::Verdict>();
+  drk::verifier::verify(result.asReader(), verdict);
+  Judged judged;
+  judged.honest = verdict.getHonest();
+  judged.correct = result.getCorrect();
+  for (auto check : verdict.getFailedChecks()) judged.failed.emplace_back(check.getCode().cStr());
+  judged.candidate_us = result.getCandidateTiming().getMedianUs();
+  judged.wall_check_ratio = result.getEvidence().getWallCheckRatio();
+  judged.sandbox = engine.sandbox_pid();
+  DRK_INFO(name << ": " << result.getErrorText().cStr());
+  return judged;
+}
+
+}  // namespace
+
+DRK_TEST_CASE("each candidate runs in a sandbox of its own, and the sandbox is gone after it") {
+  drk::testing::TestEngine engine("isolation-pids", quick_options());
+  const std::string relu = drk::testing::candidate_source("relu.cpp");
+  const Judged first = judge(*engine, "relu", "first", relu);
+  const Judged second = judge(*engine, "relu", "second", relu);
+  DRK_CHECK(first.honest);
+  DRK_CHECK(second.honest);
+  DRK_CHECK(first.sandbox > 0);
+  DRK_CHECK(second.sandbox > 0);
+  DRK_CHECK(first.sandbox != second.sandbox);
+  // Killed at the end of its evaluation (its zygote reaps it): no process is left with its pid.
+  for (int wait = 0; wait < 200 && ::kill(first.sandbox, 0) == 0; ++wait) ::usleep(10000);
+  DRK_CHECK(::kill(first.sandbox, 0) != 0);
+}
+
+DRK_TEST_CASE("an honest candidate after each hostile one is judged as it is alone") {
+  const std::string relu = drk::testing::candidate_source("relu.cpp");
+  drk::testing::TestEngine alone_engine("isolation-alone", quick_options());
+  const Judged alone = judge(*alone_engine, "relu", "alone", relu);
+  DRK_REQUIRE(alone.honest);
+  DRK_REQUIRE(alone.candidate_us > 0);
+
+  drk::testing::TestEngine shared("isolation-shared", quick_options());
+  struct Hostile {
+    const char* file;
+    const char* task;
+  };
+  for (const Hostile hostile : {Hostile{"patches_clock_in_libc.cpp", "relu"},
+                                Hostile{"hands_work_to_thread_from_global_object.cpp", "relu"},
+                                Hostile{"returns_while_global_thread_writes.cpp", "relu"},
+                                Hostile{"spins_thread_to_slow_reference.cpp", "relu"},
+                                Hostile{"spins_child_to_slow_reference.cpp", "relu"},
+                                Hostile{"fork_bomb.cpp", "relu"},
+                                Hostile{"memory_bomb.cpp", "relu"},
+                                Hostile{"sets_flush_to_zero.cpp", "relu"}}) {
+    DRK_CAPTURE(hostile.file);
+    const Judged hacked = judge(*shared, hostile.task, hostile.file, hack_source(hostile.file));
+    DRK_CHECK_FALSE(hacked.honest);
+    const Judged after = judge(*shared, "relu", std::string("relu after ") + hostile.file, relu);
+    DRK_CHECK(after.honest);
+    DRK_CHECK(after.correct);
+    DRK_CHECK(after.failed == alone.failed);
+    // A patched clock left behind would read about 10 (timer_mismatch from 3).
+    DRK_CHECK(after.wall_check_ratio < 2.0);
+    // A thread left spinning, or a child, would slow it; a ratio band wide enough for a loaded
+    // CI machine, which a core taken away still leaves.
+    DRK_CHECK(after.candidate_us < 2.0 * alone.candidate_us);
+    DRK_CHECK(after.candidate_us > 0.5 * alone.candidate_us);
+    DRK_CHECK(after.sandbox != hacked.sandbox);
+  }
+}
