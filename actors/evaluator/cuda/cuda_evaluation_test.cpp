@@ -35,6 +35,9 @@ constexpr uint64_t kMemoryLimitBytes = uint64_t{512} << 20;  // memory_hog.cu ke
 
 std::string cuda_candidate(const std::string& name) { return drk::testing::candidate_source("cuda/" + name); }
 
+// tests/hacks/cuda/NAME: the hostile candidates of the CUDA corpus.
+std::string cuda_hack(const std::string& name) { return drk::testing::candidate_source("../hacks/cuda/" + name); }
+
 // CUDA at the tasks' scaled (cpu) shapes, so that the tests stay fast.
 EngineOptions cuda_options(uint64_t seed) {
   EngineOptions options;
@@ -74,16 +77,21 @@ struct Evaluated {
   drk::msg::EvalResult::Reader result;
 };
 
-std::unique_ptr<Evaluated> evaluate(const std::string& task, const std::string& file,
-                                    EvaluationEngine* engine = nullptr) {
+std::unique_ptr<Evaluated> evaluate_source(const std::string& task, const std::string& file, const std::string& source,
+                                           EvaluationEngine* engine = nullptr) {
   auto evaluated = std::make_unique<Evaluated>();
   auto out = evaluated->message.initRoot<drk::msg::EvalResult>();
-  CandidateInput input{"test/" + file, task, drk::kernels::DeviceKind::cuda, cuda_candidate(file)};
+  CandidateInput input{"test/" + file, task, drk::kernels::DeviceKind::cuda, source};
   auto status = (engine ? engine : &*shared_engine())->evaluate(input, out);
   DRK_REQUIRE_MESSAGE(status.ok(), status.error().describe());
   evaluated->result = out.asReader();
   DRK_INFO("error text: " << evaluated->result.getErrorText().cStr());
   return evaluated;
+}
+
+std::unique_ptr<Evaluated> evaluate(const std::string& task, const std::string& file,
+                                    EvaluationEngine* engine = nullptr) {
+  return evaluate_source(task, file, cuda_candidate(file), engine);
 }
 
 void check_honest(drk::msg::EvalResult::Reader r) {
@@ -131,6 +139,33 @@ DRK_TEST_CASE("honest CUDA candidates are correct, timed against LibTorch CUDA a
     auto evaluated = evaluate(task, file);
     check_honest(evaluated->result);
   }
+}
+
+DRK_TEST_CASE("a candidate that patched its sandbox's event timer leaves the next one timed as alone [gpu]") {
+  if (gpu_missing()) return;
+  auto alone = evaluate("relu", "relu.cu");
+  check_honest(alone->result);
+  const double alone_us = alone->result.getCandidateTiming().getMedianUs();
+  // The patch holds in its own process: every event there reads 1 us, the reference's too.
+  auto patched = evaluate_source("relu", "patches_event_timer.cu", cuda_hack("patches_event_timer.cu"));
+  DRK_CHECK(patched->result.getCandidateTiming().getMedianUs() == doctest::Approx(1.0).epsilon(0.01));
+  auto after = evaluate("relu", "relu.cu");
+  check_honest(after->result);
+  const double after_us = after->result.getCandidateTiming().getMedianUs();
+  DRK_CHECK(after_us > 0.75 * alone_us);
+  DRK_CHECK(after_us < 1.33 * alone_us);
+  DRK_CHECK(after->result.getSpeedup() > 0.75 * alone->result.getSpeedup());
+  DRK_CHECK(after->result.getSpeedup() < 1.33 * alone->result.getSpeedup());
+}
+
+DRK_TEST_CASE("timed calls start from poison: a candidate that skips work when its answer is there is measured so [gpu]") {
+  if (gpu_missing()) return;
+  auto honest = evaluate("relu", "relu.cu");
+  check_honest(honest->result);
+  DRK_CHECK(honest->result.getEvidence().getAnswerReuseRatio() < 2.0);
+  auto skipping = evaluate_source("relu", "skips_work_when_output_holds_answer.cu",
+                                  cuda_hack("skips_work_when_output_holds_answer.cu"));
+  DRK_CHECK(skipping->result.getEvidence().getAnswerReuseRatio() > 3.0);
 }
 
 DRK_TEST_CASE("launch latency hidden: both sides are held; a call that waits inside is timed again with it included [gpu]") {
