@@ -1764,8 +1764,12 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
       options.sandbox.executable = default_cuda_sandbox_executable();
     // CUDA reserves far more address space than it uses, and its libraries open more files.
     options.sandbox.limit_address_space = false;
+    // CUPTI's profiler needs the GPU's counters, which the driver keeps for administrators by
+    // default: with hardware metrics asked for, the sandboxes keep the Evaluator's user.
+    if (options.hardware_metrics) options.sandbox.own_user = false;
     options.sandbox.max_open_files = std::max<uint64_t>(options.sandbox.max_open_files, 1024);
   }
+  if (options.sandbox_spares == 0) options.sandbox_spares = options.device == DeviceKind::cuda ? 3 : 1;
   impl->catalog = std::move(catalog);
   impl->options = std::move(options);
   kernels::set_reference_threads(impl->options.max_threads);

@@ -83,8 +83,9 @@ struct EngineOptions {
   uint32_t compile_workers = 2;           // threads of the engine's CompilePool
   SandboxOptions sandbox;                 // executable and limits (max_threads is set from above)
   // Sandboxes forked ahead of the candidates that will run in them (eval.sandbox_spares): each
-  // candidate gets a fresh one, and a spare has started its runtimes (on CUDA a context) by then.
-  uint32_t sandbox_spares = 1;
+  // candidate gets a fresh one, and a spare has started its runtimes (on CUDA a context, LibTorch
+  // CUDA and cuBLAS: 0.4 s on the H200) by then. 0: 1 on the CPU, 3 on CUDA.
+  uint32_t sandbox_spares = 0;
   // CPU: evaluate although LibTorch's BLAS is netlib's unoptimised reference implementation (a
   // crippled baseline); create() refuses it otherwise (eval.allow_reference_blas). Every result
   // then says so (EvalResult.referenceBlasUnoptimised).

@@ -80,8 +80,8 @@ struct SyscallFilterOptions {
   bool allow_processes = false;  // a sandbox under a launcher, which itself starts processes
   // Opening existing files for reading and writing (O_RDWR, never creating, truncating or
   // appending): the NVIDIA driver's device files, which NVML and CUPTI's profiler open when
-  // first used. Only for a sandbox with a user of its own, to which no file of the harness's user
-  // is writable.
+  // first used (CUDA sandboxes). With a user of its own no file of the harness's user is
+  // writable to it; without one, such a file could be overwritten in place (docs/verification.md).
   bool allow_read_write_opens = false;
 };
 

@@ -511,7 +511,6 @@ struct SandboxStart {
   int max_threads = 1;
   SandboxDeviceOptions device;
   bool allow_processes = false;  // under a launcher, which starts processes of its own
-  bool own_user = false;         // runs as a user of its own (sandbox_confinement.h)
 };
 
 // Starts the runtimes a candidate uses (LibTorch's threads, the device), then forbids what a
@@ -525,7 +524,7 @@ int serve_candidates(const SandboxStart& start) {
   filter.self = getpid();
   filter.allow_processes = start.allow_processes;
   // NVML and CUPTI's profiler open the driver's device files when first asked (energy, metrics).
-  filter.allow_read_write_opens = harness.device != nullptr && start.own_user;
+  filter.allow_read_write_opens = harness.device != nullptr;
   if (auto filtered = install_syscall_filter(filter); !filtered)
     harness.unavailable = filtered.error().message;
   return serve();
@@ -540,7 +539,6 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--zygote") == 0) zygote = true;
     if (std::strcmp(argv[i], "--allow-processes") == 0) start.allow_processes = true;
-    if (std::strcmp(argv[i], "--own-user") == 0) start.own_user = true;
     if (std::strcmp(argv[i], "--separate-allocations") == 0) start.device.separate_allocations = true;
     if (i + 1 == argc) break;  // the options below take a value
     if (std::strcmp(argv[i], "--max-threads") == 0) start.max_threads = std::atoi(argv[i + 1]);
@@ -553,7 +551,6 @@ int main(int argc, char** argv) {
     drk::evaluator::SandboxStart forked;
     forked.max_threads = child.max_threads;
     forked.device.memory_limit_bytes = child.gpu_memory_limit_bytes;
-    forked.own_user = child.own_user;
     return drk::evaluator::serve_candidates(forked);
   });
 }

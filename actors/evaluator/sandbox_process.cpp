@@ -156,7 +156,6 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptio
   // A launcher starts processes of its own: the sandbox under it is left without the filter's ban.
   if (!options.launcher.empty()) spec.argv.push_back("--allow-processes");
   const bool own_user = getuid() == 0 && options.own_user;
-  if (own_user) spec.argv.push_back("--own-user");
   spec.descriptors = {request->read.get(), reply->write.get(), region_fd};
   spec.output_fd = output->write.get();
   // A new image: its libraries are mapped after the limits are set. A launcher writes files

@@ -83,7 +83,6 @@ ConfinementLimits limits_of(msg::SandboxLimits::Reader limits) {
   if (syscall(SYS_close_range, kRegionFd + 1, ~0U, 0) != 0)
     for (int fd = kRegionFd + 1; fd < 4096; ++fd) close(fd);
   for (auto& descriptor : descriptors) descriptor.release();  // closed above
-  const uid_t zygote_uid = getuid();
   ZygoteChild child;
   child.max_threads = spawn.getMaxThreads();
   child.gpu_memory_limit_bytes = spawn.getGpuMemoryLimitBytes();
@@ -92,7 +91,6 @@ ConfinementLimits limits_of(msg::SandboxLimits::Reader limits) {
   uid_t uid = 0;
   if (confine_process(limits, spawn.getWorkDirectory().cStr(), &uid) != nullptr)
     _exit(kConfinementFailedExit);  // nothing runs unconfined
-  child.own_user = uid != zygote_uid;
   std::exit(become_sandbox(child));
 }
 

@@ -24,7 +24,6 @@ constexpr int kConfinementFailedExit = 97;
 struct ZygoteChild {
   int max_threads = 1;
   uint64_t gpu_memory_limit_bytes = 0;
-  bool own_user = false;  // it runs as a user of its own, not the zygote's
 };
 
 int run_zygote(int control_fd, const std::function<int(const ZygoteChild&)>& become_sandbox);

@@ -160,12 +160,20 @@ DRK_TEST_CASE("a candidate that patched its sandbox's event timer leaves the nex
 
 DRK_TEST_CASE("timed calls start from poison: a candidate that skips work when its answer is there is measured so [gpu]") {
   if (gpu_missing()) return;
-  auto honest = evaluate("relu", "relu.cu");
-  check_honest(honest->result);
-  DRK_CHECK(honest->result.getEvidence().getAnswerReuseRatio() < 2.0);
+  // KernelBench's ReLU (3 ms a call): at the scaled shapes a launch costs as much as the work.
+  auto published = engine_with("cuda-answer-reuse", [](EngineOptions& options) {
+    options.shapes = drk::kernels::DeviceKind::cuda;
+    options.timing_budget_ms = 100;
+  });
+  auto honest = evaluate("relu", "relu.cu", &**published);
+  DRK_CHECK(honest->result.getCorrect());
+  DRK_CHECK(honest->result.getEvidence().getAnswerReuseRatio() < 1.5);
   auto skipping = evaluate_source("relu", "skips_work_when_output_holds_answer.cu",
-                                  cuda_hack("skips_work_when_output_holds_answer.cu"));
+                                  cuda_hack("skips_work_when_output_holds_answer.cu"), &**published);
   DRK_CHECK(skipping->result.getEvidence().getAnswerReuseRatio() > 3.0);
+  // Timed from poison, it does the work in every timed call: its time is the honest one's.
+  DRK_CHECK(skipping->result.getCandidateTiming().getMedianUs() >
+            0.8 * honest->result.getCandidateTiming().getMedianUs());
 }
 
 DRK_TEST_CASE("launch latency hidden: both sides are held; a call that waits inside is timed again with it included [gpu]") {
