@@ -269,6 +269,8 @@ constexpr auto kAfterReturnWait = std::chrono::milliseconds(3);
 // The length of the batches that compare a candidate with its outputs holding their own answers
 // and holding others' (answerReuseRatio).
 constexpr double kAnswerReuseBatchMs = 3.0;
+// A first pair's ratio under this is an honest candidate's: no second pair.
+constexpr double kAnswerReuseConfirmAbove = 2.0;
 // CUDA: candidate calls timed with their outputs left holding their answers, for the same measure.
 constexpr uint32_t kCudaAnswerReuseCalls = 5;
 
@@ -1342,7 +1344,8 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
 
 // Work skipped when the output already holds the answer (a cheap check of it, then nothing to
 // do), which the rotation keeps out of the timed batches: batches where each call's output was
-// last written for its own inputs against rotating batches started from poison, two pairs. The
+// last written for its own inputs against rotating batches started from poison, two pairs (the
+// second only when the first suspects it). The
 // smallest ratio is the evidence (answerReuseRatio): an honest candidate takes about as long
 // either way.
 std::optional<Status> EvaluationEngine::Impl::measure_answer_reuse(Run& run, double call_us, double round_trip_ns) {
@@ -1363,6 +1366,8 @@ std::optional<Status> EvaluationEngine::Impl::measure_answer_reuse(Run& run, dou
       smallest = std::min(smallest, std::max(other->wall_ns - round_trip_ns, 1.0) /
                                         std::max(own->wall_ns - round_trip_ns, 1.0));
     }
+    // A second pair only to confirm a suspicion: it must hold in both.
+    if (smallest < kAnswerReuseConfirmAbove) break;
   }
   run.out.getEvidence().setAnswerReuseRatio(smallest);
   return std::nullopt;

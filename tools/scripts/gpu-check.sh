@@ -54,7 +54,7 @@ fi
 for test in $gpu_tests; do
   binary=$(find "$BUILD_DIR" -type f -name "$test" -perm -u+x | head -n 1)
   [ -n "$binary" ] || continue
-  DRK_SOURCE_DIR="$root" "$binary" > "$out/$test.log" 2>&1 && status=passed || { status=FAILED; ctest_status=1; }
+  DRK_SOURCE_DIR="$root" timeout 300 "$binary" > "$out/$test.log" 2>&1 && status=passed || { status=FAILED; ctest_status=1; }
   grep -q SKIPPED "$out/$test.log" && status="$status (SKIPPED: no GPU seen)"
   row "gpu test $test" "$status"
 done
@@ -62,7 +62,7 @@ done
 if [ -x "$BUILD_DIR/tools/drk" ]; then
   drk="$BUILD_DIR/tools/drk"
   # The CUDA hack corpus on its own, for its totals (ctest's verify_corpus runs it too).
-  "$drk" verify-corpus tests/hacks/cuda --threads 8 --deadline-s 60 > "$out/corpus-cuda.log" 2>&1 \
+  timeout 240 "$drk" verify-corpus tests/hacks/cuda --threads 8 --deadline-s 60 > "$out/corpus-cuda.log" 2>&1 \
     && status=ok || status=FAILED
   row "cuda hack corpus" "$status: $(grep -iE 'detection|caught' "$out/corpus-cuda.log" | tail -n 1)"
   # Energy per call from NVML on a kernel long enough to read (cross_entropy at its published shape).
@@ -81,7 +81,8 @@ if [ -x "$BUILD_DIR/tools/drk" ]; then
   for bench in tools/bench/*.sh; do
     [ -f "$bench" ] || continue
     name=$(basename "$bench" .sh)
-    bash "$bench" "$BUILD_DIR" > "$out/bench-$name.log" 2>&1 && status=ok || status=FAILED
+    # Line-buffered and bounded: a benchmark that hangs leaves what it printed and the rest of the check.
+    timeout 240 stdbuf -oL bash "$bench" "$BUILD_DIR" > "$out/bench-$name.log" 2>&1 && status=ok || status=FAILED
     row "bench $name" "$status: $(tail -n 1 "$out/bench-$name.log")"
   done
 fi
