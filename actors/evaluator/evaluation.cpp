@@ -1774,7 +1774,7 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
     if (options.hardware_metrics) options.sandbox.own_user = false;
     options.sandbox.max_open_files = std::max<uint64_t>(options.sandbox.max_open_files, 1024);
   }
-  if (options.sandbox_spares == 0) options.sandbox_spares = options.device == DeviceKind::cuda ? 3 : 1;
+  options.sandbox_spares = std::max<uint32_t>(options.sandbox_spares, 1);
   impl->catalog = std::move(catalog);
   impl->options = std::move(options);
   kernels::set_reference_threads(impl->options.max_threads);

@@ -84,8 +84,8 @@ struct EngineOptions {
   SandboxOptions sandbox;                 // executable and limits (max_threads is set from above)
   // Sandboxes forked ahead of the candidates that will run in them (eval.sandbox_spares): each
   // candidate gets a fresh one, and a spare has started its runtimes (on CUDA a context, LibTorch
-  // CUDA and cuBLAS: 0.4 s on the H200) by then. 0: 1 on the CPU, 3 on CUDA.
-  uint32_t sandbox_spares = 0;
+  // CUDA and cuBLAS: 0.4 s on the H200) by then, unless the candidates come faster than that.
+  uint32_t sandbox_spares = 1;
   // CPU: evaluate although LibTorch's BLAS is netlib's unoptimised reference implementation (a
   // crippled baseline); create() refuses it otherwise (eval.allow_reference_blas). Every result
   // then says so (EvalResult.referenceBlasUnoptimised).
