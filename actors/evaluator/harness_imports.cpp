@@ -80,8 +80,12 @@ struct DynamicEntries {
   std::vector<uint64_t> needed;  // string-table offsets
   std::optional<uint64_t> strtab, strsz, symtab, syment, versym, verneed, verneednum;
   std::optional<uint64_t> rela, relasz, relaent, rel, relsz, relent, jmprel, pltrelsz, pltrel;
+  std::optional<uint64_t> hash, gnu_hash;
   bool symbolic = false;
 };
+
+// More dynamic symbols than any compiled candidate has: a hash table that claims more is malformed.
+constexpr uint32_t kMaxDynamicSymbols = 1u << 20;
 
 class ElfReader {
  public:
@@ -105,6 +109,13 @@ class ElfReader {
       auto symbol = read_symbol(index);
       if (!symbol) return symbol.error();
       if (*symbol) linkage.symbols.push_back(std::move(**symbol));
+    }
+    auto count = symbol_count();
+    if (!count) return count.error();
+    for (uint32_t index = 1; index < *count; ++index) {
+      auto symbol = read_symbol(index);
+      if (!symbol) return symbol.error();
+      if (*symbol && (*symbol)->defined) linkage.exported.push_back(std::move((*symbol)->name));
     }
     return linkage;
   }
@@ -169,6 +180,8 @@ class ElfReader {
         case DT_PLTRELSZ: dynamic_.pltrelsz = value; break;
         case DT_PLTREL: dynamic_.pltrel = value; break;
         case DT_SYMBOLIC: dynamic_.symbolic = true; break;
+        case DT_HASH: dynamic_.hash = value; break;
+        case DT_GNU_HASH: dynamic_.gnu_hash = value; break;
         case DT_FLAGS:
           if (value & DF_SYMBOLIC) dynamic_.symbolic = true;
           break;
@@ -206,6 +219,41 @@ class ElfReader {
     auto text = bytes_.string(strtab_begin_, strtab_end_, offset);
     if (!text) return bytes_.malformed("a name outside the dynamic string table");
     return std::move(*text);
+  }
+
+  // The number of entries of the dynamic symbol table, from its hash table (DT_HASH's nchain, or
+  // past DT_GNU_HASH's last chain); 0 without either.
+  Result<uint32_t> symbol_count() const {
+    if (!dynamic_.symtab) return 0u;
+    if (dynamic_.hash) {
+      auto offset = file_offset(*dynamic_.hash, 2 * sizeof(uint32_t));
+      if (!offset) return bytes_.malformed("DT_HASH lies outside the file's loaded segments");
+      const auto chains = bytes_.read<uint32_t>(*offset + sizeof(uint32_t));
+      if (!chains || *chains > kMaxDynamicSymbols) return bytes_.malformed("DT_HASH's chain count is out of range");
+      return *chains;
+    }
+    if (!dynamic_.gnu_hash) return 0u;
+    auto header_offset = file_offset(*dynamic_.gnu_hash, 4 * sizeof(uint32_t));
+    if (!header_offset) return bytes_.malformed("DT_GNU_HASH lies outside the file's loaded segments");
+    const auto buckets = bytes_.read<uint32_t>(*header_offset);
+    const auto first = bytes_.read<uint32_t>(*header_offset + 4);
+    const auto bloom_words = bytes_.read<uint32_t>(*header_offset + 8);
+    if (!buckets || !first || !bloom_words || *buckets > kMaxDynamicSymbols || *bloom_words > kMaxDynamicSymbols)
+      return bytes_.malformed("DT_GNU_HASH's header is out of range");
+    const uint64_t buckets_address = *dynamic_.gnu_hash + 16 + uint64_t{*bloom_words} * 8;
+    auto buckets_offset = file_offset(buckets_address, uint64_t{*buckets} * 4);
+    if (!buckets_offset) return bytes_.malformed("DT_GNU_HASH's buckets lie outside the file's loaded segments");
+    uint32_t last = 0;
+    for (uint32_t b = 0; b < *buckets; ++b) last = std::max(last, *bytes_.read<uint32_t>(*buckets_offset + 4ull * b));
+    if (last < *first) return *first;
+    // The chain of the highest symbol runs until an entry's low bit ends it.
+    const uint64_t chains_address = buckets_address + uint64_t{*buckets} * 4;
+    for (uint32_t index = last; index < kMaxDynamicSymbols; ++index) {
+      auto entry_offset = file_offset(chains_address + 4ull * (index - *first), 4);
+      if (!entry_offset) return bytes_.malformed("DT_GNU_HASH's chains lie outside the file's loaded segments");
+      if (*bytes_.read<uint32_t>(*entry_offset) & 1u) return index + 1;
+    }
+    return bytes_.malformed("DT_GNU_HASH's last chain does not end");
   }
 
   // Every symbol index the relocation tables name (0, "no symbol", left out), sorted.
@@ -455,8 +503,23 @@ bool is_runtime_library(std::string_view path) {
   return false;
 }
 
+bool is_c_library_clock(std::string_view name) {
+  for (std::string_view clock : {"clock_gettime", "clock_getres", "clock_nanosleep", "clock_getcpuclockid", "gettimeofday",
+                                 "time", "clock", "times", "timespec_get", "timespec_getres", "ftime", "nanosleep",
+                                 "usleep", "sleep", "getrusage", "pthread_getcpuclockid", "__clock_gettime",
+                                 "__vdso_clock_gettime", "__vdso_gettimeofday", "__vdso_time"})
+    if (name == clock) return true;
+  return false;
+}
+
 std::vector<std::string> find_harness_reach(const DynamicLinkage& linkage) {
   std::vector<std::string> findings;
+  // Inert while the sandbox loads candidates RTLD_LOCAL (its own calls are bound already), but a
+  // clock of the harness the moment anything loads the object into the global scope.
+  for (const auto& name : linkage.exported)
+    if (is_c_library_clock(name))
+      findings.push_back("defines " + name + ", a clock of the C library, which would replace the harness's own "
+                         "were the object ever loaded into the process's global scope");
   for (const auto& library : linkage.needed)
     if (!is_runtime_library(library)) findings.push_back("needs " + library);
   const LoadedRuntimes runtimes;

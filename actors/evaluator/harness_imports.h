@@ -19,7 +19,12 @@
 //   - a symbol the object defines itself with default visibility, which the global scope still
 //     interposes (unless the object is linked -Bsymbolic): "defines at::set_num_threads(int) but
 //     binds it to the one in libtorch_cpu.so.1.13";
-//   - a needed library outside the runtimes: "needs libtorch_cpu.so".
+//   - a needed library outside the runtimes: "needs libtorch_cpu.so";
+//   - a definition of one of the C library's clock and time functions (is_c_library_clock), read
+//     from the object's hash table (DT_HASH or DT_GNU_HASH) whether or not a relocation names it:
+//     inert under RTLD_LOCAL, where the harness's calls are bound before the object loads, but the
+//     harness's clock if the object were ever loaded into the global scope (RTLD_GLOBAL, a
+//     preload): the rule does not depend on the load flags staying as they are.
 // Not findings: a symbol found nowhere (a weak import stays null; a strong one fails dlopen with
 // its own message), a name that a loaded runtime also defines (a copy relocation in the
 // executable, a library's private copy of a runtime function, a thread-local of libstdc++), and a
@@ -50,8 +55,13 @@ struct LinkedSymbol {
 struct DynamicLinkage {
   std::vector<std::string> needed;    // DT_NEEDED, DT_AUXILIARY and DT_FILTER names, in order
   std::vector<LinkedSymbol> symbols;  // each once, in symbol-table order
+  std::vector<std::string> exported;  // every symbol it defines with default visibility (its hash table's)
   bool symbolic = false;              // DT_SYMBOLIC or DF_SYMBOLIC: its own definitions bind first
 };
+
+// Whether `name` is one of the C library's clock and time functions (clock_gettime, gettimeofday,
+// time, clock, ...; the vDSO's entries too).
+bool is_c_library_clock(std::string_view name);
 
 Result<DynamicLinkage> read_dynamic_linkage(const std::string& path);
 

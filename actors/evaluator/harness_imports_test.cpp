@@ -84,6 +84,16 @@ DRK_EXPORT int drk_kernel(const drk_context* ctx, const drk_tensor*, int32_t, dr
 }
 )";
 
+// Defines a clock of the C library that nothing of its own calls: no relocation names it.
+const char* kDefinesClock = R"(#include "drk_kernel.h"
+extern "C" int clock_gettime(int, void* now) {
+  static_cast<long*>(now)[0] = 0;
+  static_cast<long*>(now)[1] = 0;
+  return 0;
+}
+DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor*, int32_t, drk_tensor*, int32_t) { return DRK_OK; }
+)";
+
 const char* kWeakImportNowhere = R"(#include "drk_kernel.h"
 extern "C" void drk_defined_nowhere_at_all(void) __attribute__((weak));
 DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor*, int32_t, drk_tensor*, int32_t) {
@@ -152,6 +162,21 @@ DRK_TEST_CASE("a definition of a LibTorch name that the global scope interposes 
   DRK_CHECK_MESSAGE(checked->find("defines at::set_num_threads(int) but binds it to the one in libtorch_cpu.so") !=
                         std::string::npos,
                     *checked);
+}
+
+DRK_TEST_CASE("a definition of one of the C library's clocks is named, whatever the load flags") {
+  drk::testing::RunDir dir;
+  const std::string object = compile(dir, kDefinesClock);
+  auto linkage = read_dynamic_linkage(object);
+  DRK_REQUIRE(linkage.ok());
+  DRK_CHECK(std::find(linkage->exported.begin(), linkage->exported.end(), "clock_gettime") != linkage->exported.end());
+  DRK_CHECK(std::find(linkage->exported.begin(), linkage->exported.end(), "drk_kernel") != linkage->exported.end());
+  auto checked = check_harness_imports(object);
+  DRK_REQUIRE(checked.ok());
+  DRK_CHECK_MESSAGE(checked->find("defines clock_gettime, a clock of the C library") != std::string::npos, *checked);
+  // An object that defines only its entry point is not named.
+  DRK_CHECK(is_c_library_clock("gettimeofday"));
+  DRK_CHECK_FALSE(is_c_library_clock("drk_kernel"));
 }
 
 DRK_TEST_CASE("a weak import found nowhere is accepted") {

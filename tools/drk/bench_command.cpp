@@ -3,11 +3,13 @@
 //             (tools/bench/runtime_report.h)
 //   eval      evaluation latency (cold and warm compile cache, per phase) and throughput with
 //             and without the compile pool (tools/bench/eval_bench.h)
+//   containment  what hostile candidates cost the evaluations beside them (containment_bench.h)
 // A new benchmark is a function and a row of kSubcommands, with its lines in kBenchHelp.
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
+#include "tools/bench/containment_bench.h"
 #include "tools/bench/eval_bench.h"
 #include "tools/bench/restart_bench.h"
 #include "tools/bench/runtime_report.h"
@@ -42,6 +44,13 @@ subcommands:
         within-evaluation CV and events-vs-CUPTI agreement (json: stability[].cv_across_evaluations,
         cv_within_evaluation, cupti_agreement).
         About 2 min on cpu; --quick about a third of that.
+  containment [--evaluations N] [--memory-mb MB]
+        The sandbox's limits under load: an honest relu evaluated again and again (N times at
+        least, default 5) alone, then beside each of tests/hacks' fork bomb, memory bomb,
+        spinning child and spinning thread, evaluated by a second engine at the same time.
+        Prints how each hostile candidate was contained and reported (its failed checks), and
+        the honest candidate's and its reference's median time beside it over alone. About
+        1 min on 2 cores.
 
 See docs/benchmarks.md.
 )";
@@ -124,6 +133,28 @@ int bench_eval(const Args& args) {
   return bench::run_eval_bench(options, std::cout, std::cerr);
 }
 
+int bench_containment(const Args& args) {
+  bench::ContainmentBenchOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if ((arg == "--evaluations" || arg == "--memory-mb") && i + 1 < args.size()) {
+      char* end = nullptr;
+      const long value = std::strtol(args[++i].c_str(), &end, 10);
+      if (*end != '\0' || value < (arg == "--memory-mb" ? 64 : 1)) {
+        std::cerr << "drk bench containment: " << arg << " needs a whole number >= "
+                  << (arg == "--memory-mb" ? 64 : 1) << ", got '" << args[i] << "'\n";
+        return 2;
+      }
+      if (arg == "--evaluations") options.honest_evaluations = static_cast<uint32_t>(value);
+      else options.memory_bytes = static_cast<uint64_t>(value) << 20;
+    } else {
+      std::cerr << "drk bench containment: unknown option '" << arg << "'\n\n" << kBenchHelp;
+      return 2;
+    }
+  }
+  return bench::run_containment_bench(options, std::cout, std::cerr);
+}
+
 struct Subcommand {
   const char* name;
   int (*run)(const Args&);
@@ -132,6 +163,7 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"runtime", bench_runtime},
     {"eval", bench_eval},
+    {"containment", bench_containment},
 };
 
 }  // namespace
