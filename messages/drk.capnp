@@ -205,14 +205,17 @@ struct Evidence {
   # Work after return and beyond the thread limit (docs/verification.md):
   outputsChangedAfterReturn @32 :Text;  # an output differed a few ms after the reply from what it held at the
                                         # reply: work still running after drk_kernel returned ("" if not)
-  cpuPerWall @33 :Float64;          # CPU: the sandbox's CPU time (all its threads) / wall time over its timed
-                                    # batches; beyond maxThreads, work ran on threads it may not use
+  cpuPerWall @33 :Float64;          # CPU: the sandbox's CPU time (all its threads) / wall time of its timed
+                                    # batches, the median over them; beyond maxThreads, work ran on threads it
+                                    # may not use
   cpuWhileIdleMs @34 :Float64;      # CPU time the sandbox used between its replies and the next requests
   idleMs @35 :Float64;              # the wall time of those intervals
   maxThreads @36 :Int32;            # drk_context.max_threads of the evaluation
   answerReuseRatio @37 :Float64;    # CPU: a batch's time when each call's output holds another input's answer
                                     # over its time when it holds its own; far above 1: work skipped when the
                                     # output already holds the answer (0: not measured)
+  idleCpuShare @38 :Float64;        # CPU: the median over the idle intervals of 2 ms or more of the sandbox's CPU
+                                    # time / the interval (cores busy while no call ran)
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.

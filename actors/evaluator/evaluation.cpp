@@ -269,6 +269,9 @@ constexpr auto kAfterReturnWait = std::chrono::milliseconds(3);
 // The length of the batches that compare a candidate with its outputs holding their own answers
 // and holding others' (answerReuseRatio).
 constexpr double kAnswerReuseBatchMs = 3.0;
+// Idle intervals shorter than this are left out of the idle CPU share: the kernel reads another
+// process's CPU clock lazily, so an interval can be charged a scheduler tick of the batch before.
+constexpr double kIdleIntervalForShareNs = 2e6;
 // A first pair's ratio under this is an honest candidate's: no second pair.
 constexpr double kAnswerReuseConfirmAbove = 2.0;
 // CUDA: candidate calls timed with their outputs left holding their answers, for the same measure.
@@ -314,6 +317,12 @@ struct EvaluationEngine::Impl {
   std::optional<uint64_t> cpu_at_reply;
   Clock::time_point reply_time;
   double idle_cpu_ns = 0, idle_wall_ns = 0;
+  std::vector<double> idle_cpu_shares;  // per interval of at least kIdleIntervalForShare
+  void add_idle(double cpu_ns, double wall_ns) {
+    idle_cpu_ns += cpu_ns;
+    idle_wall_ns += wall_ns;
+    if (wall_ns >= kIdleIntervalForShareNs) idle_cpu_shares.push_back(cpu_ns / wall_ns);
+  }
   uint64_t secret = 0;
   uint64_t evaluations = 0;
   uint64_t next_request_id = 1;
@@ -353,8 +362,11 @@ struct EvaluationEngine::Impl {
     // set g mod (K + 1)'s outputs, which the call before it in that output last wrote for other
     // inputs: no timed call starts from an output that already holds its answer.
     uint64_t rotation_calls = 0;
-    // The sandbox's CPU time and wall time over the timed candidate batches (cpuPerWall).
-    double batch_cpu_ns = 0, batch_wall_ns = 0;
+    // Per timed candidate batch: the sandbox's CPU time over its wall time (cpuPerWall: their
+    // median, since another process's CPU clock is read lazily by the kernel: a read while the
+    // sandbox still runs its reply's tail misses up to a scheduler tick, which the next batch then
+    // counts; a median ignores the rare batch that happens to).
+    std::vector<double> batch_cpu_per_wall;
   };
 
   kernels::DeviceKind shape_kind() const { return options.shapes.value_or(options.device); }
@@ -404,6 +416,7 @@ struct EvaluationEngine::Impl {
     last_candidate_pid = sandbox->pid();
     cpu_at_reply.reset();
     idle_cpu_ns = idle_wall_ns = 0;
+    idle_cpu_shares.clear();
     return {};
   }
 
@@ -482,8 +495,8 @@ struct EvaluationEngine::Impl {
     const std::optional<uint64_t> cpu_before = sandbox->cpu_time_ns();
     auto started = Clock::now();
     if (cpu_at_reply && cpu_before) {
-      idle_cpu_ns += static_cast<double>(*cpu_before - *cpu_at_reply);
-      idle_wall_ns += std::chrono::duration<double, std::nano>(started - reply_time).count();
+      add_idle(static_cast<double>(*cpu_before - *cpu_at_reply),
+               std::chrono::duration<double, std::nano>(started - reply_time).count());
     }
     cpu_at_reply.reset();
     auto words = sandbox->call(message, timeout);
@@ -766,12 +779,13 @@ struct EvaluationEngine::Impl {
   void record_idle_cpu(Run& run) {
     if (sandbox && sandbox->alive() && cpu_at_reply)
       if (const auto now = sandbox->cpu_time_ns()) {
-        idle_cpu_ns += static_cast<double>(*now - *cpu_at_reply);
-        idle_wall_ns += std::chrono::duration<double, std::nano>(Clock::now() - reply_time).count();
+        add_idle(static_cast<double>(*now - *cpu_at_reply),
+                 std::chrono::duration<double, std::nano>(Clock::now() - reply_time).count());
       }
     auto evidence = run.out.getEvidence();
     evidence.setCpuWhileIdleMs(idle_cpu_ns / 1e6);
     evidence.setIdleMs(idle_wall_ns / 1e6);
+    if (!idle_cpu_shares.empty()) evidence.setIdleCpuShare(summarize(idle_cpu_shares, 1).median);
     evidence.setMaxThreads(options.max_threads);
   }
 
@@ -1325,8 +1339,8 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
         candidate_us.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / 1000.0 / candidate_calls);
         // Net of the empty round trip, as the timing is: the sandbox's thread count after a batch
         // can wait out a grace period there.
-        run.batch_cpu_ns += answer->cpu_ns;
-        run.batch_wall_ns += std::max(answer->wall_ns - round_trip_ns, 0.0);
+        if (const double busy_ns = answer->wall_ns - round_trip_ns; busy_ns > 0)
+          run.batch_cpu_per_wall.push_back(answer->cpu_ns / busy_ns);
         if (answer->sandbox_ns > 0)
           clock_ratios.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / static_cast<double>(answer->sandbox_ns));
       }
@@ -1337,7 +1351,7 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
   // latency alone can triple a 1 ms batch), while a sandbox that lies about its clock, or works
   // after it answered, inflates every batch.
   if (!clock_ratios.empty()) out.getEvidence().setWallCheckRatio(summarize(clock_ratios, 1).p10);
-  if (run.batch_wall_ns > 0) out.getEvidence().setCpuPerWall(run.batch_cpu_ns / run.batch_wall_ns);
+  if (!run.batch_cpu_per_wall.empty()) out.getEvidence().setCpuPerWall(summarize(run.batch_cpu_per_wall, 1).median);
   if (auto f = measure_answer_reuse(run, summarize(candidate_us, 1).median, round_trip_ns)) return *f;
   return {};
 }

@@ -91,7 +91,7 @@ ConfinementLimits confinement_limits(const SandboxOptions& options) {
   return limits;
 }
 
-Result<std::unique_ptr<SandboxProcess>> SandboxProcess::with_work_directory() {
+Result<SandboxProcess::Unstarted> SandboxProcess::prepare() {
   static std::once_flag ignore_sigpipe;
   std::call_once(ignore_sigpipe, [] { signal(SIGPIPE, SIG_IGN); });
   std::string pattern = (std::filesystem::temp_directory_path() / "drk-sandbox-XXXXXX").string();
@@ -99,49 +99,50 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::with_work_directory() {
   work_dir.push_back('\0');
   if (!mkdtemp(work_dir.data()))
     return make_error(Errc::io_error, std::string("cannot create the sandbox's directory: ") + std::strerror(errno));
-  std::unique_ptr<SandboxProcess> process(new SandboxProcess());
-  process->work_dir_ = work_dir.data();
-  return process;
-}
-
-Result<std::unique_ptr<SandboxProcess>> SandboxProcess::spawn(const std::shared_ptr<SandboxZygote>& zygote,
-                                                              const SandboxOptions& options, int region_fd) {
-  auto process = with_work_directory();
-  if (!process) return process.error();
+  Unstarted unstarted;
+  unstarted.process.reset(new SandboxProcess());
+  unstarted.process->work_dir_ = work_dir.data();
   auto request = make_pipe();
   if (!request) return request.error();
   auto reply = make_pipe();
   if (!reply) return reply.error();
+  unstarted.request_read = std::move(request->read);
+  unstarted.process->request_fd_ = std::move(request->write);
+  unstarted.reply_write = std::move(reply->write);
+  unstarted.process->reply_fd_ = std::move(reply->read);
+  return unstarted;
+}
+
+Result<std::unique_ptr<SandboxProcess>> SandboxProcess::spawn(const std::shared_ptr<SandboxZygote>& zygote,
+                                                              const SandboxOptions& options, int region_fd) {
+  auto prepared = prepare();
+  if (!prepared) return prepared.error();
+  auto& process = prepared->process;
   SpawnRequest spawn;
-  spawn.work_directory = (*process)->work_dir_;
+  spawn.work_directory = process->work_dir_;
   spawn.max_threads = options.max_threads;
   spawn.gpu_memory_limit_bytes = options.gpu_memory_limit_bytes;
   spawn.limits = confinement_limits(options);
-  spawn.request_read = request->read.get();
-  spawn.reply_write = reply->write.get();
+  spawn.request_read = prepared->request_read.get();
+  spawn.reply_write = prepared->reply_write.get();
   spawn.region_fd = region_fd;
   auto spawned = zygote->spawn(spawn, kSpawnTimeout);
   if (!spawned) return spawned.error();
-  (*process)->pid_ = spawned->pid;
-  (*process)->uid_ = spawned->uid;
-  (*process)->pidfd_ = std::move(spawned->pidfd);
-  (*process)->zygote_ = zygote;
-  (*process)->spawn_id_ = spawned->id;
-  (*process)->request_fd_ = std::move(request->write);
-  (*process)->reply_fd_ = std::move(reply->read);
-  return process;
+  process->pid_ = spawned->pid;
+  process->uid_ = spawned->uid;
+  process->pidfd_ = std::move(spawned->pidfd);
+  process->zygote_ = zygote;
+  process->spawn_id_ = spawned->id;
+  return std::move(process);
 }
 
 Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptions& options, int region_fd) {
   if (access(options.executable.c_str(), X_OK) != 0)
     return make_error(Errc::not_found, "the sandbox executable '" + options.executable +
                                            "' is missing: build the drk-sandbox target or set DRK_SANDBOX");
-  auto process = with_work_directory();
-  if (!process) return process.error();
-  auto request = make_pipe();
-  if (!request) return request.error();
-  auto reply = make_pipe();
-  if (!reply) return reply.error();
+  auto prepared = prepare();
+  if (!prepared) return prepared.error();
+  auto& process = prepared->process;
   auto output = make_pipe();
   if (!output) return output.error();
   LaunchSpec spec;
@@ -156,7 +157,7 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptio
   // A launcher starts processes of its own: the sandbox under it is left without the filter's ban.
   if (!options.launcher.empty()) spec.argv.push_back("--allow-processes");
   const bool own_user = getuid() == 0 && options.own_user;
-  spec.descriptors = {request->read.get(), reply->write.get(), region_fd};
+  spec.descriptors = {prepared->request_read.get(), prepared->reply_write.get(), region_fd};
   spec.output_fd = output->write.get();
   // A new image: its libraries are mapped after the limits are set. A launcher writes files
   // and opens descriptors of its own.
@@ -169,16 +170,14 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptio
     absolute.max_tasks = 0;
   }
   spec.limits = absolute;
-  spec.work_directory = (*process)->work_dir_;
+  spec.work_directory = process->work_dir_;
   auto pid = launch_sandbox(spec);
   if (!pid) return pid.error();
-  (*process)->pid_ = *pid;
-  (*process)->uid_ = own_user ? sandbox_uid_for(*pid) : getuid();
-  (*process)->pidfd_.reset(static_cast<int>(syscall(SYS_pidfd_open, *pid, 0)));
-  (*process)->request_fd_ = std::move(request->write);
-  (*process)->reply_fd_ = std::move(reply->read);
-  (*process)->output_fd_ = std::move(output->read);
-  return process;
+  process->pid_ = *pid;
+  process->uid_ = own_user ? sandbox_uid_for(*pid) : getuid();
+  process->pidfd_.reset(static_cast<int>(syscall(SYS_pidfd_open, *pid, 0)));
+  process->output_fd_ = std::move(output->read);
+  return std::move(process);
 }
 
 SandboxProcess::~SandboxProcess() {

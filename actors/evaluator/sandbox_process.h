@@ -114,7 +114,13 @@ class SandboxProcess {
 
  private:
   SandboxProcess() = default;
-  static Result<std::unique_ptr<SandboxProcess>> with_work_directory();
+  // A process object with its working directory and pipes, not started: the child's ends travel
+  // to the sandbox, the Evaluator's stay in the object.
+  struct Unstarted {
+    std::unique_ptr<SandboxProcess> process;
+    UniqueFd request_read, reply_write;
+  };
+  static Result<Unstarted> prepare();
   void send_kill();
   // Waits up to `timeout` for the process's end; records it in exit_ and returns true when seen.
   bool wait_for_exit(std::chrono::milliseconds timeout);

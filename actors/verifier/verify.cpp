@@ -200,12 +200,11 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                                                  ": work still running after drk_kernel returned (finish every "
                                                  "write before returning)"});
   } else if (cpu_candidate && evidence.getCpuWhileIdleMs() > kIdleCpuMs &&
-             evidence.getCpuWhileIdleMs() >
-                 (std::max(evidence.getMaxThreads(), 1) - 1 + kIdleCoresOverPool) * evidence.getIdleMs()) {
+             evidence.getIdleCpuShare() > std::max(evidence.getMaxThreads(), 1) - 1 + kIdleCoresOverPool) {
     failures.push_back({"work_after_return",
-                        format("the sandbox used %.1f ms of CPU in %.1f ms while no call of its candidate ran: work "
-                               "still running after drk_kernel returned",
-                               evidence.getCpuWhileIdleMs(), evidence.getIdleMs())});
+                        format("the sandbox kept %.2f cores busy while no call of its candidate ran (%.1f ms of CPU in "
+                               "%.1f ms): work still running after drk_kernel returned",
+                               evidence.getIdleCpuShare(), evidence.getCpuWhileIdleMs(), evidence.getIdleMs())});
   }
   if (evidence.getThreadsLeftRunning() > 0) {
     failures.push_back({"threads_left_running",

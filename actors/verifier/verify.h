@@ -19,7 +19,8 @@
 //   threads_left_running a thread the candidate started, at load time included, was alive after a
 //                        batch (CPU sandbox: counted against the census taken before loading)
 //   threads_beyond_limit CPU: the sandbox used more CPU time than ctx->max_threads threads can in
-//                        its timed batches (cpuPerWall over 1.25 x max_threads + 0.1)
+//                        its timed batches (cpuPerWall, the median batch's, over 1.25 x max_threads
+//                        + 0.1)
 //   precision_downgrade  the first trial's error against a float64 reference exceeds the
 //                        float32 budget: max(64 x the float32 reference's own error, 2^-16),
 //                        both relative to the output's scale
@@ -31,8 +32,9 @@
 //   work_after_return    work still running after drk_kernel returned: an output changed between
 //                        the reply and a few ms later (outputsChangedAfterReturn); CPU, the
 //                        sandbox used CPU while no call ran beyond what its library pool's
-//                        max_threads - 1 workers may spin (cpuWhileIdleMs over 5 ms and over
-//                        max_threads - 0.5 cores of idleMs); CUDA, the CUPTI span of a call's kernels outlasts its event time
+//                        max_threads - 1 workers may spin (cpuWhileIdleMs over 5 ms and the
+//                        median idle interval's share idleCpuShare over max_threads - 0.5 cores);
+//                        CUDA, the CUPTI span of a call's kernels outlasts its event time
 //                        by over 25 % (and 2 us): a stream ctx->stream never joined
 //   math_mode_changed    the candidate's code left the floating-point modes changed (rounding mode,
 //                        MXCSR flush-to-zero or denormals-are-zero; actors/evaluator/math_modes.h)

@@ -122,6 +122,7 @@ DRK_TEST_CASE("work on threads beyond max_threads, after return, or skipped when
     return failed_codes([=](auto r) {
       r.getEvidence().setCpuWhileIdleMs(cpu_ms);
       r.getEvidence().setIdleMs(idle_ms);
+      r.getEvidence().setIdleCpuShare(cpu_ms / idle_ms);
       r.getEvidence().setMaxThreads(max_threads);
     });
   };

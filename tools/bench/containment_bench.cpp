@@ -4,9 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,12 +12,9 @@
 
 #include "actors/evaluator/evaluation.h"
 #include "actors/verifier/verify.h"
+#include "tools/bench/source_tree.h"
 #include "tools/bench/statistics.h"
 #include "tools/bench/temp_dir.h"
-
-#ifndef DRK_SOURCE_DIR
-#error "DRK_SOURCE_DIR must be defined by the build (tools/bench/CMakeLists.txt)"
-#endif
 
 namespace drk::bench {
 namespace {
@@ -29,14 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kHostile[] = {"fork_bomb.cpp", "memory_bomb.cpp", "spins_child_to_slow_reference.cpp",
                                     "spins_thread_to_slow_reference.cpp"};
-
-std::string source_of(const std::string& relative) {
-  const char* dir = std::getenv("DRK_SOURCE_DIR");
-  std::ifstream in(std::string(dir ? dir : DRK_SOURCE_DIR) + "/" + relative);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 struct Outcome {
   bool evaluated = false;
@@ -102,9 +88,14 @@ int run_containment_bench(const ContainmentBenchOptions& options, std::ostream& 
         << (!honest_engine ? honest_engine.error().message : hostile_engine.error().message) << "\n";
     return 1;
   }
-  const std::string relu = source_of("tests/candidates/relu.cpp");
+  const auto relu = read_source_file("tests/candidates/relu.cpp");
+  if (!relu) {
+    err << "drk bench containment: cannot read tests/candidates/relu.cpp under " << source_dir()
+        << ": set DRK_SOURCE_DIR to the drkernel source tree\n";
+    return 1;
+  }
   Honest alone;
-  for (uint32_t i = 0; i < options.honest_evaluations; ++i) alone.add(evaluate(**honest_engine, "relu", "alone", relu));
+  for (uint32_t i = 0; i < options.honest_evaluations; ++i) alone.add(evaluate(**honest_engine, "relu", "alone", *relu));
   if (!alone.all_correct) {
     err << "drk bench containment: the honest candidate was not correct alone\n";
     return 1;
@@ -125,12 +116,13 @@ int run_containment_bench(const ContainmentBenchOptions& options, std::ostream& 
     std::atomic<bool> done{false};
     Outcome hostile;
     std::thread attacker([&] {
-      hostile = evaluate(**hostile_engine, "relu", file, source_of(std::string("tests/hacks/") + file));
+      hostile = evaluate(**hostile_engine, "relu", file,
+                         read_source_file(std::string("tests/hacks/") + file).value_or(""));
       done = true;
     });
     Honest beside;
     while (!done || beside.candidate_us.size() < options.honest_evaluations)
-      beside.add(evaluate(**honest_engine, "relu", "beside", relu));
+      beside.add(evaluate(**honest_engine, "relu", "beside", *relu));
     attacker.join();
     honest_correct = honest_correct && beside.all_correct;
     std::snprintf(line, sizeof line, "%-36s %-44s %9.0f %12.3f %12.3f\n", file,

@@ -16,12 +16,9 @@
 #include <vector>
 
 #include "actors/evaluator/evaluation.h"
+#include "tools/bench/source_tree.h"
 #include "tools/bench/statistics.h"
 #include "tools/bench/temp_dir.h"
-
-#ifndef DRK_SOURCE_DIR
-#error "DRK_SOURCE_DIR must be defined by the build (tools/bench/CMakeLists.txt)"
-#endif
 
 namespace drk::bench {
 namespace {
@@ -136,11 +133,6 @@ struct StabilityRow {
   }
 };
 
-std::string source_dir() {
-  if (const char* dir = std::getenv("DRK_SOURCE_DIR"); dir && *dir) return dir;
-  return DRK_SOURCE_DIR;
-}
-
 // A candidate never seen by any compile cache: the honest source with a unique last line.
 struct Candidate {
   std::string task;
@@ -158,16 +150,14 @@ class Bench {
   bool load_mix() {
     const bool cuda = options_.device == DeviceKind::cuda;
     for (const MixEntry& entry : cuda ? std::span<const MixEntry>(kCudaMix) : std::span<const MixEntry>(kCpuMix)) {
-      std::string path = source_dir() + "/tests/candidates/" + entry.candidate;
-      std::ifstream in(path, std::ios::binary);
-      if (!in) {
-        err_ << options_.program << ": cannot read the candidate '" << path
+      const std::string relative = std::string("tests/candidates/") + entry.candidate;
+      auto text = read_source_file(relative);
+      if (!text) {
+        err_ << options_.program << ": cannot read the candidate '" << source_dir() << "/" << relative
              << "': set DRK_SOURCE_DIR to the drkernel source tree\n";
         return false;
       }
-      std::ostringstream text;
-      text << in.rdbuf();
-      mix_.push_back({entry.task, text.str()});
+      mix_.push_back({entry.task, *text});
       families_.push_back(entry.family);
     }
     return true;
