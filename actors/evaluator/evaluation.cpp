@@ -1337,9 +1337,11 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
         auto answer = candidate_batch(candidate_calls);
         if (auto f = failed(answer, "timing")) return *f;
         candidate_us.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / 1000.0 / candidate_calls);
-        // Net of the empty round trip, as the timing is: the sandbox's thread count after a batch
-        // can wait out a grace period there.
-        if (const double busy_ns = answer->wall_ns - round_trip_ns; busy_ns > 0)
+        // Over the calls' own span, which the sandbox reports and cannot stretch beyond this
+        // process's clock around the round trip (a loaded machine's slow empty trips make the
+        // timing's net wall time too short for this, and the thread count's grace period after a
+        // batch too long).
+        if (const double busy_ns = std::min(static_cast<double>(answer->sandbox_ns), answer->wall_ns); busy_ns > 0)
           run.batch_cpu_per_wall.push_back(answer->cpu_ns / busy_ns);
         if (answer->sandbox_ns > 0)
           clock_ratios.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / static_cast<double>(answer->sandbox_ns));
