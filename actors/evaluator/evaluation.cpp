@@ -270,8 +270,12 @@ constexpr auto kAfterReturnWait = std::chrono::milliseconds(3);
 // and holding others' (answerReuseRatio).
 constexpr double kAnswerReuseBatchMs = 3.0;
 // Idle intervals shorter than this are left out of the idle CPU share: the kernel reads another
-// process's CPU clock lazily, so an interval can be charged a scheduler tick of the batch before.
+// process's CPU clock lazily, so an interval whose start found a thread running (beyond
+// kCpuReadWait) can be charged a scheduler tick of the batch before.
 constexpr double kIdleIntervalForShareNs = 2e6;
+// How long the Evaluator waits, after a reply, for the sandbox's threads to sleep before it reads
+// their CPU time (exact only then).
+constexpr auto kCpuReadWait = std::chrono::microseconds(1000);
 // A first pair's ratio under this is an honest candidate's: no second pair.
 constexpr double kAnswerReuseConfirmAbove = 2.0;
 // CUDA: candidate calls timed with their outputs left holding their answers, for the same measure.
@@ -500,9 +504,15 @@ struct EvaluationEngine::Impl {
     }
     cpu_at_reply.reset();
     auto words = sandbox->call(message, timeout);
+    double wall_ns = std::chrono::duration<double, std::nano>(Clock::now() - started).count();
+    // Read once the sandbox sleeps again (its reply's tail done), so that the reading is exact and
+    // the one before the next request too, which then finds it still asleep.
+    std::optional<uint64_t> cpu_after;
+    if (sandbox && sandbox->alive()) {
+      sandbox->wait_until_asleep(kCpuReadWait);
+      cpu_after = sandbox->cpu_time_ns();
+    }
     reply_time = Clock::now();
-    double wall_ns = std::chrono::duration<double, std::nano>(reply_time - started).count();
-    const std::optional<uint64_t> cpu_after = sandbox && sandbox->alive() ? sandbox->cpu_time_ns() : std::nullopt;
     if (cpu_after) cpu_at_reply = cpu_after;
 #ifdef DRK_HAVE_CUDA
     // The sandbox has now let go of a replaced device region (it switched, or it is gone).

@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 #include <mutex>
 #include <vector>
 
@@ -271,6 +273,30 @@ std::optional<uint64_t> SandboxProcess::cpu_time_ns() const {
   timespec now{};
   if (pid_ <= 0 || clock_getcpuclockid(pid_, &clock) != 0 || clock_gettime(clock, &now) != 0) return std::nullopt;
   return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
+bool SandboxProcess::wait_until_asleep(std::chrono::microseconds limit) const {
+  if (pid_ <= 0) return true;
+  const auto deadline = Clock::now() + limit;
+  const std::string tasks = "/proc/" + std::to_string(pid_) + "/task";
+  for (;;) {
+    bool running = false;
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+      // "TID (COMM) STATE ...": the state follows the last ')', since COMM may hold one.
+      std::ifstream stat(task.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      const auto close = line.rfind(')');
+      if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R') {
+        running = true;
+        break;
+      }
+    }
+    if (!running || ec) return true;
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 Result<std::string> SandboxProcess::stage_library(const std::string& library_path) {

@@ -103,8 +103,13 @@ class SandboxProcess {
   Result<std::string> stage_library(const std::string& library_path);
 
   // The CPU time of all the sandbox's threads so far, read from its process clock here, where
-  // the candidate cannot change it; nullopt once it is gone.
+  // the candidate cannot change it; nullopt once it is gone. The kernel keeps another process's
+  // clock only as of each thread's last scheduler tick (4 ms here) while the thread runs, so the
+  // reading is exact only while every thread of the sandbox sleeps: see wait_until_asleep().
   std::optional<uint64_t> cpu_time_ns() const;
+  // Waits, up to `limit`, until no thread of the sandbox is running (its reply's tail, a pool's
+  // spin); false when one still runs at the limit.
+  bool wait_until_asleep(std::chrono::microseconds limit) const;
 
   bool alive() const { return pid_ > 0; }
   const SandboxExit& exit() const { return exit_; }
