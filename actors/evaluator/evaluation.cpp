@@ -366,10 +366,9 @@ struct EvaluationEngine::Impl {
     // set g mod (K + 1)'s outputs, which the call before it in that output last wrote for other
     // inputs: no timed call starts from an output that already holds its answer.
     uint64_t rotation_calls = 0;
-    // Per timed candidate batch: the sandbox's CPU time over its wall time (cpuPerWall: their
-    // median, since another process's CPU clock is read lazily by the kernel: a read while the
-    // sandbox still runs its reply's tail misses up to a scheduler tick, which the next batch then
-    // counts; a median ignores the rare batch that happens to).
+    // Per timed candidate batch: the sandbox's CPU time over the round trip's wall time
+    // (cpuPerWall: their median, so that a batch whose clock was read while a thread still ran
+    // past kCpuReadWait, and so charged part of a scheduler tick of another, does not decide).
     std::vector<double> batch_cpu_per_wall;
   };
 
@@ -1347,12 +1346,10 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
         auto answer = candidate_batch(candidate_calls);
         if (auto f = failed(answer, "timing")) return *f;
         candidate_us.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / 1000.0 / candidate_calls);
-        // Over the calls' own span, which the sandbox reports and cannot stretch beyond this
-        // process's clock around the round trip (a loaded machine's slow empty trips make the
-        // timing's net wall time too short for this, and the thread count's grace period after a
-        // batch too long).
-        if (const double busy_ns = std::min(static_cast<double>(answer->sandbox_ns), answer->wall_ns); busy_ns > 0)
-          run.batch_cpu_per_wall.push_back(answer->cpu_ns / busy_ns);
+        // Over the whole round trip: one thread's CPU time cannot exceed it, whatever the
+        // sandbox does around the calls (the timing's net wall time, or the calls' own span, is
+        // short of that work: short batches of one call then read as 1.3-1.5 threads).
+        if (answer->wall_ns > 0) run.batch_cpu_per_wall.push_back(answer->cpu_ns / answer->wall_ns);
         if (answer->sandbox_ns > 0)
           clock_ratios.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / static_cast<double>(answer->sandbox_ns));
       }
@@ -1389,8 +1386,14 @@ std::optional<Status> EvaluationEngine::Impl::measure_answer_reuse(Run& run, dou
       for (uint32_t s = 0; s < run.layout.sets.size(); ++s) poison_outputs(run, s);
       auto other = run_rotating_batch(run, calls);
       if (auto f = batch_failed(run, other, "timing")) return f;
-      smallest = std::min(smallest, std::max(other->wall_ns - round_trip_ns, 1.0) /
-                                        std::max(own->wall_ns - round_trip_ns, 1.0));
+      // Whole round trips: the empty trip's cost is the same on both sides, and subtracting the
+      // fastest one measured at the start (slow on a loaded machine) would make a ratio of noise.
+      // And the batch with the answers there must also be that much faster than the timing's
+      // median says it should take: a machine's noise slows a batch down, never up, so an
+      // honest candidate's slow rotating batch alone is not enough.
+      const double expected_ns = calls * call_us * 1000.0 + round_trip_ns;
+      const double own_ns = std::max(own->wall_ns, 1.0);
+      smallest = std::min({smallest, other->wall_ns / own_ns, expected_ns / own_ns});
     }
     // A second pair only to confirm a suspicion: it must hold in both.
     if (smallest < kAnswerReuseConfirmAbove) break;

@@ -280,12 +280,14 @@ void device_failed(const Error& error, msg::SandboxReply::Builder reply) {
 
 // Threads beyond `before` still alive after a batch: the ABI says threads a candidate starts are
 // joined before it returns. A joined thread can linger in /proc for a moment after its join, so
-// a surplus is re-counted for up to 20 ms before it is reported.
+// a surplus is re-counted every 50 us for up to 20 ms before it is reported: fine steps, since the
+// wait is inside the Evaluator's round trip (a joined thread is gone within microseconds, and a
+// coarse step once added up to a millisecond to some batches of honest threaded candidates).
 uint32_t threads_left_running(uint32_t before) {
   if (before == 0) return 0;
   uint32_t after = thread_count();
-  for (int retry = 0; retry < 20 && after > before; ++retry) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int retry = 0; retry < 400 && after > before; ++retry) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
     after = thread_count();
   }
   return after > before ? after - before : 0;
