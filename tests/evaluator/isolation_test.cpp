@@ -6,9 +6,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -34,13 +31,8 @@ EngineOptions quick_options() {
   return options;
 }
 
-std::string hack_source(const std::string& file) {
-  const char* dir = std::getenv("DRK_SOURCE_DIR");
-  std::ifstream in(std::string(dir ? dir : ".") + "/tests/hacks/" + file);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+// tests/hacks/FILE: the hostile candidates of the corpus.
+std::string hack_source(const std::string& file) { return drk::testing::candidate_source("../hacks/" + file); }
 
 struct Judged {
   bool honest = false;
