@@ -35,12 +35,16 @@ commands:
         join this machine to a multi-node run and host the actors placed on it
   bench runtime [--quick] [--json]
         measure drkernel's messaging against raw ZeroMQ, restart and node failure times
+  bench eval [--device cpu|cuda] [--quick] [--json]
+        evaluations per hour, the latency of one evaluation, timing stability
+  bench containment
+        hostile candidates (a fork bomb, a memory bomb, spinners) beside an honest evaluation
   generate RUN_DIR --task NAME [--device cpu|cuda] [--iterations N] [--out FILE]
         test-time scaling: the run's trained policy refines kernels for one task over several
         iterations and writes the best verified one
-  verify-corpus DIR [--json]
+  verify-corpus DIR [--each-alone] [--json]
         evaluate a folder of candidates that declare their expected verdict (tests/hacks):
-        caught, missed, false alarms
+        caught, missed, false alarms; --each-alone: each file again with nothing before it
   host ...
         host one process of a running topology (started by `drk run`, not by people)
   spare
