@@ -810,7 +810,7 @@ struct EvaluationEngine::Impl {
   Status time_on_cuda(Run& run, std::vector<double>& candidate_us, std::vector<double>& reference_us);
   Result<SandboxAnswer> run_batch(Run& run, uint32_t calls);
   Result<SandboxAnswer> run_rotating_batch(Run& run, uint32_t calls);
-  std::optional<Status> measure_answer_reuse(Run& run, double call_us, double round_trip_ns);
+  std::optional<Status> measure_answer_reuse(Run& run, double call_us);
   std::optional<Status> batch_failed(Run& run, const Result<SandboxAnswer>& answer, const char* phase);
   bool timing_settled(const std::vector<double>& candidate_us, const std::vector<double>& reference_us,
                       Clock::time_point started) const;
@@ -1361,7 +1361,7 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
   // after it answered, inflates every batch.
   if (!clock_ratios.empty()) out.getEvidence().setWallCheckRatio(summarize(clock_ratios, 1).p10);
   if (!run.batch_cpu_per_wall.empty()) out.getEvidence().setCpuPerWall(summarize(run.batch_cpu_per_wall, 1).median);
-  if (auto f = measure_answer_reuse(run, summarize(candidate_us, 1).median, round_trip_ns)) return *f;
+  if (auto f = measure_answer_reuse(run, summarize(candidate_us, 1).median)) return *f;
   return {};
 }
 
@@ -1371,7 +1371,7 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
 // second only when the first suspects it). The
 // smallest ratio is the evidence (answerReuseRatio): an honest candidate takes about as long
 // either way.
-std::optional<Status> EvaluationEngine::Impl::measure_answer_reuse(Run& run, double call_us, double round_trip_ns) {
+std::optional<Status> EvaluationEngine::Impl::measure_answer_reuse(Run& run, double call_us) {
   // Batches of about kAnswerReuseBatchMs, so that a skipped call's round trip is not what is
   // measured.
   const uint32_t calls =
@@ -1386,14 +1386,13 @@ std::optional<Status> EvaluationEngine::Impl::measure_answer_reuse(Run& run, dou
       for (uint32_t s = 0; s < run.layout.sets.size(); ++s) poison_outputs(run, s);
       auto other = run_rotating_batch(run, calls);
       if (auto f = batch_failed(run, other, "timing")) return f;
-      // Whole round trips: the empty trip's cost is the same on both sides, and subtracting the
-      // fastest one measured at the start (slow on a loaded machine) would make a ratio of noise.
-      // And the batch with the answers there must also be that much faster than the timing's
-      // median says it should take: a machine's noise slows a batch down, never up, so an
-      // honest candidate's slow rotating batch alone is not enough.
-      const double expected_ns = calls * call_us * 1000.0 + round_trip_ns;
-      const double own_ns = std::max(own->wall_ns, 1.0);
-      smallest = std::min({smallest, other->wall_ns / own_ns, expected_ns / own_ns});
+      // The sandbox's CPU time (all its threads), not the wall time: work skipped is CPU time not
+      // spent, while a loaded machine stretches a batch's wall time (a threaded candidate's
+      // second thread waiting for a core) without its CPU time: wall times read honest threaded
+      // candidates as 3x faster with their answers there once in a while.
+      const bool by_cpu = own->cpu_ns > 0 && other->cpu_ns > 0;
+      smallest = std::min(smallest, by_cpu ? other->cpu_ns / own->cpu_ns
+                                           : other->wall_ns / std::max(own->wall_ns, 1.0));
     }
     // A second pair only to confirm a suspicion: it must hold in both.
     if (smallest < kAnswerReuseConfirmAbove) break;
