@@ -216,6 +216,8 @@ struct Evidence {
                                     # output already holds the answer (0: not measured)
   idleCpuShare @38 :Float64;        # CPU: the median over the idle intervals of 2 ms or more of the sandbox's CPU
                                     # time / the interval (cores busy while no call ran)
+  firstCandidateUs @39 :Float64;    # the candidate's median of the first timing when the timing ran a second time
+                                    # (0 if it did not): its own time, which a slow reference does not move
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.

@@ -984,6 +984,7 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
       evidence.setRooflineRemeasured(beyond);
       if (beyond_best) evidence.setBestKnownSpeedup(best_known_speedup);
       evidence.setFirstSpeedup(first_speedup);
+      evidence.setFirstCandidateUs(out.getCandidateTiming().getMedianUs());
       // Two input elements swapped before every call: no call sees inputs another one saw, so a
       // result memoised on the whole input misses, and the speedup holds only if the work is done.
       if (auto s = run_timing(run, true); !s) return s;

@@ -278,17 +278,22 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                     roofline.bytes_fraction, roofline.flops_fraction,
                     evidence.getRooflineRemeasured() ? ", timed twice" : "", kRooflineBytesMargin, kRooflineFlopsMargin);
       failures.push_back({"implausible_speedup", text});
-    } else if (evidence.getFirstSpeedup() > 0 && !speedup_held(evidence.getFirstSpeedup(), result.getSpeedup())) {
+    } else if (evidence.getFirstSpeedup() > 0 &&
+               (evidence.getFirstCandidateUs() > 0
+                    ? !candidate_time_held(evidence.getFirstCandidateUs(), result.getCandidateTiming().getMedianUs())
+                    : !speedup_held(evidence.getFirstSpeedup(), result.getSpeedup()))) {
       const std::string why =
           evidence.getBestKnownSpeedup() > 0
               ? format("over %.0f times the task's best known %.2fx", kFarBeyondBestKnown, evidence.getBestKnownSpeedup())
               : std::string("beyond the device's roofline");
-      char text[480];
+      char text[560];
       std::snprintf(text, sizeof text,
                     "timed at %.2fx (%s), then at %.2fx when timed again with two input elements swapped before "
-                    "every call: the speedup does not hold (the first timed calls did not do the work the second "
-                    "ones did, as a result cached or memoised on the inputs would)",
-                    evidence.getFirstSpeedup(), why.c_str(), result.getSpeedup());
+                    "every call (the candidate's median %.2f us, then %.2f us): the speedup does not hold (the first "
+                    "timed calls did not do the work the second ones did, as a result cached or memoised on the "
+                    "inputs would)",
+                    evidence.getFirstSpeedup(), why.c_str(), result.getSpeedup(), evidence.getFirstCandidateUs(),
+                    result.getCandidateTiming().getMedianUs());
       failures.push_back({"implausible_speedup", text});
     }
   }

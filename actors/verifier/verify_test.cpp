@@ -277,6 +277,19 @@ DRK_TEST_CASE("far beyond the best known speedup: rejected when the second timin
   DRK_CHECK(timed(0.0, 3.0, 2.0).empty());    // not timed again: nothing to judge
   // Timed again because it was beyond the roofline (no best known), and it did not hold either.
   DRK_CHECK(timed(40.0, 3.0, 0.0) == std::vector<std::string>{"implausible_speedup"});
+  // With the candidate's own medians: a reference that was slow in the first timing (5.3x, then
+  // 0.45x, the candidate about as fast both times) is no memo; a candidate twice as slow is.
+  auto timed_with_medians = [](double first_speedup, double first_us, double second_speedup, double second_us) {
+    return failed_codes([&](auto r) {
+      r.setSpeedup(second_speedup);
+      r.getCandidateTiming().setMedianUs(second_us);
+      r.getEvidence().setFirstSpeedup(first_speedup);
+      r.getEvidence().setFirstCandidateUs(first_us);
+      r.getEvidence().setBestKnownSpeedup(1.14);
+    });
+  };
+  DRK_CHECK(timed_with_medians(5.34, 410.0, 0.45, 423.5).empty());
+  DRK_CHECK(timed_with_medians(40.0, 10.0, 3.0, 130.0) == std::vector<std::string>{"implausible_speedup"});
 }
 
 DRK_TEST_CASE("floating-point modes left changed are a failed check naming them") {
