@@ -381,6 +381,11 @@ struct EvaluationEngine::Impl {
       spares.pop_front();
       if (spare->alive()) return spare;
     }
+    return spawn_sandbox();
+  }
+
+  // A sandbox forked from the zygote now (the zygote started first when it is not running).
+  Result<std::unique_ptr<SandboxProcess>> spawn_sandbox() {
     if (!zygote || !zygote->alive()) {
       auto started = SandboxZygote::start(options.sandbox.executable);
       if (!started) return started.error();
@@ -389,10 +394,18 @@ struct EvaluationEngine::Impl {
     return SandboxProcess::spawn(zygote, options.sandbox, region->fd());
   }
 
-  // Spares up to the count asked for (eval.sandbox_spares), started while nothing is timed.
+  // Spares up to the count asked for (eval.sandbox_spares), started when a candidate ends, and on
+  // CUDA also when one begins: there a start (a context, LibTorch CUDA and cuBLAS: 0.3-0.45 s on
+  // the H200) would otherwise add to the next candidate's latency whole, so it overlaps the
+  // evaluation that took the spare before it, timing included, in another process and context
+  // (the timings' stability with it: docs/benchmarks.md). Not with a GPU memory limit, which a
+  // sandbox reads from the device's free memory, where a spare's new context would count against
+  // the candidate. A CPU sandbox starts in 2-11 ms, and a start beside a timed batch would take a
+  // core from it.
   void start_spares() {
+    std::erase_if(spares, [](const auto& spare) { return !spare->alive(); });
     while (spares.size() < options.sandbox_spares) {
-      auto spawned = fresh_sandbox();
+      auto spawned = spawn_sandbox();
       if (!spawned) return;  // the next candidate meets the reason
       spares.push_back(std::move(*spawned));
     }
@@ -416,6 +429,7 @@ struct EvaluationEngine::Impl {
     auto fresh = fresh_sandbox();
     if (!fresh) return fresh.error();
     sandbox = std::move(*fresh);
+    if (options.device == DeviceKind::cuda && options.sandbox.gpu_memory_limit_bytes == 0) start_spares();
     last_candidate_pid = sandbox->pid();
     cpu_at_reply.reset();
     idle_cpu_ns = idle_wall_ns = 0;
@@ -435,7 +449,7 @@ struct EvaluationEngine::Impl {
     if (answer && answer->status == msg::SandboxStatus::OK) peaks = answer->peaks;
   }
 
-  // ...and ends: its sandbox, with everything it started, is killed; the next one is started.
+  // ...and ends: its sandbox, with everything it started, is killed; spares that died are replaced.
   void end_candidate() {
     sandbox.reset();
     start_spares();

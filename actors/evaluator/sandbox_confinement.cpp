@@ -137,8 +137,9 @@ Status install_syscall_filter(const SyscallFilterOptions& options) {
             add_rule(filter, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, flag, flag));
   }
   added = added && add_rule(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2));
-  added = added && add_rule(filter, not_permitted, SCMP_SYS(mmap), 1,
-                            SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_SHARED | MAP_ANONYMOUS, MAP_SHARED | MAP_ANONYMOUS));
+  if (!options.allow_shared_anonymous_memory || options.allow_processes)
+    added = added && add_rule(filter, not_permitted, SCMP_SYS(mmap), 1,
+                              SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_SHARED | MAP_ANONYMOUS, MAP_SHARED | MAP_ANONYMOUS));
   for (int call :
        {SCMP_SYS(creat), SCMP_SYS(open_by_handle_at), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename),
         SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(rmdir), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(link),

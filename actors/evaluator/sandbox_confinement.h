@@ -83,6 +83,11 @@ struct SyscallFilterOptions {
   // first used (CUDA sandboxes). With a user of its own no file of the harness's user is
   // writable to it; without one, such a file could be overwritten in place (docs/verification.md).
   bool allow_read_write_opens = false;
+  // Shared anonymous mappings (mmap MAP_SHARED | MAP_ANONYMOUS), which CUPTI's range profiler
+  // makes (cuptiRangeProfilerStart fails with CUPTI_ERROR_UNKNOWN without them: CUDA sandboxes).
+  // Such memory is shared only with the process's children, and a sandbox without
+  // allow_processes has none; with it, the mapping stays refused.
+  bool allow_shared_anonymous_memory = false;
 };
 
 // The sandbox's syscall filter (above).

@@ -525,8 +525,10 @@ int serve_candidates(const SandboxStart& start) {
   SyscallFilterOptions filter;
   filter.self = getpid();
   filter.allow_processes = start.allow_processes;
-  // NVML and CUPTI's profiler open the driver's device files when first asked (energy, metrics).
+  // NVML and CUPTI's profiler open the driver's device files when first asked (energy, metrics),
+  // and the profiler maps shared anonymous memory.
   filter.allow_read_write_opens = harness.device != nullptr;
+  filter.allow_shared_anonymous_memory = harness.device != nullptr;
   if (auto filtered = install_syscall_filter(filter); !filtered)
     harness.unavailable = filtered.error().message;
   return serve();

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <capnp/message.h>
@@ -85,7 +86,7 @@ void check_honest_and_timed(const std::string& task, const std::string& file) {
 
 void check_next_evaluation_succeeds() {
   auto next = evaluate("relu", "relu.cpp");
-  DRK_CHECK_MESSAGE(next->result.getCorrect(), next->result.getErrorText().cStr());
+  DRK_CHECK_MESSAGE(next->result.getCorrect(), std::string(next->result.getErrorText().cStr()));
   DRK_CHECK(next->result.getSandbox() == SandboxOutcome::OK);
 }
 
@@ -95,6 +96,19 @@ DRK_TEST_CASE("honest candidates are correct and timed") {
   check_honest_and_timed("relu", "relu.cpp");
   check_honest_and_timed("softmax", "softmax.cpp");
   check_honest_and_timed("gemm_multiply_leakyrelu", "gemm_multiply_leakyrelu.cpp");
+}
+
+DRK_TEST_CASE("with several spares each candidate runs in a sandbox of its own") {
+  EngineOptions options = quick_options(99);
+  options.sandbox_spares = 3;
+  drk::testing::TestEngine spared("engine-test-spares", options);
+  std::set<pid_t> sandboxes;
+  for (int i = 0; i < 4; ++i) {
+    auto evaluated = evaluate_on(*spared, "relu", "relu.cpp", candidate("relu.cpp"));
+    DRK_CHECK(evaluated->result.getCorrect());
+    sandboxes.insert(spared->sandbox_pid());
+  }
+  DRK_CHECK(sandboxes.size() == 4);
 }
 
 DRK_TEST_CASE("a candidate that does not compile is a result with the compiler's message") {
@@ -221,7 +235,7 @@ DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor* inputs, int32_t,
 DRK_TEST_CASE("CPU out-of-bounds check: an honest candidate's call between guard pages runs clean") {
   auto e = evaluate_guarded("relu", candidate("relu.cpp"));
   const auto evidence = e->result.getEvidence();
-  DRK_CHECK_MESSAGE(evidence.getSanitizerRan(), evidence.getSanitizerNote().cStr());
+  DRK_CHECK_MESSAGE(evidence.getSanitizerRan(), std::string(evidence.getSanitizerNote().cStr()));
   DRK_CHECK(std::string(evidence.getSanitizerErrors().cStr()).empty());
 }
 

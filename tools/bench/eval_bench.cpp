@@ -179,6 +179,7 @@ class Bench {
     engine.max_threads = 1;
     engine.cache_dir = cache_.path() + "/compile-cache";
     engine.compile_workers = workers;
+    engine.sandbox_spares = options_.sandbox_spares;
     engine.evaluator_name = options_.program;
     auto created = evaluator::EvaluationEngine::create(std::move(*catalog), engine);
     if (!created) return created.error();

@@ -40,6 +40,7 @@ struct EvalBenchOptions {
   uint32_t compile_workers = 2;               // N of the widest pool measured
   uint32_t trials = 5;                        // EngineOptions::trials
   double timing_budget_ms = 100;              // EngineOptions::timing_budget_ms
+  uint32_t sandbox_spares = 1;                // EngineOptions::sandbox_spares
   bool stability = true;                      // cuda only: the stability section
   uint32_t stability_evaluations = 10;
   std::string program = "drk bench eval";     // for messages

@@ -29,7 +29,7 @@ subcommands:
         one JSON object whose TRANSPORT_PAYLOAD_throughput_ratio fields give each ratio.
         About 70 s; --quick about 20 s.
   eval [--device cpu|cuda] [--shapes cpu|cuda] [--workers N] [--trials N] [--budget-ms MS]
-       [--quick] [--no-stability] [--json]
+       [--spares N] [--quick] [--no-stability] [--json]
         The real evaluation engine over one task per family the policy renders (relu,
         softmax, gemm_multiply_leakyrelu on cpu; relu, softmax, matmul on cuda) with the
         honest candidates of tests/candidates: the latency of one evaluation with a cold and
@@ -37,7 +37,8 @@ subcommands:
         and evaluations per hour (per GPU-hour on cuda) over fresh candidates compiled inline,
         with a pool of 1 compiling one ahead, and with a pool of N (--workers, default 2)
         compiling N ahead. --shapes: whose shapes (default the scaled cpu ones); --trials
-        (default 5) and --budget-ms (timing budget, default 100) as in `drk eval`. --json
+        (default 5) and --budget-ms (timing budget, default 100) as in `drk eval`; --spares:
+        sandboxes started ahead (eval.sandbox_spares, default 1). --json
         prints one object (cold_latency_ms, warm_latency_ms, evals_per_hour, throughput, ...).
         On cuda it also measures timing stability (unless --no-stability): matmul (2048^3) and
         softmax (4096 x 8192) evaluated 10 times each; CV of the medians across evaluations,
@@ -115,6 +116,8 @@ int bench_eval(const Args& args) {
       if (!whole_number(i, options.compile_workers)) return 2;
     } else if (arg == "--trials") {
       if (!whole_number(i, options.trials)) return 2;
+    } else if (arg == "--spares") {
+      if (!whole_number(i, options.sandbox_spares)) return 2;
     } else if (arg == "--budget-ms" && has_value) {
       char* end = nullptr;
       options.timing_budget_ms = std::strtod(args[++i].c_str(), &end);

@@ -78,6 +78,14 @@ if [ -x "$BUILD_DIR/tools/drk" ]; then
     status=FAILED
   fi
   row "cupti probe" "$status: $(grep -E 'relu 134217728 +held +traced' "$out/cupti-probe.log" | cut -c30-150)"
+  # What a fresh CUDA process pays before it can time (the per-candidate sandbox's start), by phase.
+  if "$nvcc" -O2 -arch=sm_90 tools/bench/cuda_start_probe.cu -lcupti -lcublas -lnvrtc -lcuda -o "$out/start-probe" \
+      > "$out/start-probe.log" 2>&1 && timeout 120 "$out/start-probe" >> "$out/start-probe.log" 2>&1; then
+    status=ok
+  else
+    status=FAILED
+  fi
+  row "cuda start probe" "$status: $(grep -E '^1 at once' "$out/start-probe.log" | cut -c1-150)"
   for bench in tools/bench/*.sh; do
     [ -f "$bench" ] || continue
     name=$(basename "$bench" .sh)

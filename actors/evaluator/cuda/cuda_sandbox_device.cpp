@@ -570,7 +570,7 @@ class CudaSandboxDevice final : public SandboxDevice {
   std::optional<cuda::LaunchHold> hold_;
   std::string hold_error_;  // why hold_ could not be built
   std::vector<drk_tensor> call_inputs_, call_outputs_;  // call_candidate()'s copies
-  std::optional<cuda::DeviceKernels> peak_kernels_;  // built by warm_up(), before the syscall filter
+  std::optional<cuda::DeviceKernels> peak_kernels_;  // built by the first peaks request
   std::string peak_kernels_error_;                  // why they could not be
   std::optional<kernels::Reference> reference_;
   std::string reference_key_;
@@ -759,22 +759,28 @@ void CudaSandboxDevice::trace_failed(msg::SandboxReply::Builder reply, const Err
 // its candidate is known (a spare starts while the Evaluator evaluates the one before), and before
 // its syscall filter: cuBLAS's handle and LibTorch's first kernels (the references), and NVRTC's
 // start with the peak kernels. A failure is kept for the request that meets it.
+// LibTorch CUDA's lazy set-up and cuBLAS's handle, at the start and so before the syscall filter
+// and before any candidate: neither is charged to a candidate's first call.
 void CudaSandboxDevice::warm_up() {
   try {
     const auto a = at::ones({64, 64}, at::TensorOptions().device(at::kCUDA));
     (void)at::matmul(a, a).sum().item<float>();
   } catch (const std::exception&) {
   }
-  auto kernels = cuda::DeviceKernels::build(kPeakSource, "drk_peaks.cu", {"drk_peak_copy", "drk_peak_fma"});
-  if (kernels) peak_kernels_.emplace(std::move(*kernels));
-  else peak_kernels_error_ = kernels.error().message;
 }
 
 void CudaSandboxDevice::measure_peaks(msg::SandboxReply::Builder reply) {
   auto peaks = reply.initPeaks();
   peaks.setName(name_);
   peaks.setL2CacheBytes(l2_bytes_);
-  // Without the peak kernels the peaks stay 0 (unknown); the message says why.
+  // Built here, not at the start: one sandbox per engine measures the peaks, and NVRTC's compile
+  // (25-90 ms) would lengthen every other sandbox's start. Without them the peaks stay 0
+  // (unknown); the message says why.
+  if (!peak_kernels_) {
+    auto kernels = cuda::DeviceKernels::build(kPeakSource, "drk_peaks.cu", {"drk_peak_copy", "drk_peak_fma"});
+    if (kernels) peak_kernels_.emplace(std::move(*kernels));
+    else peak_kernels_error_ = kernels.error().message;
+  }
   if (!peak_kernels_) {
     reply.setMessage("cannot build the peak kernels: " + peak_kernels_error_);
     return;
