@@ -27,4 +27,8 @@ function(drk_test name)
   if(ARG_LABELS)
     set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}")
   endif()
+  # A GPU test binary that found no device exits 77 (tests/support/device_skip.h): skipped, not passed.
+  if("gpu" IN_LIST ARG_LABELS)
+    set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
 endfunction()

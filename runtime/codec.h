@@ -34,7 +34,7 @@
 // second segment's words. decode_own_parts() and decode_checked_parts() read them with the same
 // limits and checks (the size limit counts both parts).
 //
-// Alignment: a ZeroMQ frame is not guaranteed to be 8-byte aligned (pitfalls.md #6). When the
+// Alignment: a ZeroMQ frame is not guaranteed to be 8-byte aligned (docs/pitfalls.md #6). When the
 // caller hands over ownership of aligned bytes they are read in place; otherwise they are copied
 // once into an aligned buffer. Of two parts, a misaligned head alone is copied (it is small; the
 // tail is still read in place); a misaligned tail is copied with the head.

@@ -1,8 +1,8 @@
 // The keys of a topology's `experiment:` section that some part of the system reads, with the
 // kind of value each takes. Roles register theirs (tools/drk/roles.cpp) before a topology is
 // loaded; load_topology() then refuses, with the file and line, a key nobody reads (a typo
-// that would otherwise be ignored silently) or a value of the wrong kind, before anything
-// starts. `steps` is the runtime's own (the head shows "step 3/8").
+// that would otherwise be ignored silently), a value of the wrong kind, or one outside the key's
+// choices or below its minimum, before anything starts. `steps` is the runtime's own (the head shows "step 3/8").
 //
 // A list of maps (`training_stages`) registers its own path with ValueKind::list_of_maps and the
 // keys of its entries below "PATH[]." (e.g. "training_stages[].learning_rate").
@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ struct ExperimentKey {
   std::string path;     // dotted below `experiment`, e.g. "eval.trials"
   ValueKind kind;
   std::string example;  // the value as a person would write it, e.g. "5"
+  // Checked at load too, where set: the values a text key may take, the least value of a number
+  // or an integer, and why (the error quotes it), e.g. "TRLOO compares each sample with the others".
+  std::vector<std::string> choices = {};
+  std::optional<double> minimum = std::nullopt;
+  std::string why = {};
 };
 
 // Registering the same path twice with the same kind is harmless.

@@ -9,7 +9,7 @@
 namespace drk::runtime {
 namespace {
 
-constexpr int kLingerMs = 100;    // pending messages get this long at close (pitfalls.md #7)
+constexpr int kLingerMs = 100;    // pending messages get this long at close (docs/pitfalls.md #7)
 constexpr int kReconnectMs = 20;  // a restarted peer is found again quickly
 constexpr int kReconnectMaxMs = 500;
 constexpr std::size_t kFirstSegmentWords = 1024;  // 8 KiB: most envelopes fit in one segment

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -233,6 +234,13 @@ std::optional<double> parse_number(const YAML::Node& node) {
   return value;
 }
 
+// A number as a person writes it: 2, 0.5, 1e-06.
+std::string format_number(double number) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", number);
+  return text;
+}
+
 // Collects every schema error of a document, each with its place and expected form.
 class Validator {
  public:
@@ -323,15 +331,29 @@ void read_experiment(const YAML::Node& map, const std::string& prefix, Validator
     }
     const std::string expected = "experiment." + path + " must be ";
     const std::string example = ", e.g. `" + pair.first.Scalar() + ": " + key->example + "`";
+    const std::string why = key->why.empty() ? "" : " (" + key->why + ")";
+    auto check_minimum = [&](double number) {
+      if (key->minimum && number < *key->minimum)
+        validator.fail(value, expected + "at least " + format_number(*key->minimum) + why + example);
+    };
     switch (key->kind) {
       case ValueKind::integer:
-        validator.integer_field(value, "experiment." + path, 0, pair.first.Scalar() + ": " + key->example);
+        if (auto n = validator.integer_field(value, "experiment." + path, 0, pair.first.Scalar() + ": " + key->example))
+          check_minimum(static_cast<double>(*n));
         break;
       case ValueKind::number:
-        if (!parse_number(value)) validator.fail(value, expected + "a number" + example);
+        if (auto n = parse_number(value)) check_minimum(*n);
+        else validator.fail(value, expected + "a number" + example);
         break;
       case ValueKind::text:
-        if (!value.IsScalar()) validator.fail(value, expected + "a single value" + example);
+        if (!value.IsScalar()) {
+          validator.fail(value, expected + "a single value" + example);
+        } else if (!key->choices.empty() &&
+                   std::find(key->choices.begin(), key->choices.end(), value.Scalar()) == key->choices.end()) {
+          std::string listed;
+          for (const auto& choice : key->choices) listed += (listed.empty() ? "" : ", ") + choice;
+          validator.fail(value, expected + "one of " + listed + ", not '" + value.Scalar() + "'" + why + example);
+        }
         break;
       case ValueKind::text_or_list: {
         bool ok = value.IsScalar() || value.IsSequence();

@@ -1,5 +1,5 @@
 // The only way tests include doctest. Test targets are compiled with
-// DOCTEST_CONFIG_NO_SHORT_MACRO_NAMES because LibTorch defines its own CHECK (pitfalls.md #1);
+// DOCTEST_CONFIG_NO_SHORT_MACRO_NAMES because LibTorch defines its own CHECK (docs/pitfalls.md #1);
 // these aliases cannot be redefined by LibTorch's headers.
 #pragma once
 #include <doctest/doctest.h>

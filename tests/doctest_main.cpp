@@ -1,12 +1,15 @@
 // The main of every doctest binary. Besides running the tests, it prints a stack trace when a
 // test crashes (doctest reports the crash, then re-raises the signal to this handler): a crash
-// seen only on another machine can then be read from the log.
+// seen only on another machine can then be read from the log. A binary whose tests were skipped
+// for want of a device, and that failed nothing, exits with the status CTest reads as skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 #include <execinfo.h>
 #include <unistd.h>
 
 #include <csignal>
+
+#include "tests/support/device_skip.h"
 
 namespace {
 
@@ -27,5 +30,7 @@ int main(int argc, char** argv) {
     std::signal(signal_number, print_stack_and_die);
   }
   doctest::Context context(argc, argv);
-  return context.run();
+  const int status = context.run();
+  if (status == 0 && drk::testing::skipped_for_missing_device()) return drk::testing::kSkippedReturnCode;
+  return status;
 }

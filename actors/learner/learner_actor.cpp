@@ -56,6 +56,7 @@ struct Settings {
   std::vector<StageSettings> stage_settings;  // one per stage
   PrsSettings prs;
   MrsSettings mrs;
+  learner::PpoSettings ppo;
   RollbackSettings rollback;
   double diagnostic_learning_rate_scale = 0.5;
   // A trajectory played by a policy more than this many versions behind the one being trained
@@ -89,7 +90,9 @@ Settings read_settings(const YAML::Node& experiment) {
   Settings settings;
   settings.seed = setting<uint64_t>(experiment, "seed", 1);
   settings.steps = setting<uint32_t>(experiment, "steps", 1);
-  settings.group_size = std::max<uint32_t>(setting<uint32_t>(experiment, "group_size", 4), 1);
+  settings.group_size = setting<uint32_t>(experiment, "group_size", 4);
+  // load_topology refuses these (learner_experiment_keys); an ActorSpec built in code meets them here.
+  if (settings.group_size < 2) throw std::invalid_argument("experiment.group_size must be at least 2");
   settings.turns = std::max<uint32_t>(setting<uint32_t>(experiment, "turns", 1), 1);
   auto device = kernels::parse_device(setting<std::string>(experiment, "device", "cpu"));
   if (!device) throw std::runtime_error("experiment.device: " + device.error().message);
@@ -104,6 +107,9 @@ Settings read_settings(const YAML::Node& experiment) {
   settings.stages = std::move(*stages);
   for (const auto& stage : settings.stages) settings.stage_settings.push_back(read_stage(stage));
 
+  settings.ppo.clip_low = group_setting<double>(experiment, "ppo", "clip_low", settings.ppo.clip_low);
+  settings.ppo.clip_high = group_setting<double>(experiment, "ppo", "clip_high", settings.ppo.clip_high);
+  settings.ppo.dual_clip = group_setting<double>(experiment, "ppo", "dual_clip", settings.ppo.dual_clip);
   settings.prs.enabled = group_setting<bool>(experiment, "prs", "enabled", true);
   settings.prs.coverage_min = group_setting<double>(experiment, "prs", "coverage_min", 0.3);
   settings.prs.ramp = group_setting<double>(experiment, "prs", "ramp", 0.1);
@@ -606,6 +612,9 @@ class LearnerActor final : public runtime::Actor {
         const auto& rollout = rollouts_[source.rollout];
         auto turn = rollout.trajectory->getRoot<msg::Trajectory>().getTurns()[source.turn];
         const char* rejected = nullptr;
+        // PRS judges a measured profile. A screened turn (the cost model's answer) has none, its
+        // coverage reads 0: PRS leaves it to the update as it leaves an incorrect turn.
+        const bool prs_judges_as_correct = turn.getCorrect() && !turn.getScreened();
         const uint32_t played_by = rollout.trajectory->getRoot<msg::Trajectory>().getPolicyVersion();
         if (advantages.count({rollout.id, source.turn + 1}) == 0) {
           rejected = kNoAdvantage;
@@ -619,7 +628,7 @@ class LearnerActor final : public runtime::Actor {
         } else if (mrs[source.rollout] == MrsOutcome::outside_band) {
           rejected = kMrsBand;
           ++stats.mrs_rejected;
-        } else if (!prs_keeps(settings_.prs, turn.getCorrect(), turn.getCoverage(),
+        } else if (!prs_keeps(settings_.prs, prs_judges_as_correct, turn.getCoverage(),
                               prs_uniform_draw(settings_.seed, turn.getCandidateId().cStr()))) {
           rejected = kPrs;
           ++stats.prs_rejected;
@@ -663,7 +672,7 @@ class LearnerActor final : public runtime::Actor {
       for (const auto& batch : tensors) {
         const auto new_logp =
             network.log_probs(batch.family, batch.observations, batch.actions, batch.later_turn);
-        const auto terms = learner::ppo_terms(new_logp, batch.old_logprobs, batch.advantages, ppo_);
+        const auto terms = learner::ppo_terms(new_logp, batch.old_logprobs, batch.advantages, settings_.ppo);
         loss_sum = loss_sum + terms.loss_sum;
         clipped += terms.clipped;
         kl_sum += terms.approx_kl_sum;
@@ -767,7 +776,6 @@ class LearnerActor final : public runtime::Actor {
   }
 
   const Settings settings_;
-  const learner::PpoSettings ppo_{};
   schedule::Policy policy_;
   RollbackMonitor rollback_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
@@ -795,10 +803,16 @@ std::unique_ptr<runtime::Actor> make_learner_actor(const runtime::ActorSpec& spe
 std::vector<runtime::ExperimentKey> learner_experiment_keys() {
   return {{"seed", runtime::ValueKind::integer, "1"},
           {"steps", runtime::ValueKind::integer, "8"},
-          {"group_size", runtime::ValueKind::integer, "4"},
-          {"turns", runtime::ValueKind::integer, "2"},
-          {"device", runtime::ValueKind::text, "cpu"},
-          {"estimator", runtime::ValueKind::text, "trloo"},
+          {"group_size", runtime::ValueKind::integer, "4", {}, 2,
+           "TRLOO and GRPO judge a sample against the others of its group: alone, whatever was sampled "
+           "would be reinforced"},
+          {"turns", runtime::ValueKind::integer, "2", {}, 1},
+          {"device", runtime::ValueKind::text, "cpu", {"cpu", "cuda"}},
+          {"estimator", runtime::ValueKind::text, "trloo", {"trloo", "grpo"}},
+          {"ppo.clip_low", runtime::ValueKind::number, "0.2", {}, 0},
+          {"ppo.clip_high", runtime::ValueKind::number, "0.28", {}, 0},
+          {"ppo.dual_clip", runtime::ValueKind::number, "3.0", {}, 1,
+           "the dual clip bounds the loss of a negative advantage at dual_clip times it"},
           {"learning_rate", runtime::ValueKind::number, "0.05"},
           {"ppo_epochs", runtime::ValueKind::integer, "4"},
           {"tasks", runtime::ValueKind::text_or_list, "[relu, softmax]"},

@@ -1,11 +1,12 @@
-// Rejection sampling of a step's turns before the policy update (Dr. Kernel's PRS and MRS,
-// field-notes.md §1). A rejected turn is masked out of the loss; it keeps its reward in the
-// advantage baseline and stays in the archive.
+// Rejection sampling of a step's turns before the policy update (Dr. Kernel's PRS and MRS;
+// docs/topology.md, `prs.` and `mrs.`). A rejected turn is masked out of the loss; it keeps its
+// reward in the advantage baseline and stays in the archive.
 //
 // PRS (profiling-based): a correct turn is kept with probability
 //   clip((coverage - coverage_min) / ramp, 0, 1)          (ramp 0: a hard threshold)
 // so a kernel that leaves most of the time to library calls teaches nothing; incorrect turns are
-// always kept (they carry the negative signal).
+// always kept (they carry the negative signal), and so are screened ones, which have no profile
+// (the Learner passes them as not correct).
 //
 // MRS (mismatch): per trajectory, with r_k = p_learner(d_k) / p_behaviour(d_k) over every
 // decision d_k of its turns, the trajectory is rejected when the geometric mean exp(mean log r_k)

@@ -1,4 +1,4 @@
-// Reward: turns a verdict into a scalar, in KernelGYM's form (field-notes.md §1), with the
+// Reward: turns a verdict into a scalar, in KernelGYM's form (docs/topology.md, `reward.`), with the
 // further objectives of the original write-ups (memory, energy, convergence), each off (weight
 // 0) unless experiment.reward (or a training stage) weighs it:
 //   R = w_correct * correct + w_speedup * min(speedup, cap) + w_coverage * coverage * correct

@@ -66,7 +66,7 @@ std::string ip_binary() { return ::access("/usr/sbin/ip", X_OK) == 0 ? "/usr/sbi
 
 }  // namespace
 
-DRK_TEST_CASE("a node behind a cut link is lost within 3 s, its work moves, and it rejoins") {
+DRK_TEST_CASE("a node behind a cut link is lost, its work moves, and it rejoins (how fast: drk bench runtime)") {
   RunDir dir;
   if (const std::string why = why_namespaces_are_unavailable(dir); !why.empty()) {
     DRK_MESSAGE("SKIPPED: network namespaces are unavailable here: " << why);
@@ -111,7 +111,6 @@ DRK_TEST_CASE("a node behind a cut link is lost within 3 s, its work moves, and 
   }
   const double detected_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
   DRK_MESSAGE("node loss detected " << detected_s << " s after the link was cut (node_timeout_ms 800)");
-  DRK_CHECK(detected_s < 3.0);
   const auto before = evaluated_by(dir.file("run"), "evaluator.0");
   for (int waited = 0; evaluated_by(dir.file("run"), "evaluator.0") == before; waited += 100) {
     DRK_REQUIRE_MESSAGE(waited < 60'000, dir.read("head.txt"));

@@ -51,7 +51,8 @@ FakeActorContext make_context(const std::string& run_dir, const std::string& ext
 // Plays the trajectory of `request` with the version-0 policy (seed 3), rewards as given; the
 // trajectory says it was played by the requested version, or `versions_behind` older.
 void answer(runtime::Actor& actor, FakeActorContext& context, msg::RolloutRequest::Reader request,
-            const std::vector<double>& rewards, double coverage = 1.0, uint32_t versions_behind = 0) {
+            const std::vector<double>& rewards, double coverage = 1.0, uint32_t versions_behind = 0,
+            bool screened = false) {
   auto problem = schedule::problem_from_task(request.getTask());
   DRK_REQUIRE(problem.ok());
   schedule::Policy policy(3, schedule::Device::cpu);
@@ -85,6 +86,7 @@ void answer(runtime::Actor& actor, FakeActorContext& context, msg::RolloutReques
       turn.setHonest(true);
       turn.setSpeedup(rewards[index]);
       turn.setCoverage(coverage);
+      turn.setScreened(screened);
       turn.setCandidateId(std::string(request.getTrajectoryId().cStr()) + "/t" + std::to_string(index + 1));
       previous = schedule::PreviousTurn{sampled.choice, true, rewards[index] > 0.0, true, rewards[index],
                                         rewards[index]};
@@ -237,12 +239,12 @@ void deliver_advantages(runtime::Actor& actor, FakeActorContext& context, uint32
 // Answers both rollouts of `step` with the rewards of each sample, then the advantages.
 void play_step(runtime::Actor& actor, FakeActorContext& context, uint32_t step,
                const std::vector<std::vector<double>>& rewards, double coverage = 1.0,
-               uint32_t versions_behind = 0) {
+               uint32_t versions_behind = 0, bool screened = false) {
   auto requests = requests_of_step(context, step);
   DRK_REQUIRE(requests.size() >= 2);
   for (unsigned sample = 0; sample < 2; ++sample) {
     answer(actor, context, requests[sample]->envelope().getBody().getRolloutRequest(), rewards[sample], coverage,
-           versions_behind);
+           versions_behind, screened);
   }
   deliver_advantages(actor, context, step);
 }
@@ -309,6 +311,20 @@ DRK_TEST_CASE("PRS keeps low-coverage correct turns out of the update, MRS stale
   DRK_CHECK_FALSE(turns[0].getTrained());
   const std::string reason = turns[0].getRejectedBy().cStr();
   DRK_CHECK((reason == "mrs_band" || reason == "mrs_veto"));
+}
+
+DRK_TEST_CASE("a screened turn has no profile to judge: PRS leaves it to the update") {
+  TemporaryDirectory run_dir;
+  auto context = make_context(run_dir.path, "steps: 1");
+  auto actor = make_learner_actor(context.spec());
+  actor->on_start(context);
+  // Predicted correct by the Oracle's cost model, never measured: on CUDA such a turn has no
+  // CUPTI coverage (0), which PRS would read as a kernel that leaves all its time to libraries.
+  play_step(*actor, context, 0, {{1.0, 2.0}, {0.0, 0.5}}, 0.0, 0, true);
+  auto report = last_report(context);
+  DRK_CHECK(report.getPrsRejected() == 0);
+  auto turns = context.sent_of(Body::TRAJECTORY)[1]->envelope().getBody().getTrajectory().getTurns();
+  DRK_CHECK_MESSAGE(turns[1].getTrained(), std::string(turns[1].getRejectedBy().cStr()));
 }
 
 DRK_TEST_CASE("trajectories of a policy more than max_staleness versions behind stay out of the update") {

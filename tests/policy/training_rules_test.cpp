@@ -166,6 +166,29 @@ DRK_TEST_CASE("a topology's training_stages are checked key by key, with their l
   DRK_CHECK(not_a_list.error().message.find("experiment.training_stages must be a list of maps") != std::string::npos);
 }
 
+DRK_TEST_CASE("the Learner's settings that cannot work are refused at load, with their lines and the reason") {
+  runtime::register_experiment_keys(learner_experiment_keys());
+  testing::RunDir dir;
+  auto good = runtime::load_topology(dir.write(
+      "g.yaml", "name: t\nactors: [{role: a}]\nexperiment:\n  group_size: 2\n  estimator: grpo\n"
+                "  ppo: {clip_low: 0.1, clip_high: 0.3, dual_clip: 2.5}\n"));
+  DRK_REQUIRE_MESSAGE(good.ok(), good.error().message);
+  auto bad = runtime::load_topology(dir.write(
+      "b.yaml", "name: t\nactors: [{role: a}]\nexperiment:\n  group_size: 1\n  estimator: reinforce\n"
+                "  ppo: {dual_clip: 0.5}\n  device: tpu\n"));
+  DRK_REQUIRE_FALSE(bad.ok());
+  const std::string& message = bad.error().message;
+  DRK_CHECK_MESSAGE(message.find("b.yaml:4: experiment.group_size must be at least 2 (TRLOO and GRPO judge a sample "
+                                 "against the others of its group") != std::string::npos,
+                    message);
+  DRK_CHECK_MESSAGE(message.find("b.yaml:5: experiment.estimator must be one of trloo, grpo, not 'reinforce'") !=
+                        std::string::npos,
+                    message);
+  DRK_CHECK_MESSAGE(message.find("b.yaml:6: experiment.ppo.dual_clip must be at least 1") != std::string::npos, message);
+  DRK_CHECK_MESSAGE(message.find("b.yaml:7: experiment.device must be one of cpu, cuda, not 'tpu'") != std::string::npos,
+                    message);
+}
+
 DRK_TEST_CASE("the head's progress line shows a rollback, diagnostic mode and rejections") {
   capnp::MallocMessageBuilder builder;
   auto report = builder.initRoot<msg::StepReport>();
@@ -219,6 +242,39 @@ DRK_TEST_CASE("the Oracle weighs a reward with the stage of the candidate's step
   const std::string summary = scored[0]->envelope().getBody().getScored().getSummary().cStr();
   DRK_CHECK(summary == std::string(feedback[0]->envelope().getBody().getFeedback().getSummary().cStr()));
   DRK_CHECK(summary.find("reward=0.500") != std::string::npos);
+}
+
+DRK_TEST_CASE("the profiling reward: a CUDA candidate's coverage is weighed into its reward, a CPU one's is 1") {
+  runtime::ActorSpec spec;
+  spec.name = "oracle";
+  spec.role = "oracle";
+  spec.experiment = YAML::Load("{device: cuda, reward: {correct: 0.5, speedup: 0.5, coverage: 0.5}}");
+  testing::FakeActorContext context(spec);
+  auto oracle = oracle::make_oracle_actor(spec);
+  const auto verdict_of = [&](const std::string& id, msg::Device device, bool correct) {
+    testing::deliver(*oracle, context, [&](msg::Envelope::Builder envelope) {
+      auto verdict = envelope.getBody().initVerdict();
+      verdict.setHonest(true);
+      auto result = verdict.initResult();
+      result.setCompiled(true);
+      result.setCorrect(correct);
+      result.setSpeedup(correct ? 2.0 : 0.0);
+      result.initGpu().setCoverage(0.6);
+      auto candidate = result.initCandidate();
+      candidate.setId(id);
+      candidate.setDevice(device);
+      candidate.setGenerator("generator.0");
+    });
+  };
+  verdict_of("s0/relu/0/t1", msg::Device::CUDA, true);
+  verdict_of("s0/relu/1/t1", msg::Device::CPU, true);
+  verdict_of("s0/relu/2/t1", msg::Device::CUDA, false);
+  const auto feedback = context.sent_of(msg::Envelope::Body::FEEDBACK);
+  DRK_REQUIRE(feedback.size() == 3);
+  // 0.5 * correct + 0.5 * min(2, 3) + 0.5 * coverage * correct
+  DRK_CHECK(feedback[0]->envelope().getBody().getFeedback().getReward() == doctest::Approx(1.8));
+  DRK_CHECK(feedback[1]->envelope().getBody().getFeedback().getReward() == doctest::Approx(2.0));
+  DRK_CHECK(feedback[2]->envelope().getBody().getFeedback().getReward() == doctest::Approx(0.0));
 }
 
 }  // namespace
