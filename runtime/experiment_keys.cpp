@@ -25,6 +25,19 @@ void register_experiment_keys(const std::vector<ExperimentKey>& keys) {
   }
 }
 
+namespace {
+
+std::vector<ExperimentCheck>& checks() {
+  static std::vector<ExperimentCheck> registered;
+  return registered;
+}
+
+}  // namespace
+
+void register_experiment_check(ExperimentCheck check) { checks().push_back(std::move(check)); }
+
+std::vector<ExperimentCheck> registered_experiment_checks() { return checks(); }
+
 std::vector<ExperimentKey> registered_experiment_keys() {
   std::vector<ExperimentKey> keys;
   for (const auto& [path, key] : registry()) keys.push_back(key);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,16 @@ struct TrainingStage {
   uint32_t steps = 0;      // 0: the last stage, without `steps`: until the end of the run
   YAML::Node experiment;   // the experiment as this stage sees it (an independent copy)
 };
+
+// A role's check of the experiment as a whole: the values its actors would refuse at start
+// (settings that depend on each other, a model that cannot be built from them), so that
+// load_topology refuses them first, with the line, instead of an actor that fails at every
+// restart. Run on the experiment and on each training stage's view of it. An error's message
+// begins with the key it is about ("experiment.mrs.band must be ..."): load_topology gives it
+// that key's line.
+using ExperimentCheck = std::function<Status(const YAML::Node& experiment)>;
+void register_experiment_check(ExperimentCheck check);
+std::vector<ExperimentCheck> registered_experiment_checks();
 
 // The stages of experiment.training_stages in order; without that key, one stage named "" that
 // sees the experiment as it is. Every stage but the last needs `steps` >= 1.

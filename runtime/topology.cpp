@@ -3,6 +3,7 @@
 #include "runtime/experiment_keys.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <string_view>
 
 namespace drk::runtime {
 namespace {
@@ -289,6 +291,8 @@ class Validator {
     return false;
   }
 
+  bool failed() const { return !errors_.empty(); }
+
   Result<Topology> finish(Topology topology) {
     if (errors_.empty()) return topology;
     std::string message;
@@ -374,6 +378,69 @@ void read_experiment(const YAML::Node& map, const std::string& prefix, Validator
         }
         break;
       }
+    }
+  }
+}
+
+// The node of `experiment` named by the dotted key an error message begins with
+// ("experiment.mrs.band must be ..."), or an undefined node.
+YAML::Node node_named_by(const YAML::Node& experiment, const std::string& message) {
+  constexpr std::string_view kPrefix = "experiment.";
+  if (message.rfind(kPrefix, 0) != 0) return YAML::Node(YAML::NodeType::Undefined);
+  size_t end = kPrefix.size();
+  while (end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_' ||
+                                  message[end] == '.'))
+    ++end;
+  std::string path = message.substr(kPrefix.size(), end - kPrefix.size());
+  if (path.ends_with('.')) path.pop_back();
+  std::vector<YAML::Node> walk{experiment};
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t dot = std::min(path.find('.', start), path.size());
+    const YAML::Node at = walk.back();
+    if (!at.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+    walk.push_back(at[path.substr(start, dot - start)]);
+    if (!walk.back().IsDefined()) return walk.back();
+    start = dot + 1;
+  }
+  return walk.back();
+}
+
+// The roles' checks of the whole experiment and of each training stage's view of it; an error
+// is placed at the key it names, in the stage's entry where the stage sets it.
+void check_experiment(const YAML::Node& experiment, Validator& validator) {
+  auto stages = read_training_stages(experiment);
+  if (!stages) {
+    validator.fail(experiment["training_stages"], stages.error().message);
+    return;
+  }
+  const YAML::Node stage_entries = experiment["training_stages"];
+  std::set<std::string> reported;
+  for (size_t index = 0; index < stages->size(); ++index) {
+    const TrainingStage& stage = (*stages)[index];
+    const YAML::Node entry = stage_entries.IsDefined() && stage_entries.IsSequence() && index < stage_entries.size()
+                                 ? stage_entries[index]
+                                 : YAML::Node(YAML::NodeType::Undefined);
+    for (const auto& check : registered_experiment_checks()) {
+      Status status;
+      try {
+        status = check(stage.experiment);
+      } catch (const YAML::Exception& error) {
+        status = make_error(Errc::invalid_argument, "experiment has a value of an unexpected shape: " + error.msg);
+      }
+      if (status || !reported.insert(status.error().message).second) continue;
+      // The stage's own value where it sets the key, else the experiment's. (A YAML::Node is never
+      // assigned to here: assignment writes into the node it refers to.)
+      const std::string& message = status.error().message;
+      const YAML::Node in_entry =
+          entry.IsDefined() ? node_named_by(entry, message) : YAML::Node(YAML::NodeType::Undefined);
+      const YAML::Node in_experiment = node_named_by(experiment, message);
+      const YAML::Node& at = in_entry.IsDefined()        ? in_entry
+                             : in_experiment.IsDefined() ? in_experiment
+                             : entry.IsDefined()         ? entry
+                                                         : experiment;
+      const bool in_stage = !stage.name.empty() && (in_entry.IsDefined() || !in_experiment.IsDefined());
+      validator.fail(at, (in_stage ? "training stage '" + stage.name + "': " : std::string()) + message);
     }
   }
 }
@@ -731,7 +798,11 @@ Result<Topology> validate_document(const YAML::Node& document, const Locator& lo
     if (validator.map_field(experiment, "experiment", "experiment: {steps: 8}") && experiment.IsMap()) {
       topology.experiment = experiment;
     }
-    if (experiment.IsMap()) read_experiment(experiment, "", validator);
+    if (experiment.IsMap()) {
+      read_experiment(experiment, "", validator);
+      // Values of the right kinds only: the roles' checks read them as such.
+      if (!validator.failed()) check_experiment(experiment, validator);
+    }
   }
   return validator.finish(std::move(topology));
 }

@@ -86,24 +86,23 @@ StageSettings read_stage(const runtime::TrainingStage& stage) {
   return settings;
 }
 
-Settings read_settings(const YAML::Node& experiment) {
+Result<Settings> read_settings(const YAML::Node& experiment) {
   Settings settings;
   settings.seed = setting<uint64_t>(experiment, "seed", 1);
   settings.steps = setting<uint32_t>(experiment, "steps", 1);
   settings.group_size = setting<uint32_t>(experiment, "group_size", 4);
-  // load_topology refuses these (learner_experiment_keys); an ActorSpec built in code meets them here.
-  if (settings.group_size < 2) throw std::invalid_argument("experiment.group_size must be at least 2");
+  if (settings.group_size < 2) return make_error(Errc::invalid_argument, "experiment.group_size must be at least 2");
   settings.turns = std::max<uint32_t>(setting<uint32_t>(experiment, "turns", 1), 1);
   auto device = kernels::parse_device(setting<std::string>(experiment, "device", "cpu"));
-  if (!device) throw std::runtime_error("experiment.device: " + device.error().message);
+  if (!device) return make_error(Errc::invalid_argument, "experiment.device: " + device.error().message);
   settings.device = *device;
   const auto estimator = setting<std::string>(experiment, "estimator", "trloo");
   if (estimator != "trloo" && estimator != "grpo") {
-    throw std::runtime_error("experiment.estimator '" + estimator + "' is unknown: use trloo or grpo");
+    return make_error(Errc::invalid_argument, "experiment.estimator '" + estimator + "' is unknown: use trloo or grpo");
   }
   settings.estimator = estimator == "grpo" ? msg::AdvantageEstimator::GRPO : msg::AdvantageEstimator::TRLOO;
   auto stages = runtime::read_training_stages(experiment);
-  if (!stages) throw std::runtime_error(stages.error().message);
+  if (!stages) return stages.error();
   settings.stages = std::move(*stages);
   for (const auto& stage : settings.stages) settings.stage_settings.push_back(read_stage(stage));
 
@@ -118,8 +117,8 @@ Settings read_settings(const YAML::Node& experiment) {
   if (experiment["mrs"] && experiment["mrs"]["band"]) {
     const auto band = experiment["mrs"]["band"].as<std::vector<double>>();
     if (band.size() != 2 || band[0] > band[1] || band[0] <= 0.0) {
-      throw std::runtime_error("experiment.mrs.band must be two ratios [low, high], 0 < low <= high, e.g. "
-                               "`band: [0.999, 1.001]`");
+      return make_error(Errc::invalid_argument,
+                        "experiment.mrs.band must be two ratios [low, high], 0 < low <= high, e.g. `band: [0.999, 1.001]`");
     }
     settings.mrs.band_low = band[0];
     settings.mrs.band_high = band[1];
@@ -192,10 +191,18 @@ constexpr const char* kMrsVeto = "mrs_veto";
 constexpr const char* kStale = "stale";
 constexpr const char* kRollback = "rollback";
 
+// load_topology ran learner_experiment_check on this experiment already: a failure here (an
+// ActorSpec built in code) is a fault.
+Settings settings_or_fault(const YAML::Node& experiment) {
+  auto settings = read_settings(experiment);
+  if (!settings) throw std::invalid_argument(settings.error().message);
+  return std::move(*settings);
+}
+
 class LearnerActor final : public runtime::Actor {
  public:
   explicit LearnerActor(const runtime::ActorSpec& spec)
-      : settings_(read_settings(spec.experiment)),
+      : settings_(settings_or_fault(spec.experiment)),
         policy_(settings_.seed,
                 settings_.device == kernels::DeviceKind::cuda ? schedule::Device::cuda : schedule::Device::cpu),
         rollback_(settings_.rollback) {}
@@ -798,6 +805,12 @@ class LearnerActor final : public runtime::Actor {
 
 std::unique_ptr<runtime::Actor> make_learner_actor(const runtime::ActorSpec& spec) {
   return std::make_unique<LearnerActor>(spec);
+}
+
+Status learner_experiment_check(const YAML::Node& experiment) {
+  auto settings = read_settings(experiment);
+  if (!settings) return settings.error();
+  return {};
 }
 
 std::vector<runtime::ExperimentKey> learner_experiment_keys() {

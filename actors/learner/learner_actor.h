@@ -44,4 +44,8 @@ std::unique_ptr<runtime::Actor> make_learner_actor(const runtime::ActorSpec& spe
 // The experiment keys this actor reads (runtime/experiment_keys.h).
 std::vector<runtime::ExperimentKey> learner_experiment_keys();
 
+// The settings this actor would refuse at start (runtime::ExperimentCheck): an estimator or a
+// device it does not know, a group of one, an MRS band that is not a range, bad training stages.
+Status learner_experiment_check(const YAML::Node& experiment);
+
 }  // namespace drk::learner

@@ -49,24 +49,18 @@ TaskScales task_scales(const YAML::Node& experiment) {
 
 class OracleActor final : public runtime::Actor {
  public:
+  // load_topology ran oracle_experiment_check on this experiment already: a failure here (an
+  // ActorSpec built in code) is a fault.
   explicit OracleActor(const runtime::ActorSpec& spec) {
-    auto stages = runtime::read_training_stages(spec.experiment);
-    if (!stages) throw std::invalid_argument(stages.error().message);
-    stages_ = std::move(*stages);
-    for (const auto& stage : stages_) {
-      auto weights = reward_weights_from(stage.experiment);
-      if (!weights) {
-        throw std::invalid_argument((stage.name.empty() ? "" : "training stage '" + stage.name + "': ") +
-                                    weights.error().message);
-      }
-      weights_.push_back(*weights);
-    }
+    if (auto checked = oracle_experiment_check(spec.experiment); !checked)
+      throw std::invalid_argument(checked.error().message);
+    stages_ = *runtime::read_training_stages(spec.experiment);
+    for (const auto& stage : stages_) weights_.push_back(*reward_weights_from(stage.experiment));
     if (spec.experiment && spec.experiment["dispatch_timeout_s"]) {
       dispatch_timeout_ms_ = static_cast<int64_t>(
           1000 * spec.experiment["dispatch_timeout_s"].as<double>());
     }
     auto screening = screening_settings_from(spec.experiment);
-    if (!screening) throw std::invalid_argument(screening.error().message);
     if (screening->enabled) {
       auto screener = Screener::create(*screening, task_scales(spec.experiment));
       if (!screener) throw std::invalid_argument(screener.error().message);
@@ -285,6 +279,15 @@ class OracleActor final : public runtime::Actor {
 
 std::unique_ptr<runtime::Actor> make_oracle_actor(const runtime::ActorSpec& spec) {
   return std::make_unique<OracleActor>(spec);
+}
+
+Status oracle_experiment_check(const YAML::Node& experiment) {
+  auto stages = runtime::read_training_stages(experiment);
+  if (!stages) return stages.error();
+  for (const auto& stage : *stages)
+    if (auto weights = reward_weights_from(stage.experiment); !weights) return weights.error();
+  if (auto screening = screening_settings_from(experiment); !screening) return screening.error();
+  return {};
 }
 
 std::vector<runtime::ExperimentKey> oracle_experiment_keys() {

@@ -35,4 +35,8 @@ std::unique_ptr<runtime::Actor> make_oracle_actor(const runtime::ActorSpec& spec
 // The experiment keys this actor reads (runtime/experiment_keys.h).
 std::vector<runtime::ExperimentKey> oracle_experiment_keys();
 
+// The settings this actor would refuse at start (runtime::ExperimentCheck): reward weights and
+// screening settings out of range, bad training stages.
+Status oracle_experiment_check(const YAML::Node& experiment);
+
 }  // namespace drk::oracle

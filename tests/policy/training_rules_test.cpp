@@ -189,6 +189,31 @@ DRK_TEST_CASE("the Learner's settings that cannot work are refused at load, with
                     message);
 }
 
+DRK_TEST_CASE("settings an actor would refuse at start are refused at load, at their line, in their stage") {
+  runtime::register_experiment_keys(learner_experiment_keys());
+  runtime::register_experiment_keys(oracle::oracle_experiment_keys());
+  runtime::register_experiment_check(learner_experiment_check);
+  runtime::register_experiment_check(oracle::oracle_experiment_check);
+  testing::RunDir dir;
+  auto bad = runtime::load_topology(dir.write(
+      "s.yaml",
+      "name: t\nactors: [{role: a}]\nexperiment:\n  mrs: {band: [1.1, 0.9]}\n  training_stages:\n"
+      "    - {name: warmup, steps: 2, reward: {speedup_cap: -1}}\n    - {name: main}\n"));
+  DRK_REQUIRE_FALSE(bad.ok());
+  const std::string& message = bad.error().message;
+  DRK_CHECK_MESSAGE(message.find("s.yaml:4: experiment.mrs.band must be two ratios [low, high]") != std::string::npos,
+                    message);
+  DRK_CHECK_MESSAGE(message.find("s.yaml:6: training stage 'warmup': experiment.reward: speedup_cap") !=
+                        std::string::npos,
+                    message);
+  auto unbounded = runtime::load_topology(dir.write(
+      "u.yaml", "name: t\nactors: [{role: a}]\nexperiment:\n  training_stages: [{name: a}, {name: b}]\n"));
+  DRK_REQUIRE_FALSE(unbounded.ok());
+  DRK_CHECK_MESSAGE(unbounded.error().message.find("u.yaml:4: experiment.training_stages[0] ('a') needs `steps` >= 1") !=
+                        std::string::npos,
+                    unbounded.error().message);
+}
+
 DRK_TEST_CASE("the head's progress line shows a rollback, diagnostic mode and rejections") {
   capnp::MallocMessageBuilder builder;
   auto report = builder.initRoot<msg::StepReport>();
