@@ -18,9 +18,16 @@ std::map<std::string, ExperimentKey>& registry() {
 void register_experiment_keys(const std::vector<ExperimentKey>& keys) {
   for (const auto& key : keys) {
     auto [it, inserted] = registry().emplace(key.path, key);
+    if (inserted) continue;
     // Two parts of the system reading one key as different kinds is a bug of ours.
-    if (!inserted && it->second.kind != key.kind) {
+    if (it->second.kind != key.kind) {
       throw std::logic_error("experiment key '" + key.path + "' is registered with two kinds");
+    }
+    ExperimentKey& known = it->second;
+    if (known.choices.empty()) known.choices = key.choices;
+    if (key.minimum && (!known.minimum || *key.minimum > *known.minimum)) {
+      known.minimum = key.minimum;
+      known.why = key.why;
     }
   }
 }

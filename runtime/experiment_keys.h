@@ -32,6 +32,7 @@ namespace drk::runtime {
 enum class ValueKind {
   integer,       // a non-negative whole number
   number,        // any number
+  flag,          // true or false (YAML's spellings: yes, no, on, off too)
   text,          // a scalar
   text_or_list,  // a scalar or a list of scalars
   list_of_maps,  // a list of maps whose keys are registered below "PATH[]."
@@ -48,7 +49,8 @@ struct ExperimentKey {
   std::string why = {};
 };
 
-// Registering the same path twice with the same kind is harmless.
+// Registering the same path twice with the same kind is harmless; the choices and the least
+// value of either registration are kept (the strictest).
 void register_experiment_keys(const std::vector<ExperimentKey>& keys);
 std::vector<ExperimentKey> registered_experiment_keys();  // sorted by path
 

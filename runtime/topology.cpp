@@ -349,6 +349,12 @@ void read_experiment(const YAML::Node& map, const std::string& prefix, Validator
         if (auto n = parse_number(value)) check_minimum(*n);
         else validator.fail(value, expected + "a number" + example);
         break;
+      case ValueKind::flag: {
+        bool flag = false;
+        if (!value.IsScalar() || !YAML::convert<bool>::decode(value, flag))
+          validator.fail(value, expected + "true or false" + example);
+        break;
+      }
       case ValueKind::text:
         if (!value.IsScalar()) {
           validator.fail(value, expected + "a single value" + example);

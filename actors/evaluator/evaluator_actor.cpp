@@ -245,21 +245,32 @@ std::unique_ptr<runtime::Actor> make_evaluator_actor(const runtime::ActorSpec& s
   return std::make_unique<EvaluatorActor>(spec);
 }
 
+Status evaluator_experiment_check(const YAML::Node& experiment) {
+  runtime::ActorSpec spec;
+  spec.experiment = experiment;
+  if (auto options = engine_options_for(spec); !options) return options.error();
+  if (auto slots = evaluator_slots_for(spec); !slots) return slots.error();
+  return {};
+}
+
 std::vector<runtime::ExperimentKey> evaluator_experiment_keys() {
-  return {{"device", runtime::ValueKind::text, "cpu"},
+  return {{"device", runtime::ValueKind::text, "cpu", {"cpu", "cuda"}},
           {"tasks_dir", runtime::ValueKind::text, "kernels/tasks"},
-          {"eval.trials", runtime::ValueKind::integer, "5"},
+          {"eval.trials", runtime::ValueKind::integer, "5", {}, 1},
           {"eval.timing_budget_ms", runtime::ValueKind::number, "100"},
-          {"eval.max_threads", runtime::ValueKind::integer, "1"},
-          {"eval.compile_workers", runtime::ValueKind::integer, "2"},
-          {"eval.slots", runtime::ValueKind::integer, "2"},
+          {"eval.max_threads", runtime::ValueKind::integer, "1", {}, 1},
+          {"eval.compile_workers", runtime::ValueKind::integer, "2", {}, 1},
+          {"eval.slots", runtime::ValueKind::integer, "2", {}, 1},
+          {"eval.sandbox_spares", runtime::ValueKind::integer, "1", {}, 1},
+          {"eval.sandbox_memory_mb", runtime::ValueKind::integer, "1024"},
+          {"eval.allow_reference_blas", runtime::ValueKind::flag, "false"},
           {"eval.gpu_memory_limit_mb", runtime::ValueKind::integer, "0"},
           {"eval.energy_min_ms", runtime::ValueKind::integer, "0"},
-          {"eval.hardware_metrics", runtime::ValueKind::text, "false"},
-          {"eval.shapes", runtime::ValueKind::text, "cpu"},
-          {"eval.device_resident", runtime::ValueKind::text, "true"},
-          {"eval.timing_sets", runtime::ValueKind::integer, "3"},
-          {"eval.launch_latency", runtime::ValueKind::text, "included"},
+          {"eval.hardware_metrics", runtime::ValueKind::flag, "false"},
+          {"eval.shapes", runtime::ValueKind::text, "cpu", {"cpu", "cuda"}},
+          {"eval.device_resident", runtime::ValueKind::flag, "true"},
+          {"eval.timing_sets", runtime::ValueKind::integer, "3", {}, 1},
+          {"eval.launch_latency", runtime::ValueKind::text, "included", {"included", "hidden"}},
           // Read by `drk run` at the end (tools/drk/remeasure.h), with the Evaluator's settings.
           {"remeasure", runtime::ValueKind::integer, "0"}};
 }

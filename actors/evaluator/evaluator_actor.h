@@ -49,6 +49,10 @@ Result<uint32_t> evaluator_slots_for(const runtime::ActorSpec& spec);
 
 std::unique_ptr<runtime::Actor> make_evaluator_actor(const runtime::ActorSpec& spec);
 
+// The settings this actor would refuse at start (runtime::ExperimentCheck): engine options and
+// slots out of range.
+Status evaluator_experiment_check(const YAML::Node& experiment);
+
 // The experiment keys this actor reads (runtime/experiment_keys.h).
 std::vector<runtime::ExperimentKey> evaluator_experiment_keys();
 

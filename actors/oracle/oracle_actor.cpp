@@ -298,7 +298,7 @@ std::vector<runtime::ExperimentKey> oracle_experiment_keys() {
       {"training_stages[].steps", runtime::ValueKind::integer, "2"},
       {"tasks_dir", runtime::ValueKind::text, "kernels/tasks"},
       // The cost model's screening (docs/cost-model.md); ranges are checked when the Oracle starts.
-      {"oracle.screening.enabled", runtime::ValueKind::text, "false"},
+      {"oracle.screening.enabled", runtime::ValueKind::flag, "false"},
       {"oracle.screening.measure_top", runtime::ValueKind::number, "0.5"},
       {"oracle.screening.explore", runtime::ValueKind::number, "0.1"},
       {"oracle.screening.warmup_samples", runtime::ValueKind::integer, "64"},

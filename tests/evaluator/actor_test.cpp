@@ -5,6 +5,8 @@
 #include <capnp/message.h>
 
 #include "actors/evaluator/evaluator_actor.h"
+#include "runtime/experiment_keys.h"
+#include "runtime/topology.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fake_actor_context.h"
 #include "tests/support/run_dir.h"
@@ -141,4 +143,25 @@ DRK_TEST_CASE("eval.slots and eval.compile_workers must be at least 1") {
   DRK_CHECK(*evaluator::evaluator_slots_for(spec) == 4);
   spec.experiment["eval"]["compile_workers"] = 0;
   DRK_CHECK_FALSE(evaluator::engine_options_for(spec).ok());
+}
+
+DRK_TEST_CASE("the Evaluator's keys are checked at load: the sandbox keys are known, values out of range refused") {
+  runtime::register_experiment_keys(evaluator::evaluator_experiment_keys());
+  runtime::register_experiment_check(evaluator::evaluator_experiment_check);
+  testing::RunDir dir;
+  auto good = runtime::load_topology(dir.write(
+      "g.yaml", "name: t\nactors: [{role: a}]\nexperiment:\n  eval: {sandbox_spares: 2, sandbox_memory_mb: 512, "
+                "allow_reference_blas: yes, hardware_metrics: false}\n"));
+  DRK_REQUIRE_MESSAGE(good.ok(), good.error().message);
+  auto bad = runtime::load_topology(dir.write(
+      "b.yaml", "name: t\nactors: [{role: a}]\nexperiment:\n  eval:\n    slots: 0\n    hardware_metrics: perhaps\n"
+                "    launch_latency: hiden\n"));
+  DRK_REQUIRE_FALSE(bad.ok());
+  const std::string& message = bad.error().message;
+  DRK_CHECK_MESSAGE(message.find("b.yaml:5: experiment.eval.slots must be at least 1") != std::string::npos, message);
+  DRK_CHECK_MESSAGE(message.find("b.yaml:6: experiment.eval.hardware_metrics must be true or false") != std::string::npos,
+                    message);
+  DRK_CHECK_MESSAGE(message.find("b.yaml:7: experiment.eval.launch_latency must be one of included, hidden, not 'hiden'") !=
+                        std::string::npos,
+                    message);
 }

@@ -23,7 +23,10 @@ namespace drk::testing {
 // tests/candidates/RELATIVE of the source tree ($DRK_SOURCE_DIR, else the current directory).
 inline std::string candidate_source(const std::string& relative) {
   const char* dir = std::getenv("DRK_SOURCE_DIR");
-  std::ifstream in(std::string(dir ? dir : ".") + "/tests/candidates/" + relative);
+  const std::string path = std::string(dir ? dir : ".") + "/tests/candidates/" + relative;
+  std::ifstream in(path);
+  DRK_REQUIRE_MESSAGE(in.is_open(), (std::string("cannot read ") + path +
+                                     ": run the test from the source tree or set DRK_SOURCE_DIR (ctest sets it)"));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
