@@ -474,9 +474,9 @@ std::unique_ptr<runtime::Actor> make_generator_actor(const runtime::ActorSpec& s
 std::vector<runtime::ExperimentKey> generator_experiment_keys() {
   return {{"seed", runtime::ValueKind::integer, "1"},
           {"eval_timeout_s", runtime::ValueKind::number, "60"},
-          {"compile_ahead", runtime::ValueKind::text, "false"},
-          {"eval.compile_workers", runtime::ValueKind::integer, "2"},
-          {"device", runtime::ValueKind::text, "cpu"}};
+          {"compile_ahead", runtime::ValueKind::flag, "false"},
+          {"eval.compile_workers", runtime::ValueKind::integer, "2", {}, 1},
+          {"device", runtime::ValueKind::text, "cpu", {"cpu", "cuda"}}};
 }
 
 }  // namespace drk::generator
