@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "runtime/fnv1a.h"
+
 namespace drk::runtime {
 
 int64_t system_unix_ms() {
@@ -17,13 +19,8 @@ int64_t system_unix_ms() {
 }
 
 std::string socket_dir_for(const std::string& absolute_run_dir) {
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : absolute_run_dir) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
   char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(fnv1a_64(absolute_run_dir)));
   return std::string("/tmp/drk-") + text;
 }
 

@@ -19,6 +19,7 @@
 #include "kernels/schedule/policy_checkpoint.h"
 #include "kernels/schedule/problem.h"
 #include "kernels/schedule/render.h"
+#include "runtime/fnv1a.h"
 
 namespace drk::generator {
 namespace {
@@ -108,15 +109,6 @@ uint32_t experiment_compile_workers(const YAML::Node& experiment) {
 double coverage_of(schedule::Device device, const std::optional<msg::EvalResult::Reader>& result) {
   if (device == schedule::Device::cpu) return 1.0;
   return result && result->hasGpu() ? result->getGpu().getCoverage() : 0.0;
-}
-
-uint64_t fnv1a(std::string_view text) {
-  uint64_t hash = 1469598103934665603ull;
-  for (unsigned char character : text) {
-    hash ^= character;
-    hash *= 1099511628211ull;
-  }
-  return hash;
 }
 
 class GeneratorActor final : public runtime::Actor {
@@ -262,8 +254,9 @@ class GeneratorActor final : public runtime::Actor {
     rollout.policy_version = policy_version_;
     rollout.task = std::make_unique<capnp::MallocMessageBuilder>();
     rollout.task->setRoot(request.getTask());
+    const uint64_t id_hash = runtime::fnv1a_64(id);
     std::seed_seq seed{static_cast<uint32_t>(seed_), static_cast<uint32_t>(seed_ >> 32), index_,
-                       static_cast<uint32_t>(fnv1a(id)), static_cast<uint32_t>(fnv1a(id) >> 32)};
+                       static_cast<uint32_t>(id_hash), static_cast<uint32_t>(id_hash >> 32)};
     rollout.rng.seed(seed);
     auto problem = schedule::problem_from_task(rollout.task_reader());
     if (!problem || problem->device != policy_.device()) {

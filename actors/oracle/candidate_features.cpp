@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "kernels/schedule/space.h"
+#include "runtime/fnv1a.h"
 
 namespace drk::oracle {
 namespace {
@@ -43,12 +44,7 @@ size_t task_buckets_begin() {
 }
 
 size_t task_bucket(std::string_view task) {
-  uint64_t hash = 14695981039346656037ull;
-  for (const char c : task) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ull;
-  }
-  return static_cast<size_t>(hash % kTaskBuckets);
+  return static_cast<size_t>(runtime::fnv1a_64(task) % kTaskBuckets);
 }
 
 float log_scale(double value) { return static_cast<float>(std::log10(1.0 + std::max(0.0, value)) / 10.0); }
