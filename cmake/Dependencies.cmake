@@ -3,7 +3,7 @@
 find_package(Threads REQUIRED)
 find_package(CapnProto REQUIRED)
 # CapnProtoConfig.cmake sets CAPNP_INCLUDE_DIRECTORY (/usr/include) as a plain variable, which
-# hides a -DCAPNP_INCLUDE_DIRECTORY=... given on the command line (the GPU kit's, pitfalls.md #3):
+# hides a -DCAPNP_INCLUDE_DIRECTORY=... given on the command line (the GPU kit's, docs/pitfalls.md #3):
 # honour the cached value when there is one.
 if(DEFINED CACHE{CAPNP_INCLUDE_DIRECTORY})
   set(CAPNP_INCLUDE_DIRECTORY "$CACHE{CAPNP_INCLUDE_DIRECTORY}")

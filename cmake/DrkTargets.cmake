@@ -11,7 +11,7 @@ function(drk_library name)
 endfunction()
 
 # drk_test(NAME SOURCES ... DEPS ...): a doctest executable registered with CTest.
-# LibTorch defines its own CHECK macro (pitfalls.md #1), so tests never use doctest's short
+# LibTorch defines its own CHECK macro (docs/pitfalls.md #1), so tests never use doctest's short
 # names: they include tests/doctest_drk.h and use DRK_CHECK / DRK_REQUIRE.
 function(drk_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})

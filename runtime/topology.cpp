@@ -388,6 +388,16 @@ void read_experiment(const YAML::Node& map, const std::string& prefix, Validator
   }
 }
 
+// The node at dotted `path` below `node`, or an undefined node. Recursive, since a YAML::Node is
+// never re-pointed: assignment writes into the node it refers to.
+YAML::Node node_at(const YAML::Node& node, std::string_view path) {
+  if (!node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  const size_t dot = std::min(path.find('.'), path.size());
+  const YAML::Node child = node[std::string(path.substr(0, dot))];
+  if (!child.IsDefined() || dot == path.size()) return child;
+  return node_at(child, path.substr(dot + 1));
+}
+
 // The node of `experiment` named by the dotted key an error message begins with
 // ("experiment.mrs.band must be ..."), or an undefined node.
 YAML::Node node_named_by(const YAML::Node& experiment, const std::string& message) {
@@ -397,19 +407,9 @@ YAML::Node node_named_by(const YAML::Node& experiment, const std::string& messag
   while (end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_' ||
                                   message[end] == '.'))
     ++end;
-  std::string path = message.substr(kPrefix.size(), end - kPrefix.size());
-  if (path.ends_with('.')) path.pop_back();
-  std::vector<YAML::Node> walk{experiment};
-  size_t start = 0;
-  while (start <= path.size()) {
-    const size_t dot = std::min(path.find('.', start), path.size());
-    const YAML::Node at = walk.back();
-    if (!at.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-    walk.push_back(at[path.substr(start, dot - start)]);
-    if (!walk.back().IsDefined()) return walk.back();
-    start = dot + 1;
-  }
-  return walk.back();
+  std::string_view path = std::string_view(message).substr(kPrefix.size(), end - kPrefix.size());
+  if (path.ends_with('.')) path.remove_suffix(1);
+  return node_at(experiment, path);
 }
 
 // The roles' checks of the whole experiment and of each training stage's view of it; an error

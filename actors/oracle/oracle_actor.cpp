@@ -47,22 +47,45 @@ TaskScales task_scales(const YAML::Node& experiment) {
   return scales;
 }
 
+// What the Oracle reads of an experiment that can be wrong: its training stages with their
+// reward weights, and the screening settings.
+struct OracleSettings {
+  std::vector<runtime::TrainingStage> stages;
+  std::vector<RewardWeights> weights;  // one per stage
+  ScreeningSettings screening;
+};
+
+Result<OracleSettings> read_oracle_settings(const YAML::Node& experiment) {
+  OracleSettings settings;
+  auto stages = runtime::read_training_stages(experiment);
+  if (!stages) return stages.error();
+  settings.stages = std::move(*stages);
+  for (const auto& stage : settings.stages) {
+    auto weights = reward_weights_from(stage.experiment);
+    if (!weights) return weights.error();
+    settings.weights.push_back(*weights);
+  }
+  auto screening = screening_settings_from(experiment);
+  if (!screening) return screening.error();
+  settings.screening = *screening;
+  return settings;
+}
+
 class OracleActor final : public runtime::Actor {
  public:
   // load_topology ran oracle_experiment_check on this experiment already: a failure here (an
   // ActorSpec built in code) is a fault.
   explicit OracleActor(const runtime::ActorSpec& spec) {
-    if (auto checked = oracle_experiment_check(spec.experiment); !checked)
-      throw std::invalid_argument(checked.error().message);
-    stages_ = *runtime::read_training_stages(spec.experiment);
-    for (const auto& stage : stages_) weights_.push_back(*reward_weights_from(stage.experiment));
+    auto settings = read_oracle_settings(spec.experiment);
+    if (!settings) throw std::invalid_argument(settings.error().message);
+    stages_ = std::move(settings->stages);
+    weights_ = std::move(settings->weights);
     if (spec.experiment && spec.experiment["dispatch_timeout_s"]) {
       dispatch_timeout_ms_ = static_cast<int64_t>(
           1000 * spec.experiment["dispatch_timeout_s"].as<double>());
     }
-    auto screening = screening_settings_from(spec.experiment);
-    if (screening->enabled) {
-      auto screener = Screener::create(*screening, task_scales(spec.experiment));
+    if (settings->screening.enabled) {
+      auto screener = Screener::create(settings->screening, task_scales(spec.experiment));
       if (!screener) throw std::invalid_argument(screener.error().message);
       screener_.emplace(std::move(*screener));
     }
@@ -282,11 +305,7 @@ std::unique_ptr<runtime::Actor> make_oracle_actor(const runtime::ActorSpec& spec
 }
 
 Status oracle_experiment_check(const YAML::Node& experiment) {
-  auto stages = runtime::read_training_stages(experiment);
-  if (!stages) return stages.error();
-  for (const auto& stage : *stages)
-    if (auto weights = reward_weights_from(stage.experiment); !weights) return weights.error();
-  if (auto screening = screening_settings_from(experiment); !screening) return screening.error();
+  if (auto settings = read_oracle_settings(experiment); !settings) return settings.error();
   return {};
 }
 
