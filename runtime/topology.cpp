@@ -39,8 +39,9 @@ class Locator {
         if (contains(source.root, node)) return source.label;
       }
       for (const auto& source : files_) {
+        // A node made by an override (a map --set created) has no line of its own.
         if (contains(source.root, node)) {
-          return source.label + ":" + std::to_string(node.Mark().line + 1);
+          return node.Mark().line < 0 ? source.label : source.label + ":" + std::to_string(node.Mark().line + 1);
         }
       }
     }
