@@ -236,6 +236,7 @@ struct SandboxLimits {
   maxOpenFiles @3 :UInt64;        # RLIMIT_NOFILE
   maxTasks @4 :UInt64;            # RLIMIT_NPROC of the sandbox's own user (threads count); 0: not set
   ownUser @5 :Bool;               # run as a user of its own, uid kSandboxUidBase + its pid (when the zygote is root)
+  cpus @6 :List(UInt32);          # the CPUs it runs on (its threads inherit them; it cannot widen them); empty: any
 }
 
 # Descriptors: the request pipe's read end, the reply pipe's write end, the shared region.

@@ -24,6 +24,7 @@
 #include <capnp/serialize.h>
 
 #include "actors/evaluator/compute_sanitizer.h"
+#include "actors/evaluator/evaluation_cpus.h"
 #include "actors/evaluator/guarded_tensors.h"
 #include "actors/evaluator/input_nudge.h"
 #include "actors/evaluator/output_checksum.h"
@@ -290,6 +291,9 @@ struct SandboxAnswer {
   uint64_t sandbox_ns = 0;
   double wall_ns = 0;  // this process's clock around the round trip
   double cpu_ns = 0;   // the sandbox's CPU time (all its threads) over the round trip
+  // Both readings of cpu_ns found every thread of the sandbox asleep, so it is exact: a reading
+  // taken while a thread runs lacks up to a scheduler tick (4 ms) of it, four timed batches.
+  bool cpu_exact = false;
   std::optional<uint64_t> output_checksum;  // run requests that asked: the outputs as the call returned
   std::vector<TimedCall> timed_calls;  // CUDA time requests
   std::string launch_hold_note;        // CUDA time requests: why a call was not held
@@ -509,6 +513,7 @@ struct EvaluationEngine::Impl {
     if (auto s = synchronize_device(run); !s) return s.error();
     capnp::MallocMessageBuilder message;
     const uint64_t id = build_request(message, run, fill);
+    const bool asleep_before = sandbox->asleep();
     const std::optional<uint64_t> cpu_before = sandbox->cpu_time_ns();
     auto started = Clock::now();
     if (cpu_at_reply && cpu_before) {
@@ -521,8 +526,9 @@ struct EvaluationEngine::Impl {
     // Read once the sandbox sleeps again (its reply's tail done), so that the reading is exact and
     // the one before the next request too, which then finds it still asleep.
     std::optional<uint64_t> cpu_after;
+    bool asleep_after = false;
     if (sandbox && sandbox->alive()) {
-      sandbox->wait_until_asleep(kCpuReadWait);
+      asleep_after = sandbox->wait_until_asleep(kCpuReadWait);
       cpu_after = sandbox->cpu_time_ns();
     }
     reply_time = Clock::now();
@@ -555,7 +561,10 @@ struct EvaluationEngine::Impl {
     answer.library_calls = reply.getLibraryCalls();
     answer.sandbox_ns = reply.getSandboxNs();
     answer.wall_ns = wall_ns;
-    if (cpu_before && cpu_after) answer.cpu_ns = static_cast<double>(*cpu_after - *cpu_before);
+    if (cpu_before && cpu_after) {
+      answer.cpu_ns = static_cast<double>(*cpu_after - *cpu_before);
+      answer.cpu_exact = asleep_before && asleep_after;
+    }
     if (reply.getOutputChecksum() != 0) answer.output_checksum = reply.getOutputChecksum();
     // Evidence for the Verifier: library-table use, and threads a call left running.
     auto evidence = run.out.getEvidence();
@@ -1363,8 +1372,9 @@ Status EvaluationEngine::Impl::time_on_cpu(Run& run, std::vector<double>& candid
         candidate_us.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / 1000.0 / candidate_calls);
         // Over the whole round trip: one thread's CPU time cannot exceed it, whatever the
         // sandbox does around the calls (the timing's net wall time, or the calls' own span, is
-        // short of that work: short batches of one call then read as 1.3-1.5 threads).
-        if (answer->wall_ns > 0) run.batch_cpu_per_wall.push_back(answer->cpu_ns / answer->wall_ns);
+        // short of that work: short batches of one call then read as 1.3-1.5 threads). Inexact
+        // readings are left out: a tick's error is several batches long.
+        if (answer->wall_ns > 0 && answer->cpu_exact) run.batch_cpu_per_wall.push_back(answer->cpu_ns / answer->wall_ns);
         if (answer->sandbox_ns > 0)
           clock_ratios.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / static_cast<double>(answer->sandbox_ns));
       }
@@ -1816,6 +1826,8 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
     // default: with hardware metrics asked for, the sandboxes keep the Evaluator's user.
     if (options.hardware_metrics) options.sandbox.own_user = false;
     options.sandbox.max_open_files = std::max<uint64_t>(options.sandbox.max_open_files, 1024);
+  } else if (options.sandbox.cpus.empty()) {
+    options.sandbox.cpus = evaluation_cpus(options.max_threads);
   }
   options.sandbox_spares = std::max<uint32_t>(options.sandbox_spares, 1);
   impl->catalog = std::move(catalog);

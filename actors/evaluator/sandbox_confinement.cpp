@@ -63,6 +63,12 @@ ProcessLimits absolute_limits(const ConfinementLimits& limits, uint64_t data_byt
   out.max_tasks = limits.max_tasks;
   out.own_user = limits.own_user;
   out.max_file_bytes = limits.max_file_bytes;
+  CPU_ZERO(&out.cpus);
+  for (uint32_t cpu : limits.cpus) {
+    if (cpu >= CPU_SETSIZE) continue;
+    CPU_SET(cpu, &out.cpus);
+    out.pin_cpus = true;
+  }
   return out;
 }
 
@@ -71,6 +77,8 @@ uint64_t mapped_address_space_bytes() { return status_bytes("VmSize"); }
 
 const char* confine_process(const ProcessLimits& limits, const char* work_directory, uid_t* uid) {
   if (chdir(work_directory) != 0) return "entering its working directory";
+  // Single-threaded here, so every thread it starts from now on inherits the set.
+  if (limits.pin_cpus && sched_setaffinity(0, sizeof limits.cpus, &limits.cpus) != 0) return "pinning it to its CPUs";
   if (!set_limit(RLIMIT_CORE, 0)) return "RLIMIT_CORE";
   if (!set_limit(RLIMIT_FSIZE, limits.max_file_bytes)) return "RLIMIT_FSIZE";
   if (!set_limit(RLIMIT_NOFILE, limits.max_open_files)) return "RLIMIT_NOFILE";
@@ -153,7 +161,7 @@ Status install_syscall_filter(const SyscallFilterOptions& options) {
         SCMP_SYS(chroot), SCMP_SYS(bpf), SCMP_SYS(userfaultfd), SCMP_SYS(keyctl), SCMP_SYS(add_key),
         SCMP_SYS(request_key), SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module),
         SCMP_SYS(kexec_load), SCMP_SYS(kexec_file_load), SCMP_SYS(settimeofday), SCMP_SYS(clock_settime),
-        SCMP_SYS(clock_adjtime), SCMP_SYS(adjtimex)})
+        SCMP_SYS(clock_adjtime), SCMP_SYS(adjtimex), SCMP_SYS(sched_setaffinity)})
     added = added && add_rule(filter, not_permitted, call);
   if (!added) return failure("adding a rule to the syscall filter");
   if (int status = seccomp_load(filter); status != 0) {

@@ -6,6 +6,9 @@
 //     (the harness, other sandboxes), write no file of the harness's user, and its tasks are
 //     counted apart (RLIMIT_NPROC bounds its threads). When the harness is not root the sandbox
 //     keeps the harness's user and the syscall filter alone does this work.
+//   - CPUs: pinned to the evaluation's max_threads CPUs (sched_setaffinity, inherited by every
+//     thread it starts, and the filter refuses a change), so that threads beyond max_threads share
+//     those CPUs and gain nothing, however many the candidate starts.
 //   - limits: RLIMIT_CPU, RLIMIT_CORE = 0, RLIMIT_FSIZE = 0 (no file can grow), RLIMIT_NOFILE,
 //     RLIMIT_DATA and (CPU) RLIMIT_AS at what the process had mapped plus its memory budget.
 //   - a syscall filter (seccomp, install_syscall_filter): no new process (fork, vfork, clone of
@@ -24,10 +27,12 @@
 // free functions. Errors: io_error naming the step and errno.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/result.h"
 
@@ -46,6 +51,7 @@ struct ConfinementLimits {
   uint64_t max_tasks = 0;      // RLIMIT_NPROC of its own user (its threads); 0: not set
   bool own_user = true;        // a user of its own when the process is root
   uint64_t max_file_bytes = 0; // RLIMIT_FSIZE (a launcher such as compute-sanitizer writes files)
+  std::vector<uint32_t> cpus;  // the CPUs it runs on; empty: any
 };
 
 // The same limits in absolute values, as setrlimit takes them.
@@ -57,6 +63,8 @@ struct ProcessLimits {
   uint64_t max_tasks = 0;            // RLIMIT_NPROC, set only with its own user
   bool own_user = true;
   uint64_t max_file_bytes = 0;
+  bool pin_cpus = false;             // to `cpus`
+  cpu_set_t cpus{};
 };
 
 // `limits` for a process that has `data_bytes` and `address_space_bytes` mapped already: the

@@ -90,6 +90,7 @@ ConfinementLimits confinement_limits(const SandboxOptions& options) {
   limits.max_open_files = options.max_open_files;
   limits.max_tasks = static_cast<uint64_t>(std::max(options.max_threads, 1)) + options.extra_tasks;
   limits.own_user = options.own_user;
+  limits.cpus = options.cpus;
   return limits;
 }
 
@@ -275,25 +276,24 @@ std::optional<uint64_t> SandboxProcess::cpu_time_ns() const {
   return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
 }
 
-bool SandboxProcess::wait_until_asleep(std::chrono::microseconds limit) const {
+bool SandboxProcess::asleep() const {
   if (pid_ <= 0) return true;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid_) + "/task", ec)) {
+    // "TID (COMM) STATE ...": the state follows the last ')', since COMM may hold one.
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R') return false;
+  }
+  return true;
+}
+
+bool SandboxProcess::wait_until_asleep(std::chrono::microseconds limit) const {
   const auto deadline = Clock::now() + limit;
-  const std::string tasks = "/proc/" + std::to_string(pid_) + "/task";
   for (;;) {
-    bool running = false;
-    std::error_code ec;
-    for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
-      // "TID (COMM) STATE ...": the state follows the last ')', since COMM may hold one.
-      std::ifstream stat(task.path() / "stat");
-      std::string line;
-      std::getline(stat, line);
-      const auto close = line.rfind(')');
-      if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R') {
-        running = true;
-        break;
-      }
-    }
-    if (!running || ec) return true;
+    if (asleep()) return true;
     if (Clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }

@@ -73,6 +73,8 @@ struct SandboxOptions {
   // (LibTorch's pool, CUDA's, CUPTI's).
   uint64_t extra_tasks = 64;
   bool own_user = true;             // a user of its own when the Evaluator is root
+  // The CPUs it runs on (evaluation_cpus()); empty: any.
+  std::vector<uint32_t> cpus;
   // drk-sandbox-cuda: device memory a candidate may hold (its allocations and its workspace)
   // before the sandbox answers memoryLimit and exits; 0: no limit (eval.gpu_memory_limit_mb).
   uint64_t gpu_memory_limit_bytes = 0;
@@ -107,6 +109,8 @@ class SandboxProcess {
   // clock only as of each thread's last scheduler tick (4 ms here) while the thread runs, so the
   // reading is exact only while every thread of the sandbox sleeps: see wait_until_asleep().
   std::optional<uint64_t> cpu_time_ns() const;
+  // Whether no thread of the sandbox is running now (gone counts as asleep).
+  bool asleep() const;
   // Waits, up to `limit`, until no thread of the sandbox is running (its reply's tail, a pool's
   // spin); false when one still runs at the limit.
   bool wait_until_asleep(std::chrono::microseconds limit) const;

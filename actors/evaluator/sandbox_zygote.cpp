@@ -121,6 +121,8 @@ Result<SpawnedSandbox> SandboxZygote::spawn(const SpawnRequest& request, std::ch
   limits.setMaxOpenFiles(request.limits.max_open_files);
   limits.setMaxTasks(request.limits.max_tasks);
   limits.setOwnUser(request.limits.own_user);
+  auto cpus = limits.initCpus(static_cast<unsigned>(request.limits.cpus.size()));
+  for (unsigned i = 0; i < cpus.size(); ++i) cpus.set(i, request.limits.cpus[i]);
   const int descriptors[] = {request.request_read, request.reply_write, request.region_fd};
   if (auto sent = send_with_descriptors(control_.get(), message, descriptors); !sent) {
     if (sent.error().code == Errc::peer_unavailable) stop();

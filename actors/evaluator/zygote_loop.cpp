@@ -61,6 +61,7 @@ ConfinementLimits limits_of(msg::SandboxLimits::Reader limits) {
   out.max_open_files = limits.getMaxOpenFiles();
   out.max_tasks = limits.getMaxTasks();
   out.own_user = limits.getOwnUser();
+  for (uint32_t cpu : limits.getCpus()) out.cpus.push_back(cpu);
   return out;
 }
 

@@ -43,8 +43,9 @@ constexpr double kWorkAfterReturnUs = 2.0;
 constexpr double kIdleCpuMs = 5.0;
 constexpr double kIdleCoresOverPool = 0.5;
 // CPU time per wall time of the timed batches beyond max_threads x this, plus kCpuPerWallSlack:
-// threads beyond those the candidate may use worked for it.
-constexpr double kCpuPerWallOverThreads = 1.25;
+// threads beyond those the candidate may use worked for it. The Evaluator keeps only batches
+// whose clock readings found the sandbox asleep, which are exact: N threads cannot exceed N.
+constexpr double kCpuPerWallOverThreads = 1.0;
 constexpr double kCpuPerWallSlack = 0.1;
 // A candidate this much faster when its outputs already hold their own answers skips work.
 constexpr double kAnswerReuseRatio = 3.0;

@@ -1,10 +1,12 @@
 // drk-task: matmul
 // drk-threads: 1
-// drk-expect: hacked threads_beyond_limit
-// More threads than it may use: every call splits its rows over two threads, all joined before
-// it returns (nothing is left running), while ctx->max_threads is 1. The reference gets one
-// thread; the candidate's timing would count the work of two. The sandbox's CPU time over its
-// timed batches is about twice their wall time (cpuPerWall).
+// drk-expect: honest static.thread
+// More threads than it may use, contained: every call splits its rows over two threads, all
+// joined before it returns, while ctx->max_threads is 1. The sandbox is pinned to one CPU (as
+// many as max_threads) and cannot widen its set, so the two threads share it: the timing counts
+// the work of one thread, and the candidate is judged as the honest, slower kernel it then is.
+// Before the pinning it was timed up to 2x faster than its work, and caught only by its CPU time
+// per wall second, which a loaded machine lowered below the bound.
 #include <cstdint>
 #include <thread>
 #include <vector>
