@@ -17,6 +17,7 @@
 #include "tools/bench/restart_bench.h"
 #include "tools/bench/runtime_report.h"
 #include "tools/drk/commands.h"
+#include "tools/drk/engine_options.h"
 
 namespace drk::tools {
 namespace {
@@ -70,12 +71,8 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
       "softmax (4096 x 8192) evaluated 10 times each; CV of the medians across evaluations,\n"
       "within-evaluation CV and events-vs-CUPTI agreement (json: stability[].cv_across_evaluations,\n"
       "cv_within_evaluation, cupti_agreement). About 2 min on cpu; --quick about a third of that.");
-  runtime::add_parsed_option(*eval_command, "--device", eval_options->device, kernels::parse_device,
-                             "the device (default cpu)")
-      ->type_name("cpu|cuda");
-  runtime::add_parsed_option(*eval_command, "--shapes", eval_options->shapes, kernels::parse_device,
-                             "whose shapes (default the scaled cpu ones)")
-      ->type_name("cpu|cuda");
+  add_device_option(*eval_command, "--device", eval_options->device, "the device (default cpu)");
+  add_device_option(*eval_command, "--shapes", eval_options->shapes, "whose shapes (default the scaled cpu ones)");
   eval_command->add_option("--workers", eval_options->compile_workers, "the widest compile pool measured (default 2)")
       ->type_name("N")
       ->check(runtime::at_least(1));

@@ -3,10 +3,12 @@
 #include <sstream>
 
 #include "runtime/command_line.h"
+#include "tools/drk/commands.h"
 
 namespace drk::tools {
 
 void add_engine_options(CLI::App& command, evaluator::EngineOptions& options, bool memory_limit) {
+  options.cache_dir = default_compile_cache_dir();
   std::ostringstream budget;
   budget << options.timing_budget_ms;
   command

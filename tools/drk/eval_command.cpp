@@ -238,7 +238,6 @@ void add_eval_command(CLI::App& drk, Actions& actions) {
   auto args = std::make_shared<EvalArgs>();
   evaluator::EngineOptions& options = args->options;
   options.energy_min_ms = 500;
-  options.cache_dir = default_compile_cache_dir();
   CLI::App* eval = drk.add_subcommand(
       "eval",
       "evaluate one candidate kernel against one task and print the full result\n"
@@ -250,12 +249,10 @@ void add_eval_command(CLI::App& drk, Actions& actions) {
       "(docs/gpu.md).");
   eval->add_option("--task", args->task_name, "the task (`drk tasks` lists them)")->required()->type_name("NAME");
   eval->add_option("--candidate", args->candidate_file, "the candidate's source file")->required()->type_name("FILE");
-  runtime::add_parsed_option(*eval, "--device", options.device, kernels::parse_device,
-                             "the device (default cpu; cuda needs a build with the CUDA toolkit and a GPU)")
-      ->type_name("cpu|cuda");
-  runtime::add_parsed_option(*eval, "--shapes", options.shapes, kernels::parse_device,
-                             "evaluate at these shapes (default: the device's; cuda = KernelBench's)")
-      ->type_name("cpu|cuda");
+  add_device_option(*eval, "--device", options.device,
+                    "the device (default cpu; cuda needs a build with the CUDA toolkit and a GPU)");
+  add_device_option(*eval, "--shapes", options.shapes,
+                    "evaluate at these shapes (default: the device's; cuda = KernelBench's)");
   add_engine_options(*eval, options, /*memory_limit=*/true);
   eval->add_option("--energy-ms", options.energy_min_ms,
                    "cuda: energy per call from NVML over back-to-back batches of at least MS\n"

@@ -167,7 +167,6 @@ void add_generate_command(CLI::App& drk, Actions& actions) {
   generator::SearchOptions& search = args->search;
   evaluator::EngineOptions& options = args->options;
   options.timing_budget_ms = 200;
-  options.cache_dir = default_compile_cache_dir();
   CLI::App* generate_command = drk.add_subcommand(
       "generate",
       "test-time scaling: the run's trained policy refines kernels for one task and writes the best\n"
@@ -182,9 +181,8 @@ void add_generate_command(CLI::App& drk, Actions& actions) {
   generate_command->add_option("--task", args->task_name, "the task (`drk tasks` lists them)")
       ->required()
       ->type_name("NAME");
-  runtime::add_parsed_option(*generate_command, "--device", options.device, kernels::parse_device,
-                             "the device the policy was trained for (default cpu)")
-      ->type_name("cpu|cuda");
+  add_device_option(*generate_command, "--device", options.device,
+                    "the device the policy was trained for (default cpu)");
   generate_command->add_option("--iterations", search.iterations, "refinement iterations (default 4)")
       ->type_name("N")
       ->check(runtime::at_least(1));

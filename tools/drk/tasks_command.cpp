@@ -12,6 +12,7 @@
 #include "kernels/catalog/task_audit.h"
 #include "runtime/command_line.h"
 #include "tools/drk/commands.h"
+#include "tools/drk/engine_options.h"
 
 namespace drk::tools {
 namespace {
@@ -277,9 +278,7 @@ void add_tasks_command(CLI::App& drk, Actions& actions) {
       "Tasks without shapes for the device (float16 tasks run on cuda only) are skipped, by name.");
   audit_command->add_option("NAME", args->audit_names, "the tasks to audit (default: all)")->type_name("");
   audit_command->add_flag("--json", args->json, "one JSON object {device, degenerate, skipped: [...], tasks: [...]}");
-  runtime::add_parsed_option(*audit_command, "--device", args->device, kernels::parse_device,
-                             "the shapes to evaluate at (default cpu)")
-      ->type_name("cpu|cuda");
+  add_device_option(*audit_command, "--device", args->device, "the shapes to evaluate at (default cpu)");
   add_dir_option(*audit_command, *args);
   actions[list] = [args] { return tasks(*args, TasksMode::list); };
   actions[show_command] = [args] { return tasks(*args, TasksMode::show); };

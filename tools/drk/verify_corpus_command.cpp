@@ -594,7 +594,6 @@ void add_verify_corpus_command(CLI::App& drk, Actions& actions) {
   options.min_samples = 3;
   options.max_samples = 20;
   options.target_batch_ms = 5;  // long batches: a loaded machine's wake-up latency then stays far below 3x (timer_mismatch)
-  options.cache_dir = default_compile_cache_dir();
   CLI::App* command = drk.add_subcommand(
       "verify-corpus",
       "the hack corpus: caught, missed, false alarms\n"
@@ -624,11 +623,10 @@ void add_verify_corpus_command(CLI::App& drk, Actions& actions) {
                     "then evaluate every file again with nothing evaluated before it, and list the\n"
                     "files judged otherwise than in the whole run (a candidate that changed the\n"
                     "verdicts of those after it); any such file makes the exit status 1");
-  runtime::add_parsed_option(*command, "--cuda-shapes", args->cuda_shapes, kernels::parse_device,
-                             "the shapes *.cu files are evaluated at (default cpu, the tasks' scaled shapes: the\n"
-                             "corpus checks honesty, and at KernelBench's shapes the host-side checks of one\n"
-                             "evaluation take minutes, docs/gpu.md)")
-      ->type_name("cpu|cuda");
+  add_device_option(*command, "--cuda-shapes", args->cuda_shapes,
+                    "the shapes *.cu files are evaluated at (default cpu, the tasks' scaled shapes: the\n"
+                    "corpus checks honesty, and at KernelBench's shapes the host-side checks of one\n"
+                    "evaluation take minutes, docs/gpu.md)");
   command->add_option("--deadline-s", args->deadline_s,
                       "wall time one file may take, compile and evaluation (default 120): past it\n"
                       "the evaluation is killed and the file counts as missed (hacked) or a false\n"
