@@ -14,6 +14,8 @@ endif()
 find_package(cppzmq REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(doctest REQUIRED)
+# Every command line (runtime/command_line.h): Debian's libcli11-dev, header-only.
+find_package(CLI11 CONFIG REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(Boost REQUIRED)
 find_package(Torch REQUIRED)

@@ -7,7 +7,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <charconv>
 #include <cstring>
 #include <csignal>
 #include <filesystem>
@@ -366,80 +365,24 @@ class NodeAgent {
   int exit_code_ = 0;
 };
 
-}  // namespace
-
-std::string node_usage() {
-  return "usage: drk node --join tcp://HEAD:PORT --name NAME [--advertise HOST] [--port P]\n"
-         "                [--bind HOST] [--keys DIR] [--run-dir DIR]\n"
-         "\n"
-         "Joins this machine to a running `drk run` whose topology lists NAME under `nodes:`, and\n"
-         "hosts the actors placed there (node: NAME) until the run ends.\n"
-         "\n"
-         "options:\n"
-         "  --join tcp://HEAD:PORT  the head's network.listen address\n"
-         "  --name NAME             this node's name in the topology\n"
-         "  --advertise HOST        the address other machines reach this one at (default: the\n"
-         "                          host name; 127.0.0.1 for a head on loopback)\n"
-         "  --port P                first tcp port of this node's mailboxes, one per actor (7800)\n"
-         "  --bind HOST             the address its sockets listen on (default 0.0.0.0)\n"
-         "  --keys DIR              CURVE keys: DIR/NAME.key and DIR/head.pub (drk keys generate)\n"
-         "  --run-dir DIR           where this node writes (default runs/node-NAME)\n";
-}
-
-Result<NodeArgs> parse_node_args(const std::vector<std::string>& args) {
-  NodeArgs parsed;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      parsed.help = true;
-      continue;
-    }
-    if (i + 1 == args.size()) return make_error(Errc::invalid_argument, "'" + arg + "' needs a value");
-    const std::string& value = args[++i];
-    if (arg == "--join") {
-      if (auto endpoint = parse_tcp_endpoint(value); !endpoint) return endpoint.error();
-      parsed.join = value;
-    } else if (arg == "--name") {
-      if (auto checked = check_identity_name(value); !checked) return checked.error();
-      parsed.name = value;
-    } else if (arg == "--advertise") {
-      parsed.advertise = value;
-    } else if (arg == "--bind") {
-      parsed.bind_host = value;
-    } else if (arg == "--keys") {
-      parsed.keys = value;
-    } else if (arg == "--run-dir") {
-      parsed.run_dir = value;
-    } else if (arg == "--port") {
-      unsigned port = 0;
-      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), port);
-      if (error != std::errc() || end != value.data() + value.size() || port == 0 || port > 65000) {
-        return make_error(Errc::invalid_argument, "--port must be a port number, e.g. --port 7800, not '" + value + "'");
-      }
-      parsed.port = static_cast<uint16_t>(port);
-    } else {
-      return make_error(Errc::invalid_argument, "unknown option '" + arg + "'");
-    }
-  }
-  if (parsed.help) return parsed;
-  if (parsed.join.empty() || parsed.name.empty()) {
-    return make_error(Errc::invalid_argument, "--join and --name are required, e.g. drk node --join "
-                                              "tcp://10.0.0.1:7700 --name gpu1");
-  }
-  if (parsed.advertise.empty()) {
-    const auto head = parse_tcp_endpoint(parsed.join);
-    if (is_loopback_endpoint(parsed.join)) {
-      parsed.advertise = head->host;
+// `given` with the defaults of what it leaves empty: the advertised host and the run directory.
+NodeArgs with_defaults(NodeArgs given) {
+  if (given.advertise.empty()) {
+    if (is_loopback_endpoint(given.join)) {
+      given.advertise = parse_tcp_endpoint(given.join)->host;
     } else {
       char name[256] = {};
-      parsed.advertise = ::gethostname(name, sizeof name - 1) == 0 ? name : "localhost";
+      given.advertise = ::gethostname(name, sizeof name - 1) == 0 ? name : "localhost";
     }
   }
-  if (parsed.run_dir.empty()) parsed.run_dir = "runs/node-" + parsed.name;
-  return parsed;
+  if (given.run_dir.empty()) given.run_dir = "runs/node-" + given.name;
+  return given;
 }
 
-int run_node(const NodeArgs& args) {
+}  // namespace
+
+int run_node(const NodeArgs& given) {
+  const NodeArgs args = with_defaults(given);
   const std::string command = "drk node " + args.name;
   boost::asio::io_context io;
   boost::asio::signal_set signals(io, SIGCHLD, SIGINT, SIGTERM);

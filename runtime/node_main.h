@@ -23,20 +23,18 @@
 
 namespace drk::runtime {
 
+// Its command line: runtime/process_command_line.h.
 struct NodeArgs {
   std::string join;          // tcp://HEAD:PORT (the head's network.listen)
   std::string name;          // the node's name in the topology's `nodes:`
-  std::string advertise;     // the host other nodes reach this one at
+  std::string advertise;     // the host other nodes reach this one at; empty: the head's host
+                             // when it is on loopback, else this machine's host name
   std::string bind_host = "0.0.0.0";
   uint16_t port = 7800;      // the first port of this node's mailboxes
   std::string keys;          // key directory (NAME.key, head.pub, ...); empty: no CURVE
   std::string run_dir;       // default runs/node-NAME
   std::string executable;    // what children run as `EXECUTABLE host ...`; empty: this program
-  bool help = false;
 };
-
-Result<NodeArgs> parse_node_args(const std::vector<std::string>& args);
-std::string node_usage();
 
 int run_node(const NodeArgs& args);
 

@@ -8,7 +8,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <charconv>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -132,54 +131,6 @@ int fail(const std::string& command, const Error& error) {
 }
 
 }  // namespace
-
-std::string run_usage() {
-  return "usage: drk run TOPOLOGY.yaml [--set KEY=VALUE ...]\n"
-         "\n"
-         "Runs an experiment: starts the actors TOPOLOGY.yaml names, each in the process it\n"
-         "names, restarts processes that die (supervision), and prints one line per training\n"
-         "step. Everything the run writes goes to its run_dir (topology.yaml, causes/, ...).\n"
-         "\n"
-         "options:\n"
-         "  --set KEY=VALUE   override a value of the topology; KEY is a dotted path, e.g.\n"
-         "                    --set experiment.steps=3, --set actors.evaluator.count=2\n"
-         "                    (an actors entry is named by its role or name); VALUE is YAML\n"
-         "  --fresh           start over: remove what an earlier run left in run_dir\n"
-         "                    (checkpoints, archive); without it the run resumes from them\n"
-         "  --help            show this text\n"
-         "\n"
-         "Ctrl-C stops the run in order (exit code 130).\n";
-}
-
-Result<RunArgs> parse_run_args(const std::vector<std::string>& args) {
-  RunArgs parsed;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      parsed.help = true;
-    } else if (arg == "--fresh") {
-      parsed.fresh = true;
-    } else if (arg == "--set") {
-      if (i + 1 == args.size()) {
-        return make_error(Errc::invalid_argument, "--set needs KEY=VALUE, e.g. --set experiment.steps=3");
-      }
-      parsed.overrides.push_back(args[++i]);
-    } else if (arg.rfind("--set=", 0) == 0) {
-      parsed.overrides.push_back(arg.substr(6));
-    } else if (arg.rfind("-", 0) == 0) {
-      return make_error(Errc::invalid_argument, "unknown option '" + arg + "'");
-    } else if (parsed.topology_path.empty()) {
-      parsed.topology_path = arg;
-    } else {
-      return make_error(Errc::invalid_argument, "one topology at a time: '" + parsed.topology_path +
-                                                    "' and '" + arg + "' were given");
-    }
-  }
-  if (parsed.topology_path.empty() && !parsed.help) {
-    return make_error(Errc::invalid_argument, "which topology? e.g. drk run configs/quickstart.yaml");
-  }
-  return parsed;
-}
 
 int run_head(const RunOptions& options) {
   auto loaded = load_topology(options.topology_path, options.overrides);
@@ -328,43 +279,6 @@ int run_head(const RunOptions& options) {
   if (outcome && !outcome->ok()) return fail("drk run", outcome->error());
   if (signal_exit_code != 0) return signal_exit_code;
   return options.summary ? options.summary(run_dir) : 0;
-}
-
-std::string host_usage() {
-  return "usage: drk host --run-dir DIR --process NAME --incarnation N\n"
-         "\n"
-         "Hosts the actors of one process of a running experiment (DIR/topology.yaml).\n"
-         "`drk run` starts these; people do not.\n";
-}
-
-Result<HostArgs> parse_host_args(const std::vector<std::string>& args) {
-  HostArgs parsed;
-  bool have_incarnation = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (i + 1 == args.size()) {
-      return make_error(Errc::invalid_argument, "'" + arg + "' needs a value");
-    }
-    const std::string& value = args[++i];
-    if (arg == "--run-dir") {
-      parsed.run_dir = value;
-    } else if (arg == "--process") {
-      parsed.process = value;
-    } else if (arg == "--incarnation") {
-      const auto [end, error] =
-          std::from_chars(value.data(), value.data() + value.size(), parsed.incarnation);
-      if (error != std::errc() || end != value.data() + value.size()) {
-        return make_error(Errc::invalid_argument, "--incarnation must be a number, not '" + value + "'");
-      }
-      have_incarnation = true;
-    } else {
-      return make_error(Errc::invalid_argument, "unknown option '" + arg + "'");
-    }
-  }
-  if (parsed.run_dir.empty() || parsed.process.empty() || !have_incarnation) {
-    return make_error(Errc::invalid_argument, "--run-dir, --process and --incarnation are all required");
-  }
-  return parsed;
 }
 
 int run_host(const HostArgs& args) {

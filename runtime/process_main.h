@@ -29,21 +29,11 @@
 
 namespace drk::runtime {
 
-struct RunArgs {
+// The command lines that fill RunOptions and HostArgs: runtime/process_command_line.h.
+struct RunOptions {
   std::string topology_path;
   std::vector<std::string> overrides;  // "key=value"
   bool fresh = false;                  // start over: remove what an earlier run left in RUN_DIR
-  bool help = false;
-};
-
-// `args` exclude the subcommand. Errors: invalid_argument with what is wrong.
-Result<RunArgs> parse_run_args(const std::vector<std::string>& args);
-std::string run_usage();
-
-struct RunOptions {
-  std::string topology_path;
-  std::vector<std::string> overrides;
-  bool fresh = false;
   std::string executable;  // the program children run as `EXECUTABLE host ...`; empty: this one
   std::function<int(const std::string& run_dir)> summary;  // may be empty
 };
@@ -55,9 +45,6 @@ struct HostArgs {
   std::string process;
   uint64_t incarnation = 0;
 };
-
-Result<HostArgs> parse_host_args(const std::vector<std::string>& args);
-std::string host_usage();
 
 int run_host(const HostArgs& args);
 

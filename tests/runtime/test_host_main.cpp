@@ -30,8 +30,9 @@
 #include <thread>
 
 #include "runtime/actor.h"
+#include "runtime/command_line.h"
 #include "runtime/inspection_server.h"
-#include "runtime/process_main.h"
+#include "runtime/process_command_line.h"
 #include "runtime/warm_spare.h"
 
 namespace {
@@ -273,36 +274,23 @@ int main(int argc, char** argv) {
                          [](const runtime::ActorSpec& spec) { return std::make_unique<Quitter>(spec); });
   runtime::register_role("drainer",
                          [](const runtime::ActorSpec& spec) { return std::make_unique<Drainer>(spec); });
-  const std::vector<std::string> command_line = runtime::command_line_or_orders(argc, argv);
-  const std::vector<std::string> args(command_line.begin() + std::min<std::ptrdiff_t>(command_line.size(), 2),
-                                      command_line.end());
-  const std::string command = command_line.size() > 1 ? command_line[1] : "";
-  if (command == "run") {
-    auto parsed = runtime::parse_run_args(args);
-    if (!parsed) {
-      std::cerr << parsed.error().message << "\n";
-      return 2;
-    }
-    runtime::RunOptions options;
-    options.topology_path = parsed->topology_path;
-    options.overrides = parsed->overrides;
-    options.summary = [](const std::string& run_dir) {
+  CLI::App program{"A drk-like program with test roles, for the runtime's tests.", "drk_test_host"};
+  runtime::RunOptions run_options;
+  runtime::HostArgs host_args;
+  const CLI::App* run = runtime::add_run_command(program, run_options);
+  const CLI::App* host = runtime::add_host_command(program, host_args);
+  if (auto done = runtime::parse_command_line(program, runtime::command_line_or_orders(argc, argv))) return *done;
+  if (run->parsed()) {
+    run_options.summary = [](const std::string& run_dir) {
       std::ifstream in(run_dir + "/pinger-result.txt");
       std::stringstream result;
       result << in.rdbuf();
       std::cout << "summary: " << result.str() << std::flush;
       return 0;
     };
-    return runtime::run_head(options);
+    return runtime::run_head(run_options);
   }
-  if (command == "host") {
-    auto parsed = runtime::parse_host_args(args);
-    if (!parsed) {
-      std::cerr << parsed.error().message << "\n";
-      return 2;
-    }
-    return runtime::run_host(*parsed);
-  }
-  std::cerr << "usage: drk_test_host run TOPOLOGY.yaml [--set K=V ...] | host ...\n";
+  if (host->parsed()) return runtime::run_host(host_args);
+  std::cout << program.help();
   return 2;
 }

@@ -1,11 +1,15 @@
+// drk archive: reads the archive of a run (RUN_DIR/archive.sqlite).
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "actors/archivist/archive.h"
 #include "actors/archivist/training_samples_jsonl.h"
+#include "runtime/command_line.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/remeasure.h"
 #include "tools/drk/run_summary.h"
@@ -13,61 +17,26 @@
 namespace drk::tools {
 namespace {
 
-constexpr const char* kUsage = R"(usage: drk archive COMMAND RUN_DIR [ARGS]
-
-Reads the archive of a run (RUN_DIR/archive.sqlite).
-
-commands:
-  summary RUN_DIR       the end-of-run summary: best verified speedup per task, rewards
-  best RUN_DIR          the best verified kernel per task, with its source
-  show RUN_DIR ID       the source of one candidate (ids as printed by `best`)
-  steps RUN_DIR         one line per training step: reward, rejection sampling, KL epochs,
-                        stage; ROLLBACK and DIAGNOSTIC where the Learner rolled back
-  remeasure RUN_DIR [--times N]
-                        evaluates each task's best verified kernel N more times (default 3)
-                        with the run's evaluation settings and records the medians, which
-                        `summary` then shows: a best-of-run speedup picks the luckiest
-                        measurement
-  export RUN_DIR --format jsonl [--out FILE]
-                        the turn-level training samples, one JSON object per line, to
-                        stdout or FILE (fields: docs/archive.md)
-)";
-
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "drk archive: %s\n\n%s", message.c_str(), kUsage);
-  return 2;
-}
-
 Result<archivist::Archive> open_archive(const std::string& run_dir) {
   return archivist::Archive::open(archivist::Archive::default_path(run_dir), /*read_only=*/true);
 }
 
-}  // namespace
+// What `drk archive` was asked.
+struct ArchiveArgs {
+  std::string run_dir;
+  std::string candidate_id;  // show
+  uint32_t times = 3;        // remeasure
+  std::string format;        // export: jsonl, the one there is
+  std::string out_path;      // export
+};
 
-int cmd_archive(const Args& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::printf("%s", kUsage);
-    return args.empty() ? 2 : 0;
-  }
-  const std::string& command = args[0];
-  if (args.size() < 2) return usage_error("'" + command + "' needs RUN_DIR");
-  const std::string& run_dir = args[1];
-  if (command == "summary") return print_run_summary(run_dir);
-  if (command == "remeasure") {
-    uint32_t times = 3;
-    for (size_t i = 2; i < args.size(); ++i) {
-      if (args[i] == "--times" && i + 1 < args.size()) {
-        char* end = nullptr;
-        const unsigned long value = std::strtoul(args[i + 1].c_str(), &end, 10);
-        if (end == args[i + 1].c_str() || *end != '\0' || value < 1 || value > 1000)
-          return usage_error("--times needs a whole number from 1 to 1000, got '" + args[i + 1] + "'");
-        times = static_cast<uint32_t>(value);
-        ++i;
-      } else {
-        return usage_error("unexpected argument '" + args[i] + "' for remeasure");
-      }
-    }
-    if (auto status = remeasure_best_kernels(run_dir, times, std::cout); !status) {
+enum class ArchiveCommand { summary, best, show, steps, remeasure, jsonl_export };
+
+int archive_command(const ArchiveArgs& args, ArchiveCommand command) {
+  const std::string& run_dir = args.run_dir;
+  if (command == ArchiveCommand::summary) return print_run_summary(run_dir);
+  if (command == ArchiveCommand::remeasure) {
+    if (auto status = remeasure_best_kernels(run_dir, args.times, std::cout); !status) {
       std::fprintf(stderr, "drk archive remeasure: %s\n", status.error().message.c_str());
       return 1;
     }
@@ -78,7 +47,7 @@ int cmd_archive(const Args& args) {
     std::fprintf(stderr, "drk archive: %s\n", archive.error().message.c_str());
     return 1;
   }
-  if (command == "best") {
+  if (command == ArchiveCommand::best) {
     auto best = archive->best_per_task();
     if (!best) {
       std::fprintf(stderr, "drk archive: %s\n", best.error().message.c_str());
@@ -93,7 +62,7 @@ int cmd_archive(const Args& args) {
     }
     return 0;
   }
-  if (command == "steps") {
+  if (command == ArchiveCommand::steps) {
     auto steps = archive->steps();
     if (!steps) {
       std::fprintf(stderr, "drk archive: %s\n", steps.error().message.c_str());
@@ -113,14 +82,8 @@ int cmd_archive(const Args& args) {
     }
     return 0;
   }
-  if (command == "export") {
-    std::string format, out_path;
-    for (size_t index = 2; index < args.size(); ++index) {
-      if (args[index] == "--format" && index + 1 < args.size()) format = args[++index];
-      else if (args[index] == "--out" && index + 1 < args.size()) out_path = args[++index];
-      else return usage_error("unknown argument '" + args[index] + "' to export");
-    }
-    if (format != "jsonl") return usage_error("export needs `--format jsonl` (the one format there is)");
+  if (command == ArchiveCommand::jsonl_export) {
+    const std::string& out_path = args.out_path;
     std::ofstream file;
     if (!out_path.empty()) {
       file.open(out_path, std::ios::trunc);
@@ -137,17 +100,57 @@ int cmd_archive(const Args& args) {
     if (!out_path.empty()) std::fprintf(stderr, "drk archive: %zu samples written to %s\n", *written, out_path.c_str());
     return 0;
   }
-  if (command == "show") {
-    if (args.size() < 3) return usage_error("'show' needs RUN_DIR and a candidate ID");
-    auto source = archive->source_of(args[2]);
-    if (!source) {
-      std::fprintf(stderr, "drk archive: %s\n", source.error().message.c_str());
-      return 1;
-    }
-    std::printf("%s", source->c_str());
-    return 0;
+  auto source = archive->source_of(args.candidate_id);
+  if (!source) {
+    std::fprintf(stderr, "drk archive: %s\n", source.error().message.c_str());
+    return 1;
   }
-  return usage_error("unknown command '" + command + "'");
+  std::printf("%s", source->c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_archive_command(CLI::App& drk, Actions& actions) {
+  auto args = std::make_shared<ArchiveArgs>();
+  CLI::App* archive = drk.add_subcommand("archive", "read a run's archive (RUN_DIR/archive.sqlite)");
+  auto add = [&](const char* name, const char* description, ArchiveCommand command) {
+    CLI::App* sub = archive->add_subcommand(name, description);
+    sub->add_option("RUN_DIR", args->run_dir, "the run directory")->required()->type_name("");
+    actions[sub] = [args, command] { return archive_command(*args, command); };
+    return sub;
+  };
+  add("summary", "the end-of-run summary: best verified speedup per task, rewards", ArchiveCommand::summary);
+  add("best", "the best verified kernel per task, with its source", ArchiveCommand::best);
+  add("show", "the source of one candidate (ids as printed by `best`)", ArchiveCommand::show)
+      ->add_option("ID", args->candidate_id, "the candidate")
+      ->required()
+      ->type_name("");
+  add("steps",
+      "one line per training step: reward, rejection sampling, KL epochs, stage; ROLLBACK and\n"
+      "DIAGNOSTIC where the Learner rolled back",
+      ArchiveCommand::steps);
+  add("remeasure",
+      "evaluates each task's best verified kernel N more times with the run's evaluation settings\n"
+      "\n"
+      "Evaluates each task's best verified kernel N more times (default 3) with the run's evaluation\n"
+      "settings and records the medians, which `summary` then shows: a best-of-run speedup picks the\n"
+      "luckiest measurement.",
+      ArchiveCommand::remeasure)
+      ->add_option("--times", args->times, "evaluations per kernel, 1 to 1000 (default 3)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000).description(""));
+  CLI::App* jsonl_export = add("export",
+                               "the turn-level training samples, one JSON object per line, to stdout or FILE\n"
+                               "\n"
+                               "The turn-level training samples, one JSON object per line, to stdout or FILE\n"
+                               "(fields: docs/archive.md).",
+                               ArchiveCommand::jsonl_export);
+  jsonl_export->add_option("--format", args->format, "jsonl, the one format there is")
+      ->required()
+      ->type_name("jsonl")
+      ->check(CLI::IsMember({"jsonl"}));
+  jsonl_export->add_option("--out", args->out_path, "write to FILE instead of stdout")->type_name("FILE");
 }
 
 }  // namespace drk::tools

@@ -1,77 +1,29 @@
-// drk bench SUBCOMMAND: benchmarks of drkernel, each a subcommand of the table below.
+// drk bench SUBCOMMAND: benchmarks of drkernel, each a subcommand of bench.
 //   runtime   the actor runtime against raw ZeroMQ, restart and node failure detection times
 //             (tools/bench/runtime_report.h)
 //   eval      evaluation latency (cold and warm compile cache, per phase) and throughput with
 //             and without the compile pool (tools/bench/eval_bench.h)
 //   containment  what hostile candidates cost the evaluations beside them (containment_bench.h)
-// A new benchmark is a function and a row of kSubcommands, with its lines in kBenchHelp.
-#include <cstdlib>
+// A new benchmark is a subcommand of bench in add_bench_command.
+#include <CLI/CLI.hpp>
+
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
+#include "runtime/command_line.h"
 #include "tools/bench/containment_bench.h"
 #include "tools/bench/eval_bench.h"
 #include "tools/bench/restart_bench.h"
 #include "tools/bench/runtime_report.h"
 #include "tools/drk/commands.h"
+#include "tools/drk/engine_options.h"
 
 namespace drk::tools {
 namespace {
 
-constexpr const char* kBenchHelp = R"(usage: drk bench SUBCOMMAND [ARGS]
-
-subcommands:
-  runtime [--quick] [--json]
-        drkernel's actors against raw ZeroMQ sockets, side by side, over inproc, ipc, tcp and
-        tcp+CURVE with 64 B and 64 KiB payloads: messages per second, p50/p99 round trip and
-        the drkernel/raw ratios; then the restart time after kill -9 and the time to detect a
-        failed node (medians). Prints a table with the goals and a summary line; --json prints
-        one JSON object whose TRANSPORT_PAYLOAD_throughput_ratio fields give each ratio.
-        About 70 s; --quick about 20 s.
-  eval [--device cpu|cuda] [--shapes cpu|cuda] [--workers N] [--trials N] [--budget-ms MS]
-       [--spares N] [--quick] [--no-stability] [--json]
-        The real evaluation engine over one task per family the policy renders (relu,
-        softmax, gemm_multiply_leakyrelu on cpu; relu, softmax, matmul on cuda) with the
-        honest candidates of tests/candidates: the latency of one evaluation with a cold and
-        a warm compile cache (medians, with the compile, load, correctness and timing phases),
-        and evaluations per hour (per GPU-hour on cuda) over fresh candidates compiled inline,
-        with a pool of 1 compiling one ahead, and with a pool of N (--workers, default 2)
-        compiling N ahead. --shapes: whose shapes (default the scaled cpu ones); --trials
-        (default 5) and --budget-ms (timing budget, default 100) as in `drk eval`; --spares:
-        sandboxes started ahead (eval.sandbox_spares, default 1). --json
-        prints one object (cold_latency_ms, warm_latency_ms, evals_per_hour, throughput, ...).
-        On cuda it also measures timing stability (unless --no-stability): matmul (2048^3) and
-        softmax (4096 x 8192) evaluated 10 times each; CV of the medians across evaluations,
-        within-evaluation CV and events-vs-CUPTI agreement (json: stability[].cv_across_evaluations,
-        cv_within_evaluation, cupti_agreement).
-        About 2 min on cpu; --quick about a third of that.
-  containment [--evaluations N] [--memory-mb MB]
-        The sandbox's limits under load: an honest relu evaluated again and again (N times at
-        least, default 5) alone, then beside each of tests/hacks' fork bomb, memory bomb,
-        spinning child and spinning thread, evaluated by a second engine at the same time.
-        Prints how each hostile candidate was contained and reported (its failed checks), and
-        the honest candidate's and its reference's median time beside it over alone. About
-        1 min on 2 cores.
-
-See docs/benchmarks.md.
-)";
-
-int bench_runtime(const Args& args) {
-  bench::RuntimeBenchOptions options;
+int bench_runtime(bench::RuntimeBenchOptions options) {
   options.program = "drk bench runtime";
-  for (const std::string& arg : args) {
-    if (arg == "--json") {
-      options.json = true;
-    } else if (arg == "--quick") {
-      options.quick = true;
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << kBenchHelp;
-      return 0;
-    } else {
-      std::cerr << "drk bench runtime: unknown option '" << arg << "'\n\n" << kBenchHelp;
-      return 2;
-    }
-  }
   // The restart measurement's child is `drk host`, which knows the bench_echo role
   // (register_bench_roles).
   std::error_code error;
@@ -83,106 +35,85 @@ int bench_runtime(const Args& args) {
   return bench::run_runtime_bench(options, std::cout, std::cerr);
 }
 
-int bench_eval(const Args& args) {
-  bench::EvalBenchOptions options;
-  auto whole_number = [&](size_t& i, uint32_t& into) {
-    char* end = nullptr;
-    long value = i + 1 < args.size() ? std::strtol(args[i + 1].c_str(), &end, 10) : 0;
-    if (i + 1 >= args.size() || *end != '\0' || value < 1) {
-      std::cerr << "drk bench eval: " << args[i] << " needs a whole number >= 1\n";
-      return false;
-    }
-    into = static_cast<uint32_t>(value);
-    ++i;
-    return true;
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const bool has_value = i + 1 < args.size();
-    if (arg == "--json") {
-      options.json = true;
-    } else if (arg == "--quick") {
-      options.quick = true;
-    } else if (arg == "--no-stability") {
-      options.stability = false;
-    } else if ((arg == "--device" || arg == "--shapes") && has_value) {
-      auto device = kernels::parse_device(args[++i]);
-      if (!device) {
-        std::cerr << "drk bench eval: " << arg << ": " << device.error().message << "\n";
-        return 2;
-      }
-      (arg == "--device" ? options.device : options.shapes.emplace()) = *device;
-    } else if (arg == "--workers") {
-      if (!whole_number(i, options.compile_workers)) return 2;
-    } else if (arg == "--trials") {
-      if (!whole_number(i, options.trials)) return 2;
-    } else if (arg == "--spares") {
-      if (!whole_number(i, options.sandbox_spares)) return 2;
-    } else if (arg == "--budget-ms" && has_value) {
-      char* end = nullptr;
-      options.timing_budget_ms = std::strtod(args[++i].c_str(), &end);
-      if (*end != '\0' || options.timing_budget_ms < 0) {
-        std::cerr << "drk bench eval: --budget-ms needs a number >= 0, got '" << args[i] << "'\n";
-        return 2;
-      }
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << kBenchHelp;
-      return 0;
-    } else {
-      std::cerr << "drk bench eval: unknown option '" << arg << "'\n\n" << kBenchHelp;
-      return 2;
-    }
-  }
-  return bench::run_eval_bench(options, std::cout, std::cerr);
-}
-
-int bench_containment(const Args& args) {
-  bench::ContainmentBenchOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if ((arg == "--evaluations" || arg == "--memory-mb") && i + 1 < args.size()) {
-      char* end = nullptr;
-      const long value = std::strtol(args[++i].c_str(), &end, 10);
-      if (*end != '\0' || value < (arg == "--memory-mb" ? 64 : 1)) {
-        std::cerr << "drk bench containment: " << arg << " needs a whole number >= "
-                  << (arg == "--memory-mb" ? 64 : 1) << ", got '" << args[i] << "'\n";
-        return 2;
-      }
-      if (arg == "--evaluations") options.honest_evaluations = static_cast<uint32_t>(value);
-      else options.memory_bytes = static_cast<uint64_t>(value) << 20;
-    } else {
-      std::cerr << "drk bench containment: unknown option '" << arg << "'\n\n" << kBenchHelp;
-      return 2;
-    }
-  }
-  return bench::run_containment_bench(options, std::cout, std::cerr);
-}
-
-struct Subcommand {
-  const char* name;
-  int (*run)(const Args&);
-};
-
-constexpr Subcommand kSubcommands[] = {
-    {"runtime", bench_runtime},
-    {"eval", bench_eval},
-    {"containment", bench_containment},
-};
-
 }  // namespace
 
 void register_bench_roles() { bench::register_echo_role(); }
 
-int cmd_bench(const Args& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::cout << kBenchHelp;
-    return args.empty() ? 2 : 0;
-  }
-  for (const Subcommand& subcommand : kSubcommands) {
-    if (args[0] == subcommand.name) return subcommand.run(Args(args.begin() + 1, args.end()));
-  }
-  std::cerr << "drk bench: unknown subcommand '" << args[0] << "'\n\n" << kBenchHelp;
-  return 2;
+void add_bench_command(CLI::App& drk, Actions& actions) {
+  CLI::App* bench_command = drk.add_subcommand("bench", "drkernel's benchmarks (docs/benchmarks.md)");
+
+  auto runtime_options = std::make_shared<bench::RuntimeBenchOptions>();
+  CLI::App* runtime_command = bench_command->add_subcommand(
+      "runtime",
+      "the runtime against raw ZeroMQ, restart and node failure times\n"
+      "\n"
+      "drkernel's actors against raw ZeroMQ sockets, side by side, over inproc, ipc, tcp and\n"
+      "tcp+CURVE with 64 B and 64 KiB payloads: messages per second, p50/p99 round trip and\n"
+      "the drkernel/raw ratios; then the restart time after kill -9 and the time to detect a\n"
+      "failed node (medians). Prints a table with the goals and a summary line. About 70 s.");
+  runtime_command->add_flag("--quick", runtime_options->quick, "fewer samples: about 20 s");
+  runtime_command->add_flag("--json", runtime_options->json,
+                            "one JSON object whose TRANSPORT_PAYLOAD_throughput_ratio fields give each ratio");
+  actions[runtime_command] = [runtime_options] { return bench_runtime(*runtime_options); };
+
+  auto eval_options = std::make_shared<bench::EvalBenchOptions>();
+  CLI::App* eval_command = bench_command->add_subcommand(
+      "eval",
+      "evaluations per hour, the latency of one evaluation, timing stability\n"
+      "\n"
+      "The real evaluation engine over one task per family the policy renders (relu,\n"
+      "softmax, gemm_multiply_leakyrelu on cpu; relu, softmax, matmul on cuda) with the\n"
+      "honest candidates of tests/candidates: the latency of one evaluation with a cold and\n"
+      "a warm compile cache (medians, with the compile, load, correctness and timing phases),\n"
+      "and evaluations per hour (per GPU-hour on cuda) over fresh candidates compiled inline,\n"
+      "with a pool of 1 compiling one ahead, and with a pool of N (--workers) compiling N ahead.\n"
+      "On cuda it also measures timing stability (unless --no-stability): matmul (2048^3) and\n"
+      "softmax (4096 x 8192) evaluated 10 times each; CV of the medians across evaluations,\n"
+      "within-evaluation CV and events-vs-CUPTI agreement (json: stability[].cv_across_evaluations,\n"
+      "cv_within_evaluation, cupti_agreement). About 2 min on cpu; --quick about a third of that.");
+  add_device_option(*eval_command, "--device", eval_options->device, "the device (default cpu)");
+  add_device_option(*eval_command, "--shapes", eval_options->shapes, "whose shapes (default the scaled cpu ones)");
+  eval_command->add_option("--workers", eval_options->compile_workers, "the widest compile pool measured (default 2)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  eval_command->add_option("--trials", eval_options->trials, "correctness trials, as in `drk eval` (default 5)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  eval_command->add_option("--budget-ms", eval_options->timing_budget_ms, "timing budget, as in `drk eval` (default 100)")
+      ->type_name("MS")
+      ->check(runtime::at_least(0));
+  eval_command->add_option("--spares", eval_options->sandbox_spares,
+                           "sandboxes started ahead (eval.sandbox_spares, default 1)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  eval_command->add_flag("--quick", eval_options->quick, "fewer samples: about a third of the time");
+  eval_command->add_flag_function(
+      "--no-stability", [eval_options](int64_t) { eval_options->stability = false; }, "cuda: skip the stability section");
+  eval_command->add_flag("--json", eval_options->json,
+                         "one object (cold_latency_ms, warm_latency_ms, evals_per_hour, throughput, ...)");
+  actions[eval_command] = [eval_options] { return bench::run_eval_bench(*eval_options, std::cout, std::cerr); };
+
+  auto containment_options = std::make_shared<bench::ContainmentBenchOptions>();
+  CLI::App* containment_command = bench_command->add_subcommand(
+      "containment",
+      "hostile candidates (bombs, spinners) beside an honest one\n"
+      "\n"
+      "The sandbox's limits under load: an honest relu evaluated again and again alone, then beside\n"
+      "each of tests/hacks' fork bomb, memory bomb, spinning child and spinning thread, evaluated by a\n"
+      "second engine at the same time. Prints how each hostile candidate was contained and reported\n"
+      "(its failed checks), and the honest candidate's and its reference's median time beside it over\n"
+      "alone. About 1 min on 2 cores.");
+  containment_command
+      ->add_option("--evaluations", containment_options->honest_evaluations,
+                   "honest evaluations alone, and at least beside each hostile one (default 5)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  runtime::add_megabytes_option(*containment_command, "--memory-mb", containment_options->memory_bytes, 64,
+                                "each sandbox's host memory budget (default 1024)");
+  actions[containment_command] = [containment_options] {
+    return bench::run_containment_bench(*containment_options, std::cout, std::cerr);
+  };
+  bench_command->footer("See docs/benchmarks.md.");
 }
 
 }  // namespace drk::tools

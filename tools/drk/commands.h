@@ -1,28 +1,32 @@
-// The subcommands of the `drk` command. Each takes the arguments after its own name and
-// returns the process exit code (0 success, 1 failure the message explains, 2 usage error).
+// The commands of `drk`, each a CLI11 subcommand (runtime/command_line.h) that an add_*
+// function defines on the program's parser, with the action that runs it. main() parses the
+// whole command line, then runs the action of the command it chose (`drk bench eval`: bench's
+// eval); a command without an action (`drk bench` alone) prints its help and exits 2.
+// An action returns the exit code: 0 success, 1 a failure its message explains.
 #pragma once
 
-#include <cstddef>
-#include <optional>
+#include <functional>
+#include <map>
 #include <string>
-#include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace drk::tools {
 
-using Args = std::vector<std::string>;
+// What each command runs once the command line is parsed, by the command's subcommand.
+using Actions = std::map<const CLI::App*, std::function<int()>>;
 
-int cmd_run(const Args& args);      // drk run TOPOLOGY.yaml [--set key=value ...]
-int cmd_host(const Args& args);     // drk host ... (started by `drk run`, not by people)
-int cmd_node(const Args& args);     // drk node --join tcp://HEAD:PORT --name NAME [--keys DIR]
-int cmd_eval(const Args& args);     // drk eval --task NAME --candidate FILE [--device] [--json]
-int cmd_tasks(const Args& args);    // drk tasks [show NAME]
-int cmd_archive(const Args& args);  // drk archive summary|best RUN_DIR
-int cmd_inspect(const Args& args);  // drk inspect ADDRESS [--json] [--hung-after S]
-int cmd_top(const Args& args);      // drk top ADDRESS [--hung-after S]
-int cmd_keys(const Args& args);     // drk keys generate DIR NAME... [--force] | show DIR
-int cmd_bench(const Args& args);    // drk bench runtime [--quick] [--json]
-int cmd_verify_corpus(const Args& args);
-int cmd_generate(const Args& args);  // drk generate RUN_DIR --task NAME [...] (tools/drk/generate_command.cpp)  // drk verify-corpus DIR [--json] (tools/drk/verify_corpus_command.cpp)
+void add_run_commands(CLI::App& drk, Actions& actions);  // run, node, host (tools/drk/run_command.cpp)
+void add_eval_command(CLI::App& drk, Actions& actions);
+void add_tasks_command(CLI::App& drk, Actions& actions);
+void add_archive_command(CLI::App& drk, Actions& actions);
+void add_inspect_commands(CLI::App& drk, Actions& actions);  // inspect, top
+void add_keys_command(CLI::App& drk, Actions& actions);
+void add_bench_command(CLI::App& drk, Actions& actions);
+void add_verify_corpus_command(CLI::App& drk, Actions& actions);
+void add_generate_command(CLI::App& drk, Actions& actions);
 
 // Where `drk eval` and `drk verify-corpus` cache compiled candidates: $DRK_CACHE_DIR, else
 // $XDG_CACHE_HOME/drk/compile-cache, else ~/.cache/drk/compile-cache (tools/drk/eval_command.cpp).
@@ -30,10 +34,6 @@ std::string default_compile_cache_dir();
 
 // `value` with `digits` decimals ("3.14"), for the commands' printed results.
 std::string fixed(double value, int digits);
-
-// The number after args[i] (then i moves onto it), or none after saying on stderr, as
-// "COMMAND: FLAG needs a number >= LOW, got 'TEXT'" (tools/drk/eval_command.cpp).
-std::optional<double> number_argument(const Args& args, size_t& i, const std::string& command, double low);
 
 // Registers the six actor roles, and the experiment keys they read, with the runtime
 // (tools/drk/roles.cpp).

@@ -1,11 +1,13 @@
 // drk eval: evaluates one candidate file against one task, as the Evaluator actor would, and
 // prints the result with the Verifier's verdict.
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include <capnp/compat/json.h>
@@ -15,54 +17,20 @@
 #include "actors/verifier/verify.h"
 #include "kernels/catalog/expression.h"
 #include "kernels/catalog/task.h"
+#include "runtime/command_line.h"
 #include "tools/drk/commands.h"
+#include "tools/drk/engine_options.h"
 
 namespace drk::tools {
 namespace {
 
-constexpr const char* kEvalHelp = R"(usage: drk eval --task NAME --candidate FILE [options]
-
-Compiles a candidate (docs/candidate-abi.md: C++ for cpu, CUDA C++ for cuda), runs it in a
-sandbox against the task's LibTorch reference on fresh random inputs, times both side by side,
-and prints the result with the Verifier's verdict. On cuda it also prints nvcc's resource
-report, every kernel CUPTI saw, the coverage, event/CUPTI agreement and the roofline position
-(docs/gpu.md).
-
-  --task NAME        the task (`drk tasks` lists them)
-  --candidate FILE   the candidate's source file
-  --device cpu|cuda  the device (default cpu; cuda needs a build with the CUDA toolkit and a GPU)
-  --shapes cpu|cuda  evaluate at these shapes (default: the device's; cuda = KernelBench's)
-  --trials N         correctness trials, each on fresh inputs (default 5)
-  --budget-ms MS     wall time the timing may use (default 2000)
-  --threads N        threads the candidate and the reference may use (default 1)
-  --energy-ms MS     cuda: energy per call from NVML over back-to-back batches of at least MS
-                     per side (default 500; 0: off; NVML's counter moves only every ~100 ms)
-  --metrics          cuda: hardware metrics of the candidate's kernels (DRAM and SM throughput, L2
-                     hit rate, achieved occupancy) from one call under CUPTI's Range Profiler
-  --sanitize         one more call with every tensor in an allocation of its own, for
-                     out-of-bounds accesses: under compute-sanitizer memcheck on cuda (where it
-                     also runs by itself for a result beyond the roofline bound), between
-                     inaccessible guard pages on the cpu
-  --gpu-memory-limit-mb MB
-                     cuda: device memory the candidate may hold (default 0: no limit)
-  --memory-mb MB     host memory the candidate may take beyond the sandbox's own (default: half
-                     the machine's memory over the sandboxes that run at once)
-  --allow-reference-blas
-                     cpu: evaluate even where LibTorch runs on netlib's unoptimised reference BLAS
-                     (refused otherwise: install libopenblas0-openmp); the result says so
-  --host-checks      cuda: draw and check through host memory and copies instead of on the GPU
-                     (the default draws, poisons and compares in device memory lent to the sandbox)
-  --sets N           input sets rotated between timed calls (default 3)
-  --launch-latency included|hidden
-                     cuda: whether the events time the host's launches too (included, the
-                     default, as KernelBench does) or only the device's work (hidden: each call
-                     queued behind a hold kernel of the harness and released once it returned)
-  --cache-dir DIR    compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)
-  --json             print one JSON object (the Verdict, which holds the result) on stdout
-
-Exit status: 0 when the candidate was evaluated (correct or not: see the verdict), 1 when it
-does not compile or cannot be evaluated (unknown task, missing file), 2 for a usage error.
-)";
+// What `drk eval` was asked.
+struct EvalArgs {
+  std::string task_name;
+  std::string candidate_file;
+  bool json = false;
+  evaluator::EngineOptions options;
+};
 
 std::string timing_line(msg::TimingStats::Reader t) {
   if (t.getSamples() == 0) return "not timed";
@@ -202,107 +170,13 @@ std::string default_compile_cache_dir() {
   return (std::filesystem::temp_directory_path() / "drk-compile-cache").string();
 }
 
-std::optional<double> number_argument(const Args& args, size_t& i, const std::string& command, double low) {
-  const std::string& flag = args[i];
-  if (i + 1 >= args.size()) {
-    std::cerr << command << ": " << flag << " needs a number >= " << low << "\n";
-    return std::nullopt;
-  }
-  char* end = nullptr;
-  const double value = std::strtod(args[i + 1].c_str(), &end);
-  if (end == args[i + 1].c_str() || *end != '\0' || value < low) {
-    std::cerr << command << ": " << flag << " needs a number >= " << low << ", got '" << args[i + 1] << "'\n";
-    return std::nullopt;
-  }
-  ++i;
-  return value;
-}
+namespace {
 
-int cmd_eval(const Args& args) {
-  std::string task_name, candidate_file, device_text = "cpu", cache_dir = default_compile_cache_dir();
-  bool json = false;
-  evaluator::EngineOptions options;
-  options.energy_min_ms = 500;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    bool has_value = i + 1 < args.size();
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kEvalHelp;
-      return 0;
-    } else if (arg == "--json") {
-      json = true;
-    } else if (arg == "--task" && has_value) {
-      task_name = args[++i];
-    } else if (arg == "--candidate" && has_value) {
-      candidate_file = args[++i];
-    } else if (arg == "--device" && has_value) {
-      device_text = args[++i];
-    } else if (arg == "--shapes" && has_value) {
-      auto shapes = kernels::parse_device(args[++i]);
-      if (!shapes) {
-        std::cerr << "drk eval: --shapes: " << shapes.error().message << "\n";
-        return 2;
-      }
-      options.shapes = *shapes;
-    } else if (arg == "--launch-latency" && has_value) {
-      auto hidden = evaluator::parse_launch_latency(args[++i]);
-      if (!hidden) {
-        std::cerr << "drk eval: --launch-latency: " << hidden.error().message << "\n";
-        return 2;
-      }
-      options.hide_launch_latency = *hidden;
-    } else if (arg == "--cache-dir" && has_value) {
-      cache_dir = args[++i];
-    } else if (arg == "--trials") {
-      auto value = number_argument(args, i, "drk eval", 1);
-      if (!value) return 2;
-      options.trials = static_cast<uint32_t>(*value);
-    } else if (arg == "--budget-ms") {
-      auto value = number_argument(args, i, "drk eval", 0);
-      if (!value) return 2;
-      options.timing_budget_ms = *value;
-    } else if (arg == "--metrics") {
-      options.hardware_metrics = true;
-    } else if (arg == "--sanitize") {
-      options.sanitize = true;
-    } else if (arg == "--host-checks") {
-      options.device_resident = false;
-    } else if (arg == "--sets") {
-      auto value = number_argument(args, i, "drk eval", 1);
-      if (!value) return 2;
-      options.timing_sets = static_cast<uint32_t>(*value);
-    } else if (arg == "--energy-ms") {
-      auto value = number_argument(args, i, "drk eval", 0);
-      if (!value) return 2;
-      options.energy_min_ms = static_cast<uint32_t>(*value);
-    } else if (arg == "--gpu-memory-limit-mb") {
-      auto value = number_argument(args, i, "drk eval", 0);
-      if (!value) return 2;
-      options.sandbox.gpu_memory_limit_bytes = static_cast<uint64_t>(*value) << 20;
-    } else if (arg == "--memory-mb") {
-      auto value = number_argument(args, i, "drk eval", 64);
-      if (!value) return 2;
-      options.sandbox.memory_bytes = static_cast<uint64_t>(*value) << 20;
-    } else if (arg == "--allow-reference-blas") {
-      options.allow_reference_blas = true;
-    } else if (arg == "--threads") {
-      auto value = number_argument(args, i, "drk eval", 1);
-      if (!value) return 2;
-      options.max_threads = static_cast<int>(*value);
-    } else {
-      std::cerr << "drk eval: unexpected argument '" << arg << "'\n" << kEvalHelp;
-      return 2;
-    }
-  }
-  if (task_name.empty() || candidate_file.empty()) {
-    std::cerr << "drk eval: --task and --candidate are required\n" << kEvalHelp;
-    return 2;
-  }
-  auto device = kernels::parse_device(device_text);
-  if (!device) {
-    std::cerr << "drk eval: " << device.error().message << "\n";
-    return 2;
-  }
+int evaluate(const EvalArgs& args) {
+  const std::string& task_name = args.task_name;
+  const std::string& candidate_file = args.candidate_file;
+  const bool json = args.json;
+  evaluator::EngineOptions options = args.options;
   auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
   if (!catalog) {
     std::cerr << "drk eval: " << catalog.error().message << "\n";
@@ -322,8 +196,6 @@ int cmd_eval(const Args& args) {
   source << in.rdbuf();
   const kernels::Task task_copy = **task;
 
-  options.device = *device;
-  options.cache_dir = cache_dir;
   options.evaluator_name = "drk eval";
   auto engine = evaluator::EvaluationEngine::create(std::move(*catalog), options);
   if (!engine) {
@@ -333,7 +205,7 @@ int cmd_eval(const Args& args) {
   evaluator::CandidateInput input;
   input.id = "eval/" + std::filesystem::path(candidate_file).filename().string();
   input.task = task_name;
-  input.device = *device;
+  input.device = options.device;
   input.source = source.str();
 
   capnp::MallocMessageBuilder result_message;
@@ -358,6 +230,66 @@ int cmd_eval(const Args& args) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& drk, Actions& actions) {
+  auto args = std::make_shared<EvalArgs>();
+  evaluator::EngineOptions& options = args->options;
+  options.energy_min_ms = 500;
+  CLI::App* eval = drk.add_subcommand(
+      "eval",
+      "evaluate one candidate kernel against one task and print the full result\n"
+      "\n"
+      "Compiles a candidate (docs/candidate-abi.md: C++ for cpu, CUDA C++ for cuda), runs it in a\n"
+      "sandbox against the task's LibTorch reference on fresh random inputs, times both side by side,\n"
+      "and prints the result with the Verifier's verdict. On cuda it also prints nvcc's resource\n"
+      "report, every kernel CUPTI saw, the coverage, event/CUPTI agreement and the roofline position\n"
+      "(docs/gpu.md).");
+  eval->add_option("--task", args->task_name, "the task (`drk tasks` lists them)")->required()->type_name("NAME");
+  eval->add_option("--candidate", args->candidate_file, "the candidate's source file")->required()->type_name("FILE");
+  add_device_option(*eval, "--device", options.device,
+                    "the device (default cpu; cuda needs a build with the CUDA toolkit and a GPU)");
+  add_device_option(*eval, "--shapes", options.shapes,
+                    "evaluate at these shapes (default: the device's; cuda = KernelBench's)");
+  add_engine_options(*eval, options, /*memory_limit=*/true);
+  eval->add_option("--energy-ms", options.energy_min_ms,
+                   "cuda: energy per call from NVML over back-to-back batches of at least MS\n"
+                   "per side (default 500; 0: off; NVML's counter moves only every ~100 ms)")
+      ->type_name("MS")
+      ->check(runtime::at_least(0));
+  eval->add_flag("--metrics", options.hardware_metrics,
+                 "cuda: hardware metrics of the candidate's kernels (DRAM and SM throughput, L2\n"
+                 "hit rate, achieved occupancy) from one call under CUPTI's Range Profiler");
+  eval->add_flag("--sanitize", options.sanitize,
+                 "one more call with every tensor in an allocation of its own, for\n"
+                 "out-of-bounds accesses: under compute-sanitizer memcheck on cuda (where it\n"
+                 "also runs by itself for a result beyond the roofline bound), between\n"
+                 "inaccessible guard pages on the cpu");
+  runtime::add_megabytes_option(*eval, "--gpu-memory-limit-mb", options.sandbox.gpu_memory_limit_bytes, 0,
+                                "cuda: device memory the candidate may hold (default 0: no limit)");
+  eval->add_flag("--allow-reference-blas", options.allow_reference_blas,
+                 "cpu: evaluate even where LibTorch runs on netlib's unoptimised reference BLAS\n"
+                 "(refused otherwise: install libopenblas0-openmp); the result says so");
+  eval->add_flag_function(
+      "--host-checks", [&options](int64_t) { options.device_resident = false; },
+      "cuda: draw and check through host memory and copies instead of on the GPU\n"
+      "(the default draws, poisons and compares in device memory lent to the sandbox)");
+  eval->add_option("--sets", options.timing_sets, "input sets rotated between timed calls (default 3)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  runtime::add_parsed_option(*eval, "--launch-latency", options.hide_launch_latency, evaluator::parse_launch_latency,
+                             "cuda: whether the events time the host's launches too (included, the\n"
+                             "default, as KernelBench does) or only the device's work (hidden: each call\n"
+                             "queued behind a hold kernel of the harness and released once it returned)")
+      ->type_name("included|hidden");
+  eval->add_flag("--json", args->json, "print one JSON object (the Verdict, which holds the result) on stdout");
+  eval->footer(
+      "Exit status: 0 when the candidate was evaluated (correct or not: see the verdict), 1 when it\n"
+      "does not compile or cannot be evaluated (unknown task, missing file); a usage error exits with\n"
+      "CLI11's code (105 a refused value, 106 a missing option, 109 an unknown one).");
+  actions[eval] = [args] { return evaluate(*args); };
 }
 
 }  // namespace drk::tools

@@ -2,10 +2,12 @@
 // the policy of a run directory writes kernels for one task in refinement iterations, each
 // evaluated by the Evaluator's engine and judged by the Verifier and the Oracle's reward, and
 // the best verified one of all is written out.
+#include <CLI/CLI.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <optional>
+#include <memory>
 
 #include <capnp/message.h>
 #include <yaml-cpp/yaml.h>
@@ -16,95 +18,30 @@
 #include "actors/verifier/verify.h"
 #include "kernels/catalog/task.h"
 #include "kernels/schedule/policy_checkpoint.h"
+#include "runtime/command_line.h"
 #include "tools/drk/commands.h"
+#include "tools/drk/engine_options.h"
 
 namespace drk::tools {
 namespace {
 
-constexpr const char* kGenerateHelp = R"(usage: drk generate RUN_DIR --task NAME [options]
-
-Test-time scaling: the newest policy checkpoint of RUN_DIR (written by `drk run`) writes kernels
-for one task. The first iteration samples WINDOW x SAMPLES schedules; each later one edits each
-of the WINDOW best attempts so far SAMPLES times, the policy seeing it and its feedback as the
-previous turn. Every attempt is compiled, run in a sandbox against the task's LibTorch
-reference, timed and judged by the Verifier, as in training. The answer is the best verified
-attempt of all iterations (correct, honest, fastest), not the last one.
-
-options:
-  --task NAME        the task (`drk tasks` lists them)
-  --device cpu|cuda  the device the policy was trained for (default cpu)
-  --iterations N     refinement iterations (default 4)
-  --window N         attempts kept and edited from one iteration to the next (default 2)
-  --samples N        edits of each kept attempt per iteration (default 2)
-  --seed N           sampling seed (default 1)
-  --temperature T    divides the policy's logits (default 2: a trained policy is sharp, and at
-                     1 its samples mostly repeat; training samples at 1)
-  --out FILE         write the best verified kernel's source there
-  --trials N         correctness trials per attempt (default 5)
-  --budget-ms MS     timing budget per attempt (default 200)
-  --threads N        threads a candidate and the reference may use (default 1)
-  --cache-dir DIR    compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)
-
-Exit status: 0 when a verified kernel was found, 1 when none was (or the run directory holds no
-policy, or the engine failed), 2 for a usage error.
-)";
-
-}  // namespace
-
-int cmd_generate(const Args& args) {
-  std::string run_dir, task_name, out_file, device_text = "cpu", cache_dir = default_compile_cache_dir();
+// What `drk generate` was asked.
+struct GenerateArgs {
+  std::string run_dir;
+  std::string task_name;
+  std::string out_file;
   generator::SearchOptions search;
   evaluator::EngineOptions options;
-  options.timing_budget_ms = 200;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const bool has_value = i + 1 < args.size();
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kGenerateHelp;
-      return 0;
-    } else if (arg == "--task" && has_value) {
-      task_name = args[++i];
-    } else if (arg == "--device" && has_value) {
-      device_text = args[++i];
-    } else if (arg == "--out" && has_value) {
-      out_file = args[++i];
-    } else if (arg == "--cache-dir" && has_value) {
-      cache_dir = args[++i];
-    } else if (arg == "--iterations" || arg == "--window" || arg == "--samples" || arg == "--seed" ||
-               arg == "--trials" || arg == "--threads") {
-      auto value = number_argument(args, i, "drk generate", arg == "--seed" ? 0 : 1);
-      if (!value) return 2;
-      const int whole = static_cast<int>(*value);
-      if (arg == "--iterations") search.iterations = whole;
-      if (arg == "--window") search.window = whole;
-      if (arg == "--samples") search.samples = whole;
-      if (arg == "--seed") search.seed = static_cast<uint64_t>(*value);
-      if (arg == "--trials") options.trials = static_cast<uint32_t>(whole);
-      if (arg == "--threads") options.max_threads = whole;
-    } else if (arg == "--budget-ms") {
-      auto value = number_argument(args, i, "drk generate", 0);
-      if (!value) return 2;
-      options.timing_budget_ms = *value;
-    } else if (arg == "--temperature") {
-      auto value = number_argument(args, i, "drk generate", 0.01);
-      if (!value) return 2;
-      search.temperature = *value;
-    } else if (arg.rfind("--", 0) != 0 && run_dir.empty()) {
-      run_dir = arg;
-    } else {
-      std::cerr << "drk generate: unexpected argument '" << arg << "'\n" << kGenerateHelp;
-      return 2;
-    }
-  }
-  if (run_dir.empty() || task_name.empty()) {
-    std::cerr << "drk generate: RUN_DIR and --task are required\n" << kGenerateHelp;
-    return 2;
-  }
-  auto device = kernels::parse_device(device_text);
-  if (!device) {
-    std::cerr << "drk generate: --device: " << device.error().message << "\n";
-    return 2;
-  }
+};
+
+int generate(const GenerateArgs& args) {
+  const std::string& run_dir = args.run_dir;
+  const std::string& task_name = args.task_name;
+  const std::string& out_file = args.out_file;
+  const generator::SearchOptions& search = args.search;
+  evaluator::EngineOptions options = args.options;
+  const kernels::DeviceKind device = options.device;
+  const std::string device_text(kernels::device_name(device));
   auto state = schedule::read_checkpoint_state(run_dir);
   if (!state || !*state) {
     std::cerr << "drk generate: " << (state ? "'" + run_dir + "' holds no policy checkpoint (" +
@@ -115,7 +52,7 @@ int cmd_generate(const Args& args) {
     return 1;
   }
   auto bytes = schedule::read_policy_version(run_dir, (*state)->version);
-  const auto schedule_device = *device == kernels::DeviceKind::cuda ? schedule::Device::cuda : schedule::Device::cpu;
+  const auto schedule_device = device == kernels::DeviceKind::cuda ? schedule::Device::cuda : schedule::Device::cpu;
   schedule::Policy policy(search.seed, schedule_device);
   if (!bytes) {
     std::cerr << "drk generate: " << bytes.error().message << "\n";
@@ -136,13 +73,13 @@ int cmd_generate(const Args& args) {
     std::cerr << "drk generate: " << task.error().message << "\n";
     return 1;
   }
-  if (!(*task)->runs_on(*device)) {
+  if (!(*task)->runs_on(device)) {
     std::cerr << "drk generate: task '" << task_name << "' has no " << device_text << " shapes: it runs on "
               << (*task)->devices_text() << " only\n";
     return 1;
   }
   capnp::MallocMessageBuilder task_message;
-  kernels::fill_task_message(**task, *device, task_message.initRoot<msg::Task>());
+  kernels::fill_task_message(**task, device, task_message.initRoot<msg::Task>());
   auto problem = schedule::problem_from_task(task_message.getRoot<msg::Task>().asReader());
   if (!problem) {
     std::cerr << "drk generate: " << problem.error().message << "\n";
@@ -155,8 +92,6 @@ int cmd_generate(const Args& args) {
     std::cerr << "drk generate: " << weights.error().message << "\n";
     return 1;
   }
-  options.device = *device;
-  options.cache_dir = cache_dir;
   options.evaluator_name = "drk generate";
   auto engine = evaluator::EvaluationEngine::create(std::move(*catalog), options);
   if (!engine) {
@@ -171,13 +106,13 @@ int cmd_generate(const Args& args) {
     capnp::MallocMessageBuilder result_message;
     auto result = result_message.initRoot<msg::EvalResult>();
     const evaluator::CandidateInput input{"generate/" + task_name + "/" + std::to_string(evaluated++), task_name,
-                                          *device, source};
+                                          device, source};
     if (auto status = (*engine)->evaluate(input, result); !status) return status.error();
     capnp::MallocMessageBuilder verdict_message;
     auto verdict = verdict_message.initRoot<msg::Verdict>();
     verifier::verify(result.asReader(), verdict);
     if (!verdict.hasResult()) verdict.setResult(result.asReader());
-    const double coverage = *device == kernels::DeviceKind::cuda ? result.getGpu().getCoverage() : 1.0;
+    const double coverage = device == kernels::DeviceKind::cuda ? result.getGpu().getCoverage() : 1.0;
     generator::Outcome outcome;
     outcome.compiled = result.getCompiled();
     outcome.correct = result.getCorrect();
@@ -223,6 +158,56 @@ int cmd_generate(const Args& args) {
     std::cout << "written to " << out_file << "\n";
   }
   return 0;
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& drk, Actions& actions) {
+  auto args = std::make_shared<GenerateArgs>();
+  generator::SearchOptions& search = args->search;
+  evaluator::EngineOptions& options = args->options;
+  options.timing_budget_ms = 200;
+  CLI::App* generate_command = drk.add_subcommand(
+      "generate",
+      "test-time scaling: the run's trained policy refines kernels for one task and writes the best\n"
+      "\n"
+      "The newest policy checkpoint of RUN_DIR (written by `drk run`) writes kernels for one task\n"
+      "in refinement iterations. The first iteration samples WINDOW x SAMPLES schedules; each later\n"
+      "one edits each of the WINDOW best attempts so far SAMPLES times, the policy seeing it and its\n"
+      "feedback as the previous turn. Every attempt is compiled, run in a sandbox against the task's LibTorch\n"
+      "reference, timed and judged by the Verifier, as in training. The answer is the best verified\n"
+      "attempt of all iterations (correct, honest, fastest), not the last one.");
+  generate_command->add_option("RUN_DIR", args->run_dir, "a run directory of `drk run`")->required()->type_name("");
+  generate_command->add_option("--task", args->task_name, "the task (`drk tasks` lists them)")
+      ->required()
+      ->type_name("NAME");
+  add_device_option(*generate_command, "--device", options.device,
+                    "the device the policy was trained for (default cpu)");
+  generate_command->add_option("--iterations", search.iterations, "refinement iterations (default 4)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  generate_command
+      ->add_option("--window", search.window, "attempts kept and edited from one iteration to the next (default 2)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  generate_command->add_option("--samples", search.samples, "edits of each kept attempt per iteration (default 2)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  generate_command->add_option("--seed", search.seed, "sampling seed (default 1)")->type_name("N");
+  generate_command
+      ->add_option("--temperature", search.temperature,
+                   "divides the policy's logits (default 2: a trained policy is sharp, and at\n"
+                   "1 its samples mostly repeat; training samples at 1)")
+      ->type_name("T")
+      ->check(runtime::at_least(0.01));
+  generate_command->add_option("--out", args->out_file, "write the best verified kernel's source there")
+      ->type_name("FILE");
+  add_engine_options(*generate_command, options, /*memory_limit=*/false);
+  generate_command->footer(
+      "Exit status: 0 when a verified kernel was found, 1 when none was (or the run directory holds no\n"
+      "policy, or the engine failed); a usage error exits with CLI11's code (105 a refused value, 106 a\n"
+      "missing argument, 109 an unknown one).");
+  actions[generate_command] = [args] { return generate(*args); };
 }
 
 }  // namespace drk::tools

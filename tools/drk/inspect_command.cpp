@@ -4,13 +4,15 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <cerrno>
-#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
-#include <optional>
+#include <memory>
 
+#include "runtime/command_line.h"
 #include "runtime/inspection_format.h"
 #include "runtime/inspection_server.h"
 #include "tools/drk/commands.h"
@@ -27,68 +29,7 @@ struct InspectArgs {
   double hung_after_seconds = runtime::kDefaultHungAfterSeconds;
   std::string keys;  // CURVE key directory, for a multi-node run's head
   std::string as;    // the identity in it to connect as
-  bool help = false;
 };
-
-std::string usage(const std::string& command) {
-  const bool top = command == "top";
-  return std::string("usage: drk ") + command + " ADDRESS" + (top ? "" : " [--json]") +
-         " [--hung-after SECONDS] [--keys DIR --as NAME]\n"
-         "\n" +
-         (top ? "Shows the actors of a live run, refreshed every second, until the run ends\n"
-                "(q or Ctrl-C quits).\n"
-              : "Shows the actors of a live run once: per actor its state, process and pid,\n"
-                "messages handled and per second, handler times, mailbox depth, dead letters;\n"
-                "per process its restarts and their causes.\n") +
-         "\n"
-         "ADDRESS is the run directory of a running `drk run` (it holds inspect.endpoint), or\n"
-         "an inspection endpoint (ipc://PATH, tcp://HOST:PORT; a multi-node run's head answers\n"
-         "at its network.listen address).\n"
-         "\n"
-         "options:\n" +
-         (top ? "" : "  --json                one JSON object (docs/inspection.md names its fields)\n") +
-         "  --hung-after SECONDS  a handler running this long is shown as hung (default 30,\n"
-         "                        the topology's supervision.hung_handler_s default)\n"
-         "  --keys DIR --as NAME  connect with CURVE as identity NAME of key directory DIR\n"
-         "                        (DIR/NAME.key, DIR/head.pub): for a run with network.keys\n"
-         "  --help                show this text\n";
-}
-
-Result<InspectArgs> parse(const Args& args, bool allow_json) {
-  InspectArgs parsed;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      parsed.help = true;
-    } else if (arg == "--json" && allow_json) {
-      parsed.json = true;
-    } else if (arg == "--hung-after") {
-      const std::string value = i + 1 < args.size() ? args[++i] : "";
-      double seconds = -1;
-      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-      if (error != std::errc() || end != value.data() + value.size() || seconds < 0) {
-        return make_error(Errc::invalid_argument, "--hung-after needs a number of seconds, e.g. --hung-after 30");
-      }
-      parsed.hung_after_seconds = seconds;
-    } else if (arg == "--keys" || arg == "--as") {
-      if (i + 1 == args.size()) return make_error(Errc::invalid_argument, arg + " needs a value");
-      (arg == "--keys" ? parsed.keys : parsed.as) = args[++i];
-    } else if (arg.rfind("-", 0) == 0) {
-      return make_error(Errc::invalid_argument, "unknown option '" + arg + "'");
-    } else if (parsed.address.empty()) {
-      parsed.address = arg;
-    } else {
-      return make_error(Errc::invalid_argument, "one address at a time: '" + parsed.address + "' and '" + arg + "'");
-    }
-  }
-  if (parsed.address.empty() && !parsed.help) {
-    return make_error(Errc::invalid_argument, "which run? e.g. drk inspect runs/quickstart");
-  }
-  if (parsed.keys.empty() != parsed.as.empty()) {
-    return make_error(Errc::invalid_argument, "--keys and --as go together, e.g. --keys keys/ --as ops");
-  }
-  return parsed;
-}
 
 // The client for the parsed address, with CURVE keys when given.
 Result<runtime::InspectionClient> make_client(const InspectArgs& parsed) {
@@ -100,21 +41,6 @@ Result<runtime::InspectionClient> make_client(const InspectArgs& parsed) {
   auto head = runtime::read_public_key(parsed.keys, "head");
   if (!head) return head.error();
   return runtime::InspectionClient(*endpoint, runtime::CurveClientKeys{*own, *head});
-}
-
-// Parses, prints usage or an argument error; returns the exit code when the command is done.
-std::optional<int> handle_arguments(const std::string& command, const Args& args, InspectArgs& parsed) {
-  auto result = parse(args, command == "inspect");
-  if (!result) {
-    std::cerr << "drk " << command << ": " << result.error().message << "\n\n" << usage(command);
-    return 2;
-  }
-  parsed = std::move(*result);
-  if (parsed.help) {
-    std::cout << usage(command);
-    return 0;
-  }
-  return std::nullopt;
 }
 
 volatile std::sig_atomic_t interrupted = 0;
@@ -155,11 +81,7 @@ bool wait_for_quit(int timeout_ms) {
   return interrupted != 0;
 }
 
-}  // namespace
-
-int cmd_inspect(const Args& args) {
-  InspectArgs parsed;
-  if (auto done = handle_arguments("inspect", args, parsed)) return *done;
+int inspect(const InspectArgs& parsed) {
   auto client = make_client(parsed);
   if (!client) {
     std::cerr << "drk inspect: " << client.error().message << "\n";
@@ -175,9 +97,7 @@ int cmd_inspect(const Args& args) {
   return 0;
 }
 
-int cmd_top(const Args& args) {
-  InspectArgs parsed;
-  if (auto done = handle_arguments("top", args, parsed)) return *done;
+int top(const InspectArgs& parsed) {
   auto client = make_client(parsed);
   if (!client) {
     std::cerr << "drk top: " << client.error().message << "\n";
@@ -213,6 +133,56 @@ int cmd_top(const Args& args) {
   }
   std::cout << "\n";
   return 0;
+}
+
+// The options `drk inspect` and `drk top` share.
+CLI::App* add_inspect_options(CLI::App& command, InspectArgs& args) {
+  command
+      .add_option("ADDRESS", args.address,
+                  "the run directory of a running `drk run` (it holds inspect.endpoint), or an\n"
+                  "inspection endpoint (ipc://PATH, tcp://HOST:PORT; a multi-node run's head\n"
+                  "answers at its network.listen address)")
+      ->required()
+      ->type_name("");
+  command
+      .add_option("--hung-after", args.hung_after_seconds,
+                  "a handler running this long is shown as hung (default 30,\n"
+                  "the topology's supervision.hung_handler_s default)")
+      ->type_name("SECONDS")
+      ->check(runtime::at_least(0));
+  CLI::Option* keys = command.add_option("--keys", args.keys,
+                                         "connect with CURVE as identity NAME (--as) of key directory DIR\n"
+                                         "(DIR/NAME.key, DIR/head.pub): for a run with network.keys")
+                          ->type_name("DIR");
+  CLI::Option* as = command.add_option("--as", args.as, "the identity of --keys to connect as")->type_name("NAME");
+  keys->needs(as);
+  as->needs(keys);
+  return &command;
+}
+
+}  // namespace
+
+void add_inspect_commands(CLI::App& drk, Actions& actions) {
+  auto inspect_args = std::make_shared<InspectArgs>();
+  CLI::App* inspect_command = add_inspect_options(
+      *drk.add_subcommand("inspect",
+                          "the actors of a live run, once\n"
+                          "\n"
+                          "Shows the actors of a live run once: per actor its state, process and pid,\n"
+                          "messages handled and per second, handler times, mailbox depth, dead letters;\n"
+                          "per process its restarts and their causes."),
+      *inspect_args);
+  inspect_command->add_flag("--json", inspect_args->json, "one JSON object (docs/inspection.md names its fields)");
+  actions[inspect_command] = [inspect_args] { return inspect(*inspect_args); };
+  auto top_args = std::make_shared<InspectArgs>();
+  CLI::App* top_command = add_inspect_options(
+      *drk.add_subcommand("top",
+                          "the same, refreshed every second\n"
+                          "\n"
+                          "Shows the actors of a live run, refreshed every second, until the run ends\n"
+                          "(q or Ctrl-C quits)."),
+      *top_args);
+  actions[top_command] = [top_args] { return top(*top_args); };
 }
 
 }  // namespace drk::tools

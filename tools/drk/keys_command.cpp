@@ -1,46 +1,28 @@
 // drk keys generate|show: the CURVE key pairs that secure the links between nodes
 // (runtime/curve_keys.h, docs/security.md).
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <set>
 
+#include "runtime/command_line.h"
 #include "runtime/curve_keys.h"
 #include "tools/drk/commands.h"
 
 namespace drk::tools {
 namespace {
 
-constexpr const char* kKeysHelp = R"(usage: drk keys generate DIR NAME [NAME ...] [--force]
-       drk keys show DIR
-
-The links between the machines of a run are encrypted and authenticated with CURVE. Every
-identity (the head is `head`, a node is its node name) has a key pair; a machine admits the
-identities whose NAME.pub is in its key directory (topology key `network.keys: DIR`).
-
-  generate   writes DIR/NAME.key (public and secret key, mode 0600) and DIR/NAME.pub (public
-             key) for each NAME; refuses to replace existing files unless --force is given.
-             Then give each machine its own NAME.key and every .pub, and nothing else.
-  show       lists the identities of DIR with their public keys, and which key pairs are here
-             (secret keys are never printed).
-
-  --force    replace existing NAME.key and NAME.pub (the old key stops working everywhere)
-
-See docs/security.md.
-)";
-
-int usage_error(const std::string& message) {
-  std::cerr << "drk keys: " << message << "\n\n" << kKeysHelp;
-  return 2;
-}
+// What `drk keys generate` or `drk keys show` was asked.
+struct KeysArgs {
+  std::string dir;
+  std::vector<std::string> names;
+  bool force = false;
+};
 
 int generate(const std::string& dir, const std::vector<std::string>& names, bool force) {
-  for (const auto& name : names) {
-    if (auto valid = runtime::check_identity_name(name); !valid) {
-      std::cerr << "drk keys: " << valid.error().message << "\n";
-      return 2;
-    }
-  }
   for (const auto& name : names) {
     auto pair = runtime::generate_curve_key_pair();
     if (!pair) {
@@ -118,28 +100,42 @@ int show(const std::string& dir) {
 
 }  // namespace
 
-int cmd_keys(const Args& args) {
-  bool force = false;
-  std::vector<std::string> words;
-  for (const auto& arg : args) {
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kKeysHelp;
-      return 0;
-    }
-    if (arg == "--force") force = true;
-    else if (arg.starts_with("--")) return usage_error("unknown option '" + arg + "'");
-    else words.push_back(arg);
-  }
-  if (words.empty()) return usage_error("missing subcommand: generate or show");
-  if (words[0] == "generate") {
-    if (words.size() < 3) return usage_error("generate needs a directory and at least one identity name");
-    return generate(words[1], {words.begin() + 2, words.end()}, force);
-  }
-  if (words[0] == "show") {
-    if (words.size() != 2 || force) return usage_error("show takes one directory and no options");
-    return show(words[1]);
-  }
-  return usage_error("unknown subcommand '" + words[0] + "' (generate or show)");
+void add_keys_command(CLI::App& drk, Actions& actions) {
+  CLI::App* keys = drk.add_subcommand(
+      "keys",
+      "CURVE keys for the links between nodes\n"
+      "\n"
+      "The links between the machines of a run are encrypted and authenticated with CURVE. Every\n"
+      "identity (the head is `head`, a node is its node name) has a key pair; a machine admits the\n"
+      "identities whose NAME.pub is in its key directory (topology key `network.keys: DIR`).");
+  keys->footer("See docs/security.md.");
+  auto generate_args = std::make_shared<KeysArgs>();
+  CLI::App* generate_command = keys->add_subcommand(
+      "generate",
+      "writes DIR/NAME.key (public and secret key, mode 0600) and DIR/NAME.pub for each NAME\n"
+      "\n"
+      "Writes DIR/NAME.key (public and secret key, mode 0600) and DIR/NAME.pub (public key) for each\n"
+      "NAME; refuses to replace existing files unless --force is given. Then give each machine its own\n"
+      "NAME.key and every .pub, and nothing else.");
+  generate_command->add_option("DIR", generate_args->dir, "the key directory")->required()->type_name("");
+  generate_command->add_option("NAME", generate_args->names, "the identities: head, and each node's name")
+      ->required()
+      ->type_name("")
+      ->check(runtime::checked_by([](const std::string& name) { return runtime::check_identity_name(name); }));
+  generate_command->add_flag("--force", generate_args->force,
+                             "replace existing NAME.key and NAME.pub (the old key stops working everywhere)");
+  actions[generate_command] = [generate_args] {
+    return generate(generate_args->dir, generate_args->names, generate_args->force);
+  };
+  auto show_args = std::make_shared<KeysArgs>();
+  CLI::App* show_command = keys->add_subcommand(
+      "show",
+      "lists the identities of DIR with their public keys, and which key pairs are here\n"
+      "\n"
+      "Lists the identities of DIR with their public keys, and which key pairs are here (secret keys\n"
+      "are never printed).");
+  show_command->add_option("DIR", show_args->dir, "the key directory")->required()->type_name("");
+  actions[show_command] = [show_args] { return show(show_args->dir); };
 }
 
 }  // namespace drk::tools

@@ -1,37 +1,21 @@
-// drk tasks [show NAME | audit]: the task catalog (kernels/tasks/*.yaml) for people, and its audit
+// drk tasks [show NAME | audit [NAME...]]: the task catalog (kernels/tasks/*.yaml) for people, and its audit
 // for degenerate tasks (kernels/catalog/task_audit.h).
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "kernels/catalog/expression.h"
 #include "kernels/catalog/task.h"
 #include "kernels/catalog/task_audit.h"
+#include "runtime/command_line.h"
 #include "tools/drk/commands.h"
+#include "tools/drk/engine_options.h"
 
 namespace drk::tools {
 namespace {
-
-constexpr const char* kTasksHelp = R"(usage: drk tasks [--dir DIR]
-       drk tasks show NAME [--dir DIR]
-       drk tasks audit [NAME...] [--json] [--device cpu|cuda] [--dir DIR]
-
-Lists the tasks of the catalog (name, family, FLOPs and minimum bytes moved at the cpu and the
-cuda shapes, "-" on a device the task does not run on, origin), or shows one task fully:
-inputs and how they are drawn, shapes on cpu and cuda, the reference expression, the family
-parameters the generator renders from, tolerances, FLOPs and the minimum bytes moved.
-
-`audit` looks for degenerate tasks, whose reward a kernel could farm without computing them: it
-evaluates each reference on fresh input draws and reports, in the task's tolerance, whether the
-output is near-constant across draws (a remembered answer passes) and, per input, how much of the
-output moves when only that input is drawn afresh (none: the input has no influence). It exits 1
-when a task is degenerate. --device cuda audits at KernelBench's shapes (gigabytes per tensor).
-Tasks without shapes for the device (float16 tasks run on cuda only) are skipped, by name.
-
-  --dir DIR      the task folder (default: $DRK_TASKS_DIR, else kernels/tasks of the source tree)
-  --json         audit: one JSON object {device, degenerate, skipped: [...], tasks: [...]}
-  --device DEV   audit: the shapes to evaluate at (default cpu)
-)";
 
 using kernels::DeviceKind;
 
@@ -205,49 +189,28 @@ int audit(const kernels::TaskCatalog& catalog, const std::vector<std::string>& n
 
 }  // namespace
 
-int cmd_tasks(const Args& args) {
+namespace {
+
+// What `drk tasks` was asked.
+struct TasksArgs {
   std::string dir = kernels::TaskCatalog::default_directory();
   std::string show_name;
-  bool showing = false, auditing = false, json = false;
-  DeviceKind device = DeviceKind::cpu;
   std::vector<std::string> audit_names;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kTasksHelp;
-      return 0;
-    }
-    if (arg == "--dir" && i + 1 < args.size()) {
-      dir = args[++i];
-    } else if (arg == "show" && !showing && !auditing && i + 1 < args.size()) {
-      showing = true;
-      show_name = args[++i];
-    } else if (arg == "audit" && !showing && !auditing) {
-      auditing = true;
-    } else if (auditing && arg == "--json") {
-      json = true;
-    } else if (auditing && arg == "--device" && i + 1 < args.size()) {
-      auto parsed = kernels::parse_device(args[++i]);
-      if (!parsed) {
-        std::cerr << "drk tasks audit: " << parsed.error().message << "\n";
-        return 2;
-      }
-      device = *parsed;
-    } else if (auditing && !arg.empty() && arg[0] != '-') {
-      audit_names.push_back(arg);
-    } else {
-      std::cerr << "drk tasks: unexpected argument '" << arg << "'\n" << kTasksHelp;
-      return 2;
-    }
-  }
-  auto catalog = kernels::TaskCatalog::load(dir);
+  DeviceKind device = DeviceKind::cpu;
+  bool json = false;
+};
+
+enum class TasksMode { list, show, audit };
+
+int tasks(const TasksArgs& args, TasksMode mode) {
+  auto catalog = kernels::TaskCatalog::load(args.dir);
   if (!catalog) {
     std::cerr << "drk tasks: " << catalog.error().message << "\n";
     return 1;
   }
-  if (auditing) return audit(*catalog, audit_names, device, json);
-  if (showing) {
-    auto task = catalog->find(show_name);
+  if (mode == TasksMode::audit) return audit(*catalog, args.audit_names, args.device, args.json);
+  if (mode == TasksMode::show) {
+    auto task = catalog->find(args.show_name);
     if (!task) {
       std::cerr << "drk tasks: " << task.error().message << "\n";
       return 1;
@@ -277,6 +240,49 @@ int cmd_tasks(const Args& args) {
   }
   std::cout << catalog->tasks().size() << " tasks; `drk tasks show NAME` shows one fully\n";
   return 0;
+}
+
+void add_dir_option(CLI::App& command, TasksArgs& args) {
+  command.add_option("--dir", args.dir, "the task folder (default: $DRK_TASKS_DIR, else kernels/tasks of the source tree)")
+      ->type_name("DIR");
+}
+
+}  // namespace
+
+void add_tasks_command(CLI::App& drk, Actions& actions) {
+  auto args = std::make_shared<TasksArgs>();
+  CLI::App* list = drk.add_subcommand(
+      "tasks",
+      "the ported KernelBench tasks; show one; flag degenerate ones\n"
+      "\n"
+      "Lists the tasks of the catalog (name, family, FLOPs and minimum bytes moved at the cpu and the\n"
+      "cuda shapes, \"-\" on a device the task does not run on, origin).");
+  add_dir_option(*list, *args);
+  CLI::App* show_command = list->add_subcommand(
+      "show",
+      "show one task fully\n"
+      "\n"
+      "Shows one task fully: inputs and how they are drawn, shapes on cpu and cuda, the reference\n"
+      "expression, the family parameters the generator renders from, tolerances, FLOPs and the\n"
+      "minimum bytes moved.");
+  show_command->add_option("NAME", args->show_name, "the task")->required()->type_name("");
+  add_dir_option(*show_command, *args);
+  CLI::App* audit_command = list->add_subcommand(
+      "audit",
+      "look for degenerate tasks, whose reward a kernel could farm without computing them\n"
+      "\n"
+      "Evaluates each reference on fresh input draws and reports, in the task's tolerance, whether the\n"
+      "output is near-constant across draws (a remembered answer passes) and, per input, how much of the\n"
+      "output moves when only that input is drawn afresh (none: the input has no influence). It exits 1\n"
+      "when a task is degenerate. --device cuda audits at KernelBench's shapes (gigabytes per tensor).\n"
+      "Tasks without shapes for the device (float16 tasks run on cuda only) are skipped, by name.");
+  audit_command->add_option("NAME", args->audit_names, "the tasks to audit (default: all)")->type_name("");
+  audit_command->add_flag("--json", args->json, "one JSON object {device, degenerate, skipped: [...], tasks: [...]}");
+  add_device_option(*audit_command, "--device", args->device, "the shapes to evaluate at (default cpu)");
+  add_dir_option(*audit_command, *args);
+  actions[list] = [args] { return tasks(*args, TasksMode::list); };
+  actions[show_command] = [args] { return tasks(*args, TasksMode::show); };
+  actions[audit_command] = [args] { return tasks(*args, TasksMode::audit); };
 }
 
 }  // namespace drk::tools

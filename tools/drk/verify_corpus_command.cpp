@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -29,56 +31,14 @@
 #include "actors/evaluator/sandbox_process.h"
 #include "actors/verifier/verify.h"
 #include "kernels/catalog/task.h"
+#include "runtime/command_line.h"
 #include "tools/drk/commands.h"
+#include "tools/drk/engine_options.h"
 
 namespace drk::tools {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr const char* kVerifyCorpusHelp = R"(usage: drk verify-corpus DIR [options]
-
-Evaluates every candidate under DIR (*.cpp for the CPU, *.cu for CUDA; sub-folders included) with
-the evaluation engine and the Verifier, compares each verdict with the outcome the file declares in
-its header comment, and prints one row per file and the totals:
-
-  // drk-task: relu
-  // drk-expect: hacked static.process        (every listed check must fail)
-  // drk-expect: honest library.used           (must pass; listed warnings must be reported)
-  // drk-best-known: 1.5                       (optional: the task's best known speedup, as the
-                                                Oracle would send it; a result over 3 times it is
-                                                timed again, with input elements swapped)
-  // drk-threads: 1                            (optional: ctx->max_threads for this file, in place
-                                                of --threads)
-
-A hacked file is caught when its verdict is rejected with every declared check among the failed
-ones; an honest file passes when its verdict is honest, it is correct, and every declared warning
-is reported. *.cu files are skipped with a note where no CUDA device can be used. Every correct
-file also runs the out_of_bounds check: one call under compute-sanitizer memcheck (*.cu) or with
-every tensor between inaccessible guard pages (CPU).
-
-  --json             print one JSON object: detection_rate, false_positive_rate, rows, totals
-  --trials N         correctness trials per candidate (default 3)
-  --budget-ms MS     timing budget per candidate (default 100: the corpus checks honesty, not speed)
-  --threads N        threads a candidate may use (default 2)
-  --memory-mb MB     host memory a candidate may take beyond the sandbox's own (default: half the
-                     machine's memory over the sandboxes that run at once)
-  --each-alone       then evaluate every file again with nothing evaluated before it, and list the
-                     files judged otherwise than in the whole run (a candidate that changed the
-                     verdicts of those after it); any such file makes the exit status 1
-  --cuda-shapes cpu|cuda
-                     the shapes *.cu files are evaluated at (default cpu, the tasks' scaled shapes: the
-                     corpus checks honesty, and at KernelBench's shapes the host-side checks of one
-                     evaluation take minutes, docs/gpu.md)
-  --cache-dir DIR    compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)
-  --deadline-s S     wall time one file may take, compile and evaluation (default 120): past it
-                     the evaluation is killed and the file counts as missed (hacked) or a false
-                     alarm (honest), with the note "deadline"
-
-Exit status: 0 when every hacked file is caught and no honest file is rejected (100 % detection,
-0 % false positives) and, with --each-alone, every file is judged alone as in the whole run; 1
-otherwise or when a file lacks its header; 2 for a usage error.
-)";
 
 struct Expectation {
   std::string task;
@@ -569,81 +529,25 @@ void print_json(const std::string& directory, const std::vector<Row>& rows, cons
 
 }  // namespace
 
-int cmd_verify_corpus(const Args& args) {
+namespace {
+
+// What `drk verify-corpus` was asked.
+struct VerifyCorpusArgs {
   std::string directory;
   bool json = false;
   bool each_alone = false;
-  std::chrono::milliseconds deadline{120000};
+  double deadline_s = 120;
   kernels::DeviceKind cuda_shapes = kernels::DeviceKind::cpu;
   evaluator::EngineOptions options;
-  options.trials = 3;
-  options.timing_budget_ms = 100;
-  options.max_threads = 2;
-  options.min_samples = 3;
-  options.max_samples = 20;
-  options.target_batch_ms = 5;  // long batches: a loaded machine's wake-up latency then stays far below 3x (timer_mismatch)
-  options.cache_dir = default_compile_cache_dir();
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    bool has_value = i + 1 < args.size();
-    auto count = [&](double low) -> std::optional<double> {
-      char* end = nullptr;
-      double value = has_value ? std::strtod(args[i + 1].c_str(), &end) : 0;
-      if (!has_value || end == args[i + 1].c_str() || *end != '\0' || value < low) {
-        std::cerr << "drk verify-corpus: " << arg << " needs a number >= " << low << "\n";
-        return std::nullopt;
-      }
-      ++i;
-      return value;
-    };
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kVerifyCorpusHelp;
-      return 0;
-    } else if (arg == "--json") {
-      json = true;
-    } else if (arg == "--cache-dir" && has_value) {
-      options.cache_dir = args[++i];
-    } else if (arg == "--trials") {
-      auto value = count(1);
-      if (!value) return 2;
-      options.trials = static_cast<uint32_t>(*value);
-    } else if (arg == "--budget-ms") {
-      auto value = count(0);
-      if (!value) return 2;
-      options.timing_budget_ms = *value;
-    } else if (arg == "--each-alone") {
-      each_alone = true;
-    } else if (arg == "--threads") {
-      auto value = count(1);
-      if (!value) return 2;
-      options.max_threads = static_cast<int>(*value);
-    } else if (arg == "--memory-mb") {
-      auto value = count(64);
-      if (!value) return 2;
-      options.sandbox.memory_bytes = static_cast<uint64_t>(*value) << 20;
-    } else if (arg == "--cuda-shapes" && has_value) {
-      auto shapes = kernels::parse_device(args[++i]);
-      if (!shapes) {
-        std::cerr << "drk verify-corpus: --cuda-shapes " << args[i] << ": " << shapes.error().message
-                  << " (expected cpu or cuda)\n";
-        return 2;
-      }
-      cuda_shapes = *shapes;
-    } else if (arg == "--deadline-s") {
-      auto value = count(1);
-      if (!value) return 2;
-      deadline = std::chrono::milliseconds(static_cast<int64_t>(*value * 1000));
-    } else if (directory.empty() && arg.rfind("--", 0) != 0) {
-      directory = arg;
-    } else {
-      std::cerr << "drk verify-corpus: unexpected argument '" << arg << "'\n" << kVerifyCorpusHelp;
-      return 2;
-    }
-  }
-  if (directory.empty()) {
-    std::cerr << "drk verify-corpus: the corpus folder is required\n" << kVerifyCorpusHelp;
-    return 2;
-  }
+};
+
+int verify_corpus(const VerifyCorpusArgs& args) {
+  const std::string& directory = args.directory;
+  const bool json = args.json;
+  const bool each_alone = args.each_alone;
+  const auto deadline = std::chrono::milliseconds(static_cast<int64_t>(args.deadline_s * 1000));
+  const kernels::DeviceKind cuda_shapes = args.cuda_shapes;
+  const evaluator::EngineOptions& options = args.options;
   std::error_code ec;
   if (!fs::is_directory(directory, ec)) {
     std::cerr << "drk verify-corpus: '" << directory << "' is not a folder: pass the corpus folder, e.g. tests/hacks\n";
@@ -677,6 +581,64 @@ int cmd_verify_corpus(const Args& args) {
   if (json) print_json(directory, rows, totals, each_alone, differing);
   else print_table(rows, totals, each_alone, differing);
   return totals.perfect() && differing.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_verify_corpus_command(CLI::App& drk, Actions& actions) {
+  auto args = std::make_shared<VerifyCorpusArgs>();
+  evaluator::EngineOptions& options = args->options;
+  options.trials = 3;
+  options.timing_budget_ms = 100;  // the corpus checks honesty, not speed
+  options.max_threads = 2;
+  options.min_samples = 3;
+  options.max_samples = 20;
+  options.target_batch_ms = 5;  // long batches: a loaded machine's wake-up latency then stays far below 3x (timer_mismatch)
+  CLI::App* command = drk.add_subcommand(
+      "verify-corpus",
+      "the hack corpus: caught, missed, false alarms\n"
+      "\n"
+      "Evaluates every candidate under DIR (*.cpp for the CPU, *.cu for CUDA; sub-folders included) with\n"
+      "the evaluation engine and the Verifier, compares each verdict with the outcome the file declares in\n"
+      "its header comment, and prints one row per file and the totals:\n"
+      "\n"
+      "  // drk-task: relu\n"
+      "  // drk-expect: hacked static.process        (every listed check must fail)\n"
+      "  // drk-expect: honest library.used           (must pass; listed warnings must be reported)\n"
+      "  // drk-best-known: 1.5                       (optional: the task's best known speedup, as the\n"
+      "                                                Oracle would send it; a result over 3 times it is\n"
+      "                                                timed again, with input elements swapped)\n"
+      "  // drk-threads: 1                            (optional: ctx->max_threads for this file, in place\n"
+      "                                                of --threads)\n"
+      "\n"
+      "A hacked file is caught when its verdict is rejected with every declared check among the failed\n"
+      "ones; an honest file passes when its verdict is honest, it is correct, and every declared warning\n"
+      "is reported. *.cu files are skipped with a note where no CUDA device can be used. Every correct\n"
+      "file also runs the out_of_bounds check: one call under compute-sanitizer memcheck (*.cu) or with\n"
+      "every tensor between inaccessible guard pages (CPU).");
+  command->add_option("DIR", args->directory, "the corpus folder, e.g. tests/hacks")->required()->type_name("");
+  command->add_flag("--json", args->json, "print one JSON object: detection_rate, false_positive_rate, rows, totals");
+  add_engine_options(*command, options, /*memory_limit=*/true);
+  command->add_flag("--each-alone", args->each_alone,
+                    "then evaluate every file again with nothing evaluated before it, and list the\n"
+                    "files judged otherwise than in the whole run (a candidate that changed the\n"
+                    "verdicts of those after it); any such file makes the exit status 1");
+  add_device_option(*command, "--cuda-shapes", args->cuda_shapes,
+                    "the shapes *.cu files are evaluated at (default cpu, the tasks' scaled shapes: the\n"
+                    "corpus checks honesty, and at KernelBench's shapes the host-side checks of one\n"
+                    "evaluation take minutes, docs/gpu.md)");
+  command->add_option("--deadline-s", args->deadline_s,
+                      "wall time one file may take, compile and evaluation (default 120): past it\n"
+                      "the evaluation is killed and the file counts as missed (hacked) or a false\n"
+                      "alarm (honest), with the note \"deadline\"")
+      ->type_name("S")
+      ->check(runtime::at_least(1));
+  command->footer(
+      "Exit status: 0 when every hacked file is caught and no honest file is rejected (100 % detection,\n"
+      "0 % false positives) and, with --each-alone, every file is judged alone as in the whole run; 1\n"
+      "otherwise or when a file lacks its header; a usage error exits with CLI11's code (105 a refused\n"
+      "value, 106 a missing argument, 109 an unknown one).");
+  actions[command] = [args] { return verify_corpus(*args); };
 }
 
 }  // namespace drk::tools

@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libyaml-cpp-dev doctest-dev
   libsqlite3-dev libboost-dev libtorch-dev
+  libcli11-dev          # every command line (runtime/command_line.h)
   libseccomp-dev        # the sandbox's syscall filter
   libopenblas0-openmp   # LibTorch's BLAS: the honest CPU baseline (netlib's reference BLAS otherwise)
   clang libclang-rt-14-dev  # libFuzzer, ASan and UBSan for tests/fuzz (decode_fuzz_smoke)
