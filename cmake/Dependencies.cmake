@@ -15,6 +15,9 @@ find_package(cppzmq REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(doctest REQUIRED)
 find_package(SQLite3 REQUIRED)
+# Every JSON the project reads or writes (runtime/json_text.h). Header-only; the GPU kit's unpacked
+# copy keeps its config in usr/share/cmake/nlohmann_json, which CMAKE_PREFIX_PATH reaches.
+find_package(nlohmann_json 3 REQUIRED)
 find_package(Boost REQUIRED)
 find_package(Torch REQUIRED)
 # The sandbox's syscall filter (actors/evaluator/sandbox_confinement.h): libseccomp, found by
