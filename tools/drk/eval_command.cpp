@@ -8,13 +8,13 @@
 #include <iostream>
 #include <sstream>
 
-#include <capnp/compat/json.h>
 #include <capnp/message.h>
 
 #include "actors/evaluator/evaluation.h"
 #include "actors/verifier/verify.h"
 #include "kernels/catalog/expression.h"
 #include "kernels/catalog/task.h"
+#include "runtime/capnp_json.h"
 #include "tools/drk/commands.h"
 
 namespace drk::tools {
@@ -348,8 +348,7 @@ int cmd_eval(const Args& args) {
   if (!verdict.hasResult()) verdict.setResult(result.asReader());
 
   if (json) {
-    capnp::JsonCodec codec;
-    std::cout << codec.encode(verdict.asReader()).cStr() << "\n";
+    std::cout << runtime::json_text(runtime::capnp_json(verdict.asReader())) << "\n";
   } else {
     print_human(task_copy, candidate_file, verdict.asReader());
   }
