@@ -27,6 +27,13 @@ find_library(SECCOMP_LIBRARY seccomp REQUIRED)
 add_library(drk_seccomp INTERFACE)
 target_include_directories(drk_seccomp INTERFACE ${SECCOMP_INCLUDE_DIR})
 target_link_libraries(drk_seccomp INTERFACE ${SECCOMP_LIBRARY})
+# SHA-256 of the compile cache (kernels/compile/content_hash.h): libsodium, which ZeroMQ's CURVE
+# already loads. Found by path like libseccomp: the GPU kit's prefix has no pkg-config set up.
+find_path(SODIUM_INCLUDE_DIR sodium.h REQUIRED)
+find_library(SODIUM_LIBRARY sodium REQUIRED)
+add_library(drk_sodium INTERFACE)
+target_include_directories(drk_sodium INTERFACE ${SODIUM_INCLUDE_DIR})
+target_link_libraries(drk_sodium INTERFACE ${SODIUM_LIBRARY})
 
 # CUDA is optional: where /usr/local/cuda exists (CI has it, without a GPU) NVRTC, CUPTI and
 # the runtime are linked for real; elsewhere everything else still builds.
