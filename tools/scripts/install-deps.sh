@@ -7,6 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libyaml-cpp-dev doctest-dev
   libsqlite3-dev libboost-dev libtorch-dev
+  nlohmann-json3-dev    # every JSON drkernel reads or writes (runtime/json_text.h)
+  libsodium-dev         # SHA-256 of the compile cache (kernels/compile/content_hash.h)
   libseccomp-dev        # the sandbox's syscall filter
   libopenblas0-openmp   # LibTorch's BLAS: the honest CPU baseline (netlib's reference BLAS otherwise)
   clang libclang-rt-14-dev  # libFuzzer, ASan and UBSan for tests/fuzz (decode_fuzz_smoke)
