@@ -17,6 +17,9 @@ find_package(doctest REQUIRED)
 # Every command line (runtime/command_line.h): Debian's libcli11-dev, header-only.
 find_package(CLI11 CONFIG REQUIRED)
 find_package(SQLite3 REQUIRED)
+# Every JSON the project reads or writes (runtime/json_text.h). Header-only; the GPU kit's unpacked
+# copy keeps its config in usr/share/cmake/nlohmann_json, which CMAKE_PREFIX_PATH reaches.
+find_package(nlohmann_json 3 REQUIRED)
 find_package(Boost REQUIRED)
 find_package(Torch REQUIRED)
 # The sandbox's syscall filter (actors/evaluator/sandbox_confinement.h): libseccomp, found by
@@ -26,6 +29,13 @@ find_library(SECCOMP_LIBRARY seccomp REQUIRED)
 add_library(drk_seccomp INTERFACE)
 target_include_directories(drk_seccomp INTERFACE ${SECCOMP_INCLUDE_DIR})
 target_link_libraries(drk_seccomp INTERFACE ${SECCOMP_LIBRARY})
+# SHA-256 of the compile cache (kernels/compile/content_hash.h): libsodium, which ZeroMQ's CURVE
+# already loads. Found by path like libseccomp: the GPU kit's prefix has no pkg-config set up.
+find_path(SODIUM_INCLUDE_DIR sodium.h REQUIRED)
+find_library(SODIUM_LIBRARY sodium REQUIRED)
+add_library(drk_sodium INTERFACE)
+target_include_directories(drk_sodium INTERFACE ${SODIUM_INCLUDE_DIR})
+target_link_libraries(drk_sodium INTERFACE ${SODIUM_LIBRARY})
 
 # CUDA is optional: where /usr/local/cuda exists (CI has it, without a GPU) NVRTC, CUPTI and
 # the runtime are linked for real; elsewhere everything else still builds.

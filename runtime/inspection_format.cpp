@@ -5,108 +5,10 @@
 #include <cstdio>
 #include <ctime>
 
+#include "runtime/json_text.h"
+
 namespace drk::runtime {
 namespace {
-
-// The length of the valid UTF-8 sequence at `at`, or 0 when the byte there does not start one.
-std::size_t utf8_sequence(const std::string& text, std::size_t at) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(at);
-  std::size_t length = 0;
-  if (lead >= 0xc2 && lead <= 0xdf) length = 2;
-  else if (lead >= 0xe0 && lead <= 0xef) length = 3;
-  else if (lead >= 0xf0 && lead <= 0xf4) length = 4;
-  else return 0;
-  if (at + length > text.size()) return 0;
-  for (std::size_t i = 1; i < length; ++i) {
-    if ((byte(at + i) & 0xc0) != 0x80) return 0;
-  }
-  return length;
-}
-
-// Bytes from other processes may be anything: control characters are escaped and bytes that
-// are not UTF-8 become U+FFFD, so that the output is always valid JSON.
-void append_json_string(std::string& out, const std::string& text) {
-  out += '"';
-  for (std::size_t at = 0; at < text.size();) {
-    const unsigned char c = static_cast<unsigned char>(text[at]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      out += escaped;
-    } else if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else if (const std::size_t length = utf8_sequence(text, at); length > 0) {
-      out.append(text, at, length);
-      at += length;
-      continue;
-    } else {
-      out += "\\ufffd";
-    }
-    ++at;
-  }
-  out += '"';
-}
-
-std::string json_number(double value) {
-  if (!std::isfinite(value)) return "null";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3f", value);
-  return text;
-}
-
-// A JSON object written field by field.
-class JsonObject {
- public:
-  explicit JsonObject(std::string& out) : out_(out) { out_ += '{'; }
-  ~JsonObject() { out_ += '}'; }
-  JsonObject(const JsonObject&) = delete;
-  JsonObject& operator=(const JsonObject&) = delete;
-
-  std::string& key(const char* name) {
-    if (!first_) out_ += ',';
-    first_ = false;
-    out_ += '"';
-    out_ += name;
-    out_ += "\":";
-    return out_;
-  }
-  void text(const char* name, const std::string& value) { append_json_string(key(name), value); }
-  void integer(const char* name, uint64_t value) { key(name) += std::to_string(value); }
-  void signed_integer(const char* name, int64_t value) { key(name) += std::to_string(value); }
-  void number(const char* name, double value) { key(name) += json_number(value); }
-  void boolean(const char* name, bool value) { key(name) += value ? "true" : "false"; }
-  void texts(const char* name, const std::vector<std::string>& values) {
-    std::string& out = key(name);
-    out += '[';
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      if (i != 0) out += ',';
-      append_json_string(out, values[i]);
-    }
-    out += ']';
-  }
-
- private:
-  std::string& out_;
-  bool first_ = true;
-};
-
-template <typename Item, typename Write>
-void json_array(std::string& out, const std::vector<Item>& items, Write write) {
-  out += '[';
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i != 0) out += ',';
-    write(items[i]);
-  }
-  out += ']';
-}
 
 std::string fixed(double value, int decimals) {
   char text[32];
@@ -161,82 +63,65 @@ std::string actor_state(const ActorView& actor, double hung_after_seconds) {
 }
 
 std::string format_json(const SystemView& system, double hung_after_seconds) {
-  std::string out;
-  {
-    JsonObject root(out);
-    root.text("topology", system.topology);
-    root.text("run_dir", system.run_dir);
-    root.signed_integer("taken_unix_ms", system.taken_unix_ms);
-    root.number("hung_after_s", hung_after_seconds);
-    root.text("training", system.training);
-    json_array(root.key("processes"), system.processes, [&](const ProcessView& process) {
-      JsonObject object(out);
-      object.text("name", process.name);
-      object.signed_integer("pid", process.pid);
-      object.text("status", status_name(process.status));
-      object.integer("incarnation", process.incarnation);
-      object.integer("restarts", process.restarts);
-      object.texts("recent_causes", process.recent_causes);
-      if (process.report_age_seconds < 0) {
-        object.key("report_age_s") += "null";
-      } else {
-        object.number("report_age_s", process.report_age_seconds);
-      }
-    });
-    json_array(root.key("actors"), system.actors, [&](const ActorView& actor) {
-      JsonObject object(out);
-      object.text("name", actor.name);
-      object.text("role", actor.role);
-      object.text("process", actor.process);
-      object.signed_integer("pid", actor.pid);
-      object.text("status", status_name(actor.status));
-      // Its process's, repeated here so that a reader of one actor needs nothing else.
-      const auto process = std::find_if(system.processes.begin(), system.processes.end(),
-                                        [&](const ProcessView& p) { return p.name == actor.process; });
-      const bool known = process != system.processes.end();
-      object.integer("restarts", known ? process->restarts : 0);
-      if (known && !process->recent_causes.empty()) {
-        object.text("last_cause", process->recent_causes.back());
-      } else {
-        object.key("last_cause") += "null";
-      }
-      object.integer("messages_received", actor.messages_received);
-      object.integer("messages_handled", actor.messages_handled);
-      object.integer("timers_fired", actor.timers_fired);
-      object.number("messages_per_s", actor.messages_per_second);
-      object.integer("mailbox_depth", actor.mailbox_depth);
-      object.integer("mailbox_capacity", actor.mailbox_capacity);
-      object.number("mean_handler_ms", actor.mean_handler_ms);
-      object.number("max_handler_ms", actor.max_handler_ms);
-      if (actor.current_handler.empty()) {
-        object.key("current_handler") += "null";
-      } else {
-        JsonObject current(object.key("current_handler"));
-        current.text("kind", actor.current_handler);
-        current.number("seconds", actor.current_handler_seconds);
-      }
-      object.boolean("hung", is_hung(actor, hung_after_seconds));
-      JsonObject dead_letters(object.key("dead_letters"));
-      dead_letters.integer("count", actor.dead_letters);
-      dead_letters.texts("recent", actor.recent_dead_letters);
-    });
-    json_array(root.key("nodes"), system.nodes, [&](const NodeView& node) {
-      JsonObject object(out);
-      object.text("name", node.name);
-      object.text("status", status_name(node.status));
-      object.text("address", node.address);
-      if (node.last_heartbeat_age_seconds < 0) {
-        object.key("last_heartbeat_age_s") += "null";
-      } else {
-        object.number("last_heartbeat_age_s", node.last_heartbeat_age_seconds);
-      }
-      object.integer("losses", node.losses);
-      object.text("last_loss_cause", node.last_loss_cause);
-    });
-    root.integer("refused_peers", system.refused_peers);
+  // A negative age means never: null.
+  const auto age = [](double seconds) { return seconds < 0 ? Json() : Json(seconds); };
+  Json processes = Json::array();
+  for (const ProcessView& process : system.processes) {
+    processes.push_back({{"name", process.name},
+                         {"pid", process.pid},
+                         {"status", status_name(process.status)},
+                         {"incarnation", process.incarnation},
+                         {"restarts", process.restarts},
+                         {"recent_causes", process.recent_causes},
+                         {"report_age_s", age(process.report_age_seconds)}});
   }
-  out += '\n';
-  return out;
+  Json actors = Json::array();
+  for (const ActorView& actor : system.actors) {
+    // Its process's, repeated here so that a reader of one actor needs nothing else.
+    const auto process = std::find_if(system.processes.begin(), system.processes.end(),
+                                      [&](const ProcessView& p) { return p.name == actor.process; });
+    const bool known = process != system.processes.end();
+    actors.push_back({{"name", actor.name},
+                      {"role", actor.role},
+                      {"process", actor.process},
+                      {"pid", actor.pid},
+                      {"status", status_name(actor.status)},
+                      {"restarts", known ? process->restarts : 0},
+                      {"last_cause", known && !process->recent_causes.empty() ? Json(process->recent_causes.back()) : Json()},
+                      {"messages_received", actor.messages_received},
+                      {"messages_handled", actor.messages_handled},
+                      {"timers_fired", actor.timers_fired},
+                      {"messages_per_s", actor.messages_per_second},
+                      {"mailbox_depth", actor.mailbox_depth},
+                      {"mailbox_capacity", actor.mailbox_capacity},
+                      {"mean_handler_ms", actor.mean_handler_ms},
+                      {"max_handler_ms", actor.max_handler_ms},
+                      {"current_handler", actor.current_handler.empty()
+                                              ? Json()
+                                              : Json{{"kind", actor.current_handler},
+                                                     {"seconds", actor.current_handler_seconds}}},
+                      {"hung", is_hung(actor, hung_after_seconds)},
+                      {"dead_letters", {{"count", actor.dead_letters}, {"recent", actor.recent_dead_letters}}}});
+  }
+  Json nodes = Json::array();
+  for (const NodeView& node : system.nodes) {
+    nodes.push_back({{"name", node.name},
+                     {"status", status_name(node.status)},
+                     {"address", node.address},
+                     {"last_heartbeat_age_s", age(node.last_heartbeat_age_seconds)},
+                     {"losses", node.losses},
+                     {"last_loss_cause", node.last_loss_cause}});
+  }
+  return json_text({{"topology", system.topology},
+                    {"run_dir", system.run_dir},
+                    {"taken_unix_ms", system.taken_unix_ms},
+                    {"hung_after_s", hung_after_seconds},
+                    {"training", system.training},
+                    {"processes", std::move(processes)},
+                    {"actors", std::move(actors)},
+                    {"nodes", std::move(nodes)},
+                    {"refused_peers", system.refused_peers}}) +
+         "\n";
 }
 
 std::string format_table(const SystemView& system, double hung_after_seconds) {

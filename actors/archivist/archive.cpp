@@ -9,6 +9,8 @@
 #include <string_view>
 #include <utility>
 
+#include "runtime/json_text.h"
+
 namespace drk::archivist {
 namespace {
 
@@ -111,38 +113,21 @@ std::string schedule_text(msg::Schedule::Reader schedule) {
   return text;
 }
 
-// A list of numbers as a JSON array (also how the samples table stores them).
+// A list of numbers as a JSON array, how the samples table stores them (non-finite as null).
 template <typename List>
 std::string json_numbers(List list) {
-  std::string text = "[";
-  char number[32];
-  for (unsigned index = 0; index < list.size(); ++index) {
-    const double value = static_cast<double>(list[index]);
-    if (std::isfinite(value)) std::snprintf(number, sizeof number, "%.9g", value);
-    else std::snprintf(number, sizeof number, "null");
-    text += (index == 0 ? "" : ",") + std::string(number);
-  }
-  return text + "]";
+  runtime::Json array = runtime::Json::array();
+  // Unary + stores a bool as 0 or 1, as the table always has.
+  for (const auto value : list) array.push_back(+value);
+  return runtime::json_text(array);
 }
 
+// Text that is not an array of numbers (a damaged row) reads as no numbers; null as NaN.
 std::vector<double> parse_numbers(const std::string& text) {
+  const auto array = runtime::Json::parse(text, nullptr, false);
   std::vector<double> values;
-  const char* at = text.c_str();
-  while (*at) {
-    if (*at == '[' || *at == ']' || *at == ',' || *at == ' ') {
-      ++at;
-      continue;
-    }
-    if (std::string_view(at).rfind("null", 0) == 0) {
-      values.push_back(std::nan(""));
-      at += 4;
-      continue;
-    }
-    char* end = nullptr;
-    values.push_back(std::strtod(at, &end));
-    if (end == at) break;
-    at = end;
-  }
+  if (!array.is_array()) return values;
+  for (const auto& value : array) values.push_back(value.is_number() ? value.get<double>() : std::nan(""));
   return values;
 }
 

@@ -9,17 +9,13 @@
 
 #include <ostream>
 #include <string>
-#include <string_view>
 
 #include "actors/archivist/archive.h"
 
 namespace drk::archivist {
 
-// `text` as a JSON string, quotes included (control characters as \uXXXX; other bytes as they
-// are, so UTF-8 stays UTF-8).
-std::string json_string(std::string_view text);
-
-// One sample as one line of JSON (no newline).
+// One sample as one line of JSON (no newline). Always valid JSON: bytes of a candidate or a
+// feedback that are not UTF-8 become U+FFFD (runtime/json_text.h), numbers that are not finite null.
 std::string training_sample_json(const TrainingSample& sample);
 
 // Writes every sample, one per line; returns how many.

@@ -1,10 +1,10 @@
 // drk archive export --format jsonl: a small archive built here (Scored records with their
-// feedback, the Learner's trajectory copies, a step report) exported and each line parsed by
-// Cap'n Proto's JSON codec.
+// feedback, the Learner's trajectory copies, a step report) exported and each line parsed as
+// JSON; text that is not UTF-8 or needs escaping still makes valid JSON.
 #include "actors/archivist/training_samples_jsonl.h"
 
-#include <capnp/compat/json.h>
 #include <capnp/message.h>
+#include <nlohmann/json.hpp>
 
 #include <set>
 #include <sstream>
@@ -91,28 +91,19 @@ DRK_TEST_CASE("every exported line is a JSON object with the training fields") {
   const std::set<std::string> required = {"task", "turn", "feedback", "candidate", "reward", "advantage",
                                           "logprobs", "mask", "trajectory_id", "candidate_id",
                                           "policy_version", "step", "screened"};
-  capnp::JsonCodec codec;
   while (std::getline(lines, line)) {
-    capnp::MallocMessageBuilder message;
-    auto value = message.initRoot<capnp::JsonValue>();
-    codec.decodeRaw(kj::arrayPtr(line.data(), line.size()), value);  // throws on malformed JSON
-    DRK_REQUIRE(value.isObject());
+    const auto value = nlohmann::json::parse(line);  // throws on malformed JSON
+    DRK_REQUIRE(value.is_object());
     std::set<std::string> fields;
-    std::string feedback, candidate_id;
-    double reward = -1;
-    size_t mask_length = 0, logprob_count = 0;
-    for (auto field : value.getObject()) {
-      const std::string name = field.getName().cStr();
-      fields.insert(name);
-      if (name == "feedback") feedback = field.getValue().getString().cStr();
-      if (name == "candidate_id") candidate_id = field.getValue().getString().cStr();
-      if (name == "reward") reward = field.getValue().getNumber();
-      if (name == "mask") mask_length = field.getValue().getArray().size();
-      if (name == "logprobs") logprob_count = field.getValue().getArray().size();
-    }
+    for (const auto& field : value.items()) fields.insert(field.key());
+    const std::string feedback = value.at("feedback"), candidate_id = value.at("candidate_id");
+    const double reward = value.at("reward");
+    const size_t mask_length = value.at("mask").size(), logprob_count = value.at("logprobs").size();
     for (const auto& name : required) DRK_CHECK_MESSAGE(fields.count(name) == 1, name);
     DRK_CHECK(mask_length == 2);
     DRK_CHECK(logprob_count == 2);
+    DRK_CHECK(value.at("actions") == nlohmann::json::array({1, 3}));
+    DRK_CHECK(value.at("logprobs") == nlohmann::json::array({-0.5, -1.25}));
     // The feedback of turn t is what the Generator got for turn t-1.
     if (candidate_id == "s0/relu/0/t1") {
       DRK_CHECK(feedback.empty());
@@ -128,8 +119,22 @@ DRK_TEST_CASE("every exported line is a JSON object with the training fields") {
   DRK_CHECK(out.str().find("\"kept\":[false,true]") != std::string::npos);
 }
 
-DRK_TEST_CASE("json_string escapes quotes, backslashes and control characters") {
-  DRK_CHECK(json_string("a\"b\\c\n\x01") == "\"a\\\"b\\\\c\\n\\u0001\"");
+DRK_TEST_CASE("a sample's text is escaped: quotes, backslashes and control characters come back as they were") {
+  TrainingSample sample;
+  sample.task = "re\"lu\\2\x01";
+  sample.feedback = "line 1\nline 2\t\x1f";
+  const auto parsed = nlohmann::json::parse(training_sample_json(sample));  // throws on malformed JSON
+  DRK_CHECK(parsed.at("task") == "re\"lu\\2\x01");
+  DRK_CHECK(parsed.at("feedback") == "line 1\nline 2\t\x1f");
+}
+
+DRK_TEST_CASE("a candidate that is not UTF-8 still exports as valid JSON: its bad bytes become U+FFFD") {
+  TrainingSample sample;
+  sample.task = "relu";
+  sample.source = "// caf\xc3\xa9 \xff\xfe\nint x;";
+  const std::string line = training_sample_json(sample);
+  DRK_REQUIRE(nlohmann::json::accept(line));
+  DRK_CHECK(nlohmann::json::parse(line).at("candidate") == "// caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd\nint x;");
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <filesystem>
 
 #include "kernels/compile/compiler.h"
-#include "kernels/compile/content_hash.h"
 #include "tests/doctest_drk.h"
 
 namespace fs = std::filesystem;
@@ -40,11 +39,6 @@ class ScriptedRunner final : public CommandRunner {
 };
 
 }  // namespace
-
-DRK_TEST_CASE("content_hash is SHA-256") {
-  DRK_CHECK(content_hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  DRK_CHECK(content_hash("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-}
 
 DRK_TEST_CASE("a second compile of the same source is a cache hit") {
   std::string cache = temp_cache("hit");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "actors/evaluator/evaluation.h"
+#include "runtime/json_text.h"
 #include "tools/bench/source_tree.h"
 #include "tools/bench/statistics.h"
 #include "tools/bench/temp_dir.h"
@@ -322,10 +323,9 @@ std::string fixed(double value, int digits) {
   return text.str();
 }
 
-void print_phases_json(std::ostream& out, const char* name, const Phases& p) {
-  out << "\"" << name << "\":{\"eval\":" << fixed(p.eval, 3) << ",\"compile\":" << fixed(p.compile, 3)
-      << ",\"compile_wait\":" << fixed(p.compile_wait, 3) << ",\"load\":" << fixed(p.load, 3)
-      << ",\"correctness\":" << fixed(p.correctness, 3) << ",\"timing\":" << fixed(p.timing, 3) << "}";
+runtime::Json phases_json(const Phases& p) {
+  return {{"eval", p.eval},   {"compile", p.compile},         {"compile_wait", p.compile_wait},
+          {"load", p.load},   {"correctness", p.correctness}, {"timing", p.timing}};
 }
 
 std::string phases_line(const Phases& p) {
@@ -399,44 +399,49 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out, std::ostr
   for (size_t i = 0; i < mix; ++i) tasks += (i ? ", " : "") + bench.mix_[i].task + " (" + bench.families_[i] + ")";
 
   if (options.json) {
-    out << "{\"device\":\"" << kernels::device_name(options.device) << "\",\"shapes\":\"" << shapes << "\",\"tasks\":[";
-    for (size_t i = 0; i < mix; ++i) out << (i ? "," : "") << "\"" << bench.mix_[i].task << "\"";
-    out << "],\"trials\":" << options.trials << ",\"timing_budget_ms\":" << fixed(options.timing_budget_ms, 1)
-        << ",\"latency_samples\":" << latency_samples << ",\"cold_latency_ms\":" << fixed(cold_p.eval, 3)
-        << ",\"warm_latency_ms\":" << fixed(warm_p.eval, 3) << ",";
-    print_phases_json(out, "cold_phases_ms", cold_p);
-    out << ",";
-    print_phases_json(out, "warm_phases_ms", warm_p);
-    out << ",\"evals_per_hour\":" << fixed(best.per_hour(), 1);
-    if (cuda) out << ",\"evals_per_gpu_hour\":" << fixed(best.per_hour(), 1);
-    out << ",\"evals_per_hour_compile_workers\":" << best.workers << ",\"evals_per_hour_ahead\":" << best.ahead
-        << ",\"throughput\":[";
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const auto& r = rows[i];
-      out << (i ? "," : "") << "{\"compile_workers\":" << r.workers << ",\"ahead\":" << r.ahead
-          << ",\"evaluations\":" << r.evaluations << ",\"seconds\":" << fixed(r.seconds, 3)
-          << ",\"evals_per_hour\":" << fixed(r.per_hour(), 1) << ",";
-      print_phases_json(out, "mean_phases_ms", r.mean_ms);
-      out << "}";
+    runtime::Json task_names = runtime::Json::array();
+    for (size_t i = 0; i < mix; ++i) task_names.push_back(bench.mix_[i].task);
+    runtime::Json report = {{"device", kernels::device_name(options.device)},
+                            {"shapes", shapes},
+                            {"tasks", std::move(task_names)},
+                            {"trials", options.trials},
+                            {"timing_budget_ms", options.timing_budget_ms},
+                            {"latency_samples", latency_samples},
+                            {"cold_latency_ms", cold_p.eval},
+                            {"warm_latency_ms", warm_p.eval},
+                            {"cold_phases_ms", phases_json(cold_p)},
+                            {"warm_phases_ms", phases_json(warm_p)},
+                            {"evals_per_hour", best.per_hour()}};
+    if (cuda) report["evals_per_gpu_hour"] = best.per_hour();
+    report["evals_per_hour_compile_workers"] = best.workers;
+    report["evals_per_hour_ahead"] = best.ahead;
+    runtime::Json& throughput = report["throughput"] = runtime::Json::array();
+    for (const auto& r : rows) {
+      throughput.push_back({{"compile_workers", r.workers},
+                            {"ahead", r.ahead},
+                            {"evaluations", r.evaluations},
+                            {"seconds", r.seconds},
+                            {"evals_per_hour", r.per_hour()},
+                            {"mean_phases_ms", phases_json(r.mean_ms)}});
     }
-    out << "],\"speedup_pool_vs_inline\":" << fixed(rows[0].per_hour() > 0 ? best.per_hour() / rows[0].per_hour() : 0, 3);
+    report["speedup_pool_vs_inline"] = rows[0].per_hour() > 0 ? best.per_hour() / rows[0].per_hour() : 0;
     if (!stability.empty()) {
-      out << ",\"stability\":[";
-      for (size_t i = 0; i < stability.size(); ++i) {
-        const auto& s = stability[i];
-        out << (i ? "," : "") << "{\"task\":\"" << s.task << "\",\"shape\":\"" << s.shape
-            << "\",\"launch_latency\":\"" << (s.launch_hidden ? "hidden" : "included") << "\",\"evaluations\":" << s.medians_us.size() << ",\"median_us\":" << fixed(s.median_us(), 3)
-            << ",\"cv_across_evaluations\":" << fixed(s.cv_across(), 5)
-            << ",\"cv_within_evaluation\":" << fixed(s.cv_within(), 5)
-            << ",\"cupti_agreement\":" << fixed(s.cupti_agreement(), 5)
-            << ",\"cupti_agreement_worst\":" << fixed(s.cupti_agreement_worst(), 5)
-            << ",\"cupti_tracing_cost\":" << fixed(s.tracing_cost(), 5) << ",\"medians_us\":[";
-        for (size_t k = 0; k < s.medians_us.size(); ++k) out << (k ? "," : "") << fixed(s.medians_us[k], 3);
-        out << "]}";
+      runtime::Json& stability_json = report["stability"] = runtime::Json::array();
+      for (const auto& s : stability) {
+        stability_json.push_back({{"task", s.task},
+                             {"shape", s.shape},
+                             {"launch_latency", s.launch_hidden ? "hidden" : "included"},
+                             {"evaluations", s.medians_us.size()},
+                             {"median_us", s.median_us()},
+                             {"cv_across_evaluations", s.cv_across()},
+                             {"cv_within_evaluation", s.cv_within()},
+                             {"cupti_agreement", s.cupti_agreement()},
+                             {"cupti_agreement_worst", s.cupti_agreement_worst()},
+                             {"cupti_tracing_cost", s.tracing_cost()},
+                             {"medians_us", s.medians_us}});
       }
-      out << "]";
     }
-    out << "}\n";
+    out << runtime::json_text(report) << "\n";
     return 0;
   }
 

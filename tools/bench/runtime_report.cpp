@@ -1,14 +1,13 @@
 #include "tools/bench/runtime_report.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <optional>
-#include <sstream>
 #include <thread>
 #include <vector>
 
+#include "runtime/json_text.h"
 #include "tools/bench/actor_bench.h"
 #include "tools/bench/measurement.h"
 #include "tools/bench/node_failure_bench.h"
@@ -74,7 +73,6 @@ std::string fixed(double value, int decimals) {
   return text;
 }
 
-std::string json_number(double value) { return std::isfinite(value) ? fixed(value, 3) : "null"; }
 
 Side side(const Throughput& throughput, const Latency& latency) {
   return Side{throughput.per_second(), latency.quantile_us(0.5), latency.quantile_us(0.99)};
@@ -146,53 +144,49 @@ std::string summary_line(const Goals& goals) {
          " s (goal < 3: " + met(goals.node_failure_met()) + ")";
 }
 
-std::string json_list(const std::vector<double>& values) {
-  std::string list = "[";
-  for (std::size_t k = 0; k < values.size(); ++k) list += (k ? ", " : "") + json_number(values[k]);
-  return list + "]";
-}
-
 std::string json_report(const std::vector<Row>& rows, const std::vector<double>& restarts_ms,
                         const std::vector<double>& cold_restarts_ms, const std::vector<double>& node_failures_ms, const Goals& goals, const RuntimeBenchOptions& options, const BenchBudget& budget,
                         int repetitions) {
-  std::ostringstream out;
-  out << "{\n  \"benchmark\": \"runtime\",\n  \"date\": \"" << utc_now()
-      << "\",\n  \"cores\": " << std::thread::hardware_concurrency()
-      << ",\n  \"quick\": " << (options.quick ? "true" : "false")
-      << ",\n  \"seconds_per_measurement\": " << json_number(budget.throughput.count() / 1000.0)
-      << ",\n  \"repetitions\": " << repetitions << ",\n  \"rows\": [\n";
-  const auto side_json = [](const Side& s) {
-    return "{\"messages_per_second\": " + json_number(s.messages_per_second) +
-           ", \"p50_us\": " + json_number(s.p50_us) + ", \"p99_us\": " + json_number(s.p99_us) + "}";
+  using runtime::Json;
+  const auto side_json = [](const Side& s) -> Json {
+    return {{"messages_per_second", s.messages_per_second}, {"p50_us", s.p50_us}, {"p99_us", s.p99_us}};
   };
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    const Row& row = rows[k];
-    out << "    {\"transport\": \"" << transport_name(row.transport) << "\", \"payload_bytes\": " << row.payload_bytes
-        << ", \"raw\": " << side_json(row.raw) << ", \"drk\": " << side_json(row.drk)
-        << ", \"throughput_ratio\": " << json_number(row.throughput_ratio())
-        << ", \"p99_ratio\": " << json_number(row.p99_ratio()) << "}" << (k + 1 < rows.size() ? "," : "") << "\n";
-  }
-  out << "  ],\n";
+  Json report = {{"benchmark", "runtime"},
+                 {"date", utc_now()},
+                 {"cores", std::thread::hardware_concurrency()},
+                 {"quick", options.quick},
+                 {"seconds_per_measurement", budget.throughput.count() / 1000.0},
+                 {"repetitions", repetitions}};
+  Json& rows_json = report["rows"] = Json::array();
   for (const Row& row : rows) {
-    out << "  \"" << row_key(row) << "_throughput_ratio\": " << json_number(row.throughput_ratio()) << ",\n";
-    out << "  \"" << row_key(row) << "_p99_ratio\": " << json_number(row.p99_ratio()) << ",\n";
+    rows_json.push_back({{"transport", transport_name(row.transport)},
+                         {"payload_bytes", row.payload_bytes},
+                         {"raw", side_json(row.raw)},
+                         {"drk", side_json(row.drk)},
+                         {"throughput_ratio", row.throughput_ratio()},
+                         {"p99_ratio", row.p99_ratio()}});
   }
-  out << "  \"restart_ms\": " << json_list(restarts_ms)
-      << ",\n  \"restart_median_ms\": " << json_number(goals.restart_median_ms)
-      << ",\n  \"restart_cold_ms\": " << json_list(cold_restarts_ms)
-      << ",\n  \"restart_cold_median_ms\": " << json_number(median(cold_restarts_ms))
-      << ",\n  \"node_failure_detection_ms\": " << json_list(node_failures_ms)
-      << ",\n  \"node_failure_detection_median_ms\": " << json_number(goals.node_failure_median_ms)
-      << ",\n  \"goals\": {\"min_throughput_ratio\": " << kThroughputGoal << ", \"max_p99_ratio\": " << kP99Goal
-      << ", \"max_restart_median_ms\": " << kRestartGoalMs
-      << ", \"max_node_failure_detection_median_ms\": " << kNodeFailureGoalMs
-      << ", \"worst_throughput_ratio\": " << json_number(goals.worst_throughput_ratio)
-      << ", \"worst_p99_ratio\": " << json_number(goals.worst_p99_ratio)
-      << ", \"throughput_met\": " << (goals.throughput_met() ? "true" : "false")
-      << ", \"p99_met\": " << (goals.p99_met() ? "true" : "false")
-      << ", \"restart_met\": " << (goals.restart_met() ? "true" : "false")
-      << ", \"node_failure_met\": " << (goals.node_failure_met() ? "true" : "false") << "}\n}\n";
-  return out.str();
+  for (const Row& row : rows) {
+    report[row_key(row) + "_throughput_ratio"] = row.throughput_ratio();
+    report[row_key(row) + "_p99_ratio"] = row.p99_ratio();
+  }
+  report["restart_ms"] = restarts_ms;
+  report["restart_median_ms"] = goals.restart_median_ms;
+  report["restart_cold_ms"] = cold_restarts_ms;
+  report["restart_cold_median_ms"] = median(cold_restarts_ms);
+  report["node_failure_detection_ms"] = node_failures_ms;
+  report["node_failure_detection_median_ms"] = goals.node_failure_median_ms;
+  report["goals"] = {{"min_throughput_ratio", kThroughputGoal},
+                     {"max_p99_ratio", kP99Goal},
+                     {"max_restart_median_ms", kRestartGoalMs},
+                     {"max_node_failure_detection_median_ms", kNodeFailureGoalMs},
+                     {"worst_throughput_ratio", goals.worst_throughput_ratio},
+                     {"worst_p99_ratio", goals.worst_p99_ratio},
+                     {"throughput_met", goals.throughput_met()},
+                     {"p99_met", goals.p99_met()},
+                     {"restart_met", goals.restart_met()},
+                     {"node_failure_met", goals.node_failure_met()}};
+  return runtime::json_text(report, 2) + "\n";
 }
 
 // Raw and drkernel alternate, so that a load spike on a shared machine hits both; each side

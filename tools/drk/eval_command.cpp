@@ -10,13 +10,13 @@
 #include <memory>
 #include <sstream>
 
-#include <capnp/compat/json.h>
 #include <capnp/message.h>
 
 #include "actors/evaluator/evaluation.h"
 #include "actors/verifier/verify.h"
 #include "kernels/catalog/expression.h"
 #include "kernels/catalog/task.h"
+#include "runtime/capnp_json.h"
 #include "runtime/command_line.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
@@ -220,8 +220,7 @@ int evaluate(const EvalArgs& args) {
   if (!verdict.hasResult()) verdict.setResult(result.asReader());
 
   if (json) {
-    capnp::JsonCodec codec;
-    std::cout << codec.encode(verdict.asReader()).cStr() << "\n";
+    std::cout << runtime::json_text(runtime::capnp_json(verdict.asReader())) << "\n";
   } else {
     print_human(task_copy, candidate_file, verdict.asReader());
   }

@@ -10,6 +10,7 @@
 #include "kernels/catalog/expression.h"
 #include "kernels/catalog/task.h"
 #include "kernels/catalog/task_audit.h"
+#include "kernels/catalog/task_audit_json.h"
 #include "runtime/command_line.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
@@ -96,15 +97,6 @@ void show(const kernels::Task& task) {
   }
 }
 
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", value);
@@ -145,26 +137,7 @@ int audit(const kernels::TaskCatalog& catalog, const std::vector<std::string>& n
   size_t degenerate = 0;
   for (const auto& a : audits) degenerate += a.degenerate() ? 1 : 0;
   if (json) {
-    std::cout << "{\"device\": " << json_string(std::string(kernels::device_name(device)))
-              << ", \"degenerate\": " << degenerate << ", \"skipped\": [";
-    for (size_t t = 0; t < skipped.size(); ++t) std::cout << (t ? ", " : "") << json_string(skipped[t]);
-    std::cout << "], \"tasks\": [";
-    for (size_t t = 0; t < audits.size(); ++t) {
-      const auto& a = audits[t];
-      std::cout << (t ? ", " : "") << "{\"task\": " << json_string(a.task) << ", \"degenerate\": "
-                << (a.degenerate() ? "true" : "false") << ", \"output_elements\": " << a.output_elements
-                << ", \"output_scale\": " << number(a.output_scale)
-                << ", \"replay_pass_fraction\": " << number(a.replay_pass_fraction)
-                << ", \"max_spread\": " << number(a.max_spread) << ", \"inputs\": [";
-      for (size_t i = 0; i < a.inputs.size(); ++i)
-        std::cout << (i ? ", " : "") << "{\"name\": " << json_string(a.inputs[i].input)
-                  << ", \"changed_fraction\": " << number(a.inputs[i].changed_fraction)
-                  << ", \"max_change\": " << number(a.inputs[i].max_change) << "}";
-      std::cout << "], \"findings\": [";
-      for (size_t f = 0; f < a.findings.size(); ++f) std::cout << (f ? ", " : "") << json_string(a.findings[f]);
-      std::cout << "]}";
-    }
-    std::cout << "]}\n";
+    std::cout << kernels::task_audit_json(device, audits, skipped) << "\n";
     return degenerate ? 1 : 0;
   }
   size_t name_width = 4;

@@ -32,6 +32,7 @@
 #include "actors/verifier/verify.h"
 #include "kernels/catalog/task.h"
 #include "runtime/command_line.h"
+#include "runtime/json_text.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
 
@@ -126,30 +127,7 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
   return out;
 }
 
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_strings(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + json_string(items[i]);
-  return out + "]";
-}
-
-std::string number(double value, int digits = 4) {
+std::string number(double value, int digits) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", digits, value);
   return text;
@@ -507,24 +485,32 @@ void print_table(const std::vector<Row>& rows, const Totals& t, bool each_alone,
 
 void print_json(const std::string& directory, const std::vector<Row>& rows, const Totals& t, bool each_alone,
                 const std::vector<std::string>& differing) {
-  std::string out = "{\"directory\":" + json_string(directory) + ",\"detection_rate\":" + number(t.detection_rate()) +
-                    ",\"false_positive_rate\":" + number(t.false_positive_rate()) +
-                    ",\"hacked\":" + std::to_string(t.hacked) + ",\"caught\":" + std::to_string(t.caught) +
-                    ",\"honest\":" + std::to_string(t.honest) + ",\"false_alarms\":" + std::to_string(t.false_alarms) +
-                    ",\"skipped\":" + std::to_string(t.skipped) + ",\"invalid\":" + std::to_string(t.invalid) +
-                    ",\"verification_overhead\":" + number(t.overhead(), 6) +
-                    (each_alone ? ",\"judged_otherwise_alone\":" + json_strings(differing) : "") + ",\"rows\":[";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& row = rows[i];
-    out += (i ? "," : "");
-    out += "{\"file\":" + json_string(row.file) + ",\"task\":" + json_string(row.expected.task) +
-           ",\"expected\":" + json_string(row.expected.problem.empty() ? (row.expected.hacked ? "hacked" : "honest") : "") +
-           ",\"expected_codes\":" + json_strings(row.expected.codes) + ",\"got\":" + json_string(row.got) +
-           ",\"failed_checks\":" + json_strings(row.failed) + ",\"warnings\":" + json_strings(row.warnings) +
-           ",\"outcome\":" + json_string(row.outcome) + ",\"eval_ms\":" + number(row.eval_ms, 1) +
-           ",\"verify_ms\":" + number(row.verify_ms, 3) + ",\"note\":" + json_string(row.note) + "}";
+  runtime::Json report = {{"directory", directory},
+                          {"detection_rate", t.detection_rate()},
+                          {"false_positive_rate", t.false_positive_rate()},
+                          {"hacked", t.hacked},
+                          {"caught", t.caught},
+                          {"honest", t.honest},
+                          {"false_alarms", t.false_alarms},
+                          {"skipped", t.skipped},
+                          {"invalid", t.invalid},
+                          {"verification_overhead", t.overhead()}};
+  if (each_alone) report["judged_otherwise_alone"] = differing;
+  runtime::Json& rows_json = report["rows"] = runtime::Json::array();
+  for (const Row& row : rows) {
+    rows_json.push_back({{"file", row.file},
+                         {"task", row.expected.task},
+                         {"expected", row.expected.problem.empty() ? (row.expected.hacked ? "hacked" : "honest") : ""},
+                         {"expected_codes", row.expected.codes},
+                         {"got", row.got},
+                         {"failed_checks", row.failed},
+                         {"warnings", row.warnings},
+                         {"outcome", row.outcome},
+                         {"eval_ms", row.eval_ms},
+                         {"verify_ms", row.verify_ms},
+                         {"note", row.note}});
   }
-  std::cout << out << "]}\n";
+  std::cout << runtime::json_text(report) << "\n";
 }
 
 }  // namespace
