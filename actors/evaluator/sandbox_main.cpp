@@ -24,6 +24,7 @@
 
 #include <capnp/serialize.h>
 
+#include "actors/evaluator/bump_workspace.h"
 #include "actors/evaluator/guarded_tensors.h"
 #include "actors/evaluator/harness_imports.h"
 #include "actors/evaluator/input_swaps.h"
@@ -45,47 +46,10 @@ constexpr int kReplyFd = 4;
 constexpr int kRegionFd = 5;
 constexpr size_t kMaxWorkspaceBytes = size_t{8} << 30;
 
-// Scratch memory for one call: a bump allocator over one block that grows to what the last call
-// needed; what does not fit this call comes from extra blocks freed when the call returns.
-class Workspace {
- public:
-  ~Workspace() {
-    release_extra();
-    std::free(block_);
-  }
-  void begin_call() { used_ = 0; }
-  void* allocate(size_t bytes) {
-    size_t rounded = (bytes + 255) / 256 * 256;
-    if (rounded > kMaxWorkspaceBytes || used_ + rounded > kMaxWorkspaceBytes) return nullptr;
-    if (used_ + rounded <= capacity_) {
-      void* p = block_ + used_;
-      used_ += rounded;
-      return p;
-    }
-    void* extra = std::aligned_alloc(256, rounded);
-    if (!extra) return nullptr;
-    extra_.push_back(extra);
-    used_ += rounded;
-    return extra;
-  }
-  void end_call() {
-    if (extra_.empty()) return;
-    release_extra();
-    std::free(block_);
-    capacity_ = used_;
-    block_ = static_cast<char*>(std::aligned_alloc(256, capacity_));
-    if (!block_) capacity_ = 0;
-  }
-
- private:
-  void release_extra() {
-    for (void* p : extra_) std::free(p);
-    extra_.clear();
-  }
-  char* block_ = nullptr;
-  size_t capacity_ = 0;
-  size_t used_ = 0;
-  std::vector<void*> extra_;
+// Workspace blocks in host memory.
+struct HostMemory {
+  static void* allocate(size_t bytes) { return std::aligned_alloc(kWorkspaceAlignment, bytes); }
+  static void release(void* p) { std::free(p); }
 };
 
 struct Harness {
@@ -93,7 +57,7 @@ struct Harness {
   size_t region_bytes = 0;
   drk_kernel_fn kernel = nullptr;
   int max_threads = 1;
-  Workspace workspace;
+  BumpWorkspace<HostMemory> workspace;
   std::unique_ptr<SandboxDevice> device;  // null: candidates run on the host
   std::string unavailable;                // why this sandbox runs nothing (no device, no filter); "" when it runs
   // Threads of this process just before the candidate was loaded: any beyond them are its own.
@@ -111,7 +75,7 @@ void* workspace_for(const drk_context*, size_t bytes) { return harness.workspace
 
 void begin_call() {
   if (harness.device) harness.device->begin_call();
-  else harness.workspace.begin_call();
+  else harness.workspace.begin_call(kMaxWorkspaceBytes);
 }
 
 void end_call() {

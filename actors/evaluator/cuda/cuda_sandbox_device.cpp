@@ -27,6 +27,7 @@
 #include "actors/evaluator/cuda/nvml_energy.h"
 #include "actors/evaluator/cuda/device_kernels.h"
 #include "actors/evaluator/cuda/launch_hold.h"
+#include "actors/evaluator/bump_workspace.h"
 #include "actors/evaluator/input_swaps.h"
 #include "actors/evaluator/sandbox_device.h"
 #include "kernels/catalog/reference.h"
@@ -34,7 +35,6 @@
 namespace drk::evaluator {
 namespace {
 
-constexpr size_t kWorkspaceAlignment = 256;
 constexpr size_t kMaxWorkspaceBytes = size_t{16} << 30;
 // Energy: a batch is resolved when NVML's counter changed at least this often during it.
 constexpr uint32_t kMinCounterUpdates = 3;
@@ -59,70 +59,17 @@ std::optional<at::ScalarType> scalar_type(int32_t dtype) {
   return kernels::scalar_type_of(static_cast<kernels::DType>(dtype));
 }
 
-// Scratch device memory for one call: a bump allocator over one block that grows to what the
-// last call needed; what does not fit this call comes from extra blocks freed after the call.
-class DeviceWorkspace {
- public:
-  ~DeviceWorkspace() {
-    release_extra();
-    if (block_) cudaFree(block_);
+// Workspace blocks in device memory; an allocation failure is not sticky, so it is cleared.
+struct DeviceMemory {
+  static void* allocate(size_t bytes) {
+    void* p = nullptr;
+    if (cudaMalloc(&p, bytes) == cudaSuccess) return p;
+    cudaGetLastError();
+    return nullptr;
   }
-  // budget: what this call may take in all (the memory limit less what the candidate holds).
-  void begin_call(size_t budget) {
-    used_ = 0;
-    budget_ = std::min(budget, kMaxWorkspaceBytes);
-  }
-  size_t capacity() const { return capacity_; }
-  // A new candidate starts without the last one's block.
-  void release() {
-    release_extra();
-    if (block_) cudaFree(block_);
-    block_ = nullptr;
-    capacity_ = 0;
-  }
-  void* allocate(size_t bytes) {
-    size_t rounded = (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-    if (rounded > budget_ || used_ + rounded > budget_) return nullptr;
-    if (used_ + rounded <= capacity_) {
-      void* p = block_ + used_;
-      used_ += rounded;
-      return p;
-    }
-    void* extra = nullptr;
-    if (cudaMalloc(&extra, rounded) != cudaSuccess) {
-      cudaGetLastError();  // an allocation failure is not sticky: clear it
-      return nullptr;
-    }
-    extra_.push_back(extra);
-    used_ += rounded;
-    return extra;
-  }
-  void end_call() {
-    if (extra_.empty()) return;
-    release_extra();
-    if (block_) cudaFree(block_);
-    block_ = nullptr;
-    capacity_ = 0;
-    void* grown = nullptr;
-    if (cudaMalloc(&grown, used_) == cudaSuccess) {
-      block_ = static_cast<char*>(grown);
-      capacity_ = used_;
-    } else {
-      cudaGetLastError();
-    }
-  }
-
- private:
-  void release_extra() {
-    for (void* p : extra_) cudaFree(p);
-    extra_.clear();
-  }
-  char* block_ = nullptr;
-  size_t capacity_ = 0;
-  size_t used_ = 0;
-  size_t budget_ = kMaxWorkspaceBytes;
-  std::vector<void*> extra_;
+  static void release(void* p) { cudaFree(p); }
 };
+using DeviceWorkspace = BumpWorkspace<DeviceMemory>;
 
 DeviceWorkspace* active_workspace = nullptr;
 
@@ -412,7 +359,7 @@ class CudaSandboxDevice final : public SandboxDevice {
   size_t workspace_budget() const {
     if (memory_limit_ == 0) return kMaxWorkspaceBytes;
     uint64_t others = held_ > workspace_.capacity() ? held_ - workspace_.capacity() : 0;
-    return others >= memory_limit_ ? 0 : static_cast<size_t>(memory_limit_ - others);
+    return others >= memory_limit_ ? 0 : std::min(static_cast<size_t>(memory_limit_ - others), kMaxWorkspaceBytes);
   }
 
   // The candidate's device memory: what free memory lost over its calls (its cudaMalloc'd
