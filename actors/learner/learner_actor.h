@@ -34,18 +34,11 @@
 #include <memory>
 #include <vector>
 
+#include "actors/learner/learner_settings.h"  // the keys and check the Learner registers
 #include "runtime/actor.h"
-#include "runtime/experiment_keys.h"
 
 namespace drk::learner {
 
 std::unique_ptr<runtime::Actor> make_learner_actor(const runtime::ActorSpec& spec);
-
-// The experiment keys this actor reads (runtime/experiment_keys.h).
-std::vector<runtime::ExperimentKey> learner_experiment_keys();
-
-// The settings this actor would refuse at start (runtime::ExperimentCheck): an estimator or a
-// device it does not know, a group of one, an MRS band that is not a range, bad training stages.
-Status learner_experiment_check(const YAML::Node& experiment);
 
 }  // namespace drk::learner

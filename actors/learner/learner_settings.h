@@ -1,0 +1,69 @@
+// The Learner's settings, read from the experiment (or a training stage's view of it): the
+// step loop's sizes and timeouts, the estimator, the PPO clip, rejection sampling, rollback and
+// the training stages; and the keys and whole-experiment check the Learner registers, so that
+// load_topology finds a bad value with its file and line before any actor starts.
+//
+// Thread-safety: free functions and plain values. Errors: invalid_argument naming the key and
+// the expected form.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "actors/learner/ppo_loss.h"
+#include "actors/learner/rejection_sampling.h"
+#include "actors/learner/rollback_monitor.h"
+#include "kernels/catalog/task.h"
+#include "messages/drk.capnp.h"
+#include "runtime/experiment_keys.h"
+#include "runtime/result.h"
+#include "runtime/topology.h"
+
+namespace drk::learner {
+
+// What a training stage sets (experiment.training_stages; the experiment's values without).
+struct StageSettings {
+  std::string name;
+  double learning_rate = 1e-3;
+  uint32_t ppo_epochs = 4;
+  double kl_max = 0.0;  // 0: no trust region
+};
+
+struct Settings {
+  uint64_t seed = 1;
+  uint32_t steps = 1;
+  uint32_t group_size = 4;
+  uint32_t turns = 1;
+  kernels::DeviceKind device = kernels::DeviceKind::cpu;
+  msg::AdvantageEstimator estimator = msg::AdvantageEstimator::TRLOO;
+  int64_t rollout_timeout_ms = 180'000;
+  int64_t advantage_timeout_ms = 60'000;
+  std::string tasks_dir;
+  std::vector<std::string> tasks;  // empty: all
+  std::vector<runtime::TrainingStage> stages;
+  std::vector<StageSettings> stage_settings;  // one per stage
+  PrsSettings prs;
+  MrsSettings mrs;
+  learner::PpoSettings ppo;
+  RollbackSettings rollback;
+  double diagnostic_learning_rate_scale = 0.5;
+  // A trajectory played by a policy more than this many versions behind the one being trained
+  // stays out of the update (asynchronous rollouts: a Generator that has not yet loaded the
+  // newest weights, or that restarted from an older checkpoint).
+  uint32_t max_staleness = 1;
+};
+
+// The settings of `experiment`; an error names the key.
+Result<Settings> read_settings(const YAML::Node& experiment);
+
+// The experiment keys the Learner reads (runtime/experiment_keys.h).
+std::vector<runtime::ExperimentKey> learner_experiment_keys();
+
+// The settings the Learner would refuse at start (runtime::ExperimentCheck): an estimator or a
+// device it does not know, a group of one, an MRS band that is not a range, bad training stages.
+Status learner_experiment_check(const YAML::Node& experiment);
+
+}  // namespace drk::learner
