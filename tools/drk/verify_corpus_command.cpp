@@ -250,43 +250,30 @@ void evaluate_file(Engines& engines, const fs::path& path, Row& row) {
   judge(row, verdict.asReader());
 }
 
-// One row as one line between the evaluating child and the parent: fields separated by \x1f,
-// list items by \x1e, newlines in notes turned into spaces.
+// One row as one line of JSON between the evaluating child and the parent.
 std::string encode_row(const Row& row) {
-  auto clean = [](std::string text) {
-    for (char& c : text)
-      if (c == '\n' || c == '\x1f' || c == '\x1e') c = ' ';
-    return text;
-  };
-  auto list = [&](const std::vector<std::string>& items) {
-    std::string out;
-    for (size_t i = 0; i < items.size(); ++i) out += (i ? "\x1e" : "") + clean(items[i]);
-    return out;
-  };
-  return clean(row.got) + "\x1f" + clean(row.outcome) + "\x1f" + clean(row.note) + "\x1f" + number(row.eval_ms, 3) +
-         "\x1f" + number(row.verify_ms, 6) + "\x1f" + list(row.failed) + "\x1f" + list(row.warnings) + "\n";
+  const runtime::Json line = {{"got", row.got},         {"outcome", row.outcome},   {"note", row.note},
+                              {"eval_ms", row.eval_ms}, {"verify_ms", row.verify_ms}, {"failed", row.failed},
+                              {"warnings", row.warnings}};
+  return runtime::json_text(line) + "\n";
 }
 
-void decode_row(const std::string& line, Row& row) {
-  auto split = [](const std::string& text, char separator) {
-    std::vector<std::string> parts;
-    size_t begin = 0;
-    for (;;) {
-      size_t end = text.find(separator, begin);
-      parts.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
-      if (end == std::string::npos) return parts;
-      begin = end + 1;
-    }
-  };
-  auto fields = split(line, '\x1f');
-  fields.resize(7);
-  row.got = fields[0];
-  row.outcome = fields[1];
-  row.note = fields[2];
-  row.eval_ms = std::atof(fields[3].c_str());
-  row.verify_ms = std::atof(fields[4].c_str());
-  for (auto [text, target] : {std::pair{&fields[5], &row.failed}, {&fields[6], &row.warnings}})
-    if (!text->empty()) *target = split(*text, '\x1e');
+// False when `line` is not a row encode_row wrote.
+bool decode_row(const std::string& line, Row& row) {
+  const runtime::Json fields = runtime::Json::parse(line, nullptr, false);
+  if (!fields.is_object()) return false;
+  try {
+    row.got = fields.at("got").get<std::string>();
+    row.outcome = fields.at("outcome").get<std::string>();
+    row.note = fields.at("note").get<std::string>();
+    row.eval_ms = fields.at("eval_ms").is_number() ? fields.at("eval_ms").get<double>() : 0.0;
+    row.verify_ms = fields.at("verify_ms").is_number() ? fields.at("verify_ms").get<double>() : 0.0;
+    row.failed = fields.at("failed").get<std::vector<std::string>>();
+    row.warnings = fields.at("warnings").get<std::vector<std::string>>();
+  } catch (const runtime::Json::exception&) {
+    return false;
+  }
+  return true;
 }
 
 // The evaluating child: evaluates files[first..] in order and writes one line per file to a pipe.
@@ -396,15 +383,13 @@ void evaluate_files(Engines& engines, const std::vector<fs::path>& files, std::v
       bool timed_out = false;
       auto line = child->next_line(std::chrono::steady_clock::now() + deadline, timed_out);
       Row& row = rows[pending[next++]];
-      if (line) {
-        decode_row(*line, row);
-        continue;
-      }
+      if (line && decode_row(*line, row)) continue;
       row.got = timed_out ? "deadline" : "error";
       row.outcome = row.expected.hacked ? "missed" : "false alarm";
       row.note = timed_out ? "deadline: the evaluation took longer than " + std::to_string(deadline.count() / 1000) +
                                  " s and was killed"
-                           : "the evaluating process ended without a result";
+                           : line ? "the evaluating process wrote an unreadable result: " + *line
+                                  : "the evaluating process ended without a result";
       break;  // the child is killed; the next one starts with the next file
     }
   }
