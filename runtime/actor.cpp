@@ -12,7 +12,21 @@ std::map<std::string, ActorFactory>& registry() {
   return factories;
 }
 
+std::map<std::string, std::vector<RequiredPeer>>& peer_registry() {
+  static std::map<std::string, std::vector<RequiredPeer>> peers;
+  return peers;
+}
+
 }  // namespace
+
+void register_required_peer(const std::string& role, const std::string& peer, const std::string& why) {
+  peer_registry()[role].push_back({peer, why});
+}
+
+std::vector<RequiredPeer> required_peers(const std::string& role) {
+  const auto found = peer_registry().find(role);
+  return found == peer_registry().end() ? std::vector<RequiredPeer>{} : found->second;
+}
 
 void register_role(const std::string& role, ActorFactory factory) { registry()[role] = std::move(factory); }
 

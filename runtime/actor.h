@@ -111,6 +111,10 @@ using ActorFactory = std::function<std::unique_ptr<Actor>(const ActorSpec&)>;
 // Roles are registered once, before a topology starts (tools/drk registers the six).
 // Thread-safety: call from one thread before any actor host starts.
 void register_role(const std::string& role, ActorFactory factory);
+// A role an actor of `role` cannot work without (a Learner sends its rollouts to Generators):
+// `drk run` refuses a topology with a `role` actor and no `peer` actor before anything starts,
+// naming the entry and `why`, instead of an actor that fails at start until the restart limit.
+void register_required_peer(const std::string& role, const std::string& peer, const std::string& why);
 Result<std::unique_ptr<Actor>> create_actor(const ActorSpec& spec);
 
 }  // namespace drk::runtime

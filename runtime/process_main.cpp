@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "runtime/actor_host.h"
 #include "runtime/outbox.h"
@@ -93,6 +94,14 @@ Status check_roles(const Topology& topology) {
     for (const auto& role : registered_roles()) known += (known.empty() ? "" : ", ") + role;
     problems += (problems.empty() ? "" : "\n") + actor.where + ": role '" + actor.role +
                 "' is unknown; known roles: " + (known.empty() ? "none" : known);
+  }
+  std::set<std::string> reported;  // once per role and peer, at its first entry
+  for (const auto& actor : topology.actors) {
+    for (const auto& [peer, why] : required_peers(actor.role)) {
+      if (!topology.members(peer).empty() || !reported.insert(actor.role + "/" + peer).second) continue;
+      problems += (problems.empty() ? "" : "\n") + actor.where + ": a " + actor.role + " needs a " + peer +
+                  " in the topology (" + why + "): add one, e.g. `- {role: " + peer + ", process: own}`";
+    }
   }
   if (problems.empty()) return {};
   return make_error(Errc::invalid_argument, problems);

@@ -11,4 +11,11 @@ namespace drk::runtime {
 bool is_role_registered(const std::string& role);
 std::vector<std::string> registered_roles();  // sorted
 
+// What register_required_peer() said of `role`.
+struct RequiredPeer {
+  std::string peer;
+  std::string why;
+};
+std::vector<RequiredPeer> required_peers(const std::string& role);
+
 }  // namespace drk::runtime

@@ -147,6 +147,15 @@ DRK_TEST_CASE("a topology error stops drk run before anything starts") {
 namespace drk::runtime {
 namespace {
 
+DRK_TEST_CASE("a role without the peer it needs stops drk run before anything starts, at its entry") {
+  RunDir dir;
+  const Finished run = run_test_host(dir, {"run", pingpong(dir, "{}"), "--set", "actors.ponger.role=sleeper"});
+  DRK_CHECK(run.exit_code == 1);
+  DRK_CHECK_MESSAGE(contains(run.output, "pingpong.yaml:5: a pinger needs a ponger in the topology (it sends its "
+                                         "requests to a ponger): add one"),
+                    run.output);
+}
+
 DRK_TEST_CASE("a SIGSTOPped process misses its heartbeats, is killed with that cause and restarted") {
   RunDir dir;
   const Finished run = run_test_host(

@@ -274,6 +274,7 @@ int main(int argc, char** argv) {
                          [](const runtime::ActorSpec& spec) { return std::make_unique<Quitter>(spec); });
   runtime::register_role("drainer",
                          [](const runtime::ActorSpec& spec) { return std::make_unique<Drainer>(spec); });
+  runtime::register_required_peer("pinger", "ponger", "it sends its requests to a ponger");
   CLI::App program{"A drk-like program with test roles, for the runtime's tests.", "drk_test_host"};
   runtime::RunOptions run_options;
   runtime::HostArgs host_args;

@@ -17,6 +17,8 @@ void register_roles() {
   runtime::register_role("oracle", oracle::make_oracle_actor);
   runtime::register_role("learner", learner::make_learner_actor);
   runtime::register_role("archivist", archivist::make_archivist_actor);
+  runtime::register_required_peer("learner", "generator", "it sends its rollouts to the Generators");
+  runtime::register_required_peer("learner", "oracle", "the Oracle computes its advantages");
   for (const auto& keys : {generator::generator_experiment_keys(), evaluator::evaluator_experiment_keys(),
                            oracle::oracle_experiment_keys(), learner::learner_experiment_keys()}) {
     runtime::register_experiment_keys(keys);
