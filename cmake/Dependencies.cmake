@@ -16,6 +16,9 @@ find_package(yaml-cpp REQUIRED)
 find_package(doctest REQUIRED)
 # Every command line (runtime/command_line.h): Debian's libcli11-dev, header-only.
 find_package(CLI11 CONFIG REQUIRED)
+# The one logger (runtime/log.h): Debian's libspdlog-dev, built against the external libfmt. Only
+# runtime/log.cpp includes it (LibTorch's own copy of fmt never meets it).
+find_package(spdlog CONFIG REQUIRED)
 find_package(SQLite3 REQUIRED)
 # Every JSON the project reads or writes (runtime/json_text.h). Header-only; the GPU kit's unpacked
 # copy keeps its config in usr/share/cmake/nlohmann_json, which CMAKE_PREFIX_PATH reaches.

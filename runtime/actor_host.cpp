@@ -9,7 +9,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <iostream>
 #include <map>
 #include <optional>
 #include <queue>
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "runtime/death_cause.h"
+#include "runtime/log.h"
 #include "runtime/mailbox_poller.h"
 #include "runtime/outbox.h"
 #include "runtime/process_signals.h"
@@ -162,8 +162,10 @@ class ActorCell final : public ActorContext {
 
   void run() {
     block_process_signals_in_this_thread();
+    log::set_thread_actor(spec_.name);
     outbox_.emplace(transport_, spec_.name, options_.clock, OutboxMode::batching);
     guarded("on_start", HandlerKind::lifecycle, [&] { actor_->on_start(*this); });
+    log::debug() << "actor " << spec_.name << " (" << spec_.role << "): started";
     stats_.set_phase(ActorPhase::running);
     // The network mailbox, when there is one, is polled last: a missing one is not polled.
     zmq::socket_t* const mailboxes[] = {&own_mailbox_, &node_mailbox_,
@@ -195,6 +197,7 @@ class ActorCell final : public ActorContext {
       fire_due_timers();
     }
     guarded("on_stop", HandlerKind::lifecycle, [&] { actor_->on_stop(*this); });
+    log::debug() << "actor " << spec_.name << ": stopped";
     stats_.set_phase(ActorPhase::stopped);
     outbox_.reset();
     own_mailbox_.close();
@@ -397,8 +400,7 @@ class ActorCell final : public ActorContext {
 
   void dead_letter(const std::string& reason) {
     const uint64_t count = stats_.dead_letter(reason);
-    std::cerr << "actor " << spec_.name << ": dropped " << reason << " (" << count
-              << " dead letters so far)\n";
+    log::warn() << "actor " << spec_.name << ": dropped " << reason << " (" << count << " dead letters so far)";
   }
 
   // Runs a handler timed on its own (ending a frame's run first: a request that fails between
@@ -432,7 +434,7 @@ class ActorCell final : public ActorContext {
   [[noreturn]] void die(std::string_view kind, const std::string& what) {
     const std::string cause = "actor " + spec_.name + ": handler for " + std::string(kind) + " threw: " + what;
     write_death_cause(options_.run_dir, transport_.local_process(), cause);
-    std::cerr << cause << std::endl;
+    log::error() << cause;
     std::fflush(stdout);
     // Other actors' threads are mid-handler: no destructor may run under them.
     _exit(kFaultExitCode);

@@ -4,7 +4,7 @@
 // calls on_start, then on_message / on_timer one at a time, and on_stop when stop() or drain()
 // is called.
 // Timers run on the actor's thread. An envelope past its deadline, or bytes that do not decode,
-// become dead letters: counted, the last few reasons kept, one line logged to stderr.
+// become dead letters: counted, the last few reasons kept, one line logged (runtime/log.h).
 // Bytes from another process (the ipc and network mailboxes) are decoded with every check of
 // codec.h (decode_checked); bytes on the inproc mailbox, which only this process's Outboxes
 // reach, with decode_own (transport.h says why that is safe).
@@ -19,7 +19,7 @@
 // rest of a frame cut short by a stop is handled by the drain, or dropped with the mailbox.
 //
 // Faults: a handler that throws ends the whole process with exit code 70 after writing
-// "actor NAME: handler for KIND threw: WHAT" to stderr and to RUN_DIR/causes/PROCESS.txt, so
+// "actor NAME: handler for KIND threw: WHAT" to the log and to RUN_DIR/causes/PROCESS.txt, so
 // that the supervisor restarts the process and reports the cause.
 //
 // Signals: actor threads run with SIGINT, SIGTERM and SIGCHLD blocked, so that the process's

@@ -4,13 +4,14 @@
 #include <filesystem>
 
 #include "runtime/envelope_frame.h"
+#include "runtime/log.h"
 #include "runtime/run_network.h"
 
 namespace drk::runtime {
 
 Result<std::unique_ptr<HeadNetwork>> HeadNetwork::start(const Topology& topology, const std::string& run_dir,
                                                         uint64_t run_id, boost::asio::io_context& io,
-                                                        const InspectionBoard& board, std::ostream& log,
+                                                        const InspectionBoard& board,
                                                         const std::function<bool()>& interrupted) {
   std::unique_ptr<HeadNetwork> network(new HeadNetwork(io, topology));
   if (!topology.network.enabled) return network;
@@ -70,7 +71,7 @@ Result<std::unique_ptr<HeadNetwork>> HeadNetwork::start(const Topology& topology
   if (!registry) return registry.error();
   network->registry_ = std::move(*registry);
 
-  auto map = network->registry_->wait_for_nodes(interrupted, log);
+  auto map = network->registry_->wait_for_nodes(interrupted);
   if (!map) return map.error();
   if (auto written = write_run_network(run_dir, NodeIdentity{std::string(kHeadNode), keys}, *map); !written) {
     return written.error();
@@ -78,7 +79,7 @@ Result<std::unique_ptr<HeadNetwork>> HeadNetwork::start(const Topology& topology
   network->network_.local_node = std::string(kHeadNode);
   network->network_.map = std::move(*map);
   network->network_.curve = *curve;
-  log << "drk run: every node has joined (" << topology.nodes.size() << ")" << std::endl;
+  log::info() << "drk run: every node has joined (" << topology.nodes.size() << ")";
   return network;
 }
 

@@ -18,7 +18,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -43,7 +42,7 @@ class HeadNetwork {
   // `interrupted` is polled while waiting for nodes (peer_unavailable when it turns true).
   static Result<std::unique_ptr<HeadNetwork>> start(const Topology& topology, const std::string& run_dir,
                                                     uint64_t run_id, boost::asio::io_context& io,
-                                                    const InspectionBoard& board, std::ostream& log,
+                                                    const InspectionBoard& board,
                                                     const std::function<bool()>& interrupted);
   ~HeadNetwork();
 

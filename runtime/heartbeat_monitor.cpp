@@ -1,7 +1,8 @@
 #include "runtime/heartbeat_monitor.h"
 
 #include <algorithm>
-#include <ostream>
+
+#include "runtime/log.h"
 
 namespace drk::runtime {
 namespace {
@@ -74,10 +75,9 @@ std::vector<HealthAction> HeartbeatMonitor::check(const std::vector<ProcessHealt
 }
 
 HealthChecks::HealthChecks(boost::asio::io_context& io, Supervisor& supervisor, const InspectionBoard& board,
-                           const Topology& topology, std::ostream& log, std::function<Clock::time_point()> clock)
+                           const Topology& topology, std::function<Clock::time_point()> clock)
     : supervisor_(supervisor),
       board_(board),
-      log_(log),
       clock_(std::move(clock)),
       monitor_(HealthSettings::of(topology.supervision)),
       timer_(io) {}
@@ -99,7 +99,7 @@ void HealthChecks::schedule() {
 void HealthChecks::check_now() {
   for (const HealthAction& action : monitor_.check(sample())) {
     if (action.kind == HealthAction::Kind::report) {
-      log_ << action.text << std::endl;
+      log::warn() << action.text;
     } else {
       supervisor_.kill(action.process, action.incarnation, action.text);
     }

@@ -28,7 +28,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <iosfwd>
 #include <set>
 #include <string>
 #include <tuple>
@@ -79,7 +78,7 @@ struct HealthAction {
   Kind kind = Kind::report;
   std::string process;
   uint64_t incarnation = 0;
-  std::string text;  // kill: the death cause; report: the line to print
+  std::string text;  // kill: the death cause; report: the line to log
 };
 
 class HeartbeatMonitor {
@@ -108,7 +107,7 @@ class HealthChecks {
 
   // The settings come from topology.supervision; `clock` must be the supervisor's clock.
   HealthChecks(boost::asio::io_context& io, Supervisor& supervisor, const InspectionBoard& board,
-               const Topology& topology, std::ostream& log, std::function<Clock::time_point()> clock = Clock::now);
+               const Topology& topology, std::function<Clock::time_point()> clock = Clock::now);
   HealthChecks(const HealthChecks&) = delete;
   HealthChecks& operator=(const HealthChecks&) = delete;
 
@@ -123,7 +122,6 @@ class HealthChecks {
 
   Supervisor& supervisor_;
   const InspectionBoard& board_;
-  std::ostream& log_;
   std::function<Clock::time_point()> clock_;
   HeartbeatMonitor monitor_;
   boost::asio::steady_timer timer_;

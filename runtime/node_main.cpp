@@ -10,7 +10,6 @@
 #include <cstring>
 #include <csignal>
 #include <filesystem>
-#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -18,6 +17,7 @@
 #include "runtime/heartbeat_monitor.h"
 #include "runtime/inspection_board.h"
 #include "runtime/inspection_reporter.h"
+#include "runtime/log.h"
 #include "runtime/network_map.h"
 #include "runtime/peer_news.h"
 #include "runtime/process_launcher.h"
@@ -85,7 +85,7 @@ class NodeAgent {
       return make_error(Errc::invalid_argument, "cannot connect to '" + args_.join + "': " + error.what());
     }
     incarnation_ = (static_cast<uint64_t>(system_unix_ms()) << 16) ^ static_cast<uint64_t>(::getpid());
-    std::cout << "drk node " << args_.name << ": joining " << args_.join << std::endl;
+    log::info() << "drk node " << args_.name << ": joining " << args_.join;
     tick();
     return {};
   }
@@ -126,8 +126,8 @@ class NodeAgent {
       const NetworkSettings& network = run_->topology.network;
       if (now - head_heard_ms_ > network.node_timeout_ms) {
         if (!head_lost_) {
-          std::cerr << "drk node " << args_.name << ": no word from the head for " << (now - head_heard_ms_)
-                    << " ms; its actors keep running, joining again" << std::endl;
+          log::warn() << "drk node " << args_.name << ": no word from the head for " << (now - head_heard_ms_)
+                      << " ms; its actors keep running, joining again";
           head_lost_ = true;
         }
         send_join();
@@ -153,7 +153,7 @@ class NodeAgent {
       } else if (body.isNodeHeartbeat()) {
         heard_from_head();
       } else if (body.isControl() && body.getControl().isShutdown()) {
-        std::cout << "drk node " << args_.name << ": the run is over" << std::endl;
+        log::info() << "drk node " << args_.name << ": the run is over";
         stop(0);
         return;
       }
@@ -166,13 +166,12 @@ class NodeAgent {
       uint16_t id = 0;
       if (!event.empty() && event[0].size() >= sizeof id) std::memcpy(&id, event[0].data(), sizeof id);
       event.clear();
-      std::cerr << "drk node " << args_.name << ": the head at " << args_.join << " refused this node: "
-                << (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
-                        ? "its key is not allowed there; copy " + args_.keys + "/" + args_.name +
-                              ".pub into the head's key directory (docs/security.md)"
-                        : std::string(args_.keys.empty() ? "the head requires CURVE keys; pass --keys DIR"
-                                                         : "the head does not use CURVE; drop --keys"))
-                << std::endl;
+      log::error() << "drk node " << args_.name << ": the head at " << args_.join << " refused this node: "
+                   << (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
+                           ? "its key is not allowed there; copy " + args_.keys + "/" + args_.name +
+                                 ".pub into the head's key directory (docs/security.md)"
+                           : std::string(args_.keys.empty() ? "the head requires CURVE keys; pass --keys DIR"
+                                                            : "the head does not use CURVE; drop --keys"));
       stop(1);
       return;
     }
@@ -180,14 +179,13 @@ class NodeAgent {
 
   void heard_from_head() {
     head_heard_ms_ = steady_ms();
-    if (head_lost_) std::cerr << "drk node " << args_.name << ": the head is back" << std::endl;
+    if (head_lost_) log::info() << "drk node " << args_.name << ": the head is back";
     head_lost_ = false;
   }
 
   void on_welcome(msg::NodeWelcome::Reader welcome) {
     if (welcome.getRefused().size() > 0) {
-      std::cerr << "drk node " << args_.name << ": the head refused this node: " << welcome.getRefused().cStr()
-                << std::endl;
+      log::error() << "drk node " << args_.name << ": the head refused this node: " << welcome.getRefused().cStr();
       stop(1);
       return;
     }
@@ -195,14 +193,14 @@ class NodeAgent {
     if (run_ && run_->run_id == welcome.getRunId()) return;  // a re-join acknowledged
     auto started = run_ ? restart_with(welcome) : start_run(welcome);
     if (!started) {
-      std::cerr << "drk node " << args_.name << ": " << started.error().message << std::endl;
+      log::error() << "drk node " << args_.name << ": " << started.error().message;
       stop(1);
     }
   }
 
   // The head started again: this node's processes follow its new topology.
   Status restart_with(msg::NodeWelcome::Reader welcome) {
-    std::cout << "drk node " << args_.name << ": the head started again; restarting this node's actors" << std::endl;
+    log::info() << "drk node " << args_.name << ": the head started again; restarting this node's actors";
     pending_topology_ = welcome.getTopologyYaml().cStr();
     pending_network_ = welcome.getNetworkYaml().cStr();
     pending_run_id_ = welcome.getRunId();
@@ -252,7 +250,7 @@ class NodeAgent {
     options.node = args_.name;
     NodeRun* raw = run.get();
     options.on_restarted = [raw](const std::vector<std::string>& restarted) {
-      tell_every_actor(*raw->control, raw->topology, restarted, PeerNews::restarted, std::cerr);
+      tell_every_actor(*raw->control, raw->topology, restarted, PeerNews::restarted);
     };
     launcher_.keep_warm_spare(spare_argv(options.executable, run->topology.supervision.warm_spare));
     run->board = std::make_unique<InspectionBoard>(run->topology, run_dir_, system_unix_ms);
@@ -262,13 +260,13 @@ class NodeAgent {
     run->supervisor = std::make_unique<Supervisor>(io_, run->topology, launcher_, options);
     run_ = std::move(run);
     const auto processes = run_->topology.child_processes_on(args_.name);
-    std::cout << "drk node " << args_.name << ": welcomed; running " << processes.size() << " process(es) in "
-              << run_dir_ << std::endl;
+    log::info() << "drk node " << args_.name << ": welcomed; running " << processes.size() << " process(es) in "
+                << run_dir_;
     run_->supervisor->start([this](Status outcome) {
       boost::asio::post(io_, [this, outcome] { on_run_over(outcome); });
     });
     // Missed heartbeats and hung handlers of this node's processes, as the head checks its own.
-    run_->health = std::make_unique<HealthChecks>(io_, *run_->supervisor, *run_->board, run_->topology, std::cerr);
+    run_->health = std::make_unique<HealthChecks>(io_, *run_->supervisor, *run_->board, run_->topology);
     run_->health->start();
     return {};
   }
@@ -276,14 +274,14 @@ class NodeAgent {
   void on_run_over(const Status& outcome) {
     run_.reset();
     if (!outcome.ok()) {
-      std::cerr << "drk node " << args_.name << ": " << outcome.error().message << std::endl;
+      log::error() << "drk node " << args_.name << ": " << outcome.error().message;
       if (exit_code_ == 0) exit_code_ = 1;
       stopping_ = true;
     }
     if (restarting_ && !stopping_) {
       restarting_ = false;
       if (auto started = start_run(pending_run_id_, pending_topology_, pending_network_); !started) {
-        std::cerr << "drk node " << args_.name << ": " << started.error().message << std::endl;
+        log::error() << "drk node " << args_.name << ": " << started.error().message;
         exit_code_ = 1;
         io_.stop();
       }
@@ -384,23 +382,25 @@ NodeArgs with_defaults(NodeArgs given) {
 int run_node(const NodeArgs& given) {
   const NodeArgs args = with_defaults(given);
   const std::string command = "drk node " + args.name;
+  const std::string run_dir = fs::absolute(args.run_dir).lexically_normal().string();
+  log::configure({"node@" + args.name, run_dir});
   boost::asio::io_context io;
   boost::asio::signal_set signals(io, SIGCHLD, SIGINT, SIGTERM);
-  NodeAgent agent(args, fs::absolute(args.run_dir).lexically_normal().string(), io);
+  NodeAgent agent(args, run_dir, io);
   std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& error,
                                                                              int signal_number) {
     if (error) return;
     if (signal_number == SIGCHLD) {
       agent.children_exited();
     } else {
-      std::cerr << command << ": stopping (" << (signal_number == SIGINT ? "SIGINT" : "SIGTERM") << ")" << std::endl;
+      log::info() << command << ": stopping (" << (signal_number == SIGINT ? "SIGINT" : "SIGTERM") << ")";
       agent.stop(128 + signal_number);
     }
     signals.async_wait(on_signal);
   };
   signals.async_wait(on_signal);
   if (auto connected = agent.connect(); !connected) {
-    std::cerr << command << ": " << connected.error().message << std::endl;
+    log::error() << command << ": " << connected.error().message;
     return 1;
   }
   io.run();

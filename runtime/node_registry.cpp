@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "runtime/envelope_frame.h"
+#include "runtime/log.h"
 #include "runtime/process_signals.h"
 #include "runtime/transport.h"
 
@@ -265,7 +266,7 @@ std::string NodeRegistry::network_yaml() const {
   return network_map_text(map);
 }
 
-Result<NetworkMap> NodeRegistry::wait_for_nodes(const std::function<bool()>& interrupted, std::ostream& log) {
+Result<NetworkMap> NodeRegistry::wait_for_nodes(const std::function<bool()>& interrupted) {
   int64_t last_log = -kMissingNodesLogEveryMs;
   std::unique_lock lock(mutex_);
   while (!map_complete_) {
@@ -279,9 +280,9 @@ Result<NetworkMap> NodeRegistry::wait_for_nodes(const std::function<bool()>& int
       for (const auto& [name, node] : nodes_) {
         if (node.status == NodeStatus::waiting) missing += (missing.empty() ? "" : ", ") + name;
       }
-      log << "drk run: waiting for node(s) " << missing << " to join: on each, run `drk node --join tcp://"
-          << options_.head.host << ":" << (options_.head.port_base - 1) << " --name NAME"
-          << (topology_.network.keys.empty() ? "" : " --keys DIR") << "`" << std::endl;
+      log::info() << "drk run: waiting for node(s) " << missing << " to join: on each, run `drk node --join tcp://"
+                  << options_.head.host << ":" << (options_.head.port_base - 1) << " --name NAME"
+                  << (topology_.network.keys.empty() ? "" : " --keys DIR") << "`";
     }
     changed_.wait_for(lock, std::chrono::milliseconds(100));
   }

@@ -27,7 +27,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,10 +64,10 @@ class NodeRegistry {
   NodeRegistry(const NodeRegistry&) = delete;
   NodeRegistry& operator=(const NodeRegistry&) = delete;
 
-  // Waits until every node of the topology has joined, printing who is missing to `log` now
-  // and then; returns the complete map (the head included). peer_unavailable when
+  // Waits until every node of the topology has joined, logging who is missing now and then;
+  // returns the complete map (the head included). peer_unavailable when
   // `interrupted()` turns true first.
-  Result<NetworkMap> wait_for_nodes(const std::function<bool()>& interrupted, std::ostream& log);
+  Result<NetworkMap> wait_for_nodes(const std::function<bool()>& interrupted);
   // Control.shutdown to every node (the run is over); returns once sent.
   void shutdown_nodes();
   std::vector<NodeView> nodes() const;

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "runtime/log.h"
+
 namespace drk::runtime {
 namespace {
 
@@ -10,7 +12,7 @@ constexpr std::chrono::milliseconds kControlWaitForRoom{200};
 }  // namespace
 
 void tell_every_actor(Outbox& control, const Topology& topology, const std::vector<std::string>& actors,
-                      PeerNews news, std::ostream& log, const std::string& skip_node) {
+                      PeerNews news, const std::string& skip_node) {
   SendOptions options;
   options.wait_for_room = kControlWaitForRoom;
   for (const std::string& actor : actors) {
@@ -28,8 +30,8 @@ void tell_every_actor(Outbox& control, const Topology& topology, const std::vect
           },
           options);
       if (!sent) {
-        log << "supervisor: cannot tell '" << recipient.name << "' that '" << actor << "' "
-            << (news == PeerNews::restarted ? "restarted" : "was lost") << ": " << sent.error().message << std::endl;
+        log::warn() << "supervisor: cannot tell '" << recipient.name << "' that '" << actor << "' "
+                    << (news == PeerNews::restarted ? "restarted" : "was lost") << ": " << sent.error().message;
       }
     }
   }

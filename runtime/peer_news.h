@@ -6,7 +6,6 @@
 // it learns the state from later messages or its own timeouts.
 #pragma once
 
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,6 @@ enum class PeerNews { restarted, lost };
 // Tells every actor of the topology (skipping those on `skip_node`, when given) about each of
 // `actors`.
 void tell_every_actor(Outbox& control, const Topology& topology, const std::vector<std::string>& actors,
-                      PeerNews news, std::ostream& log, const std::string& skip_node = {});
+                      PeerNews news, const std::string& skip_node = {});
 
 }  // namespace drk::runtime

@@ -23,6 +23,7 @@
 #include "runtime/inspection_board.h"
 #include "runtime/inspection_reporter.h"
 #include "runtime/inspection_server.h"
+#include "runtime/log.h"
 #include "runtime/peer_news.h"
 #include "runtime/role_registry.h"
 #include "runtime/run_network.h"
@@ -135,7 +136,7 @@ Status clear_run_dir(const std::string& run_dir) {
 }
 
 int fail(const std::string& command, const Error& error) {
-  std::cerr << command << ": " << error.message << std::endl;
+  log::error() << command << ": " << error.message;
   return 1;
 }
 
@@ -160,6 +161,8 @@ int run_head(const RunOptions& options) {
     std::cout << "drk run: resuming the run in " << run_dir << " (--fresh starts over)" << std::endl;
   }
   if (auto prepared = prepare_run_dir(topology, run_dir); !prepared) return fail("drk run", prepared.error());
+  // From here on (--fresh has cleared RUN_DIR), lines go to RUN_DIR/logs/head.log too.
+  log::configure({std::string(kHeadProcess), run_dir});
   const std::string executable = options.executable.empty() ? this_executable() : options.executable;
 
   boost::asio::io_context io;
@@ -176,7 +179,7 @@ int run_head(const RunOptions& options) {
   signals.async_wait([&](const boost::system::error_code& error, int signal_number) {
     if (!error && signal_number != SIGCHLD) signal_exit_code = 128 + signal_number;
   });
-  auto head_network = HeadNetwork::start(topology, run_dir, incarnation, io, board, std::cout, [&] {
+  auto head_network = HeadNetwork::start(topology, run_dir, incarnation, io, board, [&] {
     io.poll();
     io.restart();
     return signal_exit_code != 0;
@@ -197,7 +200,7 @@ int run_head(const RunOptions& options) {
   supervisor_options.executable = executable;
   supervisor_options.run_dir = run_dir;
   supervisor_options.on_restarted = [&](const std::vector<std::string>& restarted) {
-    tell_every_actor(control, topology, restarted, PeerNews::restarted, std::cerr);
+    tell_every_actor(control, topology, restarted, PeerNews::restarted);
   };
   Supervisor supervisor(io, topology, launcher, supervisor_options);
 
@@ -229,7 +232,7 @@ int run_head(const RunOptions& options) {
                                    [&](const HostView& report) { board.update_host(report); });
   auto inspection =
       InspectionServer::start(transport.context(), local_inspect_endpoint(transport.socket_dir()), run_dir, board);
-  if (!inspection) std::cerr << "drk run: inspection is off: " << inspection.error().message << std::endl;
+  if (!inspection) log::warn() << "drk run: inspection is off: " << inspection.error().message;
   boost::asio::steady_timer publish_timer(io);
   std::function<void()> publish_processes = [&] {
     ProcessView head;
@@ -249,13 +252,12 @@ int run_head(const RunOptions& options) {
 
   (*head_network)->set_handlers(HeadNetworkHandlers{
       [&](const std::string& node, const std::string& cause) {
-        std::cerr << "drk run: node " << node << " lost: " << cause << "; its work moves to the other nodes"
-                  << std::endl;
-        tell_every_actor(control, topology, topology.mailboxes_on(node), PeerNews::lost, std::cerr, node);
+        log::warn() << "drk run: node " << node << " lost: " << cause << "; its work moves to the other nodes";
+        tell_every_actor(control, topology, topology.mailboxes_on(node), PeerNews::lost, node);
       },
       [&](const std::string& node) {
-        std::cerr << "drk run: node " << node << " is back" << std::endl;
-        tell_every_actor(control, topology, topology.mailboxes_on(node), PeerNews::restarted, std::cerr);
+        log::info() << "drk run: node " << node << " is back";
+        tell_every_actor(control, topology, topology.mailboxes_on(node), PeerNews::restarted);
       }});
   std::optional<Status> outcome;
   std::function<void(const boost::system::error_code&, int)> on_signal =
@@ -266,8 +268,7 @@ int run_head(const RunOptions& options) {
           publish_processes();
         } else if (signal_exit_code == 0) {
           signal_exit_code = 128 + signal_number;
-          std::cerr << "drk run: stopping (" << (signal_number == SIGINT ? "SIGINT" : "SIGTERM") << ")"
-                    << std::endl;
+          log::info() << "drk run: stopping (" << (signal_number == SIGINT ? "SIGINT" : "SIGTERM") << ")";
           (*head_network)->shutdown_nodes();
           supervisor.stop();
         }
@@ -278,7 +279,7 @@ int run_head(const RunOptions& options) {
     outcome = std::move(result);
     io.stop();
   });
-  HealthChecks health_checks(io, supervisor, board, topology, std::cerr);
+  HealthChecks health_checks(io, supervisor, board, topology);
   health_checks.start();
   publish_processes();
   io.run();
@@ -293,6 +294,7 @@ int run_head(const RunOptions& options) {
 int run_host(const HostArgs& args) {
   const std::string command = "drk host " + args.process;
   const std::string run_dir = fs::absolute(args.run_dir).lexically_normal().string();
+  log::configure({args.process, run_dir});
   auto loaded = load_topology(run_dir + "/topology.yaml");
   if (!loaded) return fail(command, loaded.error());
   const Topology& topology = *loaded;

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <csignal>
-#include <iostream>
 #include <sstream>
 #include <utility>
 
 #include "runtime/death_cause.h"
+#include "runtime/log.h"
 #include "runtime/transport.h"
 
 namespace drk::runtime {
@@ -42,8 +42,6 @@ Supervisor::Supervisor(boost::asio::io_context& io, const Topology& topology, Pr
     processes_.push_back(std::move(record));
   }
 }
-
-std::ostream& Supervisor::log() const { return options_.log ? *options_.log : std::cerr; }
 
 uint64_t Supervisor::next_incarnation() {
   // Unique across restarts of the head too: the clock in the high bits, a counter in the low.
@@ -145,7 +143,7 @@ void Supervisor::on_death(std::size_t index, pid_t pid, const std::string& cause
                                 : "not restarted: transient, and it ended normally";
     dead.finished = true;
     note_cause(dead, cause + " (" + why + ")");
-    log() << died << "; " << why << std::endl;
+    log::warn() << died << "; " << why;
     return;
   }
   note_cause(dead, cause);
@@ -161,8 +159,8 @@ void Supervisor::on_death(std::size_t index, pid_t pid, const std::string& cause
   const std::string limit =
       std::to_string(policy.max_restarts) + " in " + format_seconds(policy.within_s) + " s";
   if (static_cast<int>(recent_restarts_.size()) >= policy.max_restarts) {
-    log() << died << "; not restarting it: the restart limit (at most " << limit
-          << ") is reached; stopping the run" << std::endl;
+    log::error() << died << "; not restarting it: the restart limit (at most " << limit
+                 << ") is reached; stopping the run";
     fail(make_error(Errc::peer_unavailable,
                     "process '" + name + "' keeps dying: the restart limit (supervision.max_restarts: " +
                         std::to_string(policy.max_restarts) + " within " + format_seconds(policy.within_s) +
@@ -194,8 +192,8 @@ void Supervisor::on_death(std::size_t index, pid_t pid, const std::string& cause
   }
   if (!also.empty()) also += "'";
   if (!stopped.empty()) stopped += "' for good (temporary)";
-  log() << died << "; restarting" << also << " in " << delay.count() << " ms (restart "
-        << recent_restarts_.size() << " of at most " << limit << ")" << stopped << std::endl;
+  log::warn() << died << "; restarting" << also << " in " << delay.count() << " ms (restart "
+              << recent_restarts_.size() << " of at most " << limit << ")" << stopped;
 
   for (std::size_t member : group) {
     ProcessRecord& process = processes_[member];

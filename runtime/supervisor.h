@@ -3,7 +3,7 @@
 //
 // Each child is `EXECUTABLE host --run-dir DIR --process NAME --incarnation N` (N differs on
 // every start). When a child dies unexpectedly the supervisor takes its death cause (the cause
-// given to kill(), else the exit status; plus RUN_DIR/causes/NAME.txt), prints one line, and
+// given to kill(), else the exit status; plus RUN_DIR/causes/NAME.txt), logs one line, and
 // decides by the process's child type (its actors' `restart`, as in Erlang/OTP):
 //   permanent: restarted; transient: restarted unless it ended normally (exit code 0, not
 //   killed by the supervisor), in which case it is done; temporary: never restarted.
@@ -38,7 +38,6 @@
 #include <chrono>
 #include <deque>
 #include <functional>
-#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <set>
@@ -56,7 +55,6 @@ struct SupervisorOptions {
   std::string executable;       // understands `host --run-dir DIR --process NAME --incarnation N`
   std::string node = std::string(kHeadNode);  // supervises the child processes of this node
   std::string run_dir;          // absolute
-  std::ostream* log = nullptr;  // nullptr: std::cerr
   // SIGTERM to SIGKILL; absent: supervision.drain_ms + kStopMargin.
   std::optional<std::chrono::milliseconds> stop_grace;
   std::function<void(const std::vector<std::string>& restarted_actors)> on_restarted;
@@ -116,7 +114,6 @@ class Supervisor {
   void begin_shutdown();
   void finish_if_done();
   std::chrono::milliseconds backoff(std::size_t index) const;
-  std::ostream& log() const;
   uint64_t next_incarnation();
 
   boost::asio::io_context& io_;

@@ -8,7 +8,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
+
+#include "runtime/log.h"
 
 namespace drk::runtime {
 
@@ -65,7 +66,7 @@ std::vector<std::string> command_line_or_orders(int argc, char** argv) {
   if (argc != 3 || argv[1] != kSpareCommand) return std::vector<std::string>(argv, argv + argc);
   auto orders = await_spare_orders(STDIN_FILENO);
   if (!orders) {
-    std::cerr << argv[0] << " spare: " << orders.error().message << "\n";
+    log::error() << argv[0] << " spare: " << orders.error().message;
     std::exit(1);
   }
   if (!*orders || (*orders)->empty()) std::exit(0);

@@ -1,9 +1,9 @@
 #include "actors/archivist/archivist_actor.h"
 
-#include <cstdio>
 #include <stdexcept>
 
 #include "actors/archivist/archive.h"
+#include "runtime/log.h"
 #include "runtime/topology.h"
 
 namespace drk::archivist {
@@ -36,7 +36,7 @@ class ArchivistActor final : public runtime::Actor {
         return;
     }
     // A full disk or a locked file must not kill the actor: the record is lost, loudly.
-    if (!status) std::fprintf(stderr, "%s: %s\n", context.self().c_str(), status.error().describe().c_str());
+    if (!status) log::error() << context.self() << ": " << status.error().describe();
   }
 
  private:
@@ -44,7 +44,7 @@ class ArchivistActor final : public runtime::Actor {
     const auto sent = context.send(runtime::kHeadActor, [&](msg::Envelope::Builder out) {
       out.getBody().setStepReport(report);
     });
-    if (!sent) std::fprintf(stderr, "%s: step report not shown: %s\n", context.self().c_str(), sent.error().describe().c_str());
+    if (!sent) log::warn() << context.self() << ": step report not shown: " << sent.error().describe();
   }
 
   static Archive open_or_throw(const std::string& path) {

@@ -41,6 +41,7 @@
 #include "kernels/catalog/reference_build.h"
 #include "kernels/compile/compiled_artifact.h"
 #include "kernels/compile/compiler.h"
+#include "runtime/log.h"
 #include "messages/sandbox.capnp.h"
 
 #ifdef DRK_HAVE_CUDA
@@ -872,8 +873,8 @@ void EvaluationEngine::Impl::record_artifact(msg::Candidate::Reader candidate, s
   } else if (artifact.getUse() != msg::ArtifactUse::WITHHELD) {
     artifact.setUse(msg::ArtifactUse::IGNORED);
     artifact.setNote(adoption->error().message);
-    std::fprintf(stderr, "%s: the object shipped with candidate %s is ignored, its source is compiled: %s\n",
-                 options.evaluator_name.c_str(), candidate.getId().cStr(), adoption->error().message.c_str());
+    log::warn() << options.evaluator_name << ": the object shipped with candidate " << candidate.getId().cStr()
+                << " is ignored, its source is compiled: " << adoption->error().message;
   }
   out.setCandidate(stripped.asReader());
 }

@@ -7,7 +7,7 @@
 //      where it was generated (Candidate.compiled) is not compiled when the object is verified
 //      (kernels/compile/compiled_artifact.h): it is filed into the cache and found there. The
 //      result's candidate leaves the object out; its `compiled.use` says `used`, or `ignored`
-//      with the reason in `compiled.note` (also printed on stderr), and the source was compiled;
+//      with the reason in `compiled.note` (also logged), and the source was compiled;
 //   2. load it into the warm sandbox (actors/evaluator/sandbox_process.h);
 //   3. correctness over `trials` fresh input draws (seeds derived from a secret drawn per engine
 //      from /dev/urandom): outputs are poisoned with a NaN before every call, the candidate runs

@@ -2,7 +2,6 @@
 
 #include <capnp/message.h>
 
-#include <cstdio>
 #include <future>
 #include <limits>
 #include <map>
@@ -20,6 +19,7 @@
 #include "kernels/schedule/problem.h"
 #include "kernels/schedule/render.h"
 #include "runtime/fnv1a.h"
+#include "runtime/log.h"
 
 namespace drk::generator {
 namespace {
@@ -185,9 +185,8 @@ class GeneratorActor final : public runtime::Actor {
       compile_pool_ = std::move(*pool);
       return;
     }
-    std::fprintf(stderr,
-                 "%s: experiment.compile_ahead is on, but this node cannot compile (%s): the evaluators compile\n",
-                 context.self().c_str(), why.describe().c_str());
+    log::warn() << context.self() << ": experiment.compile_ahead is on, but this node cannot compile ("
+                << why.describe() << "): the evaluators compile";
   }
 
   void poll_compiles(runtime::ActorContext& context) {
@@ -218,13 +217,13 @@ class GeneratorActor final : public runtime::Actor {
     if (!outcome) return false;
     auto artifact = out.initRoot<msg::CompiledArtifact>();
     if (auto packed = compile::pack_artifact(compile_pool_->compiler(), *outcome, context.self(), artifact); !packed) {
-      std::fprintf(stderr, "%s: candidate %s is sent without its object: %s\n", context.self().c_str(),
-                   rollout.pending.candidate_id.c_str(), packed.error().describe().c_str());
+      log::warn() << context.self() << ": candidate " << rollout.pending.candidate_id
+                  << " is sent without its object: " << packed.error().describe();
       return false;
     }
     if (artifact.getUse() == msg::ArtifactUse::WITHHELD)
-      std::fprintf(stderr, "%s: candidate %s is sent without its object: %s\n", context.self().c_str(),
-                   rollout.pending.candidate_id.c_str(), artifact.getNote().cStr());
+      log::warn() << context.self() << ": candidate " << rollout.pending.candidate_id
+                  << " is sent without its object: " << artifact.getNote().cStr();
     return true;
   }
 
@@ -263,11 +262,10 @@ class GeneratorActor final : public runtime::Actor {
       // A task this policy cannot describe, or one evaluated on another device than the space
       // the policy serves, ends at once, empty: the Learner's step goes on.
       if (problem) {
-        std::fprintf(stderr,
-                     "generator: task '%s' of trajectory %s is evaluated on %s, but experiment.device is %s: "
-                     "the trajectory ends empty (set experiment.device to the run's device)\n",
-                     problem->task.c_str(), id.c_str(), std::string(schedule::device_name(problem->device)).c_str(),
-                     std::string(schedule::device_name(policy_.device())).c_str());
+        log::warn() << "generator: task '" << problem->task << "' of trajectory " << id << " is evaluated on "
+                    << schedule::device_name(problem->device) << ", but experiment.device is "
+                    << schedule::device_name(policy_.device())
+                    << ": the trajectory ends empty (set experiment.device to the run's device)";
       }
       finish(context, rollout);
       return;

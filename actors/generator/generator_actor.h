@@ -28,7 +28,7 @@
 // a GPU node files it into its cache instead of compiling (docs/gpu.md). A candidate that does
 // not compile here is sent without one (the Evaluator compiles it and reports the error); an
 // object over the size a Candidate may carry is withheld, and a node where the compiler does
-// not run compiles nothing; both say so on stderr. The actor looks at the compiles in flight
+// not run compiles nothing; both say so in the log. The actor looks at the compiles in flight
 // every 10 ms (no other thread can wake it).
 //
 // Thread-safety: an actor; the runtime calls it on one thread (the pool's threads only compile).

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -27,6 +26,7 @@
 #include "kernels/schedule/policy_checkpoint.h"
 #include "kernels/schedule/policy_network.h"
 #include "runtime/borrowed_data.h"
+#include "runtime/log.h"
 #include "runtime/topology.h"
 
 namespace drk::learner {
@@ -149,8 +149,8 @@ class LearnerActor final : public runtime::Actor {
     if (!selection->other_device.empty()) {
       std::string skipped;
       for (const auto& name : selection->other_device) skipped += (skipped.empty() ? "" : ", ") + name;
-      std::cerr << "learner: experiment.tasks is all: skipping " << selection->other_device.size() << " tasks without "
-                << kernels::device_name(settings_.device) << " shapes: " << skipped << "\n";
+      log::info() << "learner: experiment.tasks is all: skipping " << selection->other_device.size()
+                  << " tasks without " << kernels::device_name(settings_.device) << " shapes: " << skipped;
     }
   }
 
@@ -350,13 +350,15 @@ class LearnerActor final : public runtime::Actor {
     if (!bytes) throw std::runtime_error("rollback: " + bytes.error().describe());
     if (auto loaded = policy_.load(*bytes); !loaded) throw std::runtime_error("rollback: " + loaded.error().describe());
     reset_optimizer();
-    std::fprintf(stderr,
-                 "learner: ROLLBACK at step %u: mean reward %.3f is more than %.0f%% below the best stable "
-                 "%.3f for %u steps in a row; policy v%u is back as v%u; diagnostic mode (learning rate x%g "
-                 "until a step is stable)\n",
-                 step_ + 1, reward, 100.0 * settings_.rollback.drop, decision.reference,
-                 settings_.rollback.patience, decision.target_version, version_ + 1,
-                 settings_.diagnostic_learning_rate_scale);
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "learner: ROLLBACK at step %u: mean reward %.3f is more than %.0f%% below the best stable "
+                  "%.3f for %u steps in a row; policy v%u is back as v%u; diagnostic mode (learning rate x%g "
+                  "until a step is stable)",
+                  step_ + 1, reward, 100.0 * settings_.rollback.drop, decision.reference,
+                  settings_.rollback.patience, decision.target_version, version_ + 1,
+                  settings_.diagnostic_learning_rate_scale);
+    log::warn() << line;
   }
 
   // Turn.advantage, return, trained and rejectedBy on the step's trajectories, as the update

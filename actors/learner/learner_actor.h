@@ -13,7 +13,7 @@
 // step. Before the update the step's mean reward goes to the rollback rule
 // (actors/learner/rollback_monitor.h): on a rollback the update is skipped, the parameters of the
 // last stable version (RUN_DIR/policy/v<N>.pt) come back with a fresh optimizer, one line says
-// so on stderr, and diagnostic mode scales the learning rate by rollback.diagnostic_lr_scale
+// so in the log, and diagnostic mode scales the learning rate by rollback.diagnostic_lr_scale
 // until a step is stable. Then policy version v+1 is checkpointed
 // (kernels/schedule/policy_checkpoint.h), broadcast as PolicyWeights to every Generator and
 // the Archivist; every trajectory of the step goes to the Archivist with its turns' advantage,

@@ -1,7 +1,6 @@
 #include "actors/oracle/oracle_actor.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -15,6 +14,7 @@
 #include "actors/verifier/feedback_report.h"
 #include "kernels/catalog/task.h"
 #include "kernels/compile/compiled_artifact.h"
+#include "runtime/log.h"
 
 namespace drk::oracle {
 namespace {
@@ -34,7 +34,7 @@ TaskScales task_scales(const YAML::Node& experiment) {
   }
   auto catalog = kernels::TaskCatalog::load(directory);
   if (!catalog) {
-    std::fprintf(stderr, "oracle: the cost model goes without task sizes: %s\n", catalog.error().describe().c_str());
+    log::warn() << "oracle: the cost model goes without task sizes: " << catalog.error().describe();
     return {};
   }
   TaskScales scales;
@@ -98,8 +98,8 @@ class OracleActor final : public runtime::Actor {
   void on_timer(runtime::ActorContext& context, uint64_t token) override {
     if (token != kExpiryTimer) return;
     if (const size_t expired = queue_.requeue_expired(context.now_unix_ms(), dispatch_timeout_ms_)) {
-      std::fprintf(stderr, "oracle: %zu evaluation(s) got no result in %lld ms; dispatching again\n",
-                   expired, static_cast<long long>(dispatch_timeout_ms_));
+      log::warn() << "oracle: " << expired << " evaluation(s) got no result in " << dispatch_timeout_ms_
+                  << " ms; dispatching again";
     }
     dispatch(context);
     context.start_timer(kExpiryPeriod, kExpiryTimer);
@@ -258,12 +258,9 @@ class OracleActor final : public runtime::Actor {
     if (screener_) {
       const auto step = screener_->counts_of_step(request.getStep());
       const auto total = screener_->counts();
-      std::fprintf(stderr,
-                   "oracle: step %u: %llu candidates evaluated, %llu screened by the cost model "
-                   "(run: %llu evaluated, %llu screened)\n",
-                   request.getStep(), static_cast<unsigned long long>(step.measured),
-                   static_cast<unsigned long long>(step.screened), static_cast<unsigned long long>(total.measured),
-                   static_cast<unsigned long long>(total.screened));
+      log::info() << "oracle: step " << request.getStep() << ": " << step.measured << " candidates evaluated, "
+                  << step.screened << " screened by the cost model (run: " << total.measured << " evaluated, "
+                  << total.screened << " screened)";
     }
     report(context, learner, [&](msg::Envelope::Builder out) {
       auto advantages = out.getBody().initAdvantages();
@@ -283,8 +280,7 @@ class OracleActor final : public runtime::Actor {
               const std::function<void(msg::Envelope::Builder)>& fill) {
     const auto status = context.send(recipient, fill);
     if (!status) {
-      std::fprintf(stderr, "oracle: message to '%s' not delivered: %s\n", recipient.c_str(),
-                   status.error().describe().c_str());
+      log::warn() << "oracle: message to '" << recipient << "' not delivered: " << status.error().describe();
     }
   }
 

@@ -15,7 +15,7 @@
 //  - Screening (experiment.oracle.screening, docs/cost-model.md; off by default): an arriving
 //    candidate is measured or screened by the cost model (screening.h); a screened one gets
 //    the predicted reward at once, Feedback and Scored marked `screened`; every measured
-//    result trains the model. Each step's evaluated/screened counts go to stderr.
+//    result trains the model. Each step's evaluated/screened counts are logged.
 // Parameters (experiment): reward {...}, dispatch_timeout_s (default 45). With
 // training_stages, a candidate's reward uses the weights of the stage of its step (a stage's
 // `reward` overrides experiment.reward key by key). Coverage is CUPTI's for CUDA candidates

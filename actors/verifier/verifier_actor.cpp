@@ -1,8 +1,7 @@
 #include "actors/verifier/verifier_actor.h"
 
-#include <cstdio>
-
 #include "actors/verifier/verify.h"
+#include "runtime/log.h"
 
 namespace drk::verifier {
 namespace {
@@ -19,8 +18,8 @@ class VerifierActor final : public runtime::Actor {
     // A busy or dead Oracle loses this verdict; the Generator re-sends the candidate after
     // its deadline, so the failure is visible but not fatal.
     if (!status) {
-      std::fprintf(stderr, "%s: verdict for '%s' not delivered: %s\n", context.self().c_str(),
-                   result.getCandidate().getId().cStr(), status.error().describe().c_str());
+      log::warn() << context.self() << ": verdict for '" << result.getCandidate().getId().cStr()
+                  << "' not delivered: " << status.error().describe();
     }
   }
 };

@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "runtime/log.h"
 #include "tests/doctest_drk.h"
 #include "tests/runtime/fake_launcher.h"
 #include "tests/support/run_dir.h"
@@ -140,13 +141,12 @@ struct Head {
     SupervisorOptions options;
     options.executable = "drk";
     options.run_dir = dir.path().string();
-    options.log = &log;
     options.stop_grace = 0ms;
     options.clock = [this] { return steady(); };
     supervisor.emplace(io, topology, launcher, options);
     supervisor->start([](Status) {});
     board.emplace(topology, dir.path().string(), [this] { return kUnixStart + now.count(); });
-    checks.emplace(io, *supervisor, *board, topology, log, [this] { return steady(); });
+    checks.emplace(io, *supervisor, *board, topology, [this] { return steady(); });
     publish();
   }
 
@@ -175,7 +175,7 @@ struct Head {
   Topology topology;
   boost::asio::io_context io;
   FakeLauncher launcher;
-  std::ostringstream log;
+  drk::log::Capture log{drk::log::Capture::Mode::instead};  // what the supervisor and the checks log
   std::chrono::milliseconds now{0};
   std::optional<Supervisor> supervisor;
   std::optional<InspectionBoard> board;

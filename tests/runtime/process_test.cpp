@@ -4,6 +4,8 @@
 // drains its mailbox.
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <chrono>
 #include <csignal>
 #include <fstream>
@@ -119,6 +121,31 @@ DRK_TEST_CASE("a handler that throws ends its process with the exception as the 
                              "injected fault; restarting"),
                     run.output);
   DRK_CHECK_MESSAGE(contains(run.output, "summary: answered 20 of 20"), run.output);
+}
+
+DRK_TEST_CASE("every process of a run logs to RUN_DIR/logs/PROCESS.log with the time, level, process and actor") {
+  RunDir dir;
+  ::setenv("DRK_LOG_LEVEL", "debug", 1);  // inherited by the run's processes: each actor's start and stop
+  const Finished run = run_test_host(dir, {"run", pingpong(dir, "{fault: throw, at: 3}")});
+  ::unsetenv("DRK_LOG_LEVEL");
+  DRK_CHECK_MESSAGE(run.exit_code == 0, run.output);
+  const std::string head = read_file(dir.file("run/logs/head.log"));
+  const std::string pinger = read_file(dir.file("run/logs/pinger.log"));
+  const std::string ponger = read_file(dir.file("run/logs/ponger.log"));
+  // "[2026-01-05 12:34:56.789] [warning] [head] supervisor: process 'ponger' (pid 123) died: ..."
+  DRK_CHECK_MESSAGE(head.rfind("[20", 0) == 0, head);
+  DRK_CHECK_MESSAGE(contains(head, "] [warning] [head] supervisor: process 'ponger' (pid "), head);
+  DRK_CHECK_MESSAGE(contains(head, "] [debug] [head] actor head (head): started\n"), head);
+  DRK_CHECK_MESSAGE(contains(pinger, "] [debug] [pinger] actor pinger (pinger): started\n"), pinger);
+  DRK_CHECK_MESSAGE(contains(pinger, "] [debug] [pinger] actor pinger: stopped\n"), pinger);
+  // Appended across restarts: the incarnation that threw, then the one that finished.
+  DRK_CHECK_MESSAGE(contains(ponger, "] [error] [ponger] actor ponger: handler for heartbeat threw: injected fault\n"),
+                    ponger);
+  DRK_CHECK_MESSAGE(occurrences(ponger, "actor ponger (ponger): started") == 2, ponger);
+  // The console got the same lines: stderr is the run's, the files are each process's own.
+  DRK_CHECK_MESSAGE(contains(run.output, "] [error] [ponger] actor ponger: handler for heartbeat threw"), run.output);
+  DRK_CHECK_FALSE(contains(head, "[ponger]"));
+  DRK_CHECK_FALSE(contains(pinger, "[ponger]"));
 }
 
 DRK_TEST_CASE("a process that keeps dying stops the run with its last cause") {

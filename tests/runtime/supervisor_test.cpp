@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "runtime/death_cause.h"
+#include "runtime/log.h"
 #include "tests/doctest_drk.h"
 #include "tests/runtime/fake_launcher.h"
 #include "tests/support/run_dir.h"
@@ -38,7 +39,6 @@ struct Fixture {
     SupervisorOptions options;
     options.executable = "drk";
     options.run_dir = dir.path().string();
-    options.log = &log;
     options.stop_grace = std::chrono::milliseconds{0};
     options.on_restarted = [this](const std::vector<std::string>& actors) {
       restarted.insert(restarted.end(), actors.begin(), actors.end());
@@ -61,7 +61,7 @@ struct Fixture {
   Topology topology;
   boost::asio::io_context io;
   FakeLauncher launcher;
-  std::ostringstream log;
+  drk::log::Capture log{drk::log::Capture::Mode::instead};  // what the supervisor logs
   std::vector<std::string> restarted;
   std::optional<Status> outcome;
   std::optional<Supervisor> supervisor;

@@ -12,6 +12,7 @@
 
 #include "actors/evaluator/evaluation.h"
 #include "actors/verifier/verify.h"
+#include "runtime/log.h"
 #include "tools/bench/source_tree.h"
 #include "tools/bench/statistics.h"
 #include "tools/bench/temp_dir.h"
@@ -63,10 +64,10 @@ struct Honest {
 
 }  // namespace
 
-int run_containment_bench(const ContainmentBenchOptions& options, std::ostream& out, std::ostream& err) {
+int run_containment_bench(const ContainmentBenchOptions& options, std::ostream& out) {
   auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
   if (!catalog) {
-    err << "drk bench containment: " << catalog.error().message << "\n";
+    log::error() << "drk bench containment: " << catalog.error().message;
     return 1;
   }
   TempDir cache("drk-bench-containment");
@@ -84,20 +85,20 @@ int run_containment_bench(const ContainmentBenchOptions& options, std::ostream& 
   auto honest_engine = make("honest");
   auto hostile_engine = make("hostile");
   if (!honest_engine || !hostile_engine) {
-    err << "drk bench containment: cannot make the engines: "
-        << (!honest_engine ? honest_engine.error().message : hostile_engine.error().message) << "\n";
+    log::error() << "drk bench containment: cannot make the engines: "
+                 << (!honest_engine ? honest_engine.error().message : hostile_engine.error().message);
     return 1;
   }
   const auto relu = read_source_file("tests/candidates/relu.cpp");
   if (!relu) {
-    err << "drk bench containment: cannot read tests/candidates/relu.cpp under " << source_dir()
-        << ": set DRK_SOURCE_DIR to the drkernel source tree\n";
+    log::error() << "drk bench containment: cannot read tests/candidates/relu.cpp under " << source_dir()
+                 << ": set DRK_SOURCE_DIR to the drkernel source tree";
     return 1;
   }
   Honest alone;
   for (uint32_t i = 0; i < options.honest_evaluations; ++i) alone.add(evaluate(**honest_engine, "relu", "alone", *relu));
   if (!alone.all_correct) {
-    err << "drk bench containment: the honest candidate was not correct alone\n";
+    log::error() << "drk bench containment: the honest candidate was not correct alone";
     return 1;
   }
   const double alone_us = median(alone.candidate_us), alone_reference_us = median(alone.reference_us);
@@ -134,7 +135,7 @@ int run_containment_bench(const ContainmentBenchOptions& options, std::ostream& 
   out << "\nhonest x / reference x: the honest candidate's and its reference's median time beside the hostile "
          "evaluation over alone (1.0: not slowed)\n";
   if (!honest_correct) {
-    err << "drk bench containment: the honest candidate was not correct beside a hostile one\n";
+    log::error() << "drk bench containment: the honest candidate was not correct beside a hostile one";
     return 1;
   }
   return 0;

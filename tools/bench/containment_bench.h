@@ -8,7 +8,7 @@
 // side in one run (docs/benchmarks.md).
 //
 // Thread-safety: two threads, one engine each. Errors: the exit code (0; 1 when an engine cannot
-// be made or the honest candidate is not correct), with the reason on `err`.
+// be made or the honest candidate is not correct), with the reason logged (runtime/log.h).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,6 @@ struct ContainmentBenchOptions {
   uint64_t memory_bytes = uint64_t{1} << 30;  // each sandbox's host memory budget (--memory-mb)
 };
 
-int run_containment_bench(const ContainmentBenchOptions& options, std::ostream& out, std::ostream& err);
+int run_containment_bench(const ContainmentBenchOptions& options, std::ostream& out);
 
 }  // namespace drk::bench

@@ -18,6 +18,7 @@
 
 #include "actors/evaluator/evaluation.h"
 #include "runtime/json_text.h"
+#include "runtime/log.h"
 #include "tools/bench/source_tree.h"
 #include "tools/bench/statistics.h"
 #include "tools/bench/temp_dir.h"
@@ -146,7 +147,7 @@ struct Candidate {
 
 class Bench {
  public:
-  Bench(const EvalBenchOptions& options, std::ostream& err) : options_(options), err_(err) {
+  explicit Bench(const EvalBenchOptions& options) : options_(options) {
     std::random_device entropy;
     nonce_ = (static_cast<uint64_t>(entropy()) << 32) ^ entropy() ^
              static_cast<uint64_t>(Clock::now().time_since_epoch().count());
@@ -158,8 +159,8 @@ class Bench {
       const std::string relative = std::string("tests/candidates/") + entry.candidate;
       auto text = read_source_file(relative);
       if (!text) {
-        err_ << options_.program << ": cannot read the candidate '" << source_dir() << "/" << relative
-             << "': set DRK_SOURCE_DIR to the drkernel source tree\n";
+        log::error() << options_.program << ": cannot read the candidate '" << source_dir() << "/" << relative
+                     << "': set DRK_SOURCE_DIR to the drkernel source tree";
         return false;
       }
       mix_.push_back({entry.task, *text});
@@ -312,7 +313,6 @@ class Bench {
   }
 
   const EvalBenchOptions& options_;
-  std::ostream& err_;
   TempDir cache_{"drk-bench-eval"};
   std::vector<Candidate> mix_;
   std::vector<std::string> families_;
@@ -339,8 +339,8 @@ std::string phases_line(const Phases& p) {
 
 }  // namespace
 
-int run_eval_bench(const EvalBenchOptions& options, std::ostream& out, std::ostream& err) {
-  Bench bench(options, err);
+int run_eval_bench(const EvalBenchOptions& options, std::ostream& out) {
+  Bench bench(options);
   if (!bench.load_mix()) return 1;
   const size_t mix = bench.mix_.size();
   const size_t latency_samples = options.quick ? mix : 3 * mix;
@@ -348,7 +348,7 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out, std::ostr
   const uint32_t workers = std::max<uint32_t>(options.compile_workers, 1);
   const bool cuda = options.device == DeviceKind::cuda;
   auto fail = [&](const Error& error) {
-    err << options.program << ": " << error.describe() << "\n";
+    log::error() << options.program << ": " << error.describe();
     return 1;
   };
 

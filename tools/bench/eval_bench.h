@@ -20,7 +20,7 @@
 //
 // Thread-safety: run_eval_bench runs on the calling thread (the engine's pool has its own).
 // Errors: the exit code (0, 1 when an engine cannot be made or a candidate is not correct) with
-// the reason on `err`; the candidates are read from $DRK_SOURCE_DIR (else the build's source tree).
+// the reason logged; the candidates are read from $DRK_SOURCE_DIR (else the build's source tree).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +46,6 @@ struct EvalBenchOptions {
   std::string program = "drk bench eval";     // for messages
 };
 
-int run_eval_bench(const EvalBenchOptions& options, std::ostream& out, std::ostream& err);
+int run_eval_bench(const EvalBenchOptions& options, std::ostream& out);
 
 }  // namespace drk::bench

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "runtime/actor_host.h"
+#include "runtime/log.h"
 #include "runtime/outbox.h"
 #include "runtime/process_launcher.h"
 #include "runtime/supervisor.h"
@@ -111,9 +112,9 @@ std::string topology_text(const std::string& run_dir) {
          "  - {name: echo, role: bench_echo, process: own}\n";
 }
 
-Error no_answer(const std::string& when, const std::ostringstream& log) {
+Error no_answer(const std::string& when, const log::Capture& said) {
   return make_error(Errc::timeout, "the echo actor did not answer within 10 s " + when +
-                                       "; the supervisor said: " + log.str());
+                                       "; the supervisor said: " + said.str());
 }
 
 }  // namespace
@@ -135,13 +136,13 @@ Result<std::vector<double>> restart_times_ms(const std::string& executable, int 
   boost::asio::io_context io;
   // Installed before any child exists, so that no death goes unseen.
   boost::asio::signal_set child_signals(io, SIGCHLD);
-  std::ostringstream log;  // written on the io thread; read after it ends or on failure
+  // What the supervisor logs (on the io thread), kept off the console: read on failure.
+  log::Capture said(log::Capture::Mode::instead);
   runtime::ForkExecLauncher launcher;
   launcher.keep_warm_spare(runtime::spare_argv(executable, warm_spare));
   runtime::SupervisorOptions options;
   options.executable = executable;
   options.run_dir = dir.path();
-  options.log = &log;
   options.stop_grace = 1000ms;
   runtime::Supervisor supervisor(io, *topology, launcher, options);
 
@@ -186,7 +187,7 @@ Result<std::vector<double>> restart_times_ms(const std::string& executable, int 
   uint64_t incarnation = 0;
   if (!answers.wait_for_other_than(0, incarnation)) {
     stop_supervising();
-    return no_answer("after it started", log);
+    return no_answer("after it started", said);
   }
   for (int sample = 0; sample < samples; ++sample) {
     if (warm_spare) std::this_thread::sleep_for(kSpareLoads);
@@ -201,7 +202,7 @@ Result<std::vector<double>> restart_times_ms(const std::string& executable, int 
     const auto answered_at = answers.wait_for_other_than(incarnation, incarnation);
     if (!answered_at) {
       stop_supervising();
-      return no_answer("after a kill -9", log);
+      return no_answer("after a kill -9", said);
     }
     times_ms.push_back(std::chrono::duration<double, std::milli>(*answered_at - killed_at).count());
   }

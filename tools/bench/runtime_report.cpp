@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/json_text.h"
+#include "runtime/log.h"
 #include "tools/bench/actor_bench.h"
 #include "tools/bench/measurement.h"
 #include "tools/bench/node_failure_bench.h"
@@ -217,7 +218,7 @@ Result<Row> measure_row(BenchTransport transport, std::size_t payload, const Ben
 
 }  // namespace
 
-int run_runtime_bench(const RuntimeBenchOptions& options, std::ostream& out, std::ostream& err) {
+int run_runtime_bench(const RuntimeBenchOptions& options, std::ostream& out) {
   BenchBudget budget;
   int repetitions = 3;
   if (options.quick) {
@@ -244,13 +245,13 @@ int run_runtime_bench(const RuntimeBenchOptions& options, std::ostream& out, std
   std::vector<Row> rows;
   for (BenchTransport transport : kBenchTransports) {
     if (transport == BenchTransport::tcp_curve && !curve_available()) {
-      err << options.program << ": this libzmq has no CURVE (built without libsodium): tcp+curve left out\n";
+      log::warn() << options.program << ": this libzmq has no CURVE (built without libsodium): tcp+curve left out";
       continue;
     }
     for (std::size_t payload : {std::size_t{64}, std::size_t{64} << 10}) {
       auto row = measure_row(transport, payload, budget, repetitions, ipc_dir.path());
       if (!row) {
-        err << options.program << ": " << row.error().describe() << "\n";
+        log::error() << options.program << ": " << row.error().describe();
         return 1;
       }
       rows.push_back(*row);
@@ -260,18 +261,18 @@ int run_runtime_bench(const RuntimeBenchOptions& options, std::ostream& out, std
 
   auto restarts = restart_times_ms(options.executable, budget.restart_samples, true);
   if (!restarts) {
-    err << options.program << ": restart after kill -9: " << restarts.error().describe() << "\n";
+    log::error() << options.program << ": restart after kill -9: " << restarts.error().describe();
     return 1;
   }
   auto cold_restarts = restart_times_ms(options.executable, budget.restart_samples, false);
   if (!cold_restarts) {
-    err << options.program << ": restart after kill -9 without a warm spare: "
-        << cold_restarts.error().describe() << "\n";
+    log::error() << options.program << ": restart after kill -9 without a warm spare: "
+                 << cold_restarts.error().describe();
     return 1;
   }
   auto node_failures = node_failure_detection_ms(budget.node_failure_samples);
   if (!node_failures) {
-    err << options.program << ": node failure detection: " << node_failures.error().describe() << "\n";
+    log::error() << options.program << ": node failure detection: " << node_failures.error().describe();
     return 1;
   }
   const Goals goals = goals_of(rows, median(*restarts), median(*node_failures));

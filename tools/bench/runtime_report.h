@@ -12,7 +12,7 @@
 // `json`, one JSON object instead, with a `TRANSPORT_PAYLOAD_throughput_ratio` and
 // `..._p99_ratio` field per row (e.g. "tcp_curve_64B_throughput_ratio").
 //
-// Errors: a measurement that fails ends the run (the message goes to `err`, exit code 1).
+// Errors: a measurement that fails ends the run (the message is logged, exit code 1).
 // Thread-safety: call from the main thread, with no other children of this process running.
 #pragma once
 
@@ -30,6 +30,6 @@ struct RuntimeBenchOptions {
 
 // Runs every measurement and prints the result to `out`. Returns the exit code: 0 when
 // everything was measured (goals met or not), 1 when a measurement failed.
-int run_runtime_bench(const RuntimeBenchOptions& options, std::ostream& out, std::ostream& err);
+int run_runtime_bench(const RuntimeBenchOptions& options, std::ostream& out);
 
 }  // namespace drk::bench

@@ -10,6 +10,7 @@
 #include "actors/archivist/archive.h"
 #include "actors/archivist/training_samples_jsonl.h"
 #include "runtime/command_line.h"
+#include "runtime/log.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/remeasure.h"
 #include "tools/drk/run_summary.h"
@@ -37,20 +38,20 @@ int archive_command(const ArchiveArgs& args, ArchiveCommand command) {
   if (command == ArchiveCommand::summary) return print_run_summary(run_dir);
   if (command == ArchiveCommand::remeasure) {
     if (auto status = remeasure_best_kernels(run_dir, args.times, std::cout); !status) {
-      std::fprintf(stderr, "drk archive remeasure: %s\n", status.error().message.c_str());
+      log::error() << "drk archive remeasure: " << status.error().message;
       return 1;
     }
     return print_run_summary(run_dir);
   }
   auto archive = open_archive(run_dir);
   if (!archive) {
-    std::fprintf(stderr, "drk archive: %s\n", archive.error().message.c_str());
+    log::error() << "drk archive: " << archive.error().message;
     return 1;
   }
   if (command == ArchiveCommand::best) {
     auto best = archive->best_per_task();
     if (!best) {
-      std::fprintf(stderr, "drk archive: %s\n", best.error().message.c_str());
+      log::error() << "drk archive: " << best.error().message;
       return 1;
     }
     for (const auto& row : *best) {
@@ -65,7 +66,7 @@ int archive_command(const ArchiveArgs& args, ArchiveCommand command) {
   if (command == ArchiveCommand::steps) {
     auto steps = archive->steps();
     if (!steps) {
-      std::fprintf(stderr, "drk archive: %s\n", steps.error().message.c_str());
+      log::error() << "drk archive: " << steps.error().message;
       return 1;
     }
     for (const auto& row : *steps) {
@@ -88,21 +89,21 @@ int archive_command(const ArchiveArgs& args, ArchiveCommand command) {
     if (!out_path.empty()) {
       file.open(out_path, std::ios::trunc);
       if (!file) {
-        std::fprintf(stderr, "drk archive: cannot write '%s'\n", out_path.c_str());
+        log::error() << "drk archive: cannot write '" << out_path << "'";
         return 1;
       }
     }
     auto written = archivist::write_training_samples_jsonl(*archive, out_path.empty() ? std::cout : file);
     if (!written) {
-      std::fprintf(stderr, "drk archive: %s\n", written.error().message.c_str());
+      log::error() << "drk archive: " << written.error().message;
       return 1;
     }
-    if (!out_path.empty()) std::fprintf(stderr, "drk archive: %zu samples written to %s\n", *written, out_path.c_str());
+    if (!out_path.empty()) log::info() << "drk archive: " << *written << " samples written to " << out_path;
     return 0;
   }
   auto source = archive->source_of(args.candidate_id);
   if (!source) {
-    std::fprintf(stderr, "drk archive: %s\n", source.error().message.c_str());
+    log::error() << "drk archive: " << source.error().message;
     return 1;
   }
   std::printf("%s", source->c_str());

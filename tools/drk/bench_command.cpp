@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "runtime/command_line.h"
+#include "runtime/log.h"
 #include "tools/bench/containment_bench.h"
 #include "tools/bench/eval_bench.h"
 #include "tools/bench/restart_bench.h"
@@ -29,10 +30,10 @@ int bench_runtime(bench::RuntimeBenchOptions options) {
   std::error_code error;
   options.executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
   if (error) {
-    std::cerr << "drk bench runtime: cannot find the drk executable (/proc/self/exe): " << error.message() << "\n";
+    log::error() << "drk bench runtime: cannot find the drk executable (/proc/self/exe): " << error.message();
     return 1;
   }
-  return bench::run_runtime_bench(options, std::cout, std::cerr);
+  return bench::run_runtime_bench(options, std::cout);
 }
 
 }  // namespace
@@ -91,7 +92,7 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
       "--no-stability", [eval_options](int64_t) { eval_options->stability = false; }, "cuda: skip the stability section");
   eval_command->add_flag("--json", eval_options->json,
                          "one object (cold_latency_ms, warm_latency_ms, evals_per_hour, throughput, ...)");
-  actions[eval_command] = [eval_options] { return bench::run_eval_bench(*eval_options, std::cout, std::cerr); };
+  actions[eval_command] = [eval_options] { return bench::run_eval_bench(*eval_options, std::cout); };
 
   auto containment_options = std::make_shared<bench::ContainmentBenchOptions>();
   CLI::App* containment_command = bench_command->add_subcommand(
@@ -111,7 +112,7 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
   runtime::add_megabytes_option(*containment_command, "--memory-mb", containment_options->memory_bytes, 64,
                                 "each sandbox's host memory budget (default 1024)");
   actions[containment_command] = [containment_options] {
-    return bench::run_containment_bench(*containment_options, std::cout, std::cerr);
+    return bench::run_containment_bench(*containment_options, std::cout);
   };
   bench_command->footer("See docs/benchmarks.md.");
 }

@@ -18,6 +18,7 @@
 #include "kernels/catalog/task.h"
 #include "runtime/capnp_json.h"
 #include "runtime/command_line.h"
+#include "runtime/log.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
 
@@ -179,17 +180,17 @@ int evaluate(const EvalArgs& args) {
   evaluator::EngineOptions options = args.options;
   auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
   if (!catalog) {
-    std::cerr << "drk eval: " << catalog.error().message << "\n";
+    log::error() << "drk eval: " << catalog.error().message;
     return 1;
   }
   auto task = catalog->find(task_name);
   if (!task) {
-    std::cerr << "drk eval: " << task.error().message << "\n";
+    log::error() << "drk eval: " << task.error().message;
     return 1;
   }
   std::ifstream in(candidate_file, std::ios::binary);
   if (!in) {
-    std::cerr << "drk eval: candidate file '" << candidate_file << "' cannot be read: does it exist?\n";
+    log::error() << "drk eval: candidate file '" << candidate_file << "' cannot be read: does it exist?";
     return 1;
   }
   std::ostringstream source;
@@ -199,7 +200,7 @@ int evaluate(const EvalArgs& args) {
   options.evaluator_name = "drk eval";
   auto engine = evaluator::EvaluationEngine::create(std::move(*catalog), options);
   if (!engine) {
-    std::cerr << "drk eval: " << engine.error().message << "\n";
+    log::error() << "drk eval: " << engine.error().message;
     return 1;
   }
   evaluator::CandidateInput input;
@@ -211,7 +212,7 @@ int evaluate(const EvalArgs& args) {
   capnp::MallocMessageBuilder result_message;
   auto result = result_message.initRoot<msg::EvalResult>();
   if (auto status = (*engine)->evaluate(input, result); !status) {
-    std::cerr << "drk eval: " << status.error().message << "\n";
+    log::error() << "drk eval: " << status.error().message;
     return 1;
   }
   capnp::MallocMessageBuilder verdict_message;
@@ -225,7 +226,7 @@ int evaluate(const EvalArgs& args) {
     print_human(task_copy, candidate_file, verdict.asReader());
   }
   if (!result.getCompiled()) {
-    if (!json) std::cerr << "drk eval: the candidate does not compile (the compiler's message is above)\n";
+    if (!json) log::error() << "drk eval: the candidate does not compile (the compiler's message is above)";
     return 1;
   }
   return 0;

@@ -19,6 +19,7 @@
 #include "kernels/catalog/task.h"
 #include "kernels/schedule/policy_checkpoint.h"
 #include "runtime/command_line.h"
+#include "runtime/log.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
 
@@ -44,58 +45,57 @@ int generate(const GenerateArgs& args) {
   const std::string device_text(kernels::device_name(device));
   auto state = schedule::read_checkpoint_state(run_dir);
   if (!state || !*state) {
-    std::cerr << "drk generate: " << (state ? "'" + run_dir + "' holds no policy checkpoint (" +
-                                                  schedule::policy_directory(run_dir) +
-                                                  "): train one first with drk run"
-                                            : state.error().message)
-              << "\n";
+    log::error() << "drk generate: " << (state ? "'" + run_dir + "' holds no policy checkpoint (" +
+                                                     schedule::policy_directory(run_dir) +
+                                                     "): train one first with drk run"
+                                               : state.error().message);
     return 1;
   }
   auto bytes = schedule::read_policy_version(run_dir, (*state)->version);
   const auto schedule_device = device == kernels::DeviceKind::cuda ? schedule::Device::cuda : schedule::Device::cpu;
   schedule::Policy policy(search.seed, schedule_device);
   if (!bytes) {
-    std::cerr << "drk generate: " << bytes.error().message << "\n";
+    log::error() << "drk generate: " << bytes.error().message;
     return 1;
   }
   if (auto loaded = policy.load(*bytes); !loaded) {
-    std::cerr << "drk generate: policy v" << (*state)->version << " of " << run_dir << ": " << loaded.error().message
-              << " (is --device the run's experiment.device?)\n";
+    log::error() << "drk generate: policy v" << (*state)->version << " of " << run_dir << ": " << loaded.error().message
+                 << " (is --device the run's experiment.device?)";
     return 1;
   }
   auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
   if (!catalog) {
-    std::cerr << "drk generate: " << catalog.error().message << "\n";
+    log::error() << "drk generate: " << catalog.error().message;
     return 1;
   }
   auto task = catalog->find(task_name);
   if (!task) {
-    std::cerr << "drk generate: " << task.error().message << "\n";
+    log::error() << "drk generate: " << task.error().message;
     return 1;
   }
   if (!(*task)->runs_on(device)) {
-    std::cerr << "drk generate: task '" << task_name << "' has no " << device_text << " shapes: it runs on "
-              << (*task)->devices_text() << " only\n";
+    log::error() << "drk generate: task '" << task_name << "' has no " << device_text << " shapes: it runs on "
+                 << (*task)->devices_text() << " only";
     return 1;
   }
   capnp::MallocMessageBuilder task_message;
   kernels::fill_task_message(**task, device, task_message.initRoot<msg::Task>());
   auto problem = schedule::problem_from_task(task_message.getRoot<msg::Task>().asReader());
   if (!problem) {
-    std::cerr << "drk generate: " << problem.error().message << "\n";
+    log::error() << "drk generate: " << problem.error().message;
     return 1;
   }
   YAML::Node experiment;
   experiment["device"] = device_text;
   auto weights = oracle::reward_weights_from(experiment);
   if (!weights) {
-    std::cerr << "drk generate: " << weights.error().message << "\n";
+    log::error() << "drk generate: " << weights.error().message;
     return 1;
   }
   options.evaluator_name = "drk generate";
   auto engine = evaluator::EvaluationEngine::create(std::move(*catalog), options);
   if (!engine) {
-    std::cerr << "drk generate: " << engine.error().message << "\n";
+    log::error() << "drk generate: " << engine.error().message;
     return 1;
   }
   std::cout << "drk generate: policy v" << (*state)->version << " of " << run_dir << ", task " << task_name << " on "
@@ -130,7 +130,7 @@ int generate(const GenerateArgs& args) {
   };
   auto found = generator::refine(policy, *problem, search, evaluate);
   if (!found) {
-    std::cerr << "drk generate: " << found.error().message << "\n";
+    log::error() << "drk generate: " << found.error().message;
     return 1;
   }
   for (size_t index = 0; index < found->attempts.size(); ++index) {
@@ -152,7 +152,7 @@ int generate(const GenerateArgs& args) {
     std::ofstream out(out_file, std::ios::binary);
     out << best.source;
     if (!out) {
-      std::cerr << "drk generate: cannot write " << out_file << "\n";
+      log::error() << "drk generate: cannot write " << out_file;
       return 1;
     }
     std::cout << "written to " << out_file << "\n";

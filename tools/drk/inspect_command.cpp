@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "runtime/command_line.h"
+#include "runtime/log.h"
 #include "runtime/inspection_format.h"
 #include "runtime/inspection_server.h"
 #include "tools/drk/commands.h"
@@ -84,12 +85,12 @@ bool wait_for_quit(int timeout_ms) {
 int inspect(const InspectArgs& parsed) {
   auto client = make_client(parsed);
   if (!client) {
-    std::cerr << "drk inspect: " << client.error().message << "\n";
+    log::error() << "drk inspect: " << client.error().message;
     return 1;
   }
   auto view = client->fetch(kAnswerTimeout);
   if (!view) {
-    std::cerr << "drk inspect: " << view.error().message << "\n";
+    log::error() << "drk inspect: " << view.error().message;
     return 1;
   }
   std::cout << (parsed.json ? runtime::format_json(*view, parsed.hung_after_seconds)
@@ -100,7 +101,7 @@ int inspect(const InspectArgs& parsed) {
 int top(const InspectArgs& parsed) {
   auto client = make_client(parsed);
   if (!client) {
-    std::cerr << "drk top: " << client.error().message << "\n";
+    log::error() << "drk top: " << client.error().message;
     return 1;
   }
   struct sigaction action {};
@@ -114,7 +115,7 @@ int top(const InspectArgs& parsed) {
     if (!view) {
       if (interrupted != 0) break;
       if (!shown) {
-        std::cerr << "drk top: " << view.error().message << "\n";
+        log::error() << "drk top: " << view.error().message;
         return 1;
       }
       std::cout << "\ndrk top: the run ended (" << view.error().message << ")\n";

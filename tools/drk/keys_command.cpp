@@ -9,6 +9,7 @@
 #include <set>
 
 #include "runtime/command_line.h"
+#include "runtime/log.h"
 #include "runtime/curve_keys.h"
 #include "tools/drk/commands.h"
 
@@ -26,11 +27,11 @@ int generate(const std::string& dir, const std::vector<std::string>& names, bool
   for (const auto& name : names) {
     auto pair = runtime::generate_curve_key_pair();
     if (!pair) {
-      std::cerr << "drk keys: " << pair.error().message << "\n";
+      log::error() << "drk keys: " << pair.error().message;
       return 1;
     }
     if (auto written = runtime::write_key_pair(dir, name, *pair, force); !written) {
-      std::cerr << "drk keys: " << written.error().message << "\n";
+      log::error() << "drk keys: " << written.error().message;
       return 1;
     }
     const auto base = (std::filesystem::path(dir) / name).string();
@@ -51,7 +52,7 @@ int generate(const std::string& dir, const std::vector<std::string>& names, bool
 int show(const std::string& dir) {
   auto allowed = runtime::read_allowed_keys(dir);
   if (!allowed) {
-    std::cerr << "drk keys: " << allowed.error().message << "\n";
+    log::error() << "drk keys: " << allowed.error().message;
     return 1;
   }
   std::set<std::string> pairs_here;
@@ -77,7 +78,7 @@ int show(const std::string& dir) {
     if (pairs_here.count(name)) {
       auto pair = runtime::read_key_pair(dir, name);
       if (!pair) {
-        std::cerr << "drk keys: " << pair.error().message << "\n";
+        log::error() << "drk keys: " << pair.error().message;
         ++problems;
         pair_note = "unusable (see above)";
       } else {

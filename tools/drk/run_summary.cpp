@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "actors/archivist/archive.h"
+#include "runtime/log.h"
 #include "tools/drk/remeasure.h"
 
 namespace drk::tools {
@@ -12,7 +13,7 @@ int print_run_summary(const std::string& run_dir) {
   const auto path = archivist::Archive::default_path(run_dir);
   auto archive = archivist::Archive::open(path, /*read_only=*/true);
   if (!archive) {
-    std::fprintf(stderr, "drk: %s\n", archive.error().message.c_str());
+    log::error() << "drk: " << archive.error().message;
     return 1;
   }
   auto steps = archive->steps();
@@ -21,7 +22,7 @@ int print_run_summary(const std::string& run_dir) {
   auto remeasured = archive->remeasured();
   if (!steps || !best || !tallies || !remeasured) {
     const Error& error = !steps ? steps.error() : !best ? best.error() : !tallies ? tallies.error() : remeasured.error();
-    std::fprintf(stderr, "drk: %s\n", error.message.c_str());
+    log::error() << "drk: " << error.message;
     return 1;
   }
 
@@ -72,7 +73,7 @@ int print_run_summary(const std::string& run_dir) {
 int finish_run(const std::string& run_dir) {
   if (const uint32_t times = configured_remeasure_times(run_dir); times > 0) {
     if (auto status = remeasure_best_kernels(run_dir, times, std::cout); !status) {
-      std::fprintf(stderr, "drk run: the re-measurement failed: %s\n", status.error().message.c_str());
+      log::error() << "drk run: the re-measurement failed: " << status.error().message;
       return 1;
     }
   }

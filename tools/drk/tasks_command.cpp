@@ -12,6 +12,7 @@
 #include "kernels/catalog/task_audit.h"
 #include "kernels/catalog/task_audit_json.h"
 #include "runtime/command_line.h"
+#include "runtime/log.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
 
@@ -108,13 +109,13 @@ int audit(const kernels::TaskCatalog& catalog, const std::vector<std::string>& n
   for (const auto& name : names) {
     auto task = catalog.find(name);
     if (!task) {
-      std::cerr << "drk tasks audit: " << task.error().message << "\n";
+      log::error() << "drk tasks audit: " << task.error().message;
       return 1;
     }
     if (!(*task)->runs_on(device)) {
-      std::cerr << "drk tasks audit: task '" << name << "' has no " << kernels::device_name(device)
-                << " shapes: it runs on " << (*task)->devices_text() << " only (--device "
-                << (device == DeviceKind::cpu ? "cuda" : "cpu") << ")\n";
+      log::error() << "drk tasks audit: task '" << name << "' has no " << kernels::device_name(device)
+                   << " shapes: it runs on " << (*task)->devices_text() << " only (--device "
+                   << (device == DeviceKind::cpu ? "cuda" : "cpu") << ")";
       return 1;
     }
     tasks.push_back(*task);
@@ -129,7 +130,7 @@ int audit(const kernels::TaskCatalog& catalog, const std::vector<std::string>& n
   for (const auto* task : tasks) {
     auto result = kernels::audit_task(*task, device);
     if (!result) {
-      std::cerr << "drk tasks audit: " << result.error().message << "\n";
+      log::error() << "drk tasks audit: " << result.error().message;
       return 1;
     }
     audits.push_back(std::move(*result));
@@ -178,14 +179,14 @@ enum class TasksMode { list, show, audit };
 int tasks(const TasksArgs& args, TasksMode mode) {
   auto catalog = kernels::TaskCatalog::load(args.dir);
   if (!catalog) {
-    std::cerr << "drk tasks: " << catalog.error().message << "\n";
+    log::error() << "drk tasks: " << catalog.error().message;
     return 1;
   }
   if (mode == TasksMode::audit) return audit(*catalog, args.audit_names, args.device, args.json);
   if (mode == TasksMode::show) {
     auto task = catalog->find(args.show_name);
     if (!task) {
-      std::cerr << "drk tasks: " << task.error().message << "\n";
+      log::error() << "drk tasks: " << task.error().message;
       return 1;
     }
     show(**task);

@@ -32,6 +32,7 @@
 #include "actors/verifier/verify.h"
 #include "kernels/catalog/task.h"
 #include "runtime/command_line.h"
+#include "runtime/log.h"
 #include "runtime/json_text.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
@@ -521,7 +522,8 @@ int verify_corpus(const VerifyCorpusArgs& args) {
   const evaluator::EngineOptions& options = args.options;
   std::error_code ec;
   if (!fs::is_directory(directory, ec)) {
-    std::cerr << "drk verify-corpus: '" << directory << "' is not a folder: pass the corpus folder, e.g. tests/hacks\n";
+    log::error() << "drk verify-corpus: '" << directory
+                 << "' is not a folder: pass the corpus folder, e.g. tests/hacks";
     return 1;
   }
   std::vector<fs::path> files;
@@ -531,12 +533,12 @@ int verify_corpus(const VerifyCorpusArgs& args) {
   }
   std::sort(files.begin(), files.end());
   if (files.empty()) {
-    std::cerr << "drk verify-corpus: no *.cpp or *.cu candidates under '" << directory << "'\n";
+    log::error() << "drk verify-corpus: no *.cpp or *.cu candidates under '" << directory << "'";
     return 1;
   }
   auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
   if (!catalog) {
-    std::cerr << "drk verify-corpus: " << catalog.error().message << "\n";
+    log::error() << "drk verify-corpus: " << catalog.error().message;
     return 1;
   }
   Engines engines{std::move(*catalog), options, cuda_shapes, {}, {}};

@@ -10,6 +10,7 @@ packages=(
   libcli11-dev          # every command line (runtime/command_line.h)
   nlohmann-json3-dev    # every JSON drkernel reads or writes (runtime/json_text.h)
   libsodium-dev         # SHA-256 of the compile cache (kernels/compile/content_hash.h)
+  libspdlog-dev         # the one logger (runtime/log.h); brings libfmt-dev
   libseccomp-dev        # the sandbox's syscall filter
   libopenblas0-openmp   # LibTorch's BLAS: the honest CPU baseline (netlib's reference BLAS otherwise)
   clang libclang-rt-14-dev  # libFuzzer, ASan and UBSan for tests/fuzz (decode_fuzz_smoke)
