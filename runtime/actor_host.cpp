@@ -20,6 +20,7 @@
 #include "runtime/mailbox_poller.h"
 #include "runtime/outbox.h"
 #include "runtime/process_signals.h"
+#include "runtime/unique_fd.h"
 
 namespace drk::runtime {
 namespace {
@@ -38,20 +39,17 @@ enum class Origin { own, peer };
 // that watching for a stop costs a wakeup nothing but one more descriptor in its poll(2).
 class StopSignal {
  public:
-  explicit StopSignal(int fd) : fd_(fd) {}
-  ~StopSignal() { close(fd_); }
-  StopSignal(const StopSignal&) = delete;
-  StopSignal& operator=(const StopSignal&) = delete;
+  explicit StopSignal(UniqueFd fd) : fd_(std::move(fd)) {}
 
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   void raise() const {
     const uint64_t one = 1;
     // Cannot fail short of a bad descriptor: the counter is far from its maximum.
-    [[maybe_unused]] const ssize_t written = write(fd_, &one, sizeof one);
+    [[maybe_unused]] const ssize_t written = write(fd_.get(), &one, sizeof one);
   }
 
  private:
-  int fd_;
+  UniqueFd fd_;
 };
 
 }  // namespace
@@ -72,12 +70,12 @@ class ActorCell final : public ActorContext {
     auto network_mailbox = transport_.bind_network_mailbox(spec_.name);
     if (!network_mailbox) return network_mailbox.error();
     network_mailbox_ = std::move(*network_mailbox);
-    const int stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (stop_fd < 0) {
+    UniqueFd stop_fd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (!stop_fd) {
       return make_error(Errc::io_error, "actor '" + spec_.name + "' cannot make its stop eventfd: " +
                                             std::strerror(errno) + " (too many open files? raise ulimit -n)");
     }
-    stop_signal_.emplace(stop_fd);
+    stop_signal_.emplace(std::move(stop_fd));
     return {};
   }
 

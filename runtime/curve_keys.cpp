@@ -13,28 +13,14 @@
 #include <system_error>
 #include <utility>
 
+#include "runtime/unique_fd.h"
+
 namespace drk::runtime {
 namespace {
 
 namespace fs = std::filesystem;
 
 constexpr std::size_t kZ85KeyLength = 40;
-
-// Closes the descriptor it owns.
-class OwnedFd {
- public:
-  explicit OwnedFd(int fd) : fd_(fd) {}
-  ~OwnedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  OwnedFd(const OwnedFd&) = delete;
-  OwnedFd& operator=(const OwnedFd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 std::string os_error(int error) { return std::error_code(error, std::generic_category()).message(); }
 
@@ -101,8 +87,8 @@ Result<KeyFileText> parse_key_text(const std::string& path, std::string_view tex
 Result<std::string> read_key_text(const std::string& path, const std::string& missing_fix,
                                   const std::string& regenerate = {}) {
   const bool secret = !regenerate.empty();
-  OwnedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
     const int error = errno;
     if (error == ENOENT) return make_error(Errc::not_found, "key file '" + path + "' does not exist: " + missing_fix);
     return make_error(Errc::io_error, "cannot open key file '" + path + "': " + os_error(error));
@@ -147,8 +133,8 @@ Status write_all(int fd, const std::string& text, const std::string& path) {
 Result<std::string> write_temporary(const std::string& final_path, const std::string& text, mode_t mode) {
   const fs::path target(final_path);
   std::string pattern = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
-  OwnedFd fd(::mkostemp(pattern.data(), O_CLOEXEC));  // created with mode 0600
-  if (fd.get() < 0) return make_error(Errc::io_error, "cannot create a file in '" + target.parent_path().string() + "': " + os_error(errno));
+  UniqueFd fd(::mkostemp(pattern.data(), O_CLOEXEC));  // created with mode 0600
+  if (!fd) return make_error(Errc::io_error, "cannot create a file in '" + target.parent_path().string() + "': " + os_error(errno));
   Status status = write_all(fd.get(), text, pattern);
   if (status && ::fchmod(fd.get(), mode) != 0)
     status = make_error(Errc::io_error, "cannot set the mode of '" + pattern + "': " + os_error(errno));

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
-#include <iterator>
 
 namespace drk::runtime {
 
@@ -85,24 +83,14 @@ std::string network_map_text(const NetworkMap& map) {
   return std::string(out.c_str()) + "\n";
 }
 
-Status write_network_map(const NetworkMap& map, const std::string& path) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::trunc);
-    file << network_map_text(map);
-    if (!file) return make_error(Errc::io_error, "cannot write '" + temporary + "': check the run directory");
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    return make_error(Errc::io_error, "cannot rename '" + temporary + "' to '" + path + "'");
-  }
-  return {};
+Status write_network_map(const NetworkMap& map, const std::string& path, FileSystem& files) {
+  return write_file_atomically(files, path, network_map_text(map));
 }
 
-Result<NetworkMap> read_network_map(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return make_error(Errc::io_error, "cannot read '" + path + "' (written by drkernel: start the run again)");
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  return parse_network_map(text, path);
+Result<NetworkMap> read_network_map(const std::string& path, FileSystem& files) {
+  auto text = files.read_file(path);
+  if (!text) return make_error(text.error().code, text.error().message + " (written by drkernel: start the run again)");
+  return parse_network_map(*text, path);
 }
 
 Result<NetworkMap> parse_network_map(const std::string& text, const std::string& path) {

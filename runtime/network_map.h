@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/file_system.h"
 #include "runtime/result.h"
 #include "runtime/topology.h"
 
@@ -60,7 +61,8 @@ NodeAddress head_address(const NetworkSettings& network, std::string public_key)
 std::string network_map_text(const NetworkMap& map);
 Result<NetworkMap> parse_network_map(const std::string& text, const std::string& source);
 
-Status write_network_map(const NetworkMap& map, const std::string& path);
-Result<NetworkMap> read_network_map(const std::string& path);
+// Replaced atomically (write_file_atomically): a failed write leaves the previous map whole.
+Status write_network_map(const NetworkMap& map, const std::string& path, FileSystem& files = real_file_system());
+Result<NetworkMap> read_network_map(const std::string& path, FileSystem& files = real_file_system());
 
 }  // namespace drk::runtime

@@ -57,10 +57,10 @@ Result<pid_t> ForkExecLauncher::start(const std::vector<std::string>& argv) {
 }
 
 Result<pid_t> ForkExecLauncher::hand_to_spare(const std::vector<std::string>& argv) {
-  const Spare spare = *spare_;
+  Spare spare = std::move(*spare_);
   spare_.reset();
-  const bool handed = send_spare_orders(spare.orders_fd, argv).ok();
-  ::close(spare.orders_fd);
+  const bool handed = send_spare_orders(spare.orders.get(), argv).ok();
+  spare.orders.reset();
   if (handed) return spare.pid;
   // The spare died before its orders (it is reaped here, never reported): start the usual way.
   ::kill(spare.pid, SIGKILL);
@@ -71,20 +71,16 @@ Result<pid_t> ForkExecLauncher::hand_to_spare(const std::vector<std::string>& ar
 }
 
 void ForkExecLauncher::start_spare() {
-  int ends[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) return;  // no spare: starts fork
-  auto pid = spawn(spare_argv_, ends[1]);
-  ::close(ends[1]);
-  if (!pid) {
-    ::close(ends[0]);
-    return;
-  }
-  spare_ = Spare{*pid, ends[0]};
+  auto ends = open_socket_pair(SOCK_STREAM | SOCK_CLOEXEC, "a spare's orders");
+  if (!ends) return;  // no spare: starts fork
+  auto pid = spawn(spare_argv_, ends->theirs.get());
+  if (!pid) return;
+  spare_ = Spare{*pid, std::move(ends->ours)};
 }
 
 void ForkExecLauncher::discard_spare() {
   if (!spare_) return;
-  ::close(spare_->orders_fd);  // a waiting spare reads the end of its orders and ends by itself
+  spare_->orders.reset();  // a waiting spare reads the end of its orders and ends by itself
   ::kill(spare_->pid, SIGKILL);
   int status = 0;
   while (::waitpid(spare_->pid, &status, 0) < 0 && errno == EINTR) {
@@ -129,7 +125,6 @@ std::vector<std::pair<pid_t, ExitStatus>> ForkExecLauncher::reap() {
     int status = 0;
     if (::waitpid(spare_->pid, &status, WNOHANG) == spare_->pid) {
       // A spare that ended before its orders: the next start() forks and starts another.
-      ::close(spare_->orders_fd);
       spare_.reset();
     }
   }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "runtime/result.h"
+#include "runtime/unique_fd.h"
 
 namespace drk::runtime {
 
@@ -66,7 +67,7 @@ class ForkExecLauncher final : public ProcessLauncher {
  private:
   struct Spare {
     pid_t pid = 0;
-    int orders_fd = -1;  // our end of the socket pair that is the spare's standard input
+    UniqueFd orders;  // our end of the socket pair that is the spare's standard input
   };
 
   // fork + exec of argv; the child's standard input becomes `stdin_fd` when it is not -1.

@@ -30,6 +30,7 @@
 #include "runtime/supervisor.h"
 #include "runtime/topology.h"
 #include "runtime/transport.h"
+#include "runtime/unique_fd.h"
 #include "runtime/warm_spare.h"
 
 namespace drk::runtime {
@@ -39,34 +40,22 @@ namespace fs = std::filesystem;
 
 constexpr std::chrono::milliseconds kPublishProcessesEvery{250};  // the supervisor's view, to inspection
 
-// RUN_DIR/run.lock, held for the life of the head: two runs must not share sockets and files.
-class RunDirLock {
- public:
-  static Result<RunDirLock> acquire(const std::string& run_dir) {
-    const std::string path = run_dir + "/run.lock";
-    const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      return make_error(Errc::io_error,
-                        "cannot create '" + path + "': check that the run directory is writable");
-    }
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd);
-      return make_error(Errc::busy,
-                        "another `drk run` is using '" + run_dir +
-                            "': wait for it to end or choose another run_dir (--set run_dir=...)");
-    }
-    return RunDirLock(fd);
+// RUN_DIR/run.lock, held (flock) for the life of the head through the descriptor returned: two
+// runs must not share sockets and files.
+Result<UniqueFd> lock_run_dir(const std::string& run_dir) {
+  const std::string path = run_dir + "/run.lock";
+  UniqueFd lock(::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644));
+  if (!lock) {
+    return make_error(Errc::io_error,
+                      "cannot create '" + path + "': check that the run directory is writable");
   }
-  RunDirLock(RunDirLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  RunDirLock& operator=(RunDirLock&&) = delete;
-  ~RunDirLock() {
-    if (fd_ >= 0) ::close(fd_);
+  if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    return make_error(Errc::busy,
+                      "another `drk run` is using '" + run_dir +
+                          "': wait for it to end or choose another run_dir (--set run_dir=...)");
   }
-
- private:
-  explicit RunDirLock(int fd) : fd_(fd) {}
-  int fd_;
-};
+  return lock;
+}
 
 // The socket directory goes with the run.
 class SocketDirCleanup {
@@ -153,7 +142,7 @@ int run_head(const RunOptions& options) {
     return fail("drk run", make_error(Errc::io_error, "cannot create the run directory '" + run_dir +
                                                           "': " + error.message()));
   }
-  auto lock = RunDirLock::acquire(run_dir);
+  auto lock = lock_run_dir(run_dir);
   if (!lock) return fail("drk run", lock.error());
   if (options.fresh) {
     if (auto cleared = clear_run_dir(run_dir); !cleared) return fail("drk run", cleared.error());

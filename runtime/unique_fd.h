@@ -1,13 +1,19 @@
 // UniqueFd: the one owner of a file descriptor (RAII): closed when the owner goes, moved never
-// copied.
+// copied. open_pipe() and open_socket_pair() make two at once, each end owned from the start.
 //
-// Thread-safety: a plain value; one owner thread. Errors: none (close(2)'s result is ignored,
-// as nothing useful can follow a failed close of a descriptor nobody else holds).
+// Thread-safety: a plain value; one owner thread. Errors: UniqueFd has none (close(2)'s result is
+// ignored, as nothing useful can follow a failed close of a descriptor nobody else holds); the
+// pairs return io_error naming what they were for when the kernel refuses (descriptors used up).
+// Code between fork and exec (or _exit) in a child keeps raw descriptors: closing them there must
+// stay async-signal-safe, and the parent's owners must not run their destructors twice.
 #pragma once
 
 #include <unistd.h>
 
+#include <string_view>
 #include <utility>
+
+#include "runtime/result.h"
 
 namespace drk {
 
@@ -36,5 +42,19 @@ class UniqueFd {
  private:
   int fd_ = -1;
 };
+
+struct PipeEnds {
+  UniqueFd read, write;
+};
+
+// pipe2(O_CLOEXEC); `purpose` names the pipe in the error ("the sandbox's requests").
+Result<PipeEnds> open_pipe(std::string_view purpose);
+
+struct SocketPairEnds {
+  UniqueFd ours, theirs;
+};
+
+// socketpair(AF_UNIX, type); `type` carries SOCK_CLOEXEC where the ends must not be inherited.
+Result<SocketPairEnds> open_socket_pair(int type, std::string_view purpose);
 
 }  // namespace drk

@@ -11,6 +11,8 @@
 
 #include "runtime/log.h"
 
+#include "runtime/unique_fd.h"
+
 namespace drk::runtime {
 
 Result<std::optional<std::vector<std::string>>> await_spare_orders(int fd) {
@@ -23,11 +25,7 @@ Result<std::optional<std::vector<std::string>>> await_spare_orders(int fd) {
     if (got == 0) break;
     received.append(chunk, static_cast<std::size_t>(got));
   }
-  const int null_input = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null_input >= 0) {
-    ::dup2(null_input, fd);
-    ::close(null_input);
-  }
+  if (const UniqueFd null_input(::open("/dev/null", O_RDONLY | O_CLOEXEC)); null_input) ::dup2(null_input.get(), fd);
   if (received.empty()) return std::optional<std::vector<std::string>>{};
   // Complete orders end with an empty argument: "a\0b\0\0".
   if (received.size() < 2 || received.compare(received.size() - 2, 2, std::string_view("\0\0", 2)) != 0) {

@@ -18,6 +18,8 @@
 #include <optional>
 #include <set>
 
+#include "runtime/unique_fd.h"
+
 namespace drk::evaluator {
 namespace {
 
@@ -471,12 +473,9 @@ Result<DynamicLinkage> parse_dynamic_linkage(std::string_view bytes, const std::
 }
 
 Result<DynamicLinkage> read_dynamic_linkage(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(Errc::io_error, "cannot open the candidate's object '" + path + "': " + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  const UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file) return make_error(Errc::io_error, "cannot open the candidate's object '" + path + "': " + std::strerror(errno));
+  const int fd = file.get();
   struct stat status {};
   if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode))
     return make_error(Errc::io_error, "the candidate's object '" + path + "' is not a regular file");

@@ -18,6 +18,8 @@ namespace {
 
 constexpr int kFirstPlacedFd = 3;
 
+// In the forked child, up to exec: descriptors stay raw ints here (no UniqueFd), since only
+// async-signal-safe calls may run between fork and exec.
 [[noreturn]] void set_up_and_exec(const LaunchSpec& spec, const char* const* argv, pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(126);

@@ -34,16 +34,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kSpawnTimeout = std::chrono::seconds(10);
 constexpr auto kExitWait = std::chrono::seconds(5);
 
-struct Pipe {
-  UniqueFd read, write;
-};
-
-Result<Pipe> make_pipe() {
-  int ends[2];
-  if (pipe2(ends, O_CLOEXEC) != 0) return make_error(Errc::io_error, std::string("pipe2 failed: ") + std::strerror(errno));
-  return Pipe{UniqueFd(ends[0]), UniqueFd(ends[1])};
-}
-
 SandboxExit exit_of_status(int status) {
   SandboxExit exit;
   if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
@@ -97,17 +87,14 @@ ConfinementLimits confinement_limits(const SandboxOptions& options) {
 Result<SandboxProcess::Unstarted> SandboxProcess::prepare() {
   static std::once_flag ignore_sigpipe;
   std::call_once(ignore_sigpipe, [] { signal(SIGPIPE, SIG_IGN); });
-  std::string pattern = (std::filesystem::temp_directory_path() / "drk-sandbox-XXXXXX").string();
-  std::vector<char> work_dir(pattern.begin(), pattern.end());
-  work_dir.push_back('\0');
-  if (!mkdtemp(work_dir.data()))
-    return make_error(Errc::io_error, std::string("cannot create the sandbox's directory: ") + std::strerror(errno));
+  auto work_dir = TemporaryDirectory::create("drk-sandbox");
+  if (!work_dir) return work_dir.error();
   Unstarted unstarted;
   unstarted.process.reset(new SandboxProcess());
-  unstarted.process->work_dir_ = work_dir.data();
-  auto request = make_pipe();
+  unstarted.process->work_dir_ = std::move(*work_dir);
+  auto request = open_pipe("the sandbox's requests");
   if (!request) return request.error();
-  auto reply = make_pipe();
+  auto reply = open_pipe("the sandbox's replies");
   if (!reply) return reply.error();
   unstarted.request_read = std::move(request->read);
   unstarted.process->request_fd_ = std::move(request->write);
@@ -122,7 +109,7 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::spawn(const std::shared_
   if (!prepared) return prepared.error();
   auto& process = prepared->process;
   SpawnRequest spawn;
-  spawn.work_directory = process->work_dir_;
+  spawn.work_directory = process->work_dir_.path();
   spawn.max_threads = options.max_threads;
   spawn.gpu_memory_limit_bytes = options.gpu_memory_limit_bytes;
   spawn.limits = confinement_limits(options);
@@ -146,7 +133,7 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptio
   auto prepared = prepare();
   if (!prepared) return prepared.error();
   auto& process = prepared->process;
-  auto output = make_pipe();
+  auto output = open_pipe("the sandbox's output");
   if (!output) return output.error();
   LaunchSpec spec;
   spec.argv = options.launcher;
@@ -173,7 +160,7 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptio
     absolute.max_tasks = 0;
   }
   spec.limits = absolute;
-  spec.work_directory = process->work_dir_;
+  spec.work_directory = process->work_dir_.path();
   auto pid = launch_sandbox(spec);
   if (!pid) return pid.error();
   process->pid_ = *pid;
@@ -193,8 +180,6 @@ SandboxProcess::~SandboxProcess() {
       kill_and_reap(false);
     }
   }
-  std::error_code ec;
-  if (!work_dir_.empty()) std::filesystem::remove_all(work_dir_, ec);
 }
 
 void SandboxProcess::send_kill() {
@@ -300,7 +285,7 @@ bool SandboxProcess::wait_until_asleep(std::chrono::microseconds limit) const {
 }
 
 Result<std::string> SandboxProcess::stage_library(const std::string& library_path) {
-  const auto staged = std::filesystem::path(work_dir_) / "candidate.so";
+  const auto staged = std::filesystem::path(work_dir_.path()) / "candidate.so";
   std::error_code ec;
   std::filesystem::copy_file(library_path, staged, std::filesystem::copy_options::overwrite_existing, ec);
   if (ec) return make_error(Errc::io_error, "cannot copy the candidate '" + library_path + "' into the sandbox's directory: " + ec.message());

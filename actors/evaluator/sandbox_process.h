@@ -48,6 +48,7 @@
 #include "actors/evaluator/sandbox_exit.h"
 #include "actors/evaluator/sandbox_zygote.h"
 #include "runtime/result.h"
+#include "runtime/temporary_directory.h"
 #include "runtime/unique_fd.h"
 
 namespace drk::evaluator {
@@ -119,7 +120,7 @@ class SandboxProcess {
   const SandboxExit& exit() const { return exit_; }
   pid_t pid() const { return pid_; }
   uid_t uid() const { return uid_; }
-  const std::string& working_directory() const { return work_dir_; }
+  const std::string& working_directory() const { return work_dir_.path(); }
 
  private:
   SandboxProcess() = default;
@@ -141,7 +142,7 @@ class SandboxProcess {
   UniqueFd pidfd_;
   UniqueFd request_fd_, reply_fd_;
   UniqueFd output_fd_;  // the launcher's stdout and stderr; none without a launcher
-  std::string work_dir_;
+  TemporaryDirectory work_dir_;  // removed after the process is killed (the destructor's body)
   SandboxExit exit_;
   // Spawned: the zygote that made it (which reaps it) and its spawn id. Launched: nullptr.
   std::shared_ptr<SandboxZygote> zygote_;

@@ -32,18 +32,16 @@ int remaining_ms(Clock::time_point deadline) {
 Result<std::unique_ptr<SandboxZygote>> SandboxZygote::start(const std::string& executable) {
   static std::once_flag ignore_sigpipe;
   std::call_once(ignore_sigpipe, [] { signal(SIGPIPE, SIG_IGN); });
-  int ends[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0)
-    return make_error(Errc::io_error, std::string("cannot make the zygote's socket: ") + std::strerror(errno));
-  UniqueFd ours(ends[0]), theirs(ends[1]);
+  auto ends = open_socket_pair(SOCK_SEQPACKET | SOCK_CLOEXEC, "the zygote's control");
+  if (!ends) return ends.error();
   LaunchSpec spec;
   spec.argv = {executable, "--zygote"};
-  spec.descriptors = {theirs.get()};
+  spec.descriptors = {ends->theirs.get()};
   auto launched = launch_sandbox(spec);
   if (!launched) return launched.error();
   std::unique_ptr<SandboxZygote> zygote(new SandboxZygote());
   zygote->pid_ = *launched;
-  zygote->control_ = std::move(ours);
+  zygote->control_ = std::move(ends->ours);
   return zygote;
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "runtime/result.h"
+#include "runtime/unique_fd.h"
 
 namespace drk::evaluator {
 
@@ -28,13 +29,13 @@ class SharedRegion {
 
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
 
  private:
   SharedRegion() = default;
   void release();
 
-  int fd_ = -1;
+  UniqueFd fd_;
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };

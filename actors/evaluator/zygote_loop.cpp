@@ -159,7 +159,7 @@ int run_zygote(int control_fd, const std::function<int(const ZygoteChild&)>& bec
     }
     if (pid == 0) {
       reaped_signal.reset();
-      close(control_fd);
+      close(control_fd);  // the loop's caller owns it; this child never returns to that owner
       become_child(self, previous, received->descriptors, spawn, become_sandbox);
     }
     const bool own_user = getuid() == 0 && spawn.getLimits().getOwnUser();

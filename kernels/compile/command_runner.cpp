@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/unique_fd.h"
+
 extern char** environ;
 
 namespace drk::compile {
@@ -21,15 +23,14 @@ class SystemCommandRunner final : public CommandRunner {
 
   Result<CommandRun> run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) override {
     if (argv.empty()) return make_error(Errc::invalid_argument, "no program to run");
-    int pipe_fds[2];
-    if (pipe2(pipe_fds, O_CLOEXEC) != 0)
-      return make_error(Errc::io_error, std::string("pipe2 failed: ") + std::strerror(errno));
+    auto output = open_pipe("the output of '" + argv[0] + "'");
+    if (!output) return output.error();
 
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+    posix_spawn_file_actions_adddup2(&actions, output->write.get(), 1);
+    posix_spawn_file_actions_adddup2(&actions, output->write.get(), 2);
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
@@ -42,9 +43,8 @@ class SystemCommandRunner final : public CommandRunner {
     int spawn_error = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
-    close(pipe_fds[1]);
+    output->write.reset();  // the child's copies hold the pipe open while it runs
     if (spawn_error != 0) {
-      close(pipe_fds[0]);
       return make_error(Errc::io_error, "cannot start '" + argv[0] + "': " + std::strerror(spawn_error));
     }
 
@@ -57,17 +57,17 @@ class SystemCommandRunner final : public CommandRunner {
         result.timed_out = true;
         break;
       }
-      pollfd descriptor{pipe_fds[0], POLLIN, 0};
+      pollfd descriptor{output->read.get(), POLLIN, 0};
       int ready = poll(&descriptor, 1, static_cast<int>(left.count()));
       if (ready < 0 && errno == EINTR) continue;
       if (ready == 0) continue;
-      ssize_t n = read(pipe_fds[0], buffer, sizeof buffer);
+      ssize_t n = read(output->read.get(), buffer, sizeof buffer);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       size_t room = max_output_ - std::min(max_output_, result.output.size());
       result.output.append(buffer, std::min(room, static_cast<size_t>(n)));
     }
-    close(pipe_fds[0]);
+    output->read.reset();
     if (result.timed_out) kill(-pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "kernels/compile/content_hash.h"
 
@@ -18,22 +16,6 @@ namespace drk::compile {
 namespace {
 
 namespace fs = std::filesystem;
-
-Result<std::string> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(Errc::io_error, "cannot read '" + path.string() + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-Status write_file(const fs::path& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return make_error(Errc::io_error, "cannot write '" + path.string() + "': is the cache directory writable?");
-  return {};
-}
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
   if (from.empty()) return;
@@ -65,12 +47,10 @@ CompilerOptions compiler_options_for(msg::Language language) {
 }
 
 Result<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions options, std::shared_ptr<CommandRunner> runner) {
-  std::error_code ec;
   if (options.cache_dir.empty()) return make_error(Errc::invalid_argument, "the compile cache directory is not set");
-  fs::create_directories(options.cache_dir, ec);
-  if (ec) return make_error(Errc::io_error, "cannot create the compile cache '" + options.cache_dir + "': " + ec.message());
+  if (auto made = options.file_system->create_directories(options.cache_dir); !made) return made.error();
   options.cache_dir = fs::absolute(options.cache_dir).string();
-  auto header = read_file(fs::path(options.abi_include_dir) / "drk_kernel.h");
+  auto header = options.file_system->read_file(options.abi_include_dir + "/drk_kernel.h");
   if (!header)
     return make_error(Errc::not_found, "the candidate ABI header is missing at '" + options.abi_include_dir +
                                            "/drk_kernel.h': set DRK_SOURCE_DIR to the drkernel source tree");
@@ -107,23 +87,14 @@ Status Compiler::adopt(const std::string& source, const std::string& key, std::s
     return make_error(Errc::invalid_argument, "an object built under key " + key +
                                                   " is not this compiler's object for the source (key " +
                                                   cache_key(source) + ")");
-  fs::path dir(options_.cache_dir);
-  fs::path library = dir / (key + ".so");
-  std::error_code ec;
-  if (fs::exists(library, ec)) return {};
-  fs::path temporary = dir / (key + "." + std::to_string(getpid()) + "." + std::to_string(sequence_++) + ".so");
-  if (auto written = write_file(temporary, object); !written) return written.error();
-  if (auto written = write_file(dir / (key + ".out"), compiler_output); !written) {
-    fs::remove(temporary, ec);
-    return written.error();
-  }
-  fs::rename(temporary, library, ec);
-  if (ec) {
-    fs::remove(temporary, ec);
-    return make_error(Errc::io_error,
-                      "cannot move the shipped object into '" + library.string() + "': " + ec.message());
-  }
-  return {};
+  FileSystem& files = *options_.file_system;
+  const fs::path dir(options_.cache_dir);
+  const std::string library = (dir / (key + ".so")).string();
+  if (files.exists(library)) return {};
+  // The output first: a reader that sees the library finds its report next to it.
+  if (auto written = write_file_atomically(files, (dir / (key + ".out")).string(), compiler_output); !written)
+    return written;
+  return write_file_atomically(files, library, object);
 }
 
 Result<CompiledCandidate> Compiler::compile(const std::string& source) {
@@ -139,28 +110,33 @@ Result<CompiledCandidate> Compiler::compile(const std::string& source) {
   const std::string& extension = options_.source_extension;
 
   CompiledCandidate compiled{library.string(), key, true, 0.0, {}};
-  std::error_code ec;
-  if (fs::exists(library, ec)) {
-    if (auto output = read_file(output_log)) compiled.compiler_output = std::move(*output);
+  FileSystem& files = *options_.file_system;
+  if (files.exists(library.string())) {
+    if (auto output = files.read_file(output_log.string())) compiled.compiler_output = std::move(*output);
     compiled.compile_ms = elapsed_ms();
     return compiled;
   }
-  if (fs::exists(failure_log, ec)) {
-    auto log = read_file(failure_log);
+  if (files.exists(failure_log.string())) {
+    auto log = files.read_file(failure_log.string());
     return make_error(Errc::compile_error, log ? *log : std::string("the candidate did not compile"));
   }
 
   std::string unique = key + "." + std::to_string(getpid()) + "." + std::to_string(sequence_++);
   fs::path source_path = dir / (unique + extension);
   fs::path temporary_library = dir / (unique + ".so");
-  if (auto written = write_file(source_path, source); !written) return written.error();
+  // What this compile leaves when it fails: nothing under the key's final names.
+  auto discard = [&] {
+    (void)files.remove(temporary_library.string());
+    (void)files.remove(source_path.string());
+  };
+  if (auto written = write_file_atomically(files, source_path.string(), source); !written) return written.error();
 
   std::vector<std::string> argv{options_.compiler};
   argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
   argv.insert(argv.end(), {"-I" + options_.abi_include_dir, source_path.string(), "-o", temporary_library.string()});
   auto run = runner_->run(argv, options_.timeout);
   if (!run) {
-    fs::remove(source_path, ec);
+    discard();
     return run.error();
   }
   std::string log = run->output;
@@ -168,24 +144,28 @@ Result<CompiledCandidate> Compiler::compile(const std::string& source) {
   if (log.size() > options_.max_log_bytes) log = log.substr(0, options_.max_log_bytes) + "\n[compiler output truncated]";
 
   if (run->timed_out) {
-    fs::remove(source_path, ec);
-    fs::remove(temporary_library, ec);
+    discard();
     return make_error(Errc::compile_error, "the compile timed out after " + std::to_string(options_.timeout.count()) +
                                                " ms\n" + log);
   }
   if (!run->succeeded()) {
     if (log.empty()) log = "the compiler failed (exit " + std::to_string(run->exit_code) + ", signal " +
                            std::to_string(run->signal) + ") without a message";
-    fs::remove(temporary_library, ec);
-    fs::remove(source_path, ec);
-    if (run->signal == 0) (void)write_file(failure_log, log);  // a crash of the compiler may not repeat
+    discard();
+    // A crash of the compiler may not repeat.
+    if (run->signal == 0) (void)write_file_atomically(files, failure_log.string(), log);
     return make_error(Errc::compile_error, log);
   }
   // The output first: a reader that sees the library finds its report next to it.
-  if (auto written = write_file(output_log, log); !written) return written.error();
-  fs::rename(temporary_library, library, ec);
-  if (ec) return make_error(Errc::io_error, "cannot move the compiled candidate into '" + library.string() + "': " + ec.message());
-  fs::rename(source_path, dir / (key + extension), ec);
+  if (auto written = write_file_atomically(files, output_log.string(), log); !written) {
+    discard();
+    return written.error();
+  }
+  if (auto moved = files.rename(temporary_library.string(), library.string()); !moved) {
+    discard();
+    return moved.error();
+  }
+  (void)files.rename(source_path.string(), (dir / (key + extension)).string());  // for people only
   compiled.cached = false;
   compiled.compiler_output = std::move(log);
   compiled.compile_ms = elapsed_ms();

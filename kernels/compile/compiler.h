@@ -12,8 +12,11 @@
 // when it was built for the same target. A cache directory holds <key>.so (and <key>.cpp, for
 // people); a source that failed to compile leaves <key>.log so that the same failure is answered
 // from the cache; a source that compiled leaves the compiler's output in <key>.out (nvcc's
-// resource report is read from it on a hit). Objects are written to a temporary name and renamed,
-// so several Evaluators (and Generators that compile ahead) may share one cache directory.
+// resource report is read from it on a hit). Every file is written to a temporary name and renamed
+// (write_file_atomically of runtime/file_system.h, the seam the cache is read and written through),
+// so several Evaluators (and Generators that compile ahead) may share one cache directory, and a
+// write that fails (a full disk, EIO, a failed rename) leaves no part of a file under a final
+// name and every entry cached before whole.
 //
 // Thread-safety: compile() and adopt() may run on several threads (distinct temporary names per
 // call). Errors: compile_error carries the compiler's message (paths shown as candidate.cpp) and
@@ -30,6 +33,7 @@
 
 #include "kernels/compile/command_runner.h"
 #include "messages/drk.capnp.h"
+#include "runtime/file_system.h"
 #include "runtime/result.h"
 
 namespace drk::compile {
@@ -45,6 +49,8 @@ struct CompilerOptions {
   std::chrono::milliseconds timeout{60000};
   size_t max_log_bytes = 16 * 1024;
   std::string source_extension = ".cpp";  // nvcc picks the language from it
+  // The seam through which the cache is read and written (runtime/file_system.h).
+  FileSystem* file_system = &real_file_system();
 };
 
 // nvcc (from $DRK_NVCC, else /usr/local/cuda/bin/nvcc when it exists, else PATH) building a

@@ -1,18 +1,9 @@
 #include "kernels/schedule/policy_checkpoint.h"
 
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include <yaml-cpp/yaml.h>
 
 namespace drk::schedule {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string policy_file(const std::string& run_dir, uint32_t version) {
   return policy_directory(run_dir) + "/v" + std::to_string(version) + ".pt";
@@ -22,44 +13,17 @@ std::string optimizer_file(const std::string& run_dir, uint32_t version) {
   return policy_directory(run_dir) + "/adam-v" + std::to_string(version) + ".pt";
 }
 
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error(Errc::io_error, "cannot open '" + path + "' for reading");
-  std::ostringstream bytes;
-  bytes << file.rdbuf();
-  if (file.bad()) return make_error(Errc::io_error, "reading '" + path + "' failed");
-  return bytes.str();
-}
-
 }  // namespace
 
 std::string policy_directory(const std::string& run_dir) { return run_dir + "/policy"; }
 
-Status write_file_atomically(const std::string& path, const std::string& bytes) {
-  std::error_code error;
-  fs::create_directories(fs::path(path).parent_path(), error);
-  if (error) {
-    return make_error(Errc::io_error, "cannot create the directory of '" + path + "': " + error.message());
-  }
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    file.flush();
-    if (!file) return make_error(Errc::io_error, "cannot write '" + temporary + "' (disk full?)");
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return make_error(Errc::io_error, "cannot rename '" + temporary + "' to '" + path + "'");
-  }
-  return {};
-}
-
-Result<std::optional<CheckpointState>> read_checkpoint_state(const std::string& run_dir) {
+Result<std::optional<CheckpointState>> read_checkpoint_state(const std::string& run_dir, FileSystem& files) {
   const std::string path = policy_directory(run_dir) + "/state.yaml";
-  if (!fs::exists(path)) return std::optional<CheckpointState>{};
+  if (!files.exists(path)) return std::optional<CheckpointState>{};
+  auto text = files.read_file(path);
+  if (!text) return text.error();
   try {
-    const YAML::Node node = YAML::LoadFile(path);
+    const YAML::Node node = YAML::Load(*text);
     CheckpointState state;
     state.version = node["version"].as<uint32_t>();
     state.step = node["step"].as<uint32_t>();
@@ -95,28 +59,30 @@ Result<std::optional<CheckpointState>> read_checkpoint_state(const std::string& 
   }
 }
 
-Result<std::string> read_policy_version(const std::string& run_dir, uint32_t version) {
-  return read_file(policy_file(run_dir, version));
+Result<std::string> read_policy_version(const std::string& run_dir, uint32_t version, FileSystem& files) {
+  return files.read_file(policy_file(run_dir, version));
 }
 
-Result<std::optional<std::string>> read_optimizer_state(const std::string& run_dir, uint32_t version) {
+Result<std::optional<std::string>> read_optimizer_state(const std::string& run_dir, uint32_t version,
+                                                        FileSystem& files) {
   const std::string path = optimizer_file(run_dir, version);
-  if (!fs::exists(path)) return std::optional<std::string>{};
-  auto bytes = read_file(path);
+  if (!files.exists(path)) return std::optional<std::string>{};
+  auto bytes = files.read_file(path);
   if (!bytes) return bytes.error();
   return std::optional<std::string>{std::move(*bytes)};
 }
 
 Status write_checkpoint(const std::string& run_dir, const CheckpointState& state,
-                        const std::string& policy_bytes, const std::string& optimizer_bytes) {
-  if (auto status = write_file_atomically(policy_file(run_dir, state.version), policy_bytes); !status) {
+                        const std::string& policy_bytes, const std::string& optimizer_bytes, FileSystem& files) {
+  if (auto status = files.create_directories(policy_directory(run_dir)); !status) return status;
+  if (auto status = write_file_atomically(files, policy_file(run_dir, state.version), policy_bytes); !status) {
     return status;
   }
-  if (auto status = write_file_atomically(optimizer_file(run_dir, state.version), optimizer_bytes);
+  if (auto status = write_file_atomically(files, optimizer_file(run_dir, state.version), optimizer_bytes);
       !status) {
     return status;
   }
-  if (auto status = write_file_atomically(policy_directory(run_dir) + "/latest.pt", policy_bytes);
+  if (auto status = write_file_atomically(files, policy_directory(run_dir) + "/latest.pt", policy_bytes);
       !status) {
     return status;
   }
@@ -144,15 +110,12 @@ Status write_checkpoint(const std::string& run_dir, const CheckpointState& state
          << YAML::Key << "screened" << YAML::Value << report.screened << YAML::EndMap;
   }
   yaml << YAML::EndSeq << YAML::EndMap;
-  if (auto status = write_file_atomically(policy_directory(run_dir) + "/state.yaml",
+  if (auto status = write_file_atomically(files, policy_directory(run_dir) + "/state.yaml",
                                           std::string(yaml.c_str()) + "\n");
       !status) {
     return status;
   }
-  if (state.version >= 2) {
-    std::error_code ignored;
-    fs::remove(optimizer_file(run_dir, state.version - 2), ignored);
-  }
+  if (state.version >= 2) (void)files.remove(optimizer_file(run_dir, state.version - 2));
   return {};
 }
 

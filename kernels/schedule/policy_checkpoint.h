@@ -9,8 +9,11 @@
 //                                 progress after a restart), reports (one per finished step, so
 //                                 that they can be sent again after any restart)
 //
-// Every file is written to a temporary name and renamed into place, so a reader sees either the
-// old or the new file, and state.yaml never names a version whose files are missing.
+// Every file is written to a temporary name, flushed and renamed into place (write_file_atomically
+// of runtime/file_system.h, the seam through which every file here is read and written), so a
+// reader sees either the old or the new file, and state.yaml never names a version whose files
+// are missing: a write that fails (a full disk, EIO, a failed rename) leaves the previous
+// checkpoint whole.
 //
 // Thread-safety: functions touch only the files named; one writer per run directory.
 // Errors: io_error naming the file for the operating system's refusals; parse_error for a
@@ -22,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/file_system.h"
 #include "runtime/result.h"
 
 namespace drk::schedule {
@@ -54,16 +58,18 @@ struct CheckpointState {
 std::string policy_directory(const std::string& run_dir);
 
 // none when the run directory holds no checkpoint yet.
-Result<std::optional<CheckpointState>> read_checkpoint_state(const std::string& run_dir);
-Result<std::string> read_policy_version(const std::string& run_dir, uint32_t version);
+Result<std::optional<CheckpointState>> read_checkpoint_state(const std::string& run_dir,
+                                                             FileSystem& files = real_file_system());
+Result<std::string> read_policy_version(const std::string& run_dir, uint32_t version,
+                                        FileSystem& files = real_file_system());
 // The optimizer state of `version`, or none when the file is absent.
-Result<std::optional<std::string>> read_optimizer_state(const std::string& run_dir, uint32_t version);
+Result<std::optional<std::string>> read_optimizer_state(const std::string& run_dir, uint32_t version,
+                                                        FileSystem& files = real_file_system());
 
 // Writes v<N>.pt, adam-v<N>.pt, latest.pt, then state.yaml; removes optimizer states older than
 // the previous version.
 Status write_checkpoint(const std::string& run_dir, const CheckpointState& state,
-                        const std::string& policy_bytes, const std::string& optimizer_bytes);
-
-Status write_file_atomically(const std::string& path, const std::string& bytes);
+                        const std::string& policy_bytes, const std::string& optimizer_bytes,
+                        FileSystem& files = real_file_system());
 
 }  // namespace drk::schedule

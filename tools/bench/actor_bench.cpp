@@ -237,7 +237,7 @@ Result<PairNetworks> pair_networks(BenchTransport transport) {
 class ActorPair {
  public:
   ActorPair(BenchTransport transport, std::string first, std::string second)
-      : transport_(transport), dir_("drk-bench"), first_(std::move(first)), second_(std::move(second)) {}
+      : transport_(transport), dir_(temp_dir("drk-bench")), first_(std::move(first)), second_(std::move(second)) {}
 
   ~ActorPair() {
     driver_.reset();
@@ -279,7 +279,7 @@ class ActorPair {
   }
 
   BenchTransport transport_;
-  TempDir dir_;
+  TemporaryDirectory dir_;
   std::string first_;
   std::string second_;
   runtime::Topology topology_;

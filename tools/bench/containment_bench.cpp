@@ -70,7 +70,7 @@ int run_containment_bench(const ContainmentBenchOptions& options, std::ostream& 
     log::error() << "drk bench containment: " << catalog.error().message;
     return 1;
   }
-  TempDir cache("drk-bench-containment");
+  const TemporaryDirectory cache = temp_dir("drk-bench-containment");
   evaluator::EngineOptions engine_options;
   engine_options.trials = 3;
   engine_options.timing_budget_ms = 300;

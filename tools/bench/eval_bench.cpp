@@ -313,7 +313,7 @@ class Bench {
   }
 
   const EvalBenchOptions& options_;
-  TempDir cache_{"drk-bench-eval"};
+  TemporaryDirectory cache_ = temp_dir("drk-bench-eval");
   std::vector<Candidate> mix_;
   std::vector<std::string> families_;
   uint64_t nonce_ = 0;

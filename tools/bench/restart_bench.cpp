@@ -124,7 +124,7 @@ void register_echo_role() {
 }
 
 Result<std::vector<double>> restart_times_ms(const std::string& executable, int samples, bool warm_spare) {
-  TempDir dir("drk-bench-restart");
+  const TemporaryDirectory dir = temp_dir("drk-bench-restart");
   auto topology = runtime::parse_topology(YAML::Load(topology_text(dir.path())), "the restart benchmark");
   if (!topology) return topology.error();
   if (auto written = runtime::write_resolved_topology(*topology, dir.path(), dir.path() + "/topology.yaml");

@@ -241,7 +241,7 @@ int run_runtime_bench(const RuntimeBenchOptions& options, std::ostream& out) {
         << kNodeFailureGoalMs / 1000 << " s\n"
         << table_header() << std::endl;
   }
-  TempDir ipc_dir("drk-bench-raw");
+  const TemporaryDirectory ipc_dir = temp_dir("drk-bench-raw");
   std::vector<Row> rows;
   for (BenchTransport transport : kBenchTransports) {
     if (transport == BenchTransport::tcp_curve && !curve_available()) {

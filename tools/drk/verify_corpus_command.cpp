@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include <capnp/message.h>
 
@@ -34,6 +35,7 @@
 #include "runtime/command_line.h"
 #include "runtime/log.h"
 #include "runtime/json_text.h"
+#include "runtime/unique_fd.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
 
@@ -282,27 +284,23 @@ bool decode_row(const std::string& line, Row& row) {
 // deadline.
 class EvaluatingChild {
  public:
-  static std::optional<EvaluatingChild> start(Engines& engines, const std::vector<fs::path>& files, std::vector<Row>& rows,
-                                              size_t first) {
-    int fds[2];
-    if (pipe(fds) != 0) return std::nullopt;
+  static Result<EvaluatingChild> start(Engines& engines, const std::vector<fs::path>& files,
+                                       std::vector<Row>& rows, size_t first) {
+    auto rows_pipe = open_pipe("the evaluating process's rows");
+    if (!rows_pipe) return rows_pipe.error();
     std::cout.flush();
     std::fflush(stdout);
     pid_t pid = fork();
-    if (pid < 0) {
-      close(fds[0]);
-      close(fds[1]);
-      return std::nullopt;
-    }
+    if (pid < 0) return make_error(Errc::io_error, std::string("fork failed: ") + std::strerror(errno));
     if (pid == 0) {
       setpgid(0, 0);
-      close(fds[0]);
+      rows_pipe->read.reset();
       for (size_t i = first; i < files.size(); ++i) {
         Row row = rows[i];
         evaluate_file(engines, files[i], row);
         std::string line = encode_row(row);
         for (size_t written = 0; written < line.size();) {
-          ssize_t n = write(fds[1], line.data() + written, line.size() - written);
+          ssize_t n = write(rows_pipe->write.get(), line.data() + written, line.size() - written);
           if (n <= 0) _exit(1);
           written += static_cast<size_t>(n);
         }
@@ -311,14 +309,13 @@ class EvaluatingChild {
       _exit(0);
     }
     setpgid(pid, pid);
-    close(fds[1]);
-    return EvaluatingChild(pid, fds[0]);
+    return EvaluatingChild(pid, std::move(rows_pipe->read));
   }
 
-  EvaluatingChild(EvaluatingChild&& other) noexcept : pid_(other.pid_), fd_(other.fd_) { other.pid_ = other.fd_ = -1; }
+  EvaluatingChild(EvaluatingChild&& other) noexcept : pid_(std::exchange(other.pid_, -1)), fd_(std::move(other.fd_)) {}
   EvaluatingChild(const EvaluatingChild&) = delete;
   ~EvaluatingChild() {
-    if (fd_ >= 0) close(fd_);
+    fd_.reset();
     if (pid_ > 0) {
       kill(-pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
@@ -339,21 +336,21 @@ class EvaluatingChild {
         timed_out = true;
         return std::nullopt;
       }
-      pollfd watched{fd_, POLLIN, 0};
+      pollfd watched{fd_.get(), POLLIN, 0};
       int ready = poll(&watched, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
       if (ready < 0 && errno != EINTR) return std::nullopt;
       if (ready <= 0) continue;
       char chunk[4096];
-      ssize_t n = read(fd_, chunk, sizeof chunk);
+      ssize_t n = read(fd_.get(), chunk, sizeof chunk);
       if (n <= 0) return std::nullopt;
       buffer_.append(chunk, static_cast<size_t>(n));
     }
   }
 
  private:
-  EvaluatingChild(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
+  EvaluatingChild(pid_t pid, UniqueFd fd) : pid_(pid), fd_(std::move(fd)) {}
   pid_t pid_;
-  int fd_;
+  UniqueFd fd_;
   std::string buffer_;
 };
 
@@ -376,7 +373,7 @@ void evaluate_files(Engines& engines, const std::vector<fs::path>& files, std::v
       Row& row = rows[pending[next]];
       row.got = "error";
       row.outcome = row.expected.hacked ? "missed" : "false alarm";
-      row.note = std::string("could not start the evaluating process: ") + std::strerror(errno);
+      row.note = "could not start the evaluating process: " + child.error().message;
       ++next;
       continue;
     }
