@@ -1,7 +1,7 @@
 # Helpers that give every drkernel target the same shape.
 
 # drk_library(NAME SOURCES ... DEPS ...): a static library whose headers are included
-# from the repository root ("runtime/result.h").
+# from the repository root ("base/result.h").
 function(drk_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})

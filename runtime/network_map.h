@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/result.h"
+#include "base/result.h"
 #include "runtime/topology.h"
 
 namespace drk::runtime {

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::runtime {
 

@@ -30,7 +30,7 @@
 
 #include "kernels/compile/command_runner.h"
 #include "messages/drk.capnp.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::compile {
 

@@ -32,7 +32,7 @@
 #include "actors/verifier/verify.h"
 #include "kernels/catalog/task.h"
 #include "runtime/command_line.h"
-#include "runtime/json_text.h"
+#include "base/json_text.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
 
@@ -485,7 +485,7 @@ void print_table(const std::vector<Row>& rows, const Totals& t, bool each_alone,
 
 void print_json(const std::string& directory, const std::vector<Row>& rows, const Totals& t, bool each_alone,
                 const std::vector<std::string>& differing) {
-  runtime::Json report = {{"directory", directory},
+  Json report = {{"directory", directory},
                           {"detection_rate", t.detection_rate()},
                           {"false_positive_rate", t.false_positive_rate()},
                           {"hacked", t.hacked},
@@ -496,7 +496,7 @@ void print_json(const std::string& directory, const std::vector<Row>& rows, cons
                           {"invalid", t.invalid},
                           {"verification_overhead", t.overhead()}};
   if (each_alone) report["judged_otherwise_alone"] = differing;
-  runtime::Json& rows_json = report["rows"] = runtime::Json::array();
+  Json& rows_json = report["rows"] = Json::array();
   for (const Row& row : rows) {
     rows_json.push_back({{"file", row.file},
                          {"task", row.expected.task},
@@ -510,7 +510,7 @@ void print_json(const std::string& directory, const std::vector<Row>& rows, cons
                          {"verify_ms", row.verify_ms},
                          {"note", row.note}});
   }
-  std::cout << runtime::json_text(report) << "\n";
+  std::cout << json_text(report) << "\n";
 }
 
 }  // namespace
