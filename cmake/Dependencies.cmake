@@ -20,7 +20,7 @@ find_package(CLI11 CONFIG REQUIRED)
 # runtime/log.cpp includes it (LibTorch's own copy of fmt never meets it).
 find_package(spdlog CONFIG REQUIRED)
 find_package(SQLite3 REQUIRED)
-# Every JSON the project reads or writes (runtime/json_text.h). Header-only; the GPU kit's unpacked
+# Every JSON the project reads or writes (base/json_text.h). Header-only; the GPU kit's unpacked
 # copy keeps its config in usr/share/cmake/nlohmann_json, which CMAKE_PREFIX_PATH reaches.
 find_package(nlohmann_json 3 REQUIRED)
 find_package(Boost REQUIRED)

@@ -1,7 +1,7 @@
 # Helpers that give every drkernel target the same shape.
 
 # drk_library(NAME SOURCES ... DEPS ...): a static library whose headers are included
-# from the repository root ("runtime/result.h").
+# from the repository root ("base/result.h").
 function(drk_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
@@ -16,6 +16,8 @@ endfunction()
 function(drk_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/doctest_main.cpp)
+  # A test may also use tests/ (cmake/DrkLayers.cmake).
+  set_target_properties(${name} PROPERTIES DRK_TEST TRUE)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
   target_compile_definitions(${name} PRIVATE DOCTEST_CONFIG_NO_SHORT_MACRO_NAMES)
   target_link_libraries(${name} PRIVATE doctest::doctest ${ARG_DEPS})

@@ -20,7 +20,7 @@
 #include "runtime/mailbox_poller.h"
 #include "runtime/outbox.h"
 #include "runtime/process_signals.h"
-#include "runtime/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace drk::runtime {
 namespace {

@@ -1,4 +1,4 @@
-// A Cap'n Proto message as Json (runtime/json_text.h), for the `--json` outputs that print a
+// A Cap'n Proto message as Json (base/json_text.h), for the `--json` outputs that print a
 // message (`drk eval --json` prints the Verdict): the fields as Cap'n Proto's JSON codec names
 // and encodes them (camelCase names, enums by name, 64-bit integers as strings, Data as arrays
 // of bytes), whole numbers as integers. Going through Json makes the text valid JSON even where
@@ -9,7 +9,7 @@
 
 #include <capnp/dynamic.h>
 
-#include "runtime/json_text.h"
+#include "base/json_text.h"
 
 namespace drk::runtime {
 

@@ -54,12 +54,13 @@
 #include <span>
 #include <string>
 
-#include "runtime/result.h"
+#include "base/frame_limit.h"
+#include "base/result.h"
 
 namespace drk::runtime {
 
 struct DecodeLimits {
-  std::size_t max_frame_bytes = 64u << 20;
+  std::size_t max_frame_bytes = kMaxFrameBytes;
   // Words a reader may traverse, as a multiple of the frame's own size (each word read 8 times).
   uint64_t traversal_factor = 8;
   int nesting_limit = 64;

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::runtime {
 

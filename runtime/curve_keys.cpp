@@ -13,7 +13,7 @@
 #include <system_error>
 #include <utility>
 
-#include "runtime/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace drk::runtime {
 namespace {

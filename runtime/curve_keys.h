@@ -23,7 +23,7 @@
 #include <string_view>
 #include <zmq.hpp>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::runtime {
 

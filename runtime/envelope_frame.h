@@ -13,7 +13,7 @@
 
 #include "messages/drk.capnp.h"
 #include "runtime/codec.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::runtime {
 

@@ -25,7 +25,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::runtime {
 

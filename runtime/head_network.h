@@ -24,7 +24,7 @@
 
 #include "runtime/inspection_board.h"
 #include "runtime/node_registry.h"
-#include "runtime/result.h"
+#include "base/result.h"
 #include "runtime/topology.h"
 #include "runtime/transport.h"
 #include "runtime/zap_authenticator.h"

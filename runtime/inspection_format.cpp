@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "runtime/json_text.h"
+#include "base/json_text.h"
 
 namespace drk::runtime {
 namespace {

@@ -28,7 +28,7 @@
 #include "runtime/curve_keys.h"
 #include "runtime/inspection_board.h"
 #include "runtime/inspection_view.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::runtime {
 

@@ -20,8 +20,9 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/file_system.h"
-#include "runtime/result.h"
+#include "base/file_system.h"
+#include "base/result.h"
+#include "base/result.h"
 #include "runtime/topology.h"
 
 namespace drk::runtime {

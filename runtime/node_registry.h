@@ -35,7 +35,7 @@
 #include "runtime/curve_keys.h"
 #include "runtime/inspection_view.h"
 #include "runtime/network_map.h"
-#include "runtime/result.h"
+#include "base/result.h"
 #include "runtime/topology.h"
 
 namespace drk::runtime {

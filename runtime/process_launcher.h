@@ -21,8 +21,9 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/result.h"
-#include "runtime/unique_fd.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "base/result.h"
 
 namespace drk::runtime {
 

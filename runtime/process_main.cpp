@@ -30,7 +30,7 @@
 #include "runtime/supervisor.h"
 #include "runtime/topology.h"
 #include "runtime/transport.h"
-#include "runtime/unique_fd.h"
+#include "base/unique_fd.h"
 #include "runtime/warm_spare.h"
 
 namespace drk::runtime {

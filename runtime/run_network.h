@@ -13,7 +13,7 @@
 
 #include "runtime/curve_keys.h"
 #include "runtime/network_map.h"
-#include "runtime/result.h"
+#include "base/result.h"
 #include "runtime/transport.h"
 
 namespace drk::runtime {

@@ -46,7 +46,7 @@
 #include <vector>
 
 #include "runtime/process_launcher.h"
-#include "runtime/result.h"
+#include "base/result.h"
 #include "runtime/topology.h"
 
 namespace drk::runtime {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <string>
 
-#include "runtime/result.h"
+#include "base/result.h"
 #include "runtime/topology_locator.h"
 
 namespace drk::runtime {

@@ -6,7 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "runtime/result.h"
+#include "base/result.h"
 #include "runtime/topology.h"
 #include "runtime/topology_locator.h"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/result.h"
+#include "base/result.h"
 #include "runtime/topology.h"
 #include "runtime/topology_locator.h"
 

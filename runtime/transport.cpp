@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "runtime/fnv1a.h"
+#include "base/fnv1a.h"
 
 namespace drk::runtime {
 

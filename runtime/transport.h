@@ -34,7 +34,7 @@
 #include "runtime/codec.h"
 #include "runtime/curve_keys.h"
 #include "runtime/network_map.h"
-#include "runtime/result.h"
+#include "base/result.h"
 #include "runtime/topology.h"
 #include "runtime/zap_authenticator.h"
 

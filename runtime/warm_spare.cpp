@@ -11,7 +11,7 @@
 
 #include "runtime/log.h"
 
-#include "runtime/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace drk::runtime {
 

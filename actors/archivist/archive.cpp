@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-#include "runtime/json_text.h"
+#include "base/json_text.h"
 
 namespace drk::archivist {
 namespace {
@@ -116,15 +116,15 @@ std::string schedule_text(msg::Schedule::Reader schedule) {
 // A list of numbers as a JSON array, how the samples table stores them (non-finite as null).
 template <typename List>
 std::string json_numbers(List list) {
-  runtime::Json array = runtime::Json::array();
+  Json array = Json::array();
   // Unary + stores a bool as 0 or 1, as the table always has.
   for (const auto value : list) array.push_back(+value);
-  return runtime::json_text(array);
+  return json_text(array);
 }
 
 // Text that is not an array of numbers (a damaged row) reads as no numbers; null as NaN.
 std::vector<double> parse_numbers(const std::string& text) {
-  const auto array = runtime::Json::parse(text, nullptr, false);
+  const auto array = Json::parse(text, nullptr, false);
   std::vector<double> values;
   if (!array.is_array()) return values;
   for (const auto& value : array) values.push_back(value.is_number() ? value.get<double>() : std::nan(""));

@@ -15,7 +15,7 @@
 namespace drk::archivist {
 
 // One sample as one line of JSON (no newline). Always valid JSON: bytes of a candidate or a
-// feedback that are not UTF-8 become U+FFFD (runtime/json_text.h), numbers that are not finite null.
+// feedback that are not UTF-8 become U+FFFD (base/json_text.h), numbers that are not finite null.
 std::string training_sample_json(const TrainingSample& sample);
 
 // Writes every sample, one per line; returns how many.

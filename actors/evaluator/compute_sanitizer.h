@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::evaluator {
 

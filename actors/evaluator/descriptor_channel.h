@@ -15,8 +15,8 @@
 #include <capnp/message.h>
 #include <kj/array.h>
 
-#include "runtime/result.h"
-#include "runtime/unique_fd.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
 
 namespace drk::evaluator {
 

@@ -35,8 +35,8 @@
 #include "actors/evaluator/sandbox_energy.h"
 #include "actors/evaluator/sandbox_metrics.h"
 #include "actors/evaluator/shared_region.h"
-#include "actors/verifier/best_known_bound.h"
-#include "actors/verifier/roofline_bound.h"
+#include "judging/best_known_bound.h"
+#include "judging/roofline_bound.h"
 #include "kernels/catalog/reference.h"
 #include "kernels/catalog/reference_build.h"
 #include "kernels/compile/compiled_artifact.h"
@@ -59,7 +59,7 @@ constexpr uint64_t kSanitizerSeedSalt = 0x5a417a45u;  // the sanitized call's in
 constexpr size_t kAlignment = 4096;
 // A float16 task's FLOP ceiling over the measured FP32 FMA peak: half-precision tensor cores are
 // its own precision, not a downgrade, and their dense peak is about 16 times FP32 FMA's (A100 16,
-// H100/H200 15), so the roofline's FLOP bound (actors/verifier/roofline_bound.h) stays a bound.
+// H100/H200 15), so the roofline's FLOP bound (judging/roofline_bound.h) stays a bound.
 constexpr double kHalfTensorCoresOverFma = 16.0;
 
 double ms_since(Clock::time_point start) {
@@ -1000,9 +1000,9 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
       if (auto s = run_timing(run, false); !s) return s;
     // Beyond the roofline, or far beyond the task's best known speedup: measured again before the
     // Verifier judges it, and checked for out-of-bounds accesses.
-    const bool beyond = out.getCorrect() && verifier::roofline_position(out.asReader()).beyond;
+    const bool beyond = out.getCorrect() && judging::roofline_position(out.asReader()).beyond;
     const double first_speedup = out.getSpeedup();
-    const bool beyond_best = out.getCorrect() && verifier::far_beyond_best_known(first_speedup, best_known_speedup);
+    const bool beyond_best = out.getCorrect() && judging::far_beyond_best_known(first_speedup, best_known_speedup);
     if (beyond || beyond_best) {
       auto evidence = out.getEvidence();
       evidence.setRooflineRemeasured(beyond);

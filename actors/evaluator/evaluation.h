@@ -65,7 +65,7 @@
 #include "actors/evaluator/sandbox_process.h"
 #include "kernels/catalog/task.h"
 #include "messages/drk.capnp.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::evaluator {
 

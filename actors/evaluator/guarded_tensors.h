@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "drk_kernel.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::evaluator {
 

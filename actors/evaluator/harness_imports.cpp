@@ -18,7 +18,7 @@
 #include <optional>
 #include <set>
 
-#include "runtime/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace drk::evaluator {
 namespace {

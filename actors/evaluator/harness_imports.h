@@ -40,7 +40,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::evaluator {
 

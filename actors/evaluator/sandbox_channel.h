@@ -10,7 +10,7 @@
 #include <capnp/message.h>
 #include <kj/array.h>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::evaluator {
 

@@ -33,7 +33,7 @@
 #include "actors/evaluator/math_modes.h"
 #include "drk_kernel.h"
 #include "messages/sandbox.capnp.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::evaluator {
 

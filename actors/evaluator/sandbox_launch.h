@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "actors/evaluator/sandbox_confinement.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::evaluator {
 

@@ -47,9 +47,11 @@
 #include "actors/evaluator/sandbox_confinement.h"
 #include "actors/evaluator/sandbox_exit.h"
 #include "actors/evaluator/sandbox_zygote.h"
-#include "runtime/result.h"
-#include "runtime/temporary_directory.h"
-#include "runtime/unique_fd.h"
+#include "base/result.h"
+#include "base/temporary_directory.h"
+#include "base/unique_fd.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
 
 namespace drk::evaluator {
 

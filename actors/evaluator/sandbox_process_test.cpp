@@ -10,7 +10,7 @@
 #include "actors/evaluator/sandbox_process.h"
 #include "actors/evaluator/sandbox_zygote.h"
 #include "actors/evaluator/shared_region.h"
-#include "runtime/temporary_directory.h"
+#include "base/temporary_directory.h"
 #include "tests/doctest_drk.h"
 
 using namespace drk::evaluator;

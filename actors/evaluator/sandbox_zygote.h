@@ -24,8 +24,8 @@
 
 #include "actors/evaluator/sandbox_confinement.h"
 #include "actors/evaluator/sandbox_exit.h"
-#include "runtime/result.h"
-#include "runtime/unique_fd.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
 
 namespace drk::evaluator {
 

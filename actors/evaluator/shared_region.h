@@ -10,8 +10,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/result.h"
-#include "runtime/unique_fd.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "base/result.h"
 
 namespace drk::evaluator {
 

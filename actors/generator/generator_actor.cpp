@@ -18,8 +18,9 @@
 #include "kernels/schedule/policy_checkpoint.h"
 #include "kernels/schedule/problem.h"
 #include "kernels/schedule/render.h"
-#include "runtime/fnv1a.h"
+#include "base/fnv1a.h"
 #include "runtime/log.h"
+#include "base/fnv1a.h"
 
 namespace drk::generator {
 namespace {
@@ -253,7 +254,7 @@ class GeneratorActor final : public runtime::Actor {
     rollout.policy_version = policy_version_;
     rollout.task = std::make_unique<capnp::MallocMessageBuilder>();
     rollout.task->setRoot(request.getTask());
-    const uint64_t id_hash = runtime::fnv1a_64(id);
+    const uint64_t id_hash = fnv1a_64(id);
     std::seed_seq seed{static_cast<uint32_t>(seed_), static_cast<uint32_t>(seed_ >> 32), index_,
                        static_cast<uint32_t>(id_hash), static_cast<uint32_t>(id_hash >> 32)};
     rollout.rng.seed(seed);

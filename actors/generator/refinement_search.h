@@ -28,7 +28,7 @@
 
 #include "kernels/schedule/policy.h"
 #include "kernels/schedule/problem.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::generator {
 

@@ -19,7 +19,7 @@
 #include "kernels/catalog/task.h"
 #include "messages/drk.capnp.h"
 #include "runtime/experiment_keys.h"
-#include "runtime/result.h"
+#include "base/result.h"
 #include "runtime/topology.h"
 
 namespace drk::learner {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/fnv1a.h"
+#include "base/fnv1a.h"
 
 namespace drk::learner {
 
@@ -18,7 +18,7 @@ bool prs_keeps(const PrsSettings& settings, bool correct, double coverage, doubl
 }
 
 double prs_uniform_draw(uint64_t seed, std::string_view candidate_id) {
-  uint64_t mixed = runtime::fnv1a_64(candidate_id) ^ (seed + 0x9e3779b97f4a7c15ULL);
+  uint64_t mixed = fnv1a_64(candidate_id) ^ (seed + 0x9e3779b97f4a7c15ULL);
   mixed = (mixed ^ (mixed >> 30)) * 0xbf58476d1ce4e5b9ULL;
   mixed = (mixed ^ (mixed >> 27)) * 0x94d049bb133111ebULL;
   mixed ^= mixed >> 31;

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "kernels/catalog/task.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::learner {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "kernels/schedule/space.h"
-#include "runtime/fnv1a.h"
+#include "base/fnv1a.h"
 
 namespace drk::oracle {
 namespace {
@@ -44,7 +44,7 @@ size_t task_buckets_begin() {
 }
 
 size_t task_bucket(std::string_view task) {
-  return static_cast<size_t>(runtime::fnv1a_64(task) % kTaskBuckets);
+  return static_cast<size_t>(fnv1a_64(task) % kTaskBuckets);
 }
 
 float log_scale(double value) { return static_cast<float>(std::log10(1.0 + std::max(0.0, value)) / 10.0); }

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "messages/drk.capnp.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::oracle {
 

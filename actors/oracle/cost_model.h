@@ -26,7 +26,7 @@
 #include <span>
 #include <vector>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::oracle {
 

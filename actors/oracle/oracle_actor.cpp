@@ -11,7 +11,7 @@
 #include "actors/oracle/evaluation_queue.h"
 #include "actors/oracle/reward.h"
 #include "actors/oracle/screening.h"
-#include "actors/verifier/feedback_report.h"
+#include "judging/feedback_report.h"
 #include "kernels/catalog/task.h"
 #include "kernels/compile/compiled_artifact.h"
 #include "runtime/log.h"
@@ -180,7 +180,7 @@ class OracleActor final : public runtime::Actor {
     feedback.setCandidateId(id);
     feedback.setReward(value);
     feedback.setVerdict(verdict);
-    feedback.setSummary(verifier::feedback_report(verdict, value));
+    feedback.setSummary(judging::feedback_report(verdict, value));
     queue_.complete(id, feedback.asReader());
     if (screener_) screener_->observe(candidate, value);
     if (verdict.getHonest() && verdict.getResult().getCorrect()) {

@@ -23,7 +23,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "messages/drk.capnp.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::oracle {
 

@@ -43,7 +43,7 @@
 #include "actors/oracle/candidate_features.h"
 #include "actors/oracle/cost_model.h"
 #include "messages/drk.capnp.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::oracle {
 

@@ -1,6 +1,6 @@
 // Feedback reports: three levels for an honest result, every failed check with its evidence for a
 // rejected one, and a line that parses back into its groups.
-#include "actors/verifier/feedback_report.h"
+#include "judging/feedback_report.h"
 
 #include <capnp/message.h>
 
@@ -23,7 +23,7 @@ std::string report_for(const std::function<void(drk::msg::EvalResult::Builder)>&
   capnp::MallocMessageBuilder verdict_message;
   auto verdict = verdict_message.initRoot<drk::msg::Verdict>();
   drk::verifier::verify(result.asReader(), verdict);
-  return drk::verifier::feedback_report(verdict.asReader(), reward);
+  return drk::judging::feedback_report(verdict.asReader(), reward);
 }
 
 }  // namespace
@@ -40,7 +40,7 @@ DRK_TEST_CASE("an honest CPU result reports micro, function and application leve
     decisions[1].setKnob("threads");
     decisions[1].setValue("2");
   });
-  auto groups = drk::verifier::parse_feedback_report(report);
+  auto groups = drk::judging::parse_feedback_report(report);
   DRK_INFO(report);
   DRK_CHECK(groups["status"] == "correct");
   DRK_CHECK(groups["micro"] == "vector_width=8 threads=2");
@@ -75,7 +75,7 @@ DRK_TEST_CASE("an honest CUDA result reports registers, spills, occupancy and th
     gpu.setPeakFlopsPerS(6e13);
     gpu.setAchievedFlopsPerS(1e12);
   });
-  auto groups = drk::verifier::parse_feedback_report(report);
+  auto groups = drk::judging::parse_feedback_report(report);
   DRK_INFO(report);
   // 256 threads and 32 registers: 8 blocks of 8 warps fill the 64 warps of an SM.
   DRK_CHECK(groups["micro"] == "regs=32 spills=8 occupancy=1.00");
@@ -87,7 +87,7 @@ DRK_TEST_CASE("a rejected result names each failed check with its evidence") {
     r.getEvidence().setSecondShapeWrong("the second-shape trial (x [259, 4099]); output y[256, 0] was never written");
     r.getEvidence().setInputsMutated(true);
   }, 0.0);
-  auto groups = drk::verifier::parse_feedback_report(report);
+  auto groups = drk::judging::parse_feedback_report(report);
   DRK_INFO(report);
   DRK_CHECK(groups["status"] == "rejected");
   DRK_CHECK(groups["failed"].find("[inputs_mutated] an input differed") != std::string::npos);
@@ -103,7 +103,7 @@ DRK_TEST_CASE("a candidate refused for binding to the harness is named with what
     r.setSandbox(drk::msg::SandboxOutcome::FAILED_TO_LOAD);
     r.getEvidence().setHarnessSymbol("imports at::set_num_threads(int) from libtorch_cpu.so.1.13");
   }, 0.0);
-  auto groups = drk::verifier::parse_feedback_report(report);
+  auto groups = drk::judging::parse_feedback_report(report);
   DRK_INFO(report);
   DRK_CHECK(groups["status"] == "rejected");
   DRK_CHECK(groups["failed"].find("[harness_symbol] imports at::set_num_threads(int) from libtorch_cpu.so.1.13") !=
@@ -112,7 +112,7 @@ DRK_TEST_CASE("a candidate refused for binding to the harness is named with what
 }
 
 DRK_TEST_CASE("incorrect and uncompiled results say why, quoted") {
-  auto incorrect = drk::verifier::parse_feedback_report(report_for([](auto r) {
+  auto incorrect = drk::judging::parse_feedback_report(report_for([](auto r) {
     r.setCorrect(false);
     r.setTrialsPassed(0);
     r.setErrorText("trial 1: output y[0, 1] is 3 but the reference is \"2\"; max abs error 1");
@@ -121,7 +121,7 @@ DRK_TEST_CASE("incorrect and uncompiled results say why, quoted") {
   DRK_CHECK(incorrect["application"].find("trials=0/5") != std::string::npos);
   DRK_CHECK(incorrect["application"].find("first_mismatch=\"trial 1: output y[0, 1] is 3 but the reference is '2', "
                                            "max abs error 1\"") != std::string::npos);
-  auto uncompiled = drk::verifier::parse_feedback_report(report_for([](auto r) {
+  auto uncompiled = drk::judging::parse_feedback_report(report_for([](auto r) {
     r.setCompiled(false);
     r.setCompileLog("k.cpp:3: error: expected ';'");
   }));

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "actors/verifier/best_known_bound.h"
-#include "actors/verifier/roofline_bound.h"
 #include "actors/verifier/static_checks.h"
+#include "judging/best_known_bound.h"
+#include "judging/roofline_bound.h"
 #include "messages/drk.capnp.h"
 
 namespace drk::verifier {
@@ -270,22 +270,22 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                                               ": something other than the sandbox wrote to its reply pipe"});
   }
   if (result.getCorrect()) {
-    const RooflinePosition roofline = roofline_position(result);
+    const judging::RooflinePosition roofline = judging::roofline_position(result);
     if (roofline.beyond) {
       char text[320];
       std::snprintf(text, sizeof text,
                     "%.2fx the device's measured peak bytes/s and %.2fx its FP32 peak FLOP/s%s: beyond what the "
                     "hardware does for this task (bounds %.2fx and %.2fx), so the timed calls did not do its work",
                     roofline.bytes_fraction, roofline.flops_fraction,
-                    evidence.getRooflineRemeasured() ? ", timed twice" : "", kRooflineBytesMargin, kRooflineFlopsMargin);
+                    evidence.getRooflineRemeasured() ? ", timed twice" : "", judging::kRooflineBytesMargin, judging::kRooflineFlopsMargin);
       failures.push_back({"implausible_speedup", text});
     } else if (evidence.getFirstSpeedup() > 0 &&
                (evidence.getFirstCandidateUs() > 0
-                    ? !candidate_time_held(evidence.getFirstCandidateUs(), result.getCandidateTiming().getMedianUs())
-                    : !speedup_held(evidence.getFirstSpeedup(), result.getSpeedup()))) {
+                    ? !judging::candidate_time_held(evidence.getFirstCandidateUs(), result.getCandidateTiming().getMedianUs())
+                    : !judging::speedup_held(evidence.getFirstSpeedup(), result.getSpeedup()))) {
       const std::string why =
           evidence.getBestKnownSpeedup() > 0
-              ? format("over %.0f times the task's best known %.2fx", kFarBeyondBestKnown, evidence.getBestKnownSpeedup())
+              ? format("over %.0f times the task's best known %.2fx", judging::kFarBeyondBestKnown, evidence.getBestKnownSpeedup())
               : std::string("beyond the device's roofline");
       char text[560];
       std::snprintf(text, sizeof text,

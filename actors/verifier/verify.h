@@ -43,9 +43,9 @@
 //                        beyond the roofline): CUDA, compute-sanitizer memcheck; CPU, a fault in the
 //                        guard pages around each tensor (actors/evaluator/guarded_tensors.h)
 //   implausible_speedup  CUDA: a correct result beyond the roofline bound of its task on this
-//                        device, timed twice (actors/verifier/roofline_bound.h); any device: one far
+//                        device, timed twice (judging/roofline_bound.h); any device: one far
 //                        beyond its task's best known speedup whose second timing does not hold
-//                        (actors/verifier/best_known_bound.h)
+//                        (judging/best_known_bound.h)
 //   uninitialised_read   the outputs read before they are written: trial 1 rerun on its inputs with
 //                        the outputs pre-filled with a finite poison instead of NaN misses the
 //                        reference (evidence uninitialisedRead), or CUDA: compute-sanitizer

@@ -31,7 +31,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::kernels {
 

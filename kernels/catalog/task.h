@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "messages/drk.capnp.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::kernels {
 

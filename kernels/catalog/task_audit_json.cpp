@@ -1,12 +1,11 @@
 #include "kernels/catalog/task_audit_json.h"
 
-#include "runtime/json_text.h"
+#include "base/json_text.h"
 
 namespace drk::kernels {
 
 std::string task_audit_json(DeviceKind device, const std::vector<TaskAudit>& audits,
                             const std::vector<std::string>& skipped) {
-  using runtime::Json;
   size_t degenerate = 0;
   Json tasks = Json::array();
   for (const auto& audit : audits) {
@@ -23,10 +22,10 @@ std::string task_audit_json(DeviceKind device, const std::vector<TaskAudit>& aud
                      {"inputs", std::move(inputs)},
                      {"findings", audit.findings}});
   }
-  return runtime::json_text({{"device", device_name(device)},
-                             {"degenerate", degenerate},
-                             {"skipped", skipped},
-                             {"tasks", std::move(tasks)}});
+  return json_text({{"device", device_name(device)},
+                    {"degenerate", degenerate},
+                    {"skipped", skipped},
+                    {"tasks", std::move(tasks)}});
 }
 
 }  // namespace drk::kernels

@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runtime/unique_fd.h"
+#include "base/unique_fd.h"
 
 extern char** environ;
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/compile/compiler.h"
-#include "runtime/temporary_directory.h"
+#include "base/temporary_directory.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fault_injecting_file_system.h"
 

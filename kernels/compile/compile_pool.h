@@ -32,7 +32,7 @@
 
 #include "kernels/compile/compiler.h"
 #include "messages/drk.capnp.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::compile {
 

@@ -17,7 +17,7 @@
 //
 // Size: an object over kMaxShippedObjectBytes is withheld (use = withheld, the note says why)
 // and the Evaluator compiles: a quarter of the largest envelope a receiver decodes
-// (runtime::DecodeLimits), so that a Candidate with its object fits in an EvalRequest with room.
+// (kMaxFrameBytes), so that a Candidate with its object fits in an EvalRequest with room.
 //
 // Thread-safety: pure functions over their arguments (pack_artifact reads one file).
 #pragma once
@@ -30,12 +30,12 @@
 
 #include "kernels/compile/compiler.h"
 #include "messages/drk.capnp.h"
-#include "runtime/codec.h"
-#include "runtime/result.h"
+#include "base/frame_limit.h"
+#include "base/result.h"
 
 namespace drk::compile {
 
-inline constexpr std::size_t kMaxShippedObjectBytes = runtime::DecodeLimits{}.max_frame_bytes / 4;
+inline constexpr std::size_t kMaxShippedObjectBytes = kMaxFrameBytes / 4;
 
 // Fills `out` from `compiled`, a compile by `compiler`: the object read from
 // compiled.library_path, its SHA-256, the key, the command line, the compiler's output, the

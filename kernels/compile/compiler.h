@@ -13,7 +13,7 @@
 // people); a source that failed to compile leaves <key>.log so that the same failure is answered
 // from the cache; a source that compiled leaves the compiler's output in <key>.out (nvcc's
 // resource report is read from it on a hit). Every file is written to a temporary name and renamed
-// (write_file_atomically of runtime/file_system.h, the seam the cache is read and written through),
+// (write_file_atomically of base/file_system.h, the seam the cache is read and written through),
 // so several Evaluators (and Generators that compile ahead) may share one cache directory, and a
 // write that fails (a full disk, EIO, a failed rename) leaves no part of a file under a final
 // name and every entry cached before whole.
@@ -33,8 +33,9 @@
 
 #include "kernels/compile/command_runner.h"
 #include "messages/drk.capnp.h"
-#include "runtime/file_system.h"
-#include "runtime/result.h"
+#include "base/file_system.h"
+#include "base/result.h"
+#include "base/result.h"
 
 namespace drk::compile {
 
@@ -49,7 +50,7 @@ struct CompilerOptions {
   std::chrono::milliseconds timeout{60000};
   size_t max_log_bytes = 16 * 1024;
   std::string source_extension = ".cpp";  // nvcc picks the language from it
-  // The seam through which the cache is read and written (runtime/file_system.h).
+  // The seam through which the cache is read and written (base/file_system.h).
   FileSystem* file_system = &real_file_system();
 };
 

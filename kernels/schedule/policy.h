@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "kernels/schedule/space.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::schedule {
 

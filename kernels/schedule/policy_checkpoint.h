@@ -10,7 +10,7 @@
 //                                 that they can be sent again after any restart)
 //
 // Every file is written to a temporary name, flushed and renamed into place (write_file_atomically
-// of runtime/file_system.h, the seam through which every file here is read and written), so a
+// of base/file_system.h, the seam through which every file here is read and written), so a
 // reader sees either the old or the new file, and state.yaml never names a version whose files
 // are missing: a write that fails (a full disk, EIO, a failed rename) leaves the previous
 // checkpoint whole.
@@ -25,8 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/file_system.h"
-#include "runtime/result.h"
+#include "base/file_system.h"
+#include "base/result.h"
+#include "base/result.h"
 
 namespace drk::schedule {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "kernels/schedule/policy_checkpoint.h"
-#include "runtime/temporary_directory.h"
+#include "base/temporary_directory.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fault_injecting_file_system.h"
 

@@ -17,7 +17,7 @@
 
 #include "kernels/schedule/space.h"
 #include "messages/drk.capnp.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::schedule {
 

@@ -32,7 +32,7 @@
 
 #include "kernels/schedule/problem.h"
 #include "kernels/schedule/space.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::schedule {
 

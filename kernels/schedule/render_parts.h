@@ -11,7 +11,7 @@
 
 #include "kernels/schedule/problem.h"
 #include "kernels/schedule/space.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::schedule::detail {
 

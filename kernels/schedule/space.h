@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::schedule {
 

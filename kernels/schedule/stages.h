@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::schedule {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/abi/drk_kernel.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::testing {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "runtime/network_map.h"
-#include "runtime/temporary_directory.h"
+#include "base/temporary_directory.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fault_injecting_file_system.h"
 

@@ -1,4 +1,4 @@
-// FaultInjectingFileSystem: the real file system (runtime/file_system.h) with one fault armed:
+// FaultInjectingFileSystem: the real file system (base/file_system.h) with one fault armed:
 // from the nth call of the operation it hits on (counted from inject()), every such call fails
 // as a failing disk would, until clear(). The bytes that did reach the disk are real files, so a
 // test reads back what a failure left behind.
@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/file_system.h"
+#include "base/file_system.h"
 
 namespace drk::testing {
 

@@ -21,7 +21,7 @@
 
 #include <cstddef>
 
-#include "runtime/result.h"
+#include "base/result.h"
 #include "tools/bench/measurement.h"
 
 namespace drk::bench {

@@ -17,8 +17,9 @@
 #include <vector>
 
 #include "actors/evaluator/evaluation.h"
-#include "runtime/json_text.h"
+#include "base/json_text.h"
 #include "runtime/log.h"
+#include "base/json_text.h"
 #include "tools/bench/source_tree.h"
 #include "tools/bench/statistics.h"
 #include "tools/bench/temp_dir.h"
@@ -327,7 +328,7 @@ std::string fixed(double value, int digits) {
   return text.str();
 }
 
-runtime::Json phases_json(const Phases& p) {
+Json phases_json(const Phases& p) {
   return {{"eval", p.eval},   {"compile", p.compile},         {"compile_wait", p.compile_wait},
           {"load", p.load},   {"correctness", p.correctness}, {"timing", p.timing}};
 }
@@ -411,9 +412,9 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out) {
   for (size_t i = 0; i < mix; ++i) tasks += (i ? ", " : "") + bench.mix_[i].task + " (" + bench.families_[i] + ")";
 
   if (options.json) {
-    runtime::Json task_names = runtime::Json::array();
+    Json task_names = Json::array();
     for (size_t i = 0; i < mix; ++i) task_names.push_back(bench.mix_[i].task);
-    runtime::Json report = {{"device", kernels::device_name(options.device)},
+    Json report = {{"device", kernels::device_name(options.device)},
                             {"shapes", shapes},
                             {"tasks", std::move(task_names)},
                             {"trials", options.trials},
@@ -429,7 +430,7 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out) {
     if (cuda) report["evals_per_gpu_hour"] = best.per_hour();
     report["evals_per_hour_compile_workers"] = best.workers;
     report["evals_per_hour_ahead"] = best.ahead;
-    runtime::Json& throughput = report["throughput"] = runtime::Json::array();
+    Json& throughput = report["throughput"] = Json::array();
     for (const auto& r : rows) {
       throughput.push_back({{"compile_workers", r.workers},
                             {"ahead", r.ahead},
@@ -440,7 +441,7 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out) {
     }
     report["speedup_pool_vs_inline"] = rows[0].per_hour() > 0 ? best.per_hour() / rows[0].per_hour() : 0;
     if (!stability.empty()) {
-      runtime::Json& stability_json = report["stability"] = runtime::Json::array();
+      Json& stability_json = report["stability"] = Json::array();
       for (const auto& s : stability) {
         stability_json.push_back({{"task", s.task},
                              {"shape", s.shape},
@@ -455,7 +456,7 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out) {
                              {"medians_us", s.medians_us}});
       }
     }
-    out << runtime::json_text(report) << "\n";
+    out << json_text(report) << "\n";
     return 0;
   }
 

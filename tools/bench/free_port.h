@@ -21,7 +21,7 @@
 #include <random>
 #include <string>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::bench {
 

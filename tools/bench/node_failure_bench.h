@@ -16,7 +16,7 @@
 
 #include <vector>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::bench {
 

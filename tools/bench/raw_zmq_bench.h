@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <string>
 
-#include "runtime/result.h"
+#include "base/result.h"
 #include "tools/bench/measurement.h"
 
 namespace drk::bench {

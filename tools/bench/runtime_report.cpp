@@ -7,8 +7,9 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/json_text.h"
+#include "base/json_text.h"
 #include "runtime/log.h"
+#include "base/json_text.h"
 #include "tools/bench/actor_bench.h"
 #include "tools/bench/measurement.h"
 #include "tools/bench/node_failure_bench.h"
@@ -148,7 +149,6 @@ std::string summary_line(const Goals& goals) {
 std::string json_report(const std::vector<Row>& rows, const std::vector<double>& restarts_ms,
                         const std::vector<double>& cold_restarts_ms, const std::vector<double>& node_failures_ms, const Goals& goals, const RuntimeBenchOptions& options, const BenchBudget& budget,
                         int repetitions) {
-  using runtime::Json;
   const auto side_json = [](const Side& s) -> Json {
     return {{"messages_per_second", s.messages_per_second}, {"p50_us", s.p50_us}, {"p99_us", s.p99_us}};
   };
@@ -187,7 +187,7 @@ std::string json_report(const std::vector<Row>& rows, const std::vector<double>&
                      {"p99_met", goals.p99_met()},
                      {"restart_met", goals.restart_met()},
                      {"node_failure_met", goals.node_failure_met()}};
-  return runtime::json_text(report, 2) + "\n";
+  return json_text(report, 2) + "\n";
 }
 
 // Raw and drkernel alternate, so that a load spike on a shared machine hits both; each side

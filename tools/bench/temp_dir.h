@@ -7,7 +7,7 @@
 #include <string_view>
 #include <utility>
 
-#include "runtime/temporary_directory.h"
+#include "base/temporary_directory.h"
 
 namespace drk::bench {
 

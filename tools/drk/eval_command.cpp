@@ -221,7 +221,7 @@ int evaluate(const EvalArgs& args) {
   if (!verdict.hasResult()) verdict.setResult(result.asReader());
 
   if (json) {
-    std::cout << runtime::json_text(runtime::capnp_json(verdict.asReader())) << "\n";
+    std::cout << json_text(runtime::capnp_json(verdict.asReader())) << "\n";
   } else {
     print_human(task_copy, candidate_file, verdict.asReader());
   }

@@ -15,7 +15,7 @@
 #include <ostream>
 #include <string>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::tools {
 

@@ -34,8 +34,9 @@
 #include "kernels/catalog/task.h"
 #include "runtime/command_line.h"
 #include "runtime/log.h"
-#include "runtime/json_text.h"
-#include "runtime/unique_fd.h"
+#include "base/json_text.h"
+#include "base/unique_fd.h"
+#include "base/json_text.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
 
@@ -255,15 +256,15 @@ void evaluate_file(Engines& engines, const fs::path& path, Row& row) {
 
 // One row as one line of JSON between the evaluating child and the parent.
 std::string encode_row(const Row& row) {
-  const runtime::Json line = {{"got", row.got},         {"outcome", row.outcome},   {"note", row.note},
+  const Json line = {{"got", row.got},         {"outcome", row.outcome},   {"note", row.note},
                               {"eval_ms", row.eval_ms}, {"verify_ms", row.verify_ms}, {"failed", row.failed},
                               {"warnings", row.warnings}};
-  return runtime::json_text(line) + "\n";
+  return json_text(line) + "\n";
 }
 
 // False when `line` is not a row encode_row wrote.
 bool decode_row(const std::string& line, Row& row) {
-  const runtime::Json fields = runtime::Json::parse(line, nullptr, false);
+  const Json fields = Json::parse(line, nullptr, false);
   if (!fields.is_object()) return false;
   try {
     row.got = fields.at("got").get<std::string>();
@@ -273,7 +274,7 @@ bool decode_row(const std::string& line, Row& row) {
     row.verify_ms = fields.at("verify_ms").is_number() ? fields.at("verify_ms").get<double>() : 0.0;
     row.failed = fields.at("failed").get<std::vector<std::string>>();
     row.warnings = fields.at("warnings").get<std::vector<std::string>>();
-  } catch (const runtime::Json::exception&) {
+  } catch (const Json::exception&) {
     return false;
   }
   return true;
@@ -468,7 +469,7 @@ void print_table(const std::vector<Row>& rows, const Totals& t, bool each_alone,
 
 void print_json(const std::string& directory, const std::vector<Row>& rows, const Totals& t, bool each_alone,
                 const std::vector<std::string>& differing) {
-  runtime::Json report = {{"directory", directory},
+  Json report = {{"directory", directory},
                           {"detection_rate", t.detection_rate()},
                           {"false_positive_rate", t.false_positive_rate()},
                           {"hacked", t.hacked},
@@ -479,7 +480,7 @@ void print_json(const std::string& directory, const std::vector<Row>& rows, cons
                           {"invalid", t.invalid},
                           {"verification_overhead", t.overhead()}};
   if (each_alone) report["judged_otherwise_alone"] = differing;
-  runtime::Json& rows_json = report["rows"] = runtime::Json::array();
+  Json& rows_json = report["rows"] = Json::array();
   for (const Row& row : rows) {
     rows_json.push_back({{"file", row.file},
                          {"task", row.expected.task},
@@ -493,7 +494,7 @@ void print_json(const std::string& directory, const std::vector<Row>& rows, cons
                          {"verify_ms", row.verify_ms},
                          {"note", row.note}});
   }
-  std::cout << runtime::json_text(report) << "\n";
+  std::cout << json_text(report) << "\n";
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ packages=(
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libyaml-cpp-dev doctest-dev
   libsqlite3-dev libboost-dev libtorch-dev
   libcli11-dev          # every command line (runtime/command_line.h)
-  nlohmann-json3-dev    # every JSON drkernel reads or writes (runtime/json_text.h)
+  nlohmann-json3-dev    # every JSON drkernel reads or writes (base/json_text.h)
   libsodium-dev         # SHA-256 of the compile cache (kernels/compile/content_hash.h)
   libspdlog-dev         # the one logger (runtime/log.h); brings libfmt-dev
   libseccomp-dev        # the sandbox's syscall filter

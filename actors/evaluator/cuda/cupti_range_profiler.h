@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::evaluator::cuda {
 

@@ -13,7 +13,7 @@
 #include <map>
 #include <string>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::evaluator::cuda {
 

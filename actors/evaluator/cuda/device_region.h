@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::evaluator::cuda {
 

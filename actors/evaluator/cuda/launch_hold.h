@@ -26,7 +26,7 @@
 #include <memory>
 
 #include "actors/evaluator/cuda/device_kernels.h"
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::evaluator::cuda {
 

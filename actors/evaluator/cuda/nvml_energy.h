@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk::evaluator::cuda {
 

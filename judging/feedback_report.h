@@ -27,7 +27,7 @@
 
 #include "messages/drk.capnp.h"
 
-namespace drk::verifier {
+namespace drk::judging {
 
 std::string feedback_report(msg::Verdict::Reader verdict, double reward);
 
@@ -35,4 +35,4 @@ std::string feedback_report(msg::Verdict::Reader verdict, double reward);
 // "warnings", "reward", ...) -> their text after the "level: " or "level=" prefix.
 std::map<std::string, std::string> parse_feedback_report(const std::string& report);
 
-}  // namespace drk::verifier
+}  // namespace drk::judging

@@ -20,8 +20,8 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/result.h"
-#include "runtime/unique_fd.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
 
 namespace drk {
 

@@ -1,10 +1,10 @@
-#include "actors/verifier/feedback_report.h"
+#include "judging/feedback_report.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <string_view>
 
-namespace drk::verifier {
+namespace drk::judging {
 namespace {
 
 constexpr size_t kQuotedLimit = 400;
@@ -152,4 +152,4 @@ std::map<std::string, std::string> parse_feedback_report(const std::string& repo
   return groups;
 }
 
-}  // namespace drk::verifier
+}  // namespace drk::judging

@@ -13,7 +13,7 @@
 
 #include "messages/drk.capnp.h"
 
-namespace drk::verifier {
+namespace drk::judging {
 
 inline constexpr double kRooflineBytesMargin = 1.5;
 inline constexpr double kRooflineFlopsMargin = 1.25;
@@ -27,4 +27,4 @@ struct RooflinePosition {
 // From result.gpu; all zero for a CPU result or one whose peaks were not measured.
 RooflinePosition roofline_position(msg::EvalResult::Reader result);
 
-}  // namespace drk::verifier
+}  // namespace drk::judging

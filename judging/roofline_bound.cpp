@@ -1,6 +1,6 @@
-#include "actors/verifier/roofline_bound.h"
+#include "judging/roofline_bound.h"
 
-namespace drk::verifier {
+namespace drk::judging {
 
 RooflinePosition roofline_position(msg::EvalResult::Reader result) {
   RooflinePosition position;
@@ -12,4 +12,4 @@ RooflinePosition roofline_position(msg::EvalResult::Reader result) {
   return position;
 }
 
-}  // namespace drk::verifier
+}  // namespace drk::judging

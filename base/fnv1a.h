@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace drk::runtime {
+namespace drk {
 
 constexpr uint64_t fnv1a_64(std::string_view text) {
   uint64_t hash = 14695981039346656037ull;  // the offset basis
@@ -24,4 +24,4 @@ static_assert(fnv1a_64("") == 0xcbf29ce484222325ull);
 static_assert(fnv1a_64("a") == 0xaf63dc4c8601ec8cull);
 static_assert(fnv1a_64("foobar") == 0x85944171f73967e8ull);
 
-}  // namespace drk::runtime
+}  // namespace drk

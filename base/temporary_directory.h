@@ -10,7 +10,7 @@
 #include <string_view>
 #include <utility>
 
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk {
 

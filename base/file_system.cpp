@@ -1,4 +1,4 @@
-#include "runtime/file_system.h"
+#include "base/file_system.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "runtime/unique_fd.h"
+#include "base/unique_fd.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>

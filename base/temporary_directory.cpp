@@ -1,4 +1,4 @@
-#include "runtime/temporary_directory.h"
+#include "base/temporary_directory.h"
 
 #include <cerrno>
 #include <cstdlib>

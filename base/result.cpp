@@ -1,4 +1,4 @@
-#include "runtime/result.h"
+#include "base/result.h"
 
 namespace drk {
 

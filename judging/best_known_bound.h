@@ -13,7 +13,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
-namespace drk::verifier {
+namespace drk::judging {
 
 inline constexpr double kFarBeyondBestKnown = 3.0;
 inline constexpr double kHeldShare = 0.5;
@@ -31,4 +31,4 @@ inline bool speedup_held(double first, double second) { return second >= kHeldSh
 // slow in the first (a loaded machine, a short timing budget) does not.
 inline bool candidate_time_held(double first_us, double second_us) { return second_us * kHeldShare <= first_us; }
 
-}  // namespace drk::verifier
+}  // namespace drk::judging

@@ -12,11 +12,11 @@
 
 #include <string>
 
-namespace drk::runtime {
+namespace drk {
 
 using Json = nlohmann::ordered_json;
 
 // Compact (one line) when `indent` is negative, else indented by that many spaces per level.
 std::string json_text(const Json& value, int indent = -1);
 
-}  // namespace drk::runtime
+}  // namespace drk

@@ -1,0 +1,35 @@
+# cmake -DDRK_SOURCE_DIR=<root> -P cmake/CheckLayerIncludes.cmake: fails, naming each file and
+# line, when a source file includes a header of a unit its layer may not use (cmake/DrkLayers.cmake
+# holds the table). Only includes by a path from the source root ("runtime/codec.h") name a unit;
+# one by a bare name ("drk_kernel.h") is found through the includer's own directories.
+cmake_minimum_required(VERSION 3.25)
+include("${CMAKE_CURRENT_LIST_DIR}/DrkLayers.cmake")
+
+set(folders "")
+foreach(name IN ITEMS base messages kernels judging runtime actors tools tests)
+  list(APPEND folders "${name}/*.h" "${name}/*.hpp" "${name}/*.c" "${name}/*.cpp" "${name}/*.cu" "${name}/*.cuh")
+endforeach()
+list(TRANSFORM folders PREPEND "${DRK_SOURCE_DIR}/")
+file(GLOB_RECURSE sources RELATIVE "${DRK_SOURCE_DIR}" ${folders})
+
+set(violations "")
+foreach(source IN LISTS sources)
+  drk_unit_of("${source}" unit)
+  set(is_test FALSE)
+  if(source MATCHES "_test\\.(cpp|cu)$")
+    set(is_test TRUE)
+  endif()
+  file(STRINGS "${DRK_SOURCE_DIR}/${source}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"[^\"]+/")
+  foreach(line IN LISTS includes)
+    string(REGEX REPLACE "^[^\"]*\"([^\"]+)\".*$" "\\1" header "${line}")
+    string(REGEX MATCH "^[^/]+" top "${header}")
+    if(NOT IS_DIRECTORY "${DRK_SOURCE_DIR}/${top}")
+      continue()
+    endif()
+    drk_unit_of("${header}" used)
+    drk_layer_check("${unit}" "${used}" "${is_test}" "${source} (${unit}) includes ${header} (${used})" violations)
+  endforeach()
+endforeach()
+drk_layer_report("${violations}" Includes)
+list(LENGTH sources count)
+message(STATUS "${count} source files include only what their layers allow")
