@@ -1,5 +1,6 @@
 # Every external dependency, found once. The CPU build uses Debian's packages; the GPU
-# machine passes the locations of its kit and of PyTorch's CUDA LibTorch (shared/gpu/env.sh).
+# machine passes the locations of its kit and of PyTorch's CUDA LibTorch (.gpu/env.sh, staged by
+# tools/scripts/gpu-stage.sh).
 find_package(Threads REQUIRED)
 find_package(CapnProto REQUIRED)
 # CapnProtoConfig.cmake sets CAPNP_INCLUDE_DIRECTORY (/usr/include) as a plain variable, which

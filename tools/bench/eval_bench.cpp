@@ -38,7 +38,7 @@ struct MixEntry {
 };
 
 // How long the engine idles before each sample of the third latency row.
-constexpr auto kIdleBeforeSample = std::chrono::seconds(1);
+constexpr auto kIdleBeforeSample = std::chrono::milliseconds(1000);
 
 constexpr MixEntry kCpuMix[] = {{"relu", "elementwise", "relu.cpp"},
                                 {"softmax", "rowwise", "softmax.cpp"},
@@ -360,23 +360,23 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out) {
   if (!engine) return fail(engine.error());
   std::vector<Candidate> sources;
   for (size_t i = 0; i < latency_samples; ++i) sources.push_back(bench.fresh(i));
-  std::vector<Sample> cold, warm, idle_warm;
-  for (const auto& candidate : sources) {
-    auto sample = bench.evaluate(**engine, candidate);
-    if (!sample) return fail(sample.error());
-    cold.push_back(*sample);
-  }
-  for (const auto& candidate : sources) {
-    auto sample = bench.evaluate(**engine, candidate);
-    if (!sample) return fail(sample.error());
-    warm.push_back(*sample);
-  }
-  for (const auto& candidate : sources) {
-    std::this_thread::sleep_for(kIdleBeforeSample);
-    auto sample = bench.evaluate(**engine, candidate);
-    if (!sample) return fail(sample.error());
-    idle_warm.push_back(*sample);
-  }
+  // The sources once each, after `idle` before every one.
+  auto latencies = [&](std::chrono::milliseconds idle) -> Result<std::vector<Sample>> {
+    std::vector<Sample> samples;
+    for (const auto& candidate : sources) {
+      std::this_thread::sleep_for(idle);
+      auto sample = bench.evaluate(**engine, candidate);
+      if (!sample) return sample.error();
+      samples.push_back(*sample);
+    }
+    return samples;
+  };
+  auto cold = latencies(std::chrono::milliseconds(0));
+  if (!cold) return fail(cold.error());
+  auto warm = latencies(std::chrono::milliseconds(0));
+  if (!warm) return fail(warm.error());
+  auto idle_warm = latencies(kIdleBeforeSample);
+  if (!idle_warm) return fail(idle_warm.error());
   engine->reset();
 
   // Throughput, side by side: inline compiles, a pool of 1 ahead by 1, a pool of N ahead by N.
@@ -405,7 +405,7 @@ int run_eval_bench(const EvalBenchOptions& options, std::ostream& out) {
     }
   }
 
-  const Phases cold_p = median_phases(cold), warm_p = median_phases(warm), idle_warm_p = median_phases(idle_warm);
+  const Phases cold_p = median_phases(*cold), warm_p = median_phases(*warm), idle_warm_p = median_phases(*idle_warm);
   const ThroughputRow& best = rows.back();
   const std::string shapes(kernels::device_name(options.shapes.value_or(DeviceKind::cpu)));
   std::string tasks;
