@@ -1,6 +1,6 @@
 // FileSystem: the seam between the project's durable files and the operating system, in the
 // manner of LevelDB's Env. The policy checkpoints (kernels/schedule/policy_checkpoint.h), the
-// compile cache (kernels/compile/compiler.h) and the network map (runtime/network_map.h) read and
+// compile cache (kernels/compile/compiler.h) and the network map (runtime/nodes/network_map.h) read and
 // write through it, so that tests inject a full disk, an EIO on write or on fsync, a torn write or
 // a rename that fails (tests/support/fault_injecting_file_system.h) without a failing disk.
 // The archive is not behind it: SQLite does its own I/O (its VFS) and its own durability (WAL).

@@ -1,6 +1,6 @@
 # cmake -DDRK_SOURCE_DIR=<root> -P cmake/CheckLayerIncludes.cmake: fails, naming each file and
 # line, when a source file includes a header of a unit its layer may not use (cmake/DrkLayers.cmake
-# holds the table). Only includes by a path from the source root ("runtime/codec.h") name a unit;
+# holds the table). Only includes by a path from the source root ("runtime/transport/codec.h") name a unit;
 # one by a bare name ("drk_kernel.h") is found through the includer's own directories.
 cmake_minimum_required(VERSION 3.25)
 include("${CMAKE_CURRENT_LIST_DIR}/DrkLayers.cmake")

@@ -64,7 +64,7 @@ class ActorContext {
                       const SendOptions& options = {}) = 0;
 
   // Sends what send() holds now. Small envelopes after the first that one handler sends to
-  // one recipient may be held until the handler returns (they share a frame; runtime/outbox.h):
+  // one recipient may be held until the handler returns (they share a frame; runtime/transport/outbox.h):
   // a handler that goes on to work for long after sending calls flush() first.
   virtual void flush() {}
 

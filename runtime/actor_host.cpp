@@ -15,11 +15,11 @@
 #include <span>
 #include <thread>
 
-#include "runtime/death_cause.h"
+#include "runtime/supervision/death_cause.h"
 #include "runtime/log.h"
-#include "runtime/mailbox_poller.h"
-#include "runtime/outbox.h"
-#include "runtime/process_signals.h"
+#include "runtime/transport/mailbox_poller.h"
+#include "runtime/transport/outbox.h"
+#include "runtime/supervision/process_signals.h"
 #include "base/unique_fd.h"
 
 namespace drk::runtime {

@@ -39,9 +39,9 @@
 #include <vector>
 
 #include "runtime/actor.h"
-#include "runtime/codec.h"
-#include "runtime/inspection_stats.h"
-#include "runtime/transport.h"
+#include "runtime/transport/codec.h"
+#include "runtime/inspection/inspection_stats.h"
+#include "runtime/transport/transport.h"
 
 namespace drk::runtime {
 

@@ -1,8 +1,8 @@
 #include "runtime/process_command_line.h"
 
 #include "runtime/command_line.h"
-#include "runtime/curve_keys.h"
-#include "runtime/network_map.h"
+#include "runtime/nodes/curve_keys.h"
+#include "runtime/nodes/network_map.h"
 
 namespace drk::runtime {
 

@@ -1,4 +1,4 @@
-// The command lines of drkernel's processes (runtime/process_main.h, runtime/node_main.h), as
+// The command lines of drkernel's processes (runtime/process_main.h, runtime/nodes/node_main.h), as
 // CLI11 subcommands that a program adds to its parser (runtime/command_line.h): `drk` and the
 // tests' drk_test_host share them.
 //
@@ -12,7 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "runtime/node_main.h"
+#include "runtime/nodes/node_main.h"
 #include "runtime/process_main.h"
 
 namespace drk::runtime {

@@ -4,7 +4,7 @@
 
 #include "actors/archivist/archive.h"
 #include "runtime/log.h"
-#include "runtime/topology.h"
+#include "runtime/topology/topology.h"
 
 namespace drk::archivist {
 namespace {

@@ -37,7 +37,7 @@
 
 #include "actors/evaluator/evaluation.h"
 #include "runtime/actor.h"
-#include "runtime/experiment_keys.h"
+#include "runtime/topology/experiment_keys.h"
 
 namespace drk::evaluator {
 
@@ -53,7 +53,7 @@ std::unique_ptr<runtime::Actor> make_evaluator_actor(const runtime::ActorSpec& s
 // slots out of range.
 Status evaluator_experiment_check(const YAML::Node& experiment);
 
-// The experiment keys this actor reads (runtime/experiment_keys.h).
+// The experiment keys this actor reads (runtime/topology/experiment_keys.h).
 std::vector<runtime::ExperimentKey> evaluator_experiment_keys();
 
 }  // namespace drk::evaluator

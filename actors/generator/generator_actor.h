@@ -39,13 +39,13 @@
 #include <vector>
 
 #include "runtime/actor.h"
-#include "runtime/experiment_keys.h"
+#include "runtime/topology/experiment_keys.h"
 
 namespace drk::generator {
 
 std::unique_ptr<runtime::Actor> make_generator_actor(const runtime::ActorSpec& spec);
 
-// The experiment keys this actor reads (runtime/experiment_keys.h).
+// The experiment keys this actor reads (runtime/topology/experiment_keys.h).
 std::vector<runtime::ExperimentKey> generator_experiment_keys();
 
 }  // namespace drk::generator

@@ -25,9 +25,9 @@
 #include "kernels/schedule/policy.h"
 #include "kernels/schedule/policy_checkpoint.h"
 #include "kernels/schedule/policy_network.h"
-#include "runtime/borrowed_data.h"
+#include "runtime/transport/borrowed_data.h"
 #include "runtime/log.h"
-#include "runtime/topology.h"
+#include "runtime/topology/topology.h"
 
 namespace drk::learner {
 namespace {

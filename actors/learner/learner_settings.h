@@ -18,9 +18,9 @@
 #include "actors/learner/rollback_monitor.h"
 #include "kernels/catalog/task.h"
 #include "messages/drk.capnp.h"
-#include "runtime/experiment_keys.h"
+#include "runtime/topology/experiment_keys.h"
 #include "base/result.h"
-#include "runtime/topology.h"
+#include "runtime/topology/topology.h"
 
 namespace drk::learner {
 
@@ -59,7 +59,7 @@ struct Settings {
 // The settings of `experiment`; an error names the key.
 Result<Settings> read_settings(const YAML::Node& experiment);
 
-// The experiment keys the Learner reads (runtime/experiment_keys.h).
+// The experiment keys the Learner reads (runtime/topology/experiment_keys.h).
 std::vector<runtime::ExperimentKey> learner_experiment_keys();
 
 // The settings the Learner would refuse at start (runtime::ExperimentCheck): an estimator or a

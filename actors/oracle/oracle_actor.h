@@ -26,13 +26,13 @@
 #include <vector>
 
 #include "runtime/actor.h"
-#include "runtime/experiment_keys.h"
+#include "runtime/topology/experiment_keys.h"
 
 namespace drk::oracle {
 
 std::unique_ptr<runtime::Actor> make_oracle_actor(const runtime::ActorSpec& spec);
 
-// The experiment keys this actor reads (runtime/experiment_keys.h).
+// The experiment keys this actor reads (runtime/topology/experiment_keys.h).
 std::vector<runtime::ExperimentKey> oracle_experiment_keys();
 
 // The settings this actor would refuse at start (runtime::ExperimentCheck): reward weights and

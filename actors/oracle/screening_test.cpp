@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "actors/oracle/oracle_actor.h"
-#include "runtime/topology.h"
+#include "runtime/topology/topology.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fake_actor_context.h"
 #include "tests/support/run_dir.h"

@@ -5,8 +5,8 @@
 #include <capnp/message.h>
 
 #include "actors/evaluator/evaluator_actor.h"
-#include "runtime/experiment_keys.h"
-#include "runtime/topology.h"
+#include "runtime/topology/experiment_keys.h"
+#include "runtime/topology/topology.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fake_actor_context.h"
 #include "tests/support/run_dir.h"

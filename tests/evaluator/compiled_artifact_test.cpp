@@ -13,7 +13,7 @@
 #include "kernels/compile/compile_pool.h"
 #include "kernels/compile/compiled_artifact.h"
 #include "kernels/compile/content_hash.h"
-#include "runtime/codec.h"
+#include "runtime/transport/codec.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "messages/drk.capnp.h"
-#include "runtime/codec.h"
+#include "runtime/transport/codec.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/curve_keys.h"
-#include "runtime/inspection_server.h"
+#include "runtime/nodes/curve_keys.h"
+#include "runtime/inspection/inspection_server.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/process_table.h"
 #include "tests/support/run_dir.h"

@@ -1,5 +1,5 @@
 #include "runtime/actor_host.h"
-#include "runtime/outbox.h"
+#include "runtime/transport/outbox.h"
 
 #include <capnp/message.h>
 
@@ -13,11 +13,11 @@
 #include <mutex>
 #include <sstream>
 
-#include "runtime/borrowed_data.h"
-#include "runtime/codec.h"
+#include "runtime/transport/borrowed_data.h"
+#include "runtime/transport/codec.h"
 #include "runtime/head_actor.h"
-#include "runtime/topology.h"
-#include "runtime/transport.h"
+#include "runtime/topology/topology.h"
+#include "runtime/transport/transport.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/fake_actor_context.h"

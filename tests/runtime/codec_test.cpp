@@ -1,4 +1,4 @@
-#include "runtime/codec.h"
+#include "runtime/transport/codec.h"
 
 #include <capnp/message.h>
 #include <capnp/orphan.h>

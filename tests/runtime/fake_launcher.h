@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/process_launcher.h"
+#include "runtime/supervision/process_launcher.h"
 #include "tests/doctest_drk.h"
 
 namespace drk::testing {

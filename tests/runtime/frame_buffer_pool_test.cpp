@@ -1,4 +1,4 @@
-#include "runtime/frame_buffer_pool.h"
+#include "runtime/transport/frame_buffer_pool.h"
 
 #include <memory>
 

@@ -1,4 +1,4 @@
-#include "runtime/frame_builder.h"
+#include "runtime/transport/frame_builder.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "messages/drk.capnp.h"
-#include "runtime/borrowed_data.h"
-#include "runtime/codec.h"
+#include "runtime/transport/borrowed_data.h"
+#include "runtime/transport/codec.h"
 #include "tests/doctest_drk.h"
 
 namespace drk::runtime {

@@ -1,6 +1,6 @@
 // Health checks: the monitor's decisions over plain values, and HealthChecks over a supervisor
 // with fake children and an inspection board, both driven by a fake clock (no sleeping).
-#include "runtime/heartbeat_monitor.h"
+#include "runtime/supervision/heartbeat_monitor.h"
 
 #include <boost/asio/io_context.hpp>
 #include <csignal>

@@ -12,11 +12,11 @@
 #include <string>
 #include <thread>
 
-#include "runtime/inspection_board.h"
-#include "runtime/inspection_format.h"
-#include "runtime/inspection_server.h"
-#include "runtime/inspection_stats.h"
-#include "runtime/topology.h"
+#include "runtime/inspection/inspection_board.h"
+#include "runtime/inspection/inspection_format.h"
+#include "runtime/inspection/inspection_server.h"
+#include "runtime/inspection/inspection_stats.h"
+#include "runtime/topology/topology.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/spawned_program.h"

@@ -1,4 +1,4 @@
-#include "runtime/mailbox_poller.h"
+#include "runtime/transport/mailbox_poller.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>

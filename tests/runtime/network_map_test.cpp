@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <string>
 
-#include "runtime/network_map.h"
+#include "runtime/nodes/network_map.h"
 #include "base/temporary_directory.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fault_injecting_file_system.h"

@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <map>
 
-#include "runtime/process_launcher.h"
-#include "runtime/warm_spare.h"
+#include "runtime/supervision/process_launcher.h"
+#include "runtime/supervision/warm_spare.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/spawned_program.h"

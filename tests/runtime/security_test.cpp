@@ -1,6 +1,6 @@
 // CURVE keys in files and the ZAP authenticator, over real tcp sockets on 127.0.0.1.
-#include "runtime/curve_keys.h"
-#include "runtime/zap_authenticator.h"
+#include "runtime/nodes/curve_keys.h"
+#include "runtime/nodes/zap_authenticator.h"
 
 #include <sys/stat.h>
 
@@ -12,7 +12,7 @@
 #include <optional>
 #include <thread>
 
-#include "runtime/transport.h"
+#include "runtime/transport/transport.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 

@@ -2,7 +2,7 @@
 // handlers; wrong values are reported with their line and the expected form.
 #include <string>
 
-#include "runtime/topology.h"
+#include "runtime/topology/topology.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 

@@ -1,4 +1,4 @@
-#include "runtime/supervisor.h"
+#include "runtime/supervision/supervisor.h"
 
 #include <boost/asio/io_context.hpp>
 #include <csignal>
@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "runtime/death_cause.h"
+#include "runtime/supervision/death_cause.h"
 #include "runtime/log.h"
 #include "tests/doctest_drk.h"
 #include "tests/runtime/fake_launcher.h"

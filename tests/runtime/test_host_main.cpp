@@ -31,9 +31,9 @@
 
 #include "runtime/actor.h"
 #include "runtime/command_line.h"
-#include "runtime/inspection_server.h"
+#include "runtime/inspection/inspection_server.h"
 #include "runtime/process_command_line.h"
-#include "runtime/warm_spare.h"
+#include "runtime/supervision/warm_spare.h"
 
 namespace {
 

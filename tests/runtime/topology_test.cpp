@@ -1,9 +1,9 @@
-#include "runtime/topology.h"
+#include "runtime/topology/topology.h"
 
 #include <string>
 
-#include "runtime/experiment_keys.h"
-#include "runtime/network_map.h"
+#include "runtime/topology/experiment_keys.h"
+#include "runtime/nodes/network_map.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 

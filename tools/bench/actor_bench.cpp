@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "runtime/actor_host.h"
-#include "runtime/borrowed_data.h"
-#include "runtime/curve_keys.h"
-#include "runtime/network_map.h"
-#include "runtime/outbox.h"
-#include "runtime/topology.h"
-#include "runtime/transport.h"
+#include "runtime/transport/borrowed_data.h"
+#include "runtime/nodes/curve_keys.h"
+#include "runtime/nodes/network_map.h"
+#include "runtime/transport/outbox.h"
+#include "runtime/topology/topology.h"
+#include "runtime/transport/transport.h"
 #include "tools/bench/free_port.h"
 #include "tools/bench/temp_dir.h"
 

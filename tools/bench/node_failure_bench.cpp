@@ -12,11 +12,11 @@
 #include <thread>
 #include <zmq.hpp>
 
-#include "runtime/curve_keys.h"
-#include "runtime/envelope_frame.h"
-#include "runtime/node_registry.h"
-#include "runtime/topology.h"
-#include "runtime/zap_authenticator.h"
+#include "runtime/nodes/curve_keys.h"
+#include "runtime/transport/envelope_frame.h"
+#include "runtime/nodes/node_registry.h"
+#include "runtime/topology/topology.h"
+#include "runtime/nodes/zap_authenticator.h"
 #include "tools/bench/free_port.h"
 
 namespace drk::bench {

@@ -16,12 +16,12 @@
 
 #include "runtime/actor_host.h"
 #include "runtime/log.h"
-#include "runtime/outbox.h"
-#include "runtime/process_launcher.h"
-#include "runtime/supervisor.h"
-#include "runtime/topology.h"
-#include "runtime/transport.h"
-#include "runtime/warm_spare.h"
+#include "runtime/transport/outbox.h"
+#include "runtime/supervision/process_launcher.h"
+#include "runtime/supervision/supervisor.h"
+#include "runtime/topology/topology.h"
+#include "runtime/transport/transport.h"
+#include "runtime/supervision/warm_spare.h"
 #include "tools/bench/temp_dir.h"
 
 namespace drk::bench {

@@ -11,7 +11,7 @@
 // topology and binding its mailbox, and the probe's ZeroMQ socket reconnecting. The resolution
 // is the probe's 1 ms period. Supervision backoff is off, so that every kill is restarted at
 // once, as the first restart is under the default policy. With `warm_spare` (the default of
-// supervision.warm_spare) the supervisor keeps a spare loaded ahead (runtime/warm_spare.h), and
+// supervision.warm_spare) the supervisor keeps a spare loaded ahead (runtime/supervision/warm_spare.h), and
 // each kill leaves time for the next spare to load before the following kill (a restart waits for
 // a spare still loading otherwise); without it every restart is a cold fork + exec.
 //

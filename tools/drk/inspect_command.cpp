@@ -14,8 +14,8 @@
 
 #include "runtime/command_line.h"
 #include "runtime/log.h"
-#include "runtime/inspection_format.h"
-#include "runtime/inspection_server.h"
+#include "runtime/inspection/inspection_format.h"
+#include "runtime/inspection/inspection_server.h"
 #include "tools/drk/commands.h"
 
 namespace drk::tools {

@@ -1,5 +1,5 @@
 // drk keys generate|show: the CURVE key pairs that secure the links between nodes
-// (runtime/curve_keys.h, docs/security.md).
+// (runtime/nodes/curve_keys.h, docs/security.md).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 
 #include "runtime/command_line.h"
 #include "runtime/log.h"
-#include "runtime/curve_keys.h"
+#include "runtime/nodes/curve_keys.h"
 #include "tools/drk/commands.h"
 
 namespace drk::tools {

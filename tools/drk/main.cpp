@@ -8,7 +8,7 @@
 
 #include "runtime/command_line.h"
 #include "runtime/log.h"
-#include "runtime/warm_spare.h"
+#include "runtime/supervision/warm_spare.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/run_command.h"
 #include "tools/drk/run_summary.h"

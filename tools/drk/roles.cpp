@@ -5,7 +5,7 @@
 #include "actors/oracle/oracle_actor.h"
 #include "actors/verifier/verifier_actor.h"
 #include "runtime/actor.h"
-#include "runtime/experiment_keys.h"
+#include "runtime/topology/experiment_keys.h"
 #include "tools/drk/commands.h"
 
 namespace drk::tools {

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "runtime/node_main.h"
+#include "runtime/nodes/node_main.h"
 #include "runtime/process_command_line.h"
 #include "runtime/process_main.h"
 #include "tools/drk/commands.h"
