@@ -3,10 +3,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+
+#include "base/staged_file.h"
 
 namespace drk {
 namespace {
@@ -47,6 +50,14 @@ class PosixFileSystem final : public FileSystem {
     return {};
   }
 
+  Status link(const std::string& from, const std::string& to) override {
+    if (::link(from.c_str(), to.c_str()) == 0) return {};
+    const int error = errno;
+    Error failed = file_error("link '" + from + "' to", to, error);
+    if (error == EEXIST) failed.code = Errc::invalid_argument;
+    return failed;
+  }
+
   Result<std::string> read_file(const std::string& path) override {
     const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) {
@@ -73,6 +84,11 @@ class PosixFileSystem final : public FileSystem {
     return {};
   }
 
+  Status create_directory(const std::string& path, mode_t mode) override {
+    if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) return file_error("create the directory", path, errno);
+    return {};
+  }
+
   Status remove(const std::string& path) override {
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) return file_error("remove", path, errno);
     return {};
@@ -95,21 +111,9 @@ Error file_error(std::string_view doing, const std::string& path, int error_numb
 }
 
 Status write_file_atomically(FileSystem& files, const std::string& path, std::string_view bytes, mode_t mode) {
-  // Unique within the process too: threads may replace files of one directory at once.
-  static std::atomic<uint64_t> sequence{0};
-  const std::string temporary =
-      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(sequence.fetch_add(1));
-  Status written = [&]() -> Status {
-    auto fd = files.create_file(temporary, mode);
-    if (!fd) return fd.error();
-    if (auto status = files.write(fd->get(), bytes, temporary); !status) return status;
-    if (auto status = files.sync(fd->get(), temporary); !status) return status;
-    return files.rename(temporary, path);
-  }();
-  if (!written) {
-    (void)files.remove(temporary);
-    return written;
-  }
+  auto staged = StagedFile::write(files, path, bytes, mode);
+  if (!staged) return staged.error();
+  if (auto installed = staged->install(StagedFile::Install::replace); !installed) return installed;
   const std::string directory = fs::path(path).parent_path().string();
   return files.sync_directory(directory.empty() ? "." : directory);
 }

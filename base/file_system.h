@@ -1,14 +1,17 @@
 // FileSystem: the seam between the project's durable files and the operating system, in the
 // manner of LevelDB's Env. The policy checkpoints (kernels/schedule/policy_checkpoint.h), the
-// compile cache (kernels/compile/compiler.h) and the network map (runtime/nodes/network_map.h) read and
-// write through it, so that tests inject a full disk, an EIO on write or on fsync, a torn write or
-// a rename that fails (tests/support/fault_injecting_file_system.h) without a failing disk.
+// compile cache (kernels/compile/compiler.h), the network map (runtime/nodes/network_map.h), a run
+// directory's node files (runtime/nodes/run_network.h) and the CURVE key directory
+// (runtime/nodes/curve_keys.h) go through it, so that tests inject a full disk, an EIO on write or
+// on fsync, a torn write or a rename that fails (tests/support/fault_injecting_file_system.h)
+// without a failing disk.
 // The archive is not behind it: SQLite does its own I/O (its VFS) and its own durability (WAL).
 //
 // write_file_atomically() is how a file is replaced: a temporary file beside `path`, written in
 // full, flushed (fsync), renamed over `path`, then the directory flushed. On any failure the
 // temporary is removed and `path` keeps what it had: a reader sees the old bytes or the new ones,
-// never a part, and nothing committed before is lost.
+// never a part, and nothing committed before is lost. StagedFile (base/staged_file.h) is its two
+// halves, for several files put in place together.
 //
 // Thread-safety: real_file_system() holds no state; any thread may use it. Errors: io_error whose
 // message names the file and the operating system's reason (not_found from read_file() for a file
@@ -36,8 +39,13 @@ class FileSystem {
   virtual Status sync(int fd, const std::string& path) = 0;
   virtual Status sync_directory(const std::string& directory) = 0;
   virtual Status rename(const std::string& from, const std::string& to) = 0;
+  // `to` becomes a second name of `from` (link(2)); invalid_argument when `to` exists.
+  virtual Status link(const std::string& from, const std::string& to) = 0;
   virtual Result<std::string> read_file(const std::string& path) = 0;
   virtual Status create_directories(const std::string& path) = 0;
+  // One directory, in a parent that exists, with `mode` less the umask; one that exists already
+  // is no error and keeps its mode.
+  virtual Status create_directory(const std::string& path, mode_t mode) = 0;
   // A file that is absent already is no error.
   virtual Status remove(const std::string& path) = 0;
   virtual bool exists(const std::string& path) = 0;

@@ -13,6 +13,7 @@
 #include <system_error>
 #include <utility>
 
+#include "base/staged_file.h"
 #include "base/unique_fd.h"
 
 namespace drk::runtime {
@@ -118,47 +119,11 @@ Result<std::string> read_key_text(const std::string& path, const std::string& mi
   return text;
 }
 
-Status write_all(int fd, const std::string& text, const std::string& path) {
-  std::size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t put = ::write(fd, text.data() + written, text.size() - written);
-    if (put < 0 && errno == EINTR) continue;
-    if (put < 0) return make_error(Errc::io_error, "cannot write '" + path + "': " + os_error(errno));
-    written += static_cast<std::size_t>(put);
-  }
-  return {};
-}
-
-// A temporary file beside `final_path` holding `text` with `mode`, flushed to disk.
-Result<std::string> write_temporary(const std::string& final_path, const std::string& text, mode_t mode) {
-  const fs::path target(final_path);
-  std::string pattern = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
-  UniqueFd fd(::mkostemp(pattern.data(), O_CLOEXEC));  // created with mode 0600
-  if (!fd) return make_error(Errc::io_error, "cannot create a file in '" + target.parent_path().string() + "': " + os_error(errno));
-  Status status = write_all(fd.get(), text, pattern);
-  if (status && ::fchmod(fd.get(), mode) != 0)
-    status = make_error(Errc::io_error, "cannot set the mode of '" + pattern + "': " + os_error(errno));
-  if (status && ::fsync(fd.get()) != 0)
-    status = make_error(Errc::io_error, "cannot flush '" + pattern + "': " + os_error(errno));
-  if (status && ::close(fd.release()) != 0)
-    status = make_error(Errc::io_error, "cannot close '" + pattern + "': " + os_error(errno));
-  if (!status) {
-    ::unlink(pattern.c_str());
-    return status.error();
-  }
-  return pattern;
-}
-
-// Moves the temporary file to its place: replacing what is there, or failing when something is.
-Status install(const std::string& temporary, const std::string& final_path, bool overwrite) {
-  int result = overwrite ? ::rename(temporary.c_str(), final_path.c_str()) : ::link(temporary.c_str(), final_path.c_str());
-  const int error = errno;
-  if (!overwrite) ::unlink(temporary.c_str());
-  if (result == 0) return {};
-  if (overwrite) ::unlink(temporary.c_str());
-  if (error == EEXIST)
-    return make_error(Errc::invalid_argument, "'" + final_path + "' already exists: pass --force to replace it");
-  return make_error(Errc::io_error, "cannot write '" + final_path + "': " + os_error(error));
+// A key file that appeared since write_key_pair looked is named with the fix.
+Status install(StagedFile& staged, bool overwrite) {
+  Status installed = staged.install(overwrite ? StagedFile::Install::replace : StagedFile::Install::only_new);
+  if (installed || installed.error().code != Errc::invalid_argument) return installed;
+  return make_error(Errc::invalid_argument, "'" + staged.path() + "' already exists: pass --force to replace it");
 }
 
 std::string key_file_text(const std::string& name, const CurveKeyPair& pair) {
@@ -217,35 +182,41 @@ Status check_identity_name(std::string_view name) {
   return {};
 }
 
-Status write_key_pair(const std::string& dir, const std::string& name, const CurveKeyPair& pair, bool overwrite) {
+Status write_key_pair(const std::string& dir, const std::string& name, const CurveKeyPair& pair, bool overwrite,
+                      FileSystem& files) {
   if (auto valid = check_identity_name(name); !valid) return valid;
   if (!is_z85_key(pair.public_key) || !is_z85_key(pair.secret_key) || public_of(pair.secret_key) != pair.public_key)
     return make_error(Errc::invalid_argument, "the key pair for '" + name + "' is not a CURVE key pair (40 characters of Z85 each, public from secret)");
-  std::error_code error;
-  if (fs::create_directories(dir, error)) fs::permissions(dir, fs::perms::owner_all, error);
-  if (error) return make_error(Errc::io_error, "cannot create key directory '" + dir + "': " + error.message());
+  fs::path directory = fs::path(dir).lexically_normal();
+  if (!directory.has_filename()) directory = directory.parent_path();  // "keys/"
+  if (directory.has_parent_path())
+    if (auto created = files.create_directories(directory.parent_path().string()); !created) return created;
+  if (auto created = files.create_directory(directory.string(), 0700); !created) return created;
   const std::string key_path = key_file(dir, name);
   const std::string pub_path = pub_file(dir, name);
   if (!overwrite) {
-    if (fs::exists(key_path, error))
+    if (files.exists(key_path))
       return make_error(Errc::invalid_argument, "'" + key_path + "' already exists: identity '" + name +
                                                     "' has a key pair; pass --force to replace it (then distribute the new " +
                                                     name + ".pub)");
-    if (fs::exists(pub_path, error))
+    if (files.exists(pub_path))
       return make_error(Errc::invalid_argument, "'" + pub_path + "' already exists: it may be the public key of '" + name +
                                                     "' copied from its machine; generate the pair on that machine, or pass --force to replace it");
   }
-  auto key_temporary = write_temporary(key_path, key_file_text(name, pair), 0600);
-  if (!key_temporary) return key_temporary.error();
-  if (auto installed = install(*key_temporary, key_path, overwrite); !installed) return installed;
-  auto pub_temporary = write_temporary(pub_path, pub_file_text(name, pair), 0644);
-  Status pub_installed = pub_temporary ? install(*pub_temporary, pub_path, overwrite) : Status(pub_temporary.error());
-  if (!pub_installed) {
-    // Without its .pub the new pair is of no use, and a later generate would find the .key.
-    if (!overwrite) ::unlink(key_path.c_str());
-    return pub_installed;
+  // Both written in full before either is in place; the .pub goes first, so that a failure
+  // between the two keeps the secret key that was there (a .pub can be copied again, a secret
+  // key cannot).
+  auto key = StagedFile::write(files, key_path, key_file_text(name, pair), 0600);
+  if (!key) return key.error();
+  auto pub = StagedFile::write(files, pub_path, pub_file_text(name, pair), 0644);
+  if (!pub) return pub.error();
+  if (auto installed = install(*pub, overwrite); !installed) return installed;
+  if (auto installed = install(*key, overwrite); !installed) {
+    // Without its .key the new .pub is of no use, and a later generate would find it.
+    if (!overwrite) (void)files.remove(pub_path);
+    return installed;
   }
-  return {};
+  return files.sync_directory(dir);
 }
 
 Result<CurveKeyPair> read_key_pair(const std::string& dir, const std::string& name) {

@@ -11,18 +11,21 @@
 //
 // Thread-safety: free functions without shared state; the socket functions must be called by
 // the thread that uses the socket (ZeroMQ sockets are not thread-safe).
-// Ownership: values are plain copies; nothing here keeps a file open.
+// Ownership: values are plain copies; nothing here keeps a file open. Key files are read on the
+// descriptor whose mode is checked (fstat), not through the file-system seam.
 // Errors: expected failures (missing or malformed files, a secret key readable by others, an
 // existing identity) are Result errors whose message names the file and the fix. A malformed
 // key handed to make_curve_server / make_curve_client is a fault of the caller (keys come from
 // the read functions, which validate them): zmq::error_t.
 #pragma once
 
+#include <zmq.hpp>
+
 #include <map>
 #include <string>
 #include <string_view>
-#include <zmq.hpp>
 
+#include "base/file_system.h"
 #include "base/result.h"
 
 namespace drk::runtime {
@@ -53,11 +56,13 @@ bool is_z85_key(std::string_view key);
 // not starting with '.' or '-'. invalid_argument otherwise.
 Status check_identity_name(std::string_view name);
 
-// Writes DIR/NAME.key (mode 0600) and DIR/NAME.pub (mode 0644), creating DIR (mode 0700) when
-// it does not exist. Each file appears whole or not at all. Without `overwrite`, an existing
-// NAME.key or NAME.pub is left alone and the call fails with invalid_argument.
+// Writes DIR/NAME.key (mode 0600) and DIR/NAME.pub (mode 0644), each less the umask, creating
+// DIR (mode 0700) when it does not exist, through `files` (base/file_system.h). Both are written
+// and flushed before either is put in its place, and each appears whole or not at all: a failure
+// (io_error naming the file) leaves the pair that was there, or none. Without `overwrite`, an
+// existing NAME.key or NAME.pub is left alone and the call fails with invalid_argument.
 Status write_key_pair(const std::string& dir, const std::string& name, const CurveKeyPair& pair,
-                      bool overwrite = false);
+                      bool overwrite = false, FileSystem& files = real_file_system());
 
 // Reads DIR/NAME.key. not_found when it is missing; invalid_argument when group or others may
 // read it (as ssh refuses an unprotected private key); parse_error (file:line) when malformed

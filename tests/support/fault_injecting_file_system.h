@@ -7,7 +7,7 @@
 //   write_error   write() writes nothing and fails with EIO
 //   torn_write    write() writes the first half of its bytes, then fails with EIO
 //   sync_error    sync() of a file fails with EIO
-//   rename_error  rename() fails with EIO
+//   rename_error  rename() or link() (a file put in its place) fails with EIO
 //
 // Thread-safety: one thread.
 #pragma once
@@ -65,8 +65,15 @@ class FaultInjectingFileSystem final : public FileSystem {
     if (hits(FileFault::rename_error)) return file_error("rename '" + from + "' to", to, EIO);
     return real_.rename(from, to);
   }
+  Status link(const std::string& from, const std::string& to) override {
+    if (hits(FileFault::rename_error)) return file_error("link '" + from + "' to", to, EIO);
+    return real_.link(from, to);
+  }
   Result<std::string> read_file(const std::string& path) override { return real_.read_file(path); }
   Status create_directories(const std::string& path) override { return real_.create_directories(path); }
+  Status create_directory(const std::string& path, mode_t mode) override {
+    return real_.create_directory(path, mode);
+  }
   Status remove(const std::string& path) override { return real_.remove(path); }
   bool exists(const std::string& path) override { return real_.exists(path); }
 

@@ -7,22 +7,22 @@
 // default) and through host copies judge alike, and KernelBench's published ReLU (1.6 G
 // elements, 6.4 GB per tensor) is evaluated on the device. Skips, saying why, without a usable
 // GPU.
+#include <capnp/message.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
 
-#include <capnp/message.h>
-#include <unistd.h>
-
 #include "actors/evaluator/cuda/cuda_device.h"
-#include "tests/support/first_gpu.h"
 #include "actors/evaluator/evaluation.h"
 #include "tests/doctest_drk.h"
+#include "tests/support/first_gpu.h"
 #include "tests/support/test_engine.h"
 
 namespace fs = std::filesystem;

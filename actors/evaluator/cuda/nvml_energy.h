@@ -8,7 +8,7 @@
 // the CUDA runtime calls device 0 whatever CUDA_VISIBLE_DEVICES says.
 //
 // The counter is updated by the driver only every few tens of milliseconds: read it around a
-// batch that lasts far longer than that (energy_per_call in cuda_sandbox_device.cpp).
+// batch that lasts far longer than that (energy_of in cuda_sandbox_energy.cpp).
 //
 // Ownership: RAII; the destructor calls nvmlShutdown and dlclose. Thread-safety: one thread.
 #pragma once

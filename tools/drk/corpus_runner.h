@@ -1,0 +1,54 @@
+// The evaluations of `drk verify-corpus`: each corpus file is evaluated with the real
+// EvaluationEngine and judged by the Verifier in an evaluating child process, under a deadline
+// per file. A candidate (or a compiler) that hangs past it is killed with the child (its process
+// group: compilers included; the sandbox dies with it) and recorded as a failure of its file, and
+// a new child goes on with the next file. Rows travel from the child as one line of JSON each.
+//
+// Thread-safety: one thread; the functions fork. Ownership: CorpusEngines owns its engines (and
+// so their sandboxes), made when a file first needs them. Errors: none returned; every failure
+// (an engine that cannot be made, a child that cannot start, dies or overruns) becomes its
+// file's row: "skipped" with a note, or a missed or falsely alarmed file.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/evaluator/evaluation.h"
+#include "kernels/catalog/task.h"
+#include "tools/drk/corpus_expectation.h"
+
+namespace drk::tools {
+
+// An engine per device and thread count (drk-threads), made when a file first needs it.
+struct CorpusEngines {
+  kernels::TaskCatalog catalog;
+  evaluator::EngineOptions options;
+  kernels::DeviceKind cuda_shapes = kernels::DeviceKind::cpu;
+  using Key = std::pair<kernels::DeviceKind, int>;
+  std::map<Key, std::unique_ptr<evaluator::EvaluationEngine>> made;
+  std::map<kernels::DeviceKind, std::string> unusable;  // why a device's engine cannot be made
+
+  // The engine for `device` with `threads` (0: the options' max_threads); nullptr when that
+  // device's engine cannot be made (`unusable` says why).
+  evaluator::EvaluationEngine* get(kernels::DeviceKind device, int threads);
+};
+
+// Evaluates the files whose rows have no outcome yet (read_header gave the others theirs), each
+// under `deadline`, in evaluating children, and fills their rows.
+void evaluate_files(CorpusEngines& engines, const std::vector<std::filesystem::path>& files, std::vector<Row>& rows,
+                    std::chrono::milliseconds deadline);
+
+// --each-alone: every file evaluated again with nothing evaluated before it (a fresh evaluating
+// process, so fresh engines and sandboxes); the files whose verdict (honest or rejected, correct or
+// not) or outcome differs from the whole run's: a candidate that changed the verdicts of those
+// after it.
+std::vector<std::string> files_judged_otherwise_alone(CorpusEngines& engines,
+                                                      const std::vector<std::filesystem::path>& files,
+                                                      const std::vector<Row>& rows, std::chrono::milliseconds deadline);
+
+}  // namespace drk::tools
