@@ -27,6 +27,7 @@ void add_keys_command(CLI::App& drk, Actions& actions);
 void add_bench_command(CLI::App& drk, Actions& actions);
 void add_verify_corpus_command(CLI::App& drk, Actions& actions);
 void add_generate_command(CLI::App& drk, Actions& actions);
+void add_kernelbench_command(CLI::App& drk, Actions& actions);
 
 // Where `drk eval` and `drk verify-corpus` cache compiled candidates: $DRK_CACHE_DIR, else
 // $XDG_CACHE_HOME/drk/compile-cache, else ~/.cache/drk/compile-cache (tools/drk/eval_command.cpp).

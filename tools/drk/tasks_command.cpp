@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kernels/catalog/expression.h"
+#include "kernels/catalog/kernelbench_problem.h"
 #include "kernels/catalog/task.h"
 #include "kernels/catalog/task_audit.h"
 #include "kernels/catalog/task_audit_json.h"
@@ -98,6 +99,67 @@ void show(const kernels::Task& task) {
   }
 }
 
+std::string shapes_text(const std::vector<kernels::KernelBenchValue>& values) {
+  std::string text;
+  for (const auto& value : values)
+    text += (text.empty() ? "" : ", ") + (value.tensor ? kernels::format_shape(value.shape) + " " + value.dtype : value.value);
+  return text;
+}
+
+std::string status_text(const kernels::KernelBenchProblem& problem) {
+  if (problem.failure) return "cannot run: " + problem.failure->stage + ": " + problem.failure->message;
+  if (problem.reference_run && problem.reference_run->failure)
+    return "reference fails on " + problem.reference_run->device + ": " + problem.reference_run->failure->stage + ": " +
+           problem.reference_run->failure->message;
+  if (problem.reference_run) return "ok, reference " + fixed(problem.reference_run->ms, 3) + " ms on " + problem.reference_run->device;
+  return "ok";
+}
+
+void show(const kernels::KernelBenchProblem& problem) {
+  std::cout << problem.name << ": " << problem.title << "\n"
+            << "  source      " << problem.source << "\n"
+            << "  sha256      " << problem.source_sha256 << "\n"
+            << "  family      " << (problem.family.empty() ? "none of ours" : problem.family) << "\n"
+            << "  status      " << status_text(problem) << "\n";
+  if (problem.failure) return;
+  std::cout << "  init        " << problem.init_inputs << "\n"
+            << "  inputs      " << shapes_text(problem.inputs) << "\n"
+            << "  outputs     " << shapes_text(problem.outputs) << "\n"
+            << "  parameters  " << problem.parameters << "\n"
+            << "  work        " << (problem.flops ? human(*problem.flops, "FLOP") : std::string("FLOPs not counted"))
+            << ", at least " << human(problem.min_bytes, "B") << " moved (torch " << problem.torch_version << ")\n";
+}
+
+// The imported KernelBench problems in `directory`, after the ported tasks; none, no lines.
+int list_kernelbench(const std::string& directory) {
+  auto problems = kernels::load_kernelbench_problems(directory);
+  if (!problems) {
+    log::error() << "drk tasks: " << problems.error().message;
+    return 1;
+  }
+  if (problems->empty()) return 0;
+  // Capped: level 3 and 4 names run past 100 characters; those few overflow their column.
+  constexpr size_t kWidestName = 56;
+  size_t name_width = 4, family_width = 6, usable = 0;
+  for (const auto& problem : *problems) {
+    name_width = std::min(kWidestName, std::max(name_width, problem.name.size()));
+    family_width = std::max(family_width, problem.family.size());
+    usable += problem.usable() ? 1 : 0;
+  }
+  auto pad = [](const std::string& text, size_t width) {
+    return text + std::string(width > text.size() ? width - text.size() + 2 : 2, ' ');
+  };
+  std::cout << "\n" << pad("NAME", name_width) << pad("FAMILY", family_width) << pad("FLOP", 10) << pad("BYTES", 10)
+            << "STATUS\n";
+  for (const auto& problem : *problems)
+    std::cout << pad(problem.name, name_width) << pad(problem.family.empty() ? "-" : problem.family, family_width)
+              << pad(problem.flops ? human(*problem.flops, "") : "-", 10)
+              << pad(problem.failure ? "-" : human(problem.min_bytes, "B"), 10) << status_text(problem) << "\n";
+  std::cout << problems->size() << " KernelBench problems imported in " << directory << " (published shapes), " << usable
+            << " usable\n";
+  return 0;
+}
+
 std::string number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", value);
@@ -168,6 +230,7 @@ namespace {
 // What `drk tasks` was asked.
 struct TasksArgs {
   std::string dir = kernels::TaskCatalog::default_directory();
+  std::string kernelbench_dir = kernels::default_kernelbench_directory();
   std::string show_name;
   std::vector<std::string> audit_names;
   DeviceKind device = DeviceKind::cpu;
@@ -183,6 +246,21 @@ int tasks(const TasksArgs& args, TasksMode mode) {
     return 1;
   }
   if (mode == TasksMode::audit) return audit(*catalog, args.audit_names, args.device, args.json);
+  if (mode == TasksMode::show && args.show_name.rfind("kernelbench/", 0) == 0) {
+    auto problems = kernels::load_kernelbench_problems(args.kernelbench_dir);
+    if (!problems) {
+      log::error() << "drk tasks: " << problems.error().message;
+      return 1;
+    }
+    for (const auto& problem : *problems)
+      if (problem.name == args.show_name) {
+        show(problem);
+        return 0;
+      }
+    log::error() << "drk tasks: no KernelBench problem '" << args.show_name << "' is imported in "
+                 << args.kernelbench_dir << ": import it with drk kernelbench import PATH";
+    return 1;
+  }
   if (mode == TasksMode::show) {
     auto task = catalog->find(args.show_name);
     if (!task) {
@@ -213,11 +291,14 @@ int tasks(const TasksArgs& args, TasksMode mode) {
     std::cout << task.origin << "\n";
   }
   std::cout << catalog->tasks().size() << " tasks; `drk tasks show NAME` shows one fully\n";
-  return 0;
+  return list_kernelbench(args.kernelbench_dir);
 }
 
 void add_dir_option(CLI::App& command, TasksArgs& args) {
   command.add_option("--dir", args.dir, "the task folder (default: $DRK_TASKS_DIR, else kernels/tasks of the source tree)")
+      ->type_name("DIR");
+  command.add_option("--kernelbench-dir", args.kernelbench_dir,
+                     "the imported KernelBench problems (default: $DRK_KERNELBENCH_DIR, else kernelbench/ of the task folder)")
       ->type_name("DIR");
 }
 
@@ -227,10 +308,12 @@ void add_tasks_command(CLI::App& drk, Actions& actions) {
   auto args = std::make_shared<TasksArgs>();
   CLI::App* list = drk.add_subcommand(
       "tasks",
-      "the ported KernelBench tasks; show one; flag degenerate ones\n"
+      "the ported KernelBench tasks and the imported problems; show one; flag degenerate ones\n"
       "\n"
       "Lists the tasks of the catalog (name, family, FLOPs and minimum bytes moved at the cpu and the\n"
-      "cuda shapes, \"-\" on a device the task does not run on, origin).");
+      "cuda shapes, \"-\" on a device the task does not run on, origin), then the KernelBench problems\n"
+      "that `drk kernelbench import` recorded (FLOPs and bytes at the published shapes, and whether\n"
+      "each can run, with the reason when it cannot).");
   add_dir_option(*list, *args);
   CLI::App* show_command = list->add_subcommand(
       "show",

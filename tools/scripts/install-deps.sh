@@ -12,6 +12,7 @@ packages=(
   libsodium-dev         # SHA-256 of the compile cache (kernels/compile/content_hash.h)
   libspdlog-dev         # the one logger (runtime/log.h); brings libfmt-dev
   libseccomp-dev        # the sandbox's syscall filter
+  python3-torch         # describes KernelBench problem files (drk kernelbench import), same LibTorch
   libopenblas0-openmp   # LibTorch's BLAS: the honest CPU baseline (netlib's reference BLAS otherwise)
   clang libclang-rt-14-dev  # libFuzzer, ASan and UBSan for tests/fuzz (decode_fuzz_smoke)
 )
