@@ -1,4 +1,5 @@
 #include "tools/bench/actor_bench.h"
+#include "messages/drk.capnp.h"
 #include "runtime/payload.h"
 
 #include <yaml-cpp/yaml.h>
