@@ -14,9 +14,15 @@ set(DRK_LAYER_USES_abi "")
 set(DRK_LAYER_USES_kernels base messages)
 set(DRK_LAYER_USES_judging base messages)
 set(DRK_LAYER_USES_runtime base messages)
-set(DRK_LAYER_USES_actors base messages abi kernels judging runtime)
-set(DRK_LAYER_USES_tools base messages abi kernels judging runtime actors tools)
-set(DRK_LAYER_USES_tests base messages abi kernels judging runtime actors tools tests)
+set(DRK_LAYER_USES_training base messages runtime)
+set(DRK_LAYER_USES_actors base messages abi kernels judging runtime training)
+set(DRK_LAYER_USES_tools base messages abi kernels judging runtime training actors tools)
+set(DRK_LAYER_USES_tests base messages abi kernels judging runtime training actors tools tests)
+
+# Headers a layer may not include although their unit is one it uses (a regular expression per
+# header): the runtime carries the application's messages as typed payloads and knows only its own
+# schema (messages/envelope.capnp).
+set(DRK_LAYER_FORBIDS_runtime "messages/drk\\.capnp")
 
 # drk_unit_of(PATH OUT): the unit of PATH, a file's path relative to the source root.
 function(drk_unit_of path out)

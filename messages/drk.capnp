@@ -1,49 +1,24 @@
-# The contract between drkernel's actors. Every message travels inside one Envelope.
+# The messages of drkernel's application, kernel generation and training: what its actors say to
+# each other. Each travels as the payload of a runtime Envelope (messages/envelope.capnp): its
+# type id is the Cap'n Proto id of its struct, and the receiving program must have registered
+# the type (runtime/transport/payload_types.h; training/domain_messages.h registers these), or
+# the envelope is refused unread.
 #
 # Evolution rules (so that old and new builds keep talking):
 #   - add fields and union members only with new, higher ordinals (@N); never renumber,
 #     retype, rename the meaning of, or reuse an ordinal;
 #   - a reader must accept a message whose new fields it does not know (Cap'n Proto does);
 #   - a field that is no longer used stays in the schema, marked "obsolete" in its comment;
-#   - defaults are part of the contract: choose them so that "absent" means "old sender".
-# Bytes from another process are untrusted: read them with messages/codec.h, which applies
-# traversal and nesting limits and a size cap.
+#   - defaults are part of the contract: choose them so that "absent" means "old sender";
+#   - a struct's id (its name's place in this file) is its wire identity: renaming or moving a
+#     struct gives it a new id, which old readers refuse, so give a moved struct its old id
+#     explicitly (`struct X @0x... {`).
+# Bytes from another process are untrusted: they are read with runtime/transport/codec.h, which
+# applies traversal and nesting limits, a size cap and the schema check of the payload's type.
 @0xcdf59aaaa855f21b;
 
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("drk::msg");
-
-struct Envelope {
-  sender @0 :Text;          # actor name, e.g. "generator.1"
-  recipient @1 :Text;       # actor name
-  correlationId @2 :UInt64; # pairs a reply with its request
-  traceId @3 :UInt64;       # follows one candidate across hops
-  deadlineUnixMs @4 :Int64; # 0: no deadline; past it the message is dead on arrival
-  sentUnixMs @5 :Int64;
-  body :union {
-    rolloutRequest @6 :RolloutRequest;
-    candidate @7 :Candidate;
-    evalRequest @8 :EvalRequest;
-    evalResult @9 :EvalResult;
-    verdict @10 :Verdict;
-    feedback @11 :Feedback;
-    trajectory @12 :Trajectory;
-    advantageRequest @13 :AdvantageRequest;
-    advantages @14 :Advantages;
-    policyWeights @15 :PolicyWeights;
-    stepReport @16 :StepReport;
-    scored @17 :Scored;
-    control @18 :Control;
-    heartbeat @19 :Heartbeat;
-    evaluatorReady @20 :EvaluatorReady;
-    hostStats @21 :HostStats;
-    inspectRequest @22 :InspectRequest;
-    systemReport @23 :SystemReport;
-    nodeJoin @24 :NodeJoin;
-    nodeWelcome @25 :NodeWelcome;
-    nodeHeartbeat @26 :NodeHeartbeat;
-  }
-}
 
 enum Device { cpu @0; cuda @1; }
 enum DType { float32 @0; float16 @1; bfloat16 @2; float64 @3; int32 @4; int64 @5; }
@@ -459,131 +434,8 @@ struct StepReport {
                                 # experiment.max_staleness versions behind
 }
 
-struct Control {
-  union {
-    peerRestarted @0 :Text;     # supervisor -> all: this actor was restarted; resend what it held
-    shutdown @1 :Void;
-    ping @2 :Void;
-    peerLost @3 :Text;          # head -> all: this actor's node is unreachable; move its work
-
-  }
-}
-
-struct Heartbeat {
-  incarnation @0 :UInt64;
-  sequence @1 :UInt64;
-}
-
 # Evaluator -> Oracle: ready for work (on start, after each result, after an Oracle restart).
 struct EvaluatorReady {
   incarnation @0 :UInt64;       # changes when the Evaluator process restarts
   slots @1 :UInt32;
-}
-
-# Inspection (docs/inspection.md). Every actor host sends HostStats to "head" once a second;
-# `drk inspect` sends InspectRequest to the head's inspection endpoint (RUN_DIR/inspect.endpoint)
-# and gets a SystemReport back.
-
-enum ActorStatus {
-  starting @0;                  # on_start has not returned yet, or its process has not reported
-  running @1;
-  stopped @2;                   # on_stop has run
-  dead @3;                      # its process is down
-}
-
-# One actor as its host measures it. Counters restart from 0 with the actor's process.
-struct ActorReport {
-  name @0 :Text;
-  role @1 :Text;
-  process @2 :Text;
-  pid @3 :Int32;
-  status @4 :ActorStatus;
-  messagesReceived @5 :UInt64;  # taken off the mailbox socket
-  messagesHandled @6 :UInt64;   # whose handler returned
-  timersFired @7 :UInt64;
-  mailboxDepth @8 :UInt64;      # received, not yet handled nor dropped (ZeroMQ's queue unseen)
-  mailboxCapacity @9 :UInt64;
-  meanHandlerMs @10 :Float64;   # over every handler call (messages and timers)
-  maxHandlerMs @11 :Float64;
-  currentHandler @12 :Text;     # the kind of message (or "timer", "on_start") running now; "" idle
-  currentHandlerSeconds @13 :Float64;
-  deadLetters @14 :UInt64;
-  recentDeadLetters @15 :List(Text);  # the latest reasons, oldest first
-  messagesPerSecond @16 :Float64;     # handled, over the last few seconds
-}
-
-# Actor host -> head, once a second.
-struct HostStats {
-  process @0 :Text;
-  incarnation @1 :UInt64;
-  pid @2 :Int32;
-  actors @3 :List(ActorReport);
-}
-
-# drk inspect -> head.
-struct InspectRequest {}
-
-enum ProcessStatus { running @0; down @1; stopping @2; }
-
-# A process as the supervisor sees it.
-struct ProcessReport {
-  name @0 :Text;
-  pid @1 :Int32;                # 0 while down
-  status @2 :ProcessStatus;
-  incarnation @3 :UInt64;
-  restarts @4 :UInt32;
-  recentCauses @5 :List(Text);  # why it ended, the latest last ("killed by SIGKILL", ...)
-  reportAgeSeconds @6 :Float64; # since its host's last HostStats; -1: none from this incarnation
-}
-
-# head -> drk inspect: the whole system at one moment.
-struct SystemReport {
-  topology @0 :Text;
-  runDir @1 :Text;
-  takenUnixMs @2 :Int64;
-  processes @3 :List(ProcessReport);
-  actors @4 :List(ActorReport);
-  nodes @5 :List(NodeReport);
-  refusedPeers @6 :UInt64;      # connections refused by CURVE authentication at the head
-  training @7 :Text;            # the newest training step as the head printed it (its progress
-                                # line: ROLLBACK and DIAGNOSTIC included); "" before the first
-}
-
-# Multi-node (docs/multi-node.md). `drk node` talks to the head's node endpoint
-# (network.listen, a ROUTER) through one DEALER: NodeJoin until welcomed, then a NodeHeartbeat
-# every network.heartbeat_ms; the head sends its own NodeHeartbeat back, and Control.shutdown
-# when the run ends. A node silent for network.node_timeout_ms is lost.
-struct NodeJoin {
-  node @0 :Text;                # its name in the topology's `nodes:`
-  host @1 :Text;                # where other nodes reach its mailboxes
-  bindHost @2 :Text;
-  portBase @3 :UInt16;
-  publicKey @4 :Text;           # Z85; empty without CURVE
-  pid @5 :Int32;
-  incarnation @6 :UInt64;       # differs every time `drk node` starts
-}
-
-struct NodeWelcome {
-  refused @0 :Text;             # non-empty: the join is refused for this reason
-  runId @1 :UInt64;             # changes when the head starts again
-  topologyYaml @2 :Text;        # the resolved topology
-  networkYaml @3 :Text;         # every node's address (network.yaml)
-}
-
-struct NodeHeartbeat {
-  node @0 :Text;                # "head" for the head's
-  incarnation @1 :UInt64;
-  sequence @2 :UInt64;
-  processes @3 :List(ProcessReport);  # the node's supervisor's view (none from the head)
-}
-
-enum NodeStatus { waiting @0; joined @1; lost @2; }
-
-struct NodeReport {
-  name @0 :Text;
-  status @1 :NodeStatus;
-  address @2 :Text;             # host:port_base
-  lastHeartbeatAgeSeconds @3 :Float64;  # -1: never
-  losses @4 :UInt32;            # times it was lost
-  lastLossCause @5 :Text;
 }

@@ -21,8 +21,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "messages/drk.capnp.h"
+#include "messages/envelope.capnp.h"
 #include "base/result.h"
+#include "runtime/payload.h"
 
 namespace drk::runtime {
 
@@ -54,7 +55,8 @@ class ActorContext {
   virtual const ActorSpec& spec() const = 0;
   const std::string& self() const { return spec().name; }
 
-  // Builds an Envelope (sender, recipient, times are filled in) with `fill` and sends it.
+  // Builds an Envelope (sender, recipient, times are filled in) with `fill` and sends it; an
+  // application's message is the envelope's payload (init_payload<T>, payload.h).
   // `fill` runs before send() returns, so a large Data field can borrow bytes that outlive the
   // call instead of copying them into the builder (borrowed_data.h).
   // Errors: not_found for a recipient the topology does not name; busy when the recipient's

@@ -18,6 +18,7 @@
 #include "runtime/supervision/death_cause.h"
 #include "runtime/log.h"
 #include "runtime/transport/mailbox_poller.h"
+#include "runtime/transport/payload_types.h"
 #include "runtime/transport/outbox.h"
 #include "runtime/supervision/process_signals.h"
 #include "base/unique_fd.h"
@@ -272,7 +273,7 @@ class ActorCell final : public ActorContext {
     const std::span<const std::byte> head(static_cast<const std::byte*>(pending_frame_.data()), pending_frame_.size());
     const std::span<const std::byte> tail(static_cast<const std::byte*>(pending_tail_.data()), pending_tail_.size());
     auto decoded = origin == Origin::own ? decode_own_parts(head, tail, options_.limits)
-                                         : decode_checked_parts<msg::Envelope>(head, tail, options_.limits);
+                                         : decode_checked_parts(head, tail, options_.limits, envelope_check());
     if (!decoded) {
       dead_letter("a message that does not decode (" + decoded.error().message + ")");
       return;
@@ -288,7 +289,7 @@ class ActorCell final : public ActorContext {
     // message: an owner that owns nothing lets decode read it in place without allocating.
     const std::shared_ptr<const void> borrowed(std::shared_ptr<void>(), bytes.data());
     auto decoded = origin == Origin::own ? decode_own(bytes, borrowed, options_.limits)
-                                         : decode_checked<msg::Envelope>(bytes, borrowed, options_.limits);
+                                         : decode_checked(bytes, borrowed, options_.limits, envelope_check());
     if (!decoded) {
       dead_letter("a message that does not decode (" + decoded.error().message + ")");
       return;

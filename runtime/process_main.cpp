@@ -206,7 +206,7 @@ int run_head(const RunOptions& options) {
   head_spec.incarnation = incarnation;
   host.add(std::move(head_spec),
            std::make_unique<HeadActor>(
-               std::cout, topology.experiment_steps(),
+               std::cout, make_progress_observer(topology),
                [&] {
                  boost::asio::post(io, [&] {
                    (*head_network)->shutdown_nodes();

@@ -4,9 +4,10 @@
 // that every role is registered, takes RUN_DIR (one run per directory: RUN_DIR/run.lock),
 // (--fresh: removes what an earlier run left there; otherwise the actors resume from it),
 // writes RUN_DIR/topology.yaml, starts the supervisor (one `host` child per process), hosts the
-// actors placed in process "head" and the built-in "head" actor, and prints one progress line
-// per StepReport. It checks the children's heartbeats and handlers (heartbeat_monitor.h). A
-// StepReport with finished=true stops the run in order: children first (SIGTERM, then SIGKILL
+// actors placed in process "head" and the built-in "head" actor, and prints the progress lines
+// of the application's progress observer (progress_observer.h; drkernel's: one per training
+// step). It checks the children's heartbeats and handlers (heartbeat_monitor.h). Progress that
+// says finished stops the run in order: children first (SIGTERM, then SIGKILL
 // after supervision.drain_ms + 1 s), then the head's own actors (drained as below); then
 // `summary(run_dir)` runs and its value is the exit code. Exit codes: 0 (or the summary's), 1
 // when the run could not start or stopped with an error (the restart limit), 130 after SIGINT,
@@ -17,7 +18,8 @@
 // (ActorHost::drain: the messages already in the mailboxes are handled, for at most
 // supervision.drain_ms), runs on_stop and exits 0. A handler that throws ends it with 70.
 //
-// Both need the roles registered first (runtime::register_role). Call from the main thread.
+// Both need the roles registered first (runtime::register_role), and the application's payload
+// types (transport/payload_types.h) and progress observer. Call from the main thread.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "actors/archivist/archivist_actor.h"
 
+#include "messages/drk.capnp.h"
+#include "runtime/payload.h"
 #include <stdexcept>
 
 #include "actors/archivist/archive.h"
@@ -15,25 +17,19 @@ class ArchivistActor final : public runtime::Actor {
       : archive_(open_or_throw(Archive::default_path(spec.run_dir))) {}
 
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
-    const auto body = envelope.getBody();
     Status status;
-    switch (body.which()) {
-      case msg::Envelope::Body::SCORED:
-        status = archive_.record_scored(body.getScored());
-        break;
-      case msg::Envelope::Body::TRAJECTORY:
-        status = archive_.record_trajectory(body.getTrajectory());
-        break;
-      case msg::Envelope::Body::POLICY_WEIGHTS:
-        status = archive_.record_policy(body.getPolicyWeights());
-        break;
-      case msg::Envelope::Body::STEP_REPORT:
-        status = archive_.record_step(body.getStepReport());
-        // The head shows a step (and ends the run after the last) only once it is on record.
-        forward_to_head(context, body.getStepReport());
-        break;
-      default:
-        return;
+    if (const auto scored = runtime::payload_of<msg::Scored>(envelope)) {
+      status = archive_.record_scored(*scored);
+    } else if (const auto trajectory = runtime::payload_of<msg::Trajectory>(envelope)) {
+      status = archive_.record_trajectory(*trajectory);
+    } else if (const auto weights = runtime::payload_of<msg::PolicyWeights>(envelope)) {
+      status = archive_.record_policy(*weights);
+    } else if (const auto report = runtime::payload_of<msg::StepReport>(envelope)) {
+      status = archive_.record_step(*report);
+      // The head shows a step (and ends the run after the last) only once it is on record.
+      forward_to_head(context, *report);
+    } else {
+      return;
     }
     // A full disk or a locked file must not kill the actor: the record is lost, loudly.
     if (!status) log::error() << context.self() << ": " << status.error().describe();
@@ -42,7 +38,7 @@ class ArchivistActor final : public runtime::Actor {
  private:
   static void forward_to_head(runtime::ActorContext& context, msg::StepReport::Reader report) {
     const auto sent = context.send(runtime::kHeadActor, [&](msg::Envelope::Builder out) {
-      out.getBody().setStepReport(report);
+      runtime::set_payload<msg::StepReport>(out, report);
     });
     if (!sent) log::warn() << context.self() << ": step report not shown: " << sent.error().describe();
   }

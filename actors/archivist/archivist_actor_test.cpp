@@ -1,4 +1,5 @@
 #include "actors/archivist/archivist_actor.h"
+#include "runtime/payload.h"
 
 #include "actors/archivist/archive.h"
 #include "tests/doctest_drk.h"
@@ -15,7 +16,7 @@ DRK_TEST_CASE("a step report is shown to the head only after it is on record") {
   drk::testing::FakeActorContext context(spec);
   auto actor = drk::archivist::make_archivist_actor(spec);
   drk::testing::deliver(*actor, context, [](Envelope::Builder envelope) {
-    auto report = envelope.getBody().initStepReport();
+    auto report = drk::runtime::init_payload<drk::msg::StepReport>(envelope);
     report.setStep(4);
     report.setFinished(true);
   });
@@ -25,8 +26,8 @@ DRK_TEST_CASE("a step report is shown to the head only after it is on record") {
   DRK_REQUIRE(steps.ok());
   DRK_REQUIRE(steps->size() == 1);
   DRK_CHECK((*steps)[0].finished);
-  const auto shown = context.sent_of(Envelope::Body::STEP_REPORT);
+  const auto shown = context.sent_of<drk::msg::StepReport>();
   DRK_REQUIRE(shown.size() == 1);
   DRK_CHECK(shown[0]->recipient == "head");
-  DRK_CHECK(shown[0]->envelope().getBody().getStepReport().getStep() == 4);
+  DRK_CHECK(drk::runtime::payload_of<drk::msg::StepReport>(shown[0]->envelope()).value().getStep() == 4);
 }

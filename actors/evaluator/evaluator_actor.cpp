@@ -1,5 +1,7 @@
 #include "actors/evaluator/evaluator_actor.h"
 
+#include "messages/drk.capnp.h"
+#include "runtime/payload.h"
 #include <deque>
 #include <map>
 #include <stdexcept>
@@ -51,23 +53,16 @@ class EvaluatorActor final : public runtime::Actor {
   }
 
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
-    auto body = envelope.getBody();
-    switch (body.which()) {
-      case msg::Envelope::Body::EVAL_REQUEST:
-        hold(context, envelope, body.getEvalRequest());
-        break;
-      case msg::Envelope::Body::CONTROL: {
-        auto control = body.getControl();
-        // An Oracle that restarted lost its credits; news of this Evaluator's own restart means its
-        // node came back and the Oracle forgot it: announce it either way.
-        if (control.isPeerRestarted() && (is_oracle(context, control.getPeerRestarted()) ||
-                                          context.self() == control.getPeerRestarted().cStr())) {
-          send_ready(context);
-        }
-        break;
+    if (const auto request = runtime::payload_of<msg::EvalRequest>(envelope)) {
+      hold(context, envelope, *request);
+    } else if (envelope.getBody().isControl()) {
+      auto control = envelope.getBody().getControl();
+      // An Oracle that restarted lost its credits; news of this Evaluator's own restart means its
+      // node came back and the Oracle forgot it: announce it either way.
+      if (control.isPeerRestarted() && (is_oracle(context, control.getPeerRestarted()) ||
+                                        context.self() == control.getPeerRestarted().cStr())) {
+        send_ready(context);
       }
-      default:
-        break;
     }
   }
 
@@ -86,7 +81,7 @@ class EvaluatorActor final : public runtime::Actor {
 
   void send_ready(runtime::ActorContext& context) {
     (void)context.send(first_of_role(context, "oracle"), [&](msg::Envelope::Builder envelope) {
-      auto ready = envelope.getBody().initEvaluatorReady();
+      auto ready = runtime::init_payload<msg::EvaluatorReady>(envelope);
       ready.setIncarnation(spec_.incarnation);
       ready.setSlots(slots_);
     });
@@ -150,7 +145,7 @@ class EvaluatorActor final : public runtime::Actor {
     options.correlation_id = request.correlation_id;
     options.trace_id = request.trace_id;
     (void)context.send(first_of_role(context, "verifier"),
-                       [&](msg::Envelope::Builder out) { out.getBody().setEvalResult(result); }, options);
+                       [&](msg::Envelope::Builder out) { runtime::set_payload<msg::EvalResult>(out, result); }, options);
     send_ready(context);
   }
 

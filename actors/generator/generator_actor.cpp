@@ -1,5 +1,7 @@
 #include "actors/generator/generator_actor.h"
 
+#include "messages/drk.capnp.h"
+#include "runtime/payload.h"
 #include <capnp/message.h>
 
 #include <future>
@@ -129,19 +131,17 @@ class GeneratorActor final : public runtime::Actor {
   }
 
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
-    auto body = envelope.getBody();
-    switch (body.which()) {
-      case msg::Envelope::Body::POLICY_WEIGHTS: on_weights(body.getPolicyWeights()); break;
-      case msg::Envelope::Body::ROLLOUT_REQUEST: on_request(context, body.getRolloutRequest()); break;
-      case msg::Envelope::Body::FEEDBACK: on_feedback(context, body.getFeedback()); break;
-      case msg::Envelope::Body::CONTROL: {
-        auto control = body.getControl();
-        if (control.isPeerRestarted() && std::string_view(control.getPeerRestarted().cStr()) != context.self()) {
-          for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
-        }
-        break;
+    if (const auto weights = runtime::payload_of<msg::PolicyWeights>(envelope)) {
+      on_weights(*weights);
+    } else if (const auto request = runtime::payload_of<msg::RolloutRequest>(envelope)) {
+      on_request(context, *request);
+    } else if (const auto feedback = runtime::payload_of<msg::Feedback>(envelope)) {
+      on_feedback(context, *feedback);
+    } else if (envelope.getBody().isControl()) {
+      auto control = envelope.getBody().getControl();
+      if (control.isPeerRestarted() && std::string_view(control.getPeerRestarted().cStr()) != context.self()) {
+        for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
       }
-      default: break;
     }
   }
 
@@ -318,7 +318,7 @@ class GeneratorActor final : public runtime::Actor {
     const auto family_knobs = schedule::knobs(choice.family, choice.device);
     // A failed send (busy, unknown recipient) is retried by the deadline below.
     (void)context.send(destination(context, "oracle"), [&](msg::Envelope::Builder envelope) {
-      auto candidate = envelope.getBody().initCandidate();
+      auto candidate = runtime::init_payload<msg::Candidate>(envelope);
       candidate.setId(turn.candidate_id);
       candidate.setTrajectoryId(rollout.id);
       candidate.setTurn(rollout.turn());
@@ -426,7 +426,7 @@ class GeneratorActor final : public runtime::Actor {
   void send_trajectory(runtime::ActorContext& context, capnp::MallocMessageBuilder& trajectory) {
     // A lost Trajectory is asked for again: the Learner re-sends its request on a deadline.
     (void)context.send(destination(context, "learner"), [&](msg::Envelope::Builder envelope) {
-      envelope.getBody().setTrajectory(trajectory.getRoot<msg::Trajectory>().asReader());
+      runtime::set_payload<msg::Trajectory>(envelope, trajectory.getRoot<msg::Trajectory>().asReader());
     });
   }
 

@@ -1,5 +1,7 @@
 #include "actors/learner/learner_actor.h"
 
+#include "messages/drk.capnp.h"
+#include "runtime/payload.h"
 #include <capnp/message.h>
 
 #include <algorithm>
@@ -111,16 +113,13 @@ class LearnerActor final : public runtime::Actor {
   }
 
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
-    auto body = envelope.getBody();
-    switch (body.which()) {
-      case msg::Envelope::Body::TRAJECTORY: on_trajectory(context, body.getTrajectory()); break;
-      case msg::Envelope::Body::ADVANTAGES: on_advantages(context, body.getAdvantages()); break;
-      case msg::Envelope::Body::CONTROL: {
-        auto control = body.getControl();
-        if (control.isPeerRestarted()) on_peer_restarted(context, control.getPeerRestarted().cStr());
-        break;
-      }
-      default: break;
+    if (const auto trajectory = runtime::payload_of<msg::Trajectory>(envelope)) {
+      on_trajectory(context, *trajectory);
+    } else if (const auto advantages = runtime::payload_of<msg::Advantages>(envelope)) {
+      on_advantages(context, *advantages);
+    } else if (envelope.getBody().isControl()) {
+      auto control = envelope.getBody().getControl();
+      if (control.isPeerRestarted()) on_peer_restarted(context, control.getPeerRestarted().cStr());
     }
   }
 
@@ -188,7 +187,7 @@ class LearnerActor final : public runtime::Actor {
   }
 
   const StageSettings& stage() const {
-    return settings_.stage_settings[runtime::training_stage_at(settings_.stages, step_)];
+    return settings_.stage_settings[training::training_stage_at(settings_.stages, step_)];
   }
 
   void checkpoint() {
@@ -212,7 +211,7 @@ class LearnerActor final : public runtime::Actor {
     // A Generator that misses a broadcast reads the checkpoint when it (re)starts, and the
     // Archivist's record of versions is not on the training path.
     (void)context.send(recipient, [&](msg::Envelope::Builder envelope) {
-      auto weights = envelope.getBody().initPolicyWeights();
+      auto weights = runtime::init_payload<msg::PolicyWeights>(envelope);
       weights.setVersion(version_);
       weights.setStep(step_);
       weights.adoptParameters(runtime::borrowed_data(
@@ -242,7 +241,7 @@ class LearnerActor final : public runtime::Actor {
   void send_rollout(runtime::ActorContext& context, Rollout& rollout) {
     // A failed send is retried by the deadline.
     (void)context.send(generators_[rollout.generator], [&](msg::Envelope::Builder envelope) {
-      auto request = envelope.getBody().initRolloutRequest();
+      auto request = runtime::init_payload<msg::RolloutRequest>(envelope);
       request.setStep(step_);
       request.setPolicyVersion(version_);
       request.setTrajectoryId(rollout.id);
@@ -271,7 +270,7 @@ class LearnerActor final : public runtime::Actor {
 
   void send_advantage_request(runtime::ActorContext& context) {
     (void)context.send(destination(context, "oracle"), [&](msg::Envelope::Builder envelope) {
-      auto request = envelope.getBody().initAdvantageRequest();
+      auto request = runtime::init_payload<msg::AdvantageRequest>(envelope);
       request.setStep(step_);
       request.setEstimator(settings_.estimator);
       auto trajectories = request.initTrajectories(static_cast<unsigned>(rollouts_.size()));
@@ -392,7 +391,7 @@ class LearnerActor final : public runtime::Actor {
     const std::string archivist = destination(context, "archivist");
     for (const auto& rollout : rollouts_) {
       (void)context.send(archivist, [&](msg::Envelope::Builder envelope) {
-        envelope.getBody().setTrajectory(rollout.trajectory->getRoot<msg::Trajectory>().asReader());
+        runtime::set_payload<msg::Trajectory>(envelope, rollout.trajectory->getRoot<msg::Trajectory>().asReader());
       });
     }
   }
@@ -595,7 +594,7 @@ class LearnerActor final : public runtime::Actor {
 
   // Sends the StepReport of the step just trained and records its mean reward.
   void report_and_record(runtime::ActorContext& context, const UpdateStats& stats) {
-    const uint32_t stage_index = static_cast<uint32_t>(runtime::training_stage_at(settings_.stages, step_));
+    const uint32_t stage_index = static_cast<uint32_t>(training::training_stage_at(settings_.stages, step_));
     double reward_sum = 0.0, best_speedup = 0.0;
     uint32_t turns = 0, screened = 0, correct = 0;
     for (const auto& rollout : rollouts_) {
@@ -642,7 +641,7 @@ class LearnerActor final : public runtime::Actor {
   // is shown, and the run ends, only once it is on record. Training does not wait on them.
   void send_report(runtime::ActorContext& context, const schedule::StepSummary& summary) {
     auto fill = [&](msg::Envelope::Builder envelope) {
-      auto report = envelope.getBody().initStepReport();
+      auto report = runtime::init_payload<msg::StepReport>(envelope);
       report.setStep(summary.step);
       report.setPolicyVersion(summary.policy_version);
       report.setMeanReward(summary.mean_reward);

@@ -17,7 +17,7 @@ T group_setting(const YAML::Node& experiment, const char* group, const char* key
   return node && node.IsMap() && node[key] ? node[key].as<T>() : fallback;
 }
 
-StageSettings read_stage(const runtime::TrainingStage& stage) {
+StageSettings read_stage(const training::TrainingStage& stage) {
   StageSettings settings;
   settings.name = stage.name;
   settings.learning_rate = setting<double>(stage.experiment, "learning_rate", 1e-3);
@@ -43,7 +43,7 @@ Result<Settings> read_settings(const YAML::Node& experiment) {
     return make_error(Errc::invalid_argument, "experiment.estimator '" + estimator + "' is unknown: use trloo or grpo");
   }
   settings.estimator = estimator == "grpo" ? msg::AdvantageEstimator::GRPO : msg::AdvantageEstimator::TRLOO;
-  auto stages = runtime::read_training_stages(experiment);
+  auto stages = training::read_training_stages(experiment);
   if (!stages) return stages.error();
   settings.stages = std::move(*stages);
   for (const auto& stage : settings.stages) settings.stage_settings.push_back(read_stage(stage));

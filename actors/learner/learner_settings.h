@@ -21,6 +21,7 @@
 #include "runtime/topology/experiment_keys.h"
 #include "base/result.h"
 #include "runtime/topology/topology.h"
+#include "training/training_stages.h"
 
 namespace drk::learner {
 
@@ -43,7 +44,7 @@ struct Settings {
   int64_t advantage_timeout_ms = 60'000;
   std::string tasks_dir;
   std::vector<std::string> tasks;  // empty: all
-  std::vector<runtime::TrainingStage> stages;
+  std::vector<training::TrainingStage> stages;
   std::vector<StageSettings> stage_settings;  // one per stage
   PrsSettings prs;
   MrsSettings mrs;

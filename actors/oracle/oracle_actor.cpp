@@ -1,5 +1,8 @@
 #include "actors/oracle/oracle_actor.h"
 
+#include "messages/drk.capnp.h"
+#include "runtime/payload.h"
+#include "training/training_stages.h"
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -50,14 +53,14 @@ TaskScales task_scales(const YAML::Node& experiment) {
 // What the Oracle reads of an experiment that can be wrong: its training stages with their
 // reward weights, and the screening settings.
 struct OracleSettings {
-  std::vector<runtime::TrainingStage> stages;
+  std::vector<training::TrainingStage> stages;
   std::vector<RewardWeights> weights;  // one per stage
   ScreeningSettings screening;
 };
 
 Result<OracleSettings> read_oracle_settings(const YAML::Node& experiment) {
   OracleSettings settings;
-  auto stages = runtime::read_training_stages(experiment);
+  auto stages = training::read_training_stages(experiment);
   if (!stages) return stages.error();
   settings.stages = std::move(*stages);
   for (const auto& stage : settings.stages) {
@@ -107,32 +110,23 @@ class OracleActor final : public runtime::Actor {
 
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
     const auto body = envelope.getBody();
-    switch (body.which()) {
-      case msg::Envelope::Body::CANDIDATE:
-        on_candidate(context, body.getCandidate());
-        break;
-      case msg::Envelope::Body::EVALUATOR_READY:
-        queue_.evaluator_ready(envelope.getSender().cStr(), body.getEvaluatorReady().getIncarnation(),
-                               body.getEvaluatorReady().getSlots());
-        break;
-      case msg::Envelope::Body::VERDICT:
-        on_verdict(context, body.getVerdict());
-        break;
-      case msg::Envelope::Body::ADVANTAGE_REQUEST:
-        on_advantage_request(context, envelope.getSender().cStr(), body.getAdvantageRequest());
-        break;
-      case msg::Envelope::Body::CONTROL:
-        if (body.getControl().isPeerRestarted()) {
-          const std::string peer = body.getControl().getPeerRestarted().cStr();
-          if (peer.rfind("evaluator", 0) == 0) queue_.evaluator_lost(peer);
-          if (peer.rfind("verifier", 0) == 0) queue_.requeue_all_in_flight();
-          if (peer.rfind("archivist", 0) == 0) resend_recent_records(context);
-        }
-        // Its node is unreachable: its work goes to the others now; a late result is a duplicate.
-        if (body.getControl().isPeerLost()) queue_.evaluator_lost(body.getControl().getPeerLost().cStr());
-        break;
-      default:
-        break;
+    if (const auto candidate = runtime::payload_of<msg::Candidate>(envelope)) {
+      on_candidate(context, *candidate);
+    } else if (const auto ready = runtime::payload_of<msg::EvaluatorReady>(envelope)) {
+      queue_.evaluator_ready(envelope.getSender().cStr(), ready->getIncarnation(), ready->getSlots());
+    } else if (const auto verdict = runtime::payload_of<msg::Verdict>(envelope)) {
+      on_verdict(context, *verdict);
+    } else if (const auto request = runtime::payload_of<msg::AdvantageRequest>(envelope)) {
+      on_advantage_request(context, envelope.getSender().cStr(), *request);
+    } else if (body.isControl()) {
+      if (body.getControl().isPeerRestarted()) {
+        const std::string peer = body.getControl().getPeerRestarted().cStr();
+        if (peer.rfind("evaluator", 0) == 0) queue_.evaluator_lost(peer);
+        if (peer.rfind("verifier", 0) == 0) queue_.requeue_all_in_flight();
+        if (peer.rfind("archivist", 0) == 0) resend_recent_records(context);
+      }
+      // Its node is unreachable: its work goes to the others now; a late result is a duplicate.
+      if (body.getControl().isPeerLost()) queue_.evaluator_lost(body.getControl().getPeerLost().cStr());
     }
     dispatch(context);
   }
@@ -155,7 +149,7 @@ class OracleActor final : public runtime::Actor {
   void dispatch(runtime::ActorContext& context) {
     for (const auto& dispatch : queue_.take_dispatches(context.now_unix_ms())) {
       const auto status = context.send(dispatch.evaluator, [&](msg::Envelope::Builder out) {
-        auto request = out.getBody().initEvalRequest();
+        auto request = runtime::init_payload<msg::EvalRequest>(out);
         request.setCandidate(dispatch.candidate);
         request.setAttempt(dispatch.attempt);
         if (const auto best = best_speedup_.find(dispatch.candidate.getTask().cStr()); best != best_speedup_.end())
@@ -173,7 +167,7 @@ class OracleActor final : public runtime::Actor {
     const double coverage =
         candidate.getDevice() == msg::Device::CUDA ? verdict.getResult().getGpu().getCoverage() : 1.0;
     const double value =
-        reward(weights_[runtime::training_stage_at(stages_, candidate.getStep())], verdict, coverage);
+        reward(weights_[training::training_stage_at(stages_, candidate.getStep())], verdict, coverage);
 
     capnp::MallocMessageBuilder feedback_message;
     auto feedback = feedback_message.initRoot<msg::Feedback>();
@@ -224,7 +218,7 @@ class OracleActor final : public runtime::Actor {
 
   void send_record(runtime::ActorContext& context, msg::Feedback::Reader feedback) {
     report(context, "archivist", [&](msg::Envelope::Builder out) {
-      auto scored = out.getBody().initScored();
+      auto scored = runtime::init_payload<msg::Scored>(out);
       scored.setVerdict(feedback.getVerdict());
       scored.setReward(feedback.getReward());
       scored.setSummary(feedback.getSummary());
@@ -241,7 +235,7 @@ class OracleActor final : public runtime::Actor {
 
   void send_feedback(runtime::ActorContext& context, const std::string& generator,
                      msg::Feedback::Reader feedback) {
-    report(context, generator, [&](msg::Envelope::Builder out) { out.getBody().setFeedback(feedback); });
+    report(context, generator, [&](msg::Envelope::Builder out) { runtime::set_payload<msg::Feedback>(out, feedback); });
   }
 
   void on_advantage_request(runtime::ActorContext& context, const std::string& learner,
@@ -263,7 +257,7 @@ class OracleActor final : public runtime::Actor {
                   << total.screened << " screened)";
     }
     report(context, learner, [&](msg::Envelope::Builder out) {
-      auto advantages = out.getBody().initAdvantages();
+      auto advantages = runtime::init_payload<msg::Advantages>(out);
       advantages.setStep(request.getStep());
       auto list = advantages.initItems(static_cast<unsigned>(items.size()));
       for (unsigned i = 0; i < items.size(); ++i) {
@@ -284,7 +278,7 @@ class OracleActor final : public runtime::Actor {
     }
   }
 
-  std::vector<runtime::TrainingStage> stages_;
+  std::vector<training::TrainingStage> stages_;
   std::vector<RewardWeights> weights_;  // one per stage
   int64_t dispatch_timeout_ms_ = 45000;
   EvaluationQueue queue_;

@@ -1,4 +1,5 @@
 #include "actors/oracle/screening.h"
+#include "runtime/payload.h"
 
 #include <capnp/message.h>
 
@@ -208,7 +209,7 @@ struct OracleUnderTest {
     oracle->on_start(context);
     drk::testing::deliver(*oracle, context, [](drk::msg::Envelope::Builder envelope) {
       envelope.setSender("evaluator.0");
-      auto ready = envelope.getBody().initEvaluatorReady();
+      auto ready = drk::runtime::init_payload<drk::msg::EvaluatorReady>(envelope);
       ready.setIncarnation(1);
       ready.setSlots(1000);
     });
@@ -217,7 +218,7 @@ struct OracleUnderTest {
   void candidate(const std::string& id, size_t index) {
     drk::testing::deliver(*oracle, context, [&](drk::msg::Envelope::Builder envelope) {
       envelope.setSender("generator.0");
-      fill_candidate(envelope.getBody().initCandidate(), id, index);
+      fill_candidate(drk::runtime::init_payload<drk::msg::Candidate>(envelope), id, index);
     });
   }
 
@@ -225,9 +226,9 @@ struct OracleUnderTest {
   // makes the Oracle send, which moves the context's record of sends).
   void measure_dispatched() {
     std::vector<std::unique_ptr<capnp::MallocMessageBuilder>> requests;
-    for (const auto* sent : context.sent_of(drk::msg::Envelope::Body::EVAL_REQUEST)) {
+    for (const auto* sent : context.sent_of<drk::msg::EvalRequest>()) {
       requests.push_back(std::make_unique<capnp::MallocMessageBuilder>());
-      requests.back()->setRoot(sent->envelope().getBody().getEvalRequest());
+      requests.back()->setRoot(drk::runtime::payload_of<drk::msg::EvalRequest>(sent->envelope()).value());
     }
     for (size_t at = answered; at < requests.size(); ++at) {
       const auto request = requests[at]->getRoot<drk::msg::EvalRequest>().asReader();
@@ -235,7 +236,7 @@ struct OracleUnderTest {
       const size_t index = std::stoul(id.substr(id.find("relu/") + 5));
       drk::testing::deliver(*oracle, context, [&](drk::msg::Envelope::Builder envelope) {
         envelope.setSender("verifier.0");
-        auto verdict = envelope.getBody().initVerdict();
+        auto verdict = drk::runtime::init_payload<drk::msg::Verdict>(envelope);
         verdict.setHonest(true);
         auto result = verdict.initResult();
         result.setCandidate(request.getCandidate());
@@ -260,17 +261,17 @@ DRK_TEST_CASE("the Oracle with screening: evaluates the predicted best, marks th
     }
     under_test.measure_dispatched();
   }
-  DRK_CHECK(under_test.context.sent_of(drk::msg::Envelope::Body::EVAL_REQUEST).size() == 96);
+  DRK_CHECK(under_test.context.sent_of<drk::msg::EvalRequest>().size() == 96);
   for (size_t index = 0; index < 48; ++index) under_test.candidate("s1/relu/" + std::to_string(index) + "/t1", index);
-  const auto requests = under_test.context.sent_of(drk::msg::Envelope::Body::EVAL_REQUEST);
+  const auto requests = under_test.context.sent_of<drk::msg::EvalRequest>();
   std::set<std::string> evaluated;
   for (size_t at = 96; at < requests.size(); ++at) {
-    evaluated.insert(requests[at]->envelope().getBody().getEvalRequest().getCandidate().getId().cStr());
+    evaluated.insert(drk::runtime::payload_of<drk::msg::EvalRequest>(requests[at]->envelope()).value().getCandidate().getId().cStr());
   }
   size_t screened = 0;
   std::string a_screened_id;
-  for (const auto* sent : under_test.context.sent_of(drk::msg::Envelope::Body::FEEDBACK)) {
-    const auto feedback = sent->envelope().getBody().getFeedback();
+  for (const auto* sent : under_test.context.sent_of<drk::msg::Feedback>()) {
+    const auto feedback = drk::runtime::payload_of<drk::msg::Feedback>(sent->envelope()).value();
     const std::string id = feedback.getCandidateId().cStr();
     if (id.rfind("s1/", 0) != 0) {
       DRK_CHECK_FALSE(feedback.getScreened());
@@ -288,23 +289,23 @@ DRK_TEST_CASE("the Oracle with screening: evaluates the predicted best, marks th
   DRK_CHECK(screened >= 24);
   DRK_CHECK(screened + evaluated.size() == 48);
   size_t records_screened = 0;
-  for (const auto* sent : under_test.context.sent_of(drk::msg::Envelope::Body::SCORED)) {
-    records_screened += sent->envelope().getBody().getScored().getScreened() ? 1 : 0;
+  for (const auto* sent : under_test.context.sent_of<drk::msg::Scored>()) {
+    records_screened += drk::runtime::payload_of<drk::msg::Scored>(sent->envelope()).value().getScreened() ? 1 : 0;
   }
   DRK_CHECK(records_screened == screened);
   // A re-sent screened candidate gets the same answer again.
   DRK_REQUIRE(!a_screened_id.empty());
-  const auto before = under_test.context.sent_of(drk::msg::Envelope::Body::FEEDBACK).size();
+  const auto before = under_test.context.sent_of<drk::msg::Feedback>().size();
   under_test.candidate(a_screened_id, std::stoul(a_screened_id.substr(8)));
-  const auto feedbacks = under_test.context.sent_of(drk::msg::Envelope::Body::FEEDBACK);
+  const auto feedbacks = under_test.context.sent_of<drk::msg::Feedback>();
   DRK_REQUIRE(feedbacks.size() == before + 1);
-  DRK_CHECK(feedbacks.back()->envelope().getBody().getFeedback().getScreened());
+  DRK_CHECK(drk::runtime::payload_of<drk::msg::Feedback>(feedbacks.back()->envelope()).value().getScreened());
 }
 
 DRK_TEST_CASE("the Oracle without screening evaluates everything; bad screening keys stop it") {
   OracleUnderTest under_test("{steps: 1}");
   for (size_t index = 0; index < 8; ++index) under_test.candidate("s0/relu/" + std::to_string(index) + "/t1", index);
-  DRK_CHECK(under_test.context.sent_of(drk::msg::Envelope::Body::EVAL_REQUEST).size() == 8);
+  DRK_CHECK(under_test.context.sent_of<drk::msg::EvalRequest>().size() == 8);
   drk::runtime::ActorSpec spec;
   spec.experiment = YAML::Load("{oracle: {screening: {enabled: true, explore: -1}}}");
   bool refused = false;

@@ -1,5 +1,7 @@
 #include "actors/verifier/verifier_actor.h"
 
+#include "messages/drk.capnp.h"
+#include "runtime/payload.h"
 #include "actors/verifier/verify.h"
 #include "runtime/log.h"
 
@@ -9,11 +11,12 @@ namespace {
 class VerifierActor final : public runtime::Actor {
  public:
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
-    if (!envelope.getBody().isEvalResult()) return;
-    const auto result = envelope.getBody().getEvalResult();
+    const auto evaluated = runtime::payload_of<msg::EvalResult>(envelope);
+    if (!evaluated) return;
+    const auto result = *evaluated;
     const auto status = context.send("oracle", [&](msg::Envelope::Builder out) {
       out.setTraceId(envelope.getTraceId());
-      verify(result, out.getBody().initVerdict());
+      verify(result, runtime::init_payload<msg::Verdict>(out));
     });
     // A busy or dead Oracle loses this verdict; the Generator re-sends the candidate after
     // its deadline, so the failure is visible but not fatal.

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "messages/drk.capnp.h"
+#include "messages/envelope.capnp.h"
 #include "runtime/inspection/inspection_stats.h"
 
 namespace drk::runtime {

@@ -7,14 +7,12 @@
 // A list of maps (`training_stages`) registers its own path with ValueKind::list_of_maps and the
 // keys of its entries below "PATH[]." (e.g. "training_stages[].learning_rate").
 //
-// Training stages (experiment.training_stages, docs/topology.md): consecutive phases of the run,
-// each {name, steps, ...keys that override the experiment's for its steps}. read_training_stages
-// gives each stage with its view of the experiment (the stage's keys merged over the
-// experiment's, maps key by key); an actor reads its keys from the view of the step at hand.
+// Views: an application whose experiment has parts that see it their own way (drkernel's
+// training stages, training/training_stages.h) registers how to find them; the roles' checks
+// then run on each view, and an error is placed at its key in the view's own entry where the
+// view sets it.
 //
-// Thread-safety: register from one thread before any topology is loaded; read afterwards. The
-// stage functions are pure.
-// Errors: read_training_stages returns invalid_argument naming the stage and the fix.
+// Thread-safety: register from one thread before any topology is loaded; read afterwards.
 #pragma once
 
 #include <cstdint>
@@ -54,29 +52,29 @@ struct ExperimentKey {
 void register_experiment_keys(const std::vector<ExperimentKey>& keys);
 std::vector<ExperimentKey> registered_experiment_keys();  // sorted by path
 
-struct TrainingStage {
-  std::string name;
-  uint32_t first_step = 0;
-  uint32_t steps = 0;      // 0: the last stage, without `steps`: until the end of the run
-  YAML::Node experiment;   // the experiment as this stage sees it (an independent copy)
-};
-
 // A role's check of the experiment as a whole: the values its actors would refuse at start
 // (settings that depend on each other, a model that cannot be built from them), so that
 // load_topology refuses them first, with the line, instead of an actor that fails at every
-// restart. Run on the experiment and on each training stage's view of it. An error's message
+// restart. Run on each view of the experiment (below). An error's message
 // begins with the key it is about ("experiment.mrs.band must be ..."): load_topology gives it
 // that key's line.
 using ExperimentCheck = std::function<Status(const YAML::Node& experiment)>;
 void register_experiment_check(ExperimentCheck check);
 std::vector<ExperimentCheck> registered_experiment_checks();
 
-// The stages of experiment.training_stages in order; without that key, one stage named "" that
-// sees the experiment as it is. Every stage but the last needs `steps` >= 1.
-Result<std::vector<TrainingStage>> read_training_stages(const YAML::Node& experiment);
+// One way the experiment is seen by a part of the run.
+struct ExperimentView {
+  std::string label;      // what its errors begin with ("training stage 'warmup'"); "" for none
+  YAML::Node experiment;  // the experiment as this view sees it
+  YAML::Node entry;       // where the view sets its own keys; undefined for none
+};
 
-// The stage that step `step` (from 0) belongs to; past the last stage's steps, the last stage.
-// `stages` is not empty.
-size_t training_stage_at(const std::vector<TrainingStage>& stages, uint32_t step);
+// The views of an experiment, or an error whose message begins with the key it is about
+// ("experiment.training_stages must be ..."): load_topology gives it that key's line.
+using ExperimentViews = std::function<Result<std::vector<ExperimentView>>(const YAML::Node& experiment)>;
+// Registering again replaces the views registered before.
+void register_experiment_views(ExperimentViews views);
+// The registered views of `experiment`; without any registered, the experiment as it is.
+Result<std::vector<ExperimentView>> experiment_views(const YAML::Node& experiment);
 
 }  // namespace drk::runtime

@@ -119,27 +119,24 @@ void read_experiment(const YAML::Node& map, const std::string& prefix, Validator
 
 
 void check_experiment(const YAML::Node& experiment, Validator& validator) {
-  auto stages = read_training_stages(experiment);
-  if (!stages) {
-    validator.fail(experiment["training_stages"], stages.error().message);
+  auto views = experiment_views(experiment);
+  if (!views) {
+    const YAML::Node named = node_named_by(experiment, views.error().message);
+    validator.fail(named.IsDefined() ? named : experiment, views.error().message);
     return;
   }
-  const YAML::Node stage_entries = experiment["training_stages"];
   std::set<std::string> reported;
-  for (size_t index = 0; index < stages->size(); ++index) {
-    const TrainingStage& stage = (*stages)[index];
-    const YAML::Node entry = stage_entries.IsDefined() && stage_entries.IsSequence() && index < stage_entries.size()
-                                 ? stage_entries[index]
-                                 : YAML::Node(YAML::NodeType::Undefined);
+  for (const ExperimentView& view : *views) {
+    const YAML::Node& entry = view.entry;
     for (const auto& check : registered_experiment_checks()) {
       Status status;
       try {
-        status = check(stage.experiment);
+        status = check(view.experiment);
       } catch (const YAML::Exception& error) {
         status = make_error(Errc::invalid_argument, "experiment has a value of an unexpected shape: " + error.msg);
       }
       if (status || !reported.insert(status.error().message).second) continue;
-      // The stage's own value where it sets the key, else the experiment's. (A YAML::Node is never
+      // The view's own value where it sets the key, else the experiment's. (A YAML::Node is never
       // assigned to here: assignment writes into the node it refers to.)
       const std::string& message = status.error().message;
       const YAML::Node in_entry =
@@ -149,8 +146,8 @@ void check_experiment(const YAML::Node& experiment, Validator& validator) {
                              : in_experiment.IsDefined() ? in_experiment
                              : entry.IsDefined()         ? entry
                                                          : experiment;
-      const bool in_stage = !stage.name.empty() && (in_entry.IsDefined() || !in_experiment.IsDefined());
-      validator.fail(at, (in_stage ? "training stage '" + stage.name + "': " : std::string()) + message);
+      const bool in_view = !view.label.empty() && (in_entry.IsDefined() || !in_experiment.IsDefined());
+      validator.fail(at, (in_view ? view.label + ": " : std::string()) + message);
     }
   }
 }

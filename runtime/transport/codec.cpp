@@ -5,7 +5,9 @@
 #include <kj/debug.h>
 #include <kj/exception.h>
 
+#include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -223,7 +225,21 @@ struct SchemaCheck::Plan {
     uint32_t type;   // PointerType
   };
 
+  // A typed pointer: the struct type of the pointer at `pointer` is named by the UInt64 at
+  // `type_id_byte` of the data section; `layouts` holds a Layout per type id, sorted by id.
+  struct Typed {
+    uint16_t pointer = 0;
+    uint32_t type_id_byte = 0;
+    std::vector<std::pair<uint64_t, uint32_t>> layouts;
+  };
+
+  // Thrown by the walk for a typed pointer whose type id names no type of the check.
+  struct UnknownType {
+    uint64_t id;
+  };
+
   struct Layout {
+    std::optional<Typed> typed;
     std::vector<Slot> pointers;
     std::vector<uint32_t> groups;
     bool has_union = false;
@@ -235,6 +251,7 @@ struct SchemaCheck::Plan {
   std::vector<Layout> layouts;
   bool opaque_pointers = false;  // an AnyPointer or capability field somewhere
   std::map<uint64_t, uint32_t> layout_of;  // schema id -> Layout, while compiling
+  std::optional<TypedPointers> typed;      // while compiling
 
   uint32_t compile_layout(capnp::StructSchema schema) {
     if (auto found = layout_of.find(schema.getProto().getId()); found != layout_of.end()) return found->second;
@@ -242,7 +259,11 @@ struct SchemaCheck::Plan {
     layout_of.emplace(schema.getProto().getId(), index);
     layouts.emplace_back();
     Layout layout;
-    for (const auto field : schema.getNonUnionFields()) add_field(layout, field);
+    const bool holder = typed && schema.getProto().getId() == typed->holder.getProto().getId();
+    for (const auto field : schema.getNonUnionFields()) {
+      if (!holder) add_field(layout, field);
+    }
+    if (holder) layout.typed = compile_typed(schema);
     const auto union_fields = schema.getUnionFields();
     if (union_fields.size() > 0) {
       layout.has_union = true;
@@ -259,6 +280,20 @@ struct SchemaCheck::Plan {
     }
     layouts[index] = std::move(layout);
     return index;
+  }
+
+  // The Typed of the holder `schema`: its two fields' places and a Layout per type.
+  Typed compile_typed(capnp::StructSchema schema) {
+    const auto type_id = schema.getFieldByName("typeId").getProto().getSlot();
+    const auto content = schema.getFieldByName("content").getProto().getSlot();
+    KJ_REQUIRE(type_id.getType().isUint64() && content.getType().isAnyPointer(),
+               "a typed pointer's holder needs `typeId :UInt64` and `content :AnyPointer`");
+    Typed result;
+    result.pointer = static_cast<uint16_t>(content.getOffset());
+    result.type_id_byte = type_id.getOffset() * sizeof(uint64_t);
+    for (const auto type : typed->types) result.layouts.emplace_back(type.getProto().getId(), compile_layout(type));
+    std::sort(result.layouts.begin(), result.layouts.end());
+    return result;
   }
 
   void add_field(Layout& layout, capnp::StructSchema::Field field) {
@@ -306,10 +341,13 @@ struct SchemaCheck::Plan {
   void check_layout(uint32_t index, capnp::AnyStruct::Reader record) const {
     const Layout& layout = layouts[index];
     const auto section = record.getPointerSection();
+    // A slot beyond a short pointer section reads as null, as the generated reader reads it: a
+    // payload there is one of type 0, which is refused.
     for (const Slot& slot : layout.pointers) {
-      if (slot.index < section.size()) check_pointer(slot.type, section[slot.index]);
+      check_pointer(slot.type, slot.index < section.size() ? section[slot.index] : capnp::AnyPointer::Reader());
     }
     for (const uint32_t group : layout.groups) check_layout(group, record);
+    if (layout.typed) check_typed(*layout.typed, record);
     if (!layout.has_union) return;
     const auto data = record.getDataSection();
     uint16_t discriminant = 0;  // beyond the data section: the default, 0
@@ -318,6 +356,21 @@ struct SchemaCheck::Plan {
     }
     if (discriminant < layout.members.size() && layout.members[discriminant]) {
       check_layout(*layout.members[discriminant], record);
+    }
+  }
+
+  void check_typed(const Typed& typed_pointer, capnp::AnyStruct::Reader record) const {
+    const auto data = record.getDataSection();
+    uint64_t id = 0;  // beyond the data section: the default, 0
+    if (typed_pointer.type_id_byte + sizeof id <= data.size()) {
+      std::memcpy(&id, data.begin() + typed_pointer.type_id_byte, sizeof id);
+    }
+    const auto found = std::lower_bound(typed_pointer.layouts.begin(), typed_pointer.layouts.end(),
+                                        std::pair<uint64_t, uint32_t>{id, 0});
+    if (found == typed_pointer.layouts.end() || found->first != id) throw UnknownType{id};
+    const auto section = record.getPointerSection();
+    if (typed_pointer.pointer < section.size()) {
+      check_layout(found->second, section[typed_pointer.pointer].getAs<capnp::AnyStruct>());
     }
   }
 
@@ -356,10 +409,13 @@ struct SchemaCheck::Plan {
   }
 };
 
-SchemaCheck::SchemaCheck(capnp::StructSchema root) : root_name_(root.getShortDisplayName().cStr()) {
+SchemaCheck::SchemaCheck(capnp::StructSchema root, const std::optional<TypedPointers>& typed)
+    : root_name_(root.getShortDisplayName().cStr()) {
   auto plan = std::make_unique<Plan>();
+  plan->typed = typed;
   plan->compile_layout(root);  // the root is Layout 0
   plan->layout_of.clear();
+  plan->typed.reset();
   plan_ = std::move(plan);
 }
 
@@ -376,6 +432,13 @@ Status check_schema(DecodedMessage& message, const SchemaCheck& check) {
   } catch (const kj::Exception& error) {
     return make_error(Errc::protocol_error, "a message that does not fit its schema (" + check.root_name_ +
                                                 "): " + error.getDescription().cStr());
+  } catch (const SchemaCheck::Plan::UnknownType& unknown) {
+    char id[19];
+    std::snprintf(id, sizeof id, "0x%016llx", static_cast<unsigned long long>(unknown.id));
+    return make_error(Errc::protocol_error, "a " + check.root_name_ + " whose payload is of type " + id +
+                                                ", which this program does not register: refused unread "
+                                                "(the sender's program is another version, or the type "
+                                                "is missing from the receiver's registrations)");
   }
   return {};
 }

@@ -19,6 +19,13 @@
 // leaves it out, unless T has pointers that check_schema() cannot follow (AnyPointer,
 // capabilities: SchemaCheck::follows_every_pointer()), which a handler reads as it chooses.
 //
+// Typed pointers: an AnyPointer whose type its struct names (messages/envelope.capnp's Payload:
+// `typeId @0 :UInt64; content @1 :AnyPointer`). A SchemaCheck given TypedPointers follows
+// `content` as the struct whose Cap'n Proto id `typeId` holds, in the same walk, and refuses a
+// message whose `typeId` names none of the given types, so that an application's payload is
+// checked as its own type would be and a payload of a type the program does not know is never
+// handed to a handler.
+//
 // The guarantee: a message that passes decode_checked<T>() (or decode() and check_schema()
 // against T) can be read in full through T's generated readers (every field, the active member
 // of every union, every list element) several times over without a kj::Exception.
@@ -51,8 +58,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "base/frame_limit.h"
 #include "base/result.h"
@@ -75,12 +84,20 @@ void encode_into(capnp::MessageBuilder& message, std::span<std::byte> out);
 
 class DecodedMessage;
 
+// The typed pointers of a root type (above): `holder` has a UInt64 field `typeId` and an
+// AnyPointer field `content`, which holds a struct of one of `types` (by schema id).
+struct TypedPointers {
+  capnp::StructSchema holder;
+  std::vector<capnp::StructSchema> types;
+};
+
 // What check_schema() verifies for one root struct type, compiled from its schema: for every
 // struct and group, the pointer fields and the kind each must hold, and where its union's
-// discriminant lies. Built once per root type (decode_checked keeps one per T).
+// discriminant lies; with `typed`, the types its typed pointers may hold. Built once per root
+// type (decode_checked keeps one per T; payload_types.h one per set of payload types).
 class SchemaCheck {
  public:
-  explicit SchemaCheck(capnp::StructSchema root);
+  explicit SchemaCheck(capnp::StructSchema root, const std::optional<TypedPointers>& typed = std::nullopt);
   ~SchemaCheck();
   SchemaCheck(const SchemaCheck&) = delete;
   SchemaCheck& operator=(const SchemaCheck&) = delete;

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "runtime/transport/transport.h"
+#include "runtime/transport/payload_types.h"
 
 namespace drk::runtime {
 
@@ -24,7 +25,7 @@ Result<DecodedMessage> decode_envelope_frame(zmq::message_t&& frame, std::size_t
   limits.max_frame_bytes = max_bytes;
   auto owner = std::make_shared<zmq::message_t>(std::move(frame));
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(owner->data()), owner->size());
-  return decode_checked<msg::Envelope>(bytes, owner, limits);
+  return decode_checked(bytes, owner, limits, envelope_check());
 }
 
 }  // namespace drk::runtime

@@ -11,7 +11,7 @@
 #include <functional>
 #include <zmq.hpp>
 
-#include "messages/drk.capnp.h"
+#include "messages/envelope.capnp.h"
 #include "runtime/transport/codec.h"
 #include "base/result.h"
 

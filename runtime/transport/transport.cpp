@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/fnv1a.h"
+#include "runtime/transport/payload_types.h"
 
 namespace drk::runtime {
 
@@ -36,7 +37,12 @@ std::string_view body_kind(msg::Envelope::Reader envelope) {
     }
     return by_discriminant;
   }();
-  const auto which = static_cast<std::size_t>(envelope.getBody().which());
+  const auto body = envelope.getBody();
+  if (body.isPayload()) {
+    const PayloadType* type = find_payload_type(body.getPayload().getTypeId());
+    if (type != nullptr) return type->name;
+  }
+  const auto which = static_cast<std::size_t>(body.which());
   return which < names.size() ? names[which] : "unknown";
 }
 

@@ -46,8 +46,9 @@ int64_t system_unix_ms();
 // The directory of a run's ipc sockets: /tmp/drk-<16 hex digits of a hash of run_dir>.
 std::string socket_dir_for(const std::string& absolute_run_dir);
 
-// The name of a message's body ("stepReport", "control", ...), for logs; it points into the
-// schema, which lives as long as the program, and is NUL-terminated (data() is a C string).
+// The name of a message's body ("control", "hostStats", ...; a payload's registered name,
+// payload_types.h, or "payload" for a type this program does not register), for logs; it lives
+// as long as the program and is NUL-terminated (data() is a C string).
 std::string_view body_kind(msg::Envelope::Reader envelope);
 
 // zmq_poll that resumes after signals. Returns the number of ready items.

@@ -5,6 +5,7 @@
 #include <capnp/message.h>
 
 #include "actors/evaluator/evaluator_actor.h"
+#include "runtime/payload.h"
 #include "runtime/topology/experiment_keys.h"
 #include "runtime/topology/topology.h"
 #include "tests/doctest_drk.h"
@@ -56,13 +57,13 @@ DRK_TEST_CASE("the evaluator announces itself, answers a request to the verifier
   actor->on_start(context);
   DRK_REQUIRE(context.sent.size() == 1);
   DRK_CHECK(context.sent[0].recipient == "oracle");
-  DRK_CHECK(context.sent[0].envelope().getBody().getEvaluatorReady().getIncarnation() == 77);
-  DRK_CHECK(context.sent[0].envelope().getBody().getEvaluatorReady().getSlots() == 2);
+  DRK_CHECK(runtime::payload_of<msg::EvaluatorReady>(context.sent[0].envelope()).value().getIncarnation() == 77);
+  DRK_CHECK(runtime::payload_of<msg::EvaluatorReady>(context.sent[0].envelope()).value().getSlots() == 2);
 
   capnp::MallocMessageBuilder message;
   auto envelope = message.initRoot<msg::Envelope>();
   envelope.setSender("oracle");
-  auto candidate = envelope.getBody().initEvalRequest().initCandidate();
+  auto candidate = runtime::init_payload<msg::EvalRequest>(envelope).initCandidate();
   candidate.setId("s0/relu/0/t0");
   candidate.setTask("relu");
   candidate.setGenerator("generator.0");
@@ -73,26 +74,26 @@ DRK_TEST_CASE("the evaluator announces itself, answers a request to the verifier
   fire_timers(context, *actor);
   DRK_REQUIRE(context.sent.size() == 3);
   DRK_CHECK(context.sent[1].recipient == "verifier");
-  auto result = context.sent[1].envelope().getBody().getEvalResult();
+  auto result = runtime::payload_of<msg::EvalResult>(context.sent[1].envelope()).value();
   DRK_CHECK(result.getCompiled());
   DRK_CHECK(result.getSandbox() == msg::SandboxOutcome::RETURNED_ERROR);
   DRK_CHECK(result.getEvidence().getCandidateStatus() == 1);
   DRK_CHECK(std::string(result.getCandidate().getGenerator().cStr()) == "generator.0");
   DRK_CHECK(context.sent[2].recipient == "oracle");
-  DRK_CHECK(context.sent[2].envelope().getBody().isEvaluatorReady());
+  DRK_CHECK(runtime::payload_of<msg::EvaluatorReady>(context.sent[2].envelope()).has_value());
 
   // The same candidate again: the cached answer, without evaluating it twice.
   actor->on_message(context, envelope.asReader());
   fire_timers(context, *actor);
   DRK_REQUIRE(context.sent.size() == 5);
-  DRK_CHECK(context.sent[3].envelope().getBody().getEvalResult().getEvalMs() == result.getEvalMs());
+  DRK_CHECK(runtime::payload_of<msg::EvalResult>(context.sent[3].envelope()).value().getEvalMs() == result.getEvalMs());
 
   capnp::MallocMessageBuilder control_message;
   auto control = control_message.initRoot<msg::Envelope>();
   control.getBody().initControl().setPeerRestarted("oracle");
   actor->on_message(context, control.asReader());
   DRK_REQUIRE(context.sent.size() == 6);
-  DRK_CHECK(context.sent[5].envelope().getBody().isEvaluatorReady());
+  DRK_CHECK(runtime::payload_of<msg::EvaluatorReady>(context.sent[5].envelope()).has_value());
   actor->on_stop(context);
   actor.reset();
 }
@@ -106,14 +107,14 @@ DRK_TEST_CASE("requests that arrive together are held, compiled ahead and answer
   auto actor = evaluator::make_evaluator_actor(spec);
   actor->on_start(context);
   DRK_REQUIRE(context.sent.size() == 1);
-  DRK_CHECK(context.sent[0].envelope().getBody().getEvaluatorReady().getSlots() == 3);
+  DRK_CHECK(runtime::payload_of<msg::EvaluatorReady>(context.sent[0].envelope()).value().getSlots() == 3);
 
   const std::vector<std::string> ids = {"s0/relu/0/t0", "s0/relu/1/t0", "s0/relu/2/t0"};
   for (size_t i = 0; i < ids.size(); ++i) {
     capnp::MallocMessageBuilder message;
     auto envelope = message.initRoot<msg::Envelope>();
     envelope.setSender("oracle");
-    auto candidate = envelope.getBody().initEvalRequest().initCandidate();
+    auto candidate = runtime::init_payload<msg::EvalRequest>(envelope).initCandidate();
     candidate.setId(ids[i]);
     candidate.setTask("relu");
     candidate.setSource("#include \"drk_kernel.h\"\nDRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor*, "
@@ -123,14 +124,14 @@ DRK_TEST_CASE("requests that arrive together are held, compiled ahead and answer
   DRK_CHECK(context.sent.size() == 1);  // nothing evaluated while the mailbox held more
   DRK_CHECK(context.timers.size() == 1);
   fire_timers(context, *actor);
-  auto results = context.sent_of(msg::Envelope::Body::EVAL_RESULT);
+  auto results = context.sent_of<msg::EvalResult>();
   DRK_REQUIRE(results.size() == 3);
   for (size_t i = 0; i < ids.size(); ++i) {
-    auto result = results[i]->envelope().getBody().getEvalResult();
+    auto result = runtime::payload_of<msg::EvalResult>(results[i]->envelope()).value();
     DRK_CHECK(std::string(result.getCandidate().getId().cStr()) == ids[i]);
     DRK_CHECK(result.getCompiled());
   }
-  DRK_CHECK(context.sent_of(msg::Envelope::Body::EVALUATOR_READY).size() == 4);
+  DRK_CHECK(context.sent_of<msg::EvaluatorReady>().size() == 4);
   actor->on_stop(context);
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "actors/evaluator/evaluator_actor.h"
+#include "runtime/payload.h"
 #include "actors/generator/generator_actor.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fake_actor_context.h"
@@ -20,7 +21,6 @@
 
 namespace fs = std::filesystem;
 using namespace drk;
-using Body = msg::Envelope::Body;
 
 namespace {
 
@@ -45,7 +45,7 @@ runtime::ActorSpec evaluator_spec(const std::string& run_dir) {
 
 void request_relu(runtime::Actor& generator, testing::FakeActorContext& context, const std::string& id) {
   testing::deliver(generator, context, [&](msg::Envelope::Builder envelope) {
-    testing::fill_relu_rollout(envelope.getBody().initRolloutRequest(), id, 1);
+    testing::fill_relu_rollout(runtime::init_payload<msg::RolloutRequest>(envelope), id, 1);
   });
 }
 
@@ -53,7 +53,7 @@ void request_relu(runtime::Actor& generator, testing::FakeActorContext& context,
 // deadline) until it has sent a candidate, as its host would.
 const testing::FakeActorContext::Sent& await_candidate(runtime::Actor& generator, testing::FakeActorContext& context) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (context.sent_of(Body::CANDIDATE).empty()) {
+  while (context.sent_of<msg::Candidate>().empty()) {
     if (std::chrono::steady_clock::now() >= deadline) DRK_FAIL("no candidate within 120 s of compiling");
     std::vector<testing::FakeActorContext::Timer> due;
     for (auto it = context.timers.begin(); it != context.timers.end();) {
@@ -68,7 +68,7 @@ const testing::FakeActorContext::Sent& await_candidate(runtime::Actor& generator
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     for (const auto& timer : due) generator.on_timer(context, timer.token);
   }
-  return *context.sent_of(Body::CANDIDATE).front();
+  return *context.sent_of<msg::Candidate>().front();
 }
 
 // Hands `candidate` (with `id`) to the evaluator as the Oracle would and returns its result.
@@ -77,7 +77,7 @@ msg::EvalResult::Reader evaluate(runtime::Actor& evaluator, testing::FakeActorCo
                                  const std::function<void(msg::Candidate::Builder)>& edit = {}) {
   testing::deliver(evaluator, context, [&](msg::Envelope::Builder envelope) {
     envelope.setSender("oracle");
-    auto request = envelope.getBody().initEvalRequest();
+    auto request = runtime::init_payload<msg::EvalRequest>(envelope);
     request.setCandidate(candidate);
     request.getCandidate().setId(id);
     if (edit) edit(request.getCandidate());
@@ -87,9 +87,9 @@ msg::EvalResult::Reader evaluate(runtime::Actor& evaluator, testing::FakeActorCo
     context.timers.erase(context.timers.begin());
     evaluator.on_timer(context, timer.token);
   }
-  auto results = context.sent_of(Body::EVAL_RESULT);
+  auto results = context.sent_of<msg::EvalResult>();
   DRK_REQUIRE_FALSE(results.empty());
-  return results.back()->envelope().getBody().getEvalResult();
+  return runtime::payload_of<msg::EvalResult>(results.back()->envelope()).value();
 }
 
 }  // namespace
@@ -101,8 +101,8 @@ DRK_TEST_CASE("a compiled-ahead candidate is evaluated without compiling; a tamp
   auto generator = generator::make_generator_actor(generator_context.spec());
   generator->on_start(generator_context);
   request_relu(*generator, generator_context, "s0/relu/0");
-  DRK_CHECK(generator_context.sent_of(Body::CANDIDATE).empty());  // compiling first
-  const auto candidate = await_candidate(*generator, generator_context).envelope().getBody().getCandidate();
+  DRK_CHECK(generator_context.sent_of<msg::Candidate>().empty());  // compiling first
+  const auto candidate = runtime::payload_of<msg::Candidate>(await_candidate(*generator, generator_context).envelope()).value();
   DRK_REQUIRE(candidate.hasCompiled());
   const auto shipped = candidate.getCompiled();
   DRK_CHECK(shipped.getUse() == msg::ArtifactUse::SHIPPED);
@@ -158,7 +158,7 @@ DRK_TEST_CASE("a corrupt object under the right key is refused and the source co
   auto generator = generator::make_generator_actor(generator_context.spec());
   generator->on_start(generator_context);
   request_relu(*generator, generator_context, "s0/relu/1");
-  const auto candidate = await_candidate(*generator, generator_context).envelope().getBody().getCandidate();
+  const auto candidate = runtime::payload_of<msg::Candidate>(await_candidate(*generator, generator_context).envelope()).value();
   DRK_REQUIRE(candidate.hasCompiled());
 
   testing::FakeActorContext evaluator_context(evaluator_spec(gpu_node.path().string()));
@@ -188,9 +188,9 @@ DRK_TEST_CASE("without compile_ahead the generator sends its candidate at once, 
   auto generator = generator::make_generator_actor(context.spec());
   generator->on_start(context);
   request_relu(*generator, context, "s0/relu/0");
-  auto candidates = context.sent_of(Body::CANDIDATE);
+  auto candidates = context.sent_of<msg::Candidate>();
   DRK_REQUIRE(candidates.size() == 1);
-  DRK_CHECK_FALSE(candidates[0]->envelope().getBody().getCandidate().hasCompiled());
+  DRK_CHECK_FALSE(runtime::payload_of<msg::Candidate>(candidates[0]->envelope()).value().hasCompiled());
   DRK_CHECK_FALSE(fs::exists(cpu_node.path() / "compile-cache"));
 }
 

@@ -3,13 +3,13 @@
 //
 // Each input is read as the host reads a ZeroMQ frame: split into messages by their segment
 // tables (first_message_bytes; a batching sender puts several in one frame), each handed to
-// decode_checked<Envelope>() with the production limits (DecodeLimits{}, what ActorHost uses),
-// in place. An input whose first table names two segments is also read as the two parts of a
+// decode_checked() against envelope_check() with the training's messages registered as payload
+// types and the production limits (DecodeLimits{}), as ActorHost reads them, in place. An input whose first table names two segments is also read as the two parts of a
 // message whose payload travels in a part of its own (decode_checked_parts: the head is the
 // table and the first segment, the tail the rest), once in place and once with the head at an
 // odd address (ZeroMQ's receive buffer over ipc and tcp). When it decodes, every field of the Envelope
-// is read through Cap'n Proto's
-// reflection: the non-union fields and the active union member of every struct, every list
+// is read through Cap'n Proto's reflection: the non-union fields and the active union member of
+// every struct, a payload's content as the registered type its type id names, every list
 // element, every byte of every Text and Data, so that traversal limits, list bounds and text
 // terminators are all exercised.
 //
@@ -32,8 +32,10 @@
 #include <span>
 #include <vector>
 
-#include "messages/drk.capnp.h"
+#include "messages/envelope.capnp.h"
 #include "runtime/transport/codec.h"
+#include "runtime/transport/payload_types.h"
+#include "training/domain_messages.h"
 
 namespace {
 
@@ -45,6 +47,16 @@ void walk_value(const capnp::DynamicValue::Reader& value);
 void walk_struct(const capnp::DynamicStruct::Reader& reader) {
   for (const capnp::StructSchema::Field field : reader.getSchema().getNonUnionFields()) {
     walk_value(reader.get(field));
+  }
+  // A payload's content is read as its handler reads it: as the type its type id names.
+  if (reader.getSchema() == capnp::Schema::from<drk::msg::Payload>()) {
+    const auto payload = reader.as<drk::msg::Payload>();
+    const drk::runtime::PayloadType* type = drk::runtime::find_payload_type(payload.getTypeId());
+    if (type == nullptr) {
+      std::fprintf(stderr, "decode_fuzz: a payload of an unregistered type passed the check\n");
+      std::abort();
+    }
+    walk_struct(payload.getContent().getAs<capnp::DynamicStruct>(type->schema));
   }
   KJ_IF_MAYBE (active, reader.which()) {
     walk_value(reader.get(*active));
@@ -118,7 +130,8 @@ void walk_if_decoded(drk::Result<drk::runtime::DecodedMessage> decoded) {
 }
 
 void read_one(std::span<const std::byte> bytes, const std::shared_ptr<const void>& borrowed) {
-  walk_if_decoded(drk::runtime::decode_checked<drk::msg::Envelope>(bytes, borrowed, drk::runtime::DecodeLimits{}));
+  walk_if_decoded(drk::runtime::decode_checked(bytes, borrowed, drk::runtime::DecodeLimits{},
+                                               drk::runtime::envelope_check()));
 }
 
 void read_as_two_parts(std::span<const std::byte> bytes) {
@@ -128,17 +141,23 @@ void read_as_two_parts(std::span<const std::byte> bytes) {
   if (table[0] != 1) return;
   const std::size_t head = 2 * sizeof(uint64_t) + std::size_t{table[1]} * sizeof(uint64_t);
   if (head > bytes.size()) return;
-  walk_if_decoded(drk::runtime::decode_checked_parts<drk::msg::Envelope>(bytes.first(head), bytes.subspan(head),
-                                                                          drk::runtime::DecodeLimits{}));
+  walk_if_decoded(drk::runtime::decode_checked_parts(bytes.first(head), bytes.subspan(head),
+                                                     drk::runtime::DecodeLimits{}, drk::runtime::envelope_check()));
   // Again with the head at an odd address, as ZeroMQ hands a small part over ipc and tcp: the
   // decoder copies the head alone and still reads the tail in place.
   std::vector<std::byte> shifted(head + 1);
   std::memcpy(shifted.data() + 1, bytes.data(), head);
-  walk_if_decoded(drk::runtime::decode_checked_parts<drk::msg::Envelope>(
-      std::span<const std::byte>(shifted).subspan(1), bytes.subspan(head), drk::runtime::DecodeLimits{}));
+  walk_if_decoded(drk::runtime::decode_checked_parts(std::span<const std::byte>(shifted).subspan(1),
+                                                     bytes.subspan(head), drk::runtime::DecodeLimits{},
+                                                     drk::runtime::envelope_check()));
 }
 
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  drk::training::register_domain_messages();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   std::span<const std::byte> rest(reinterpret_cast<const std::byte*>(data), size);

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Writes decode_fuzz's seed corpus (tests/fuzz/corpus/): one real encoded Envelope per body
-# kind, in the wire form runtime::encode produces (segment table, then the segments), plus a few
-# written in small segments so that multi-segment messages and far pointers are seeds too.
-# Run it again after a change to messages/drk.capnp: tests/fuzz/make_corpus.sh
+# kind (each of the training's messages as a payload, and the runtime's own), in the wire form
+# runtime::encode produces (segment table, then the segments), plus a few written in small
+# segments so that multi-segment messages and far pointers are seeds too.
+# capnp's text form cannot fill an AnyPointer, so a payload is encoded through a struct of the
+# Envelope's layout whose payload names the domain type (the same bytes on the wire).
+# Run it again after a change to messages/envelope.capnp or messages/drk.capnp:
+# tests/fuzz/make_corpus.sh
 # Needs the `capnp` tool (Debian: capnproto).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -58,18 +62,50 @@ declare -A bodies=(
   [evaluatorReady]='(incarnation = 5, slots = 1)'
 )
 
-encode() {  # NAME [capnp encode options...] < text
-  local name=$1
-  shift
-  capnp encode "$@" -I/usr/include "$root/messages/drk.capnp" Envelope > "$out/$name.bin"
+# The Envelope with its payload typed as each kind, in a schema of the corpus's own.
+schema_dir=$(mktemp -d)
+trap 'rm -rf "$schema_dir"' EXIT
+cp "$root/messages/envelope.capnp" "$root/messages/drk.capnp" "$schema_dir/"
+ids=$(capnp compile -ocapnp -I/usr/include -I"$schema_dir" "$schema_dir/drk.capnp")
+runtime_members='control @7 :E.Control; heartbeat @8 :E.Heartbeat; hostStats @9 :E.HostStats;
+    inspectRequest @10 :E.InspectRequest; systemReport @11 :E.SystemReport; nodeJoin @12 :E.NodeJoin;
+    nodeWelcome @13 :E.NodeWelcome; nodeHeartbeat @14 :E.NodeHeartbeat;'
+{
+  echo '@0xe3b1c2d4a5f60718;'
+  echo 'using E = import "envelope.capnp";'
+  echo 'using D = import "drk.capnp";'
+  for kind in "${!bodies[@]}"; do
+    type="${kind^}"
+    [[ $kind == control || $kind == heartbeat ]] && continue
+    echo "struct Payload$type { typeId @0 :UInt64; content @1 :D.$type; }"
+    echo "struct Envelope$type { sender @0 :Text; recipient @1 :Text; correlationId @2 :UInt64;
+  traceId @3 :UInt64; deadlineUnixMs @4 :Int64; sentUnixMs @5 :Int64;
+  body :union { payload @6 :Payload$type; $runtime_members } }"
+  done
+} > "$schema_dir/corpus.capnp"
+
+encode() {  # NAME SCHEMA STRUCT [capnp encode options...] < text
+  local name=$1 schema=$2 root_struct=$3
+  shift 3
+  capnp encode "$@" -I/usr/include -I"$schema_dir" "$schema_dir/$schema" "$root_struct" > "$out/$name.bin"
 }
-for kind in "${!bodies[@]}"; do
-  echo "($header, body = ($kind = ${bodies[$kind]}))" | encode "$kind"
-done
-echo "($header, body = (control = (shutdown = void)))" | encode control-shutdown
-echo "($header, body = (control = (ping = void)))" | encode control-ping
-echo "()" | encode empty-envelope
-for kind in evalResult advantageRequest feedback; do
-  echo "($header, body = ($kind = ${bodies[$kind]}))" | encode "$kind-small-segments" --segment-size=16
-done
+type_id() {  # TYPE: its Cap'n Proto id, as capnp prints it
+  grep -oE "^struct $1 @0x[0-9a-f]+" <<< "$ids" | grep -oE "0x[0-9a-f]+"
+}
+seed() {  # NAME KIND [capnp encode options...]
+  local name=$1 kind=$2
+  shift 2
+  if [[ $kind == control || $kind == heartbeat ]]; then
+    echo "($header, body = ($kind = ${bodies[$kind]}))" | encode "$name" envelope.capnp Envelope "$@"
+  else
+    local type="${kind^}"
+    echo "($header, body = (payload = (typeId = $(type_id "$type"), content = ${bodies[$kind]})))" |
+      encode "$name" corpus.capnp "Envelope$type" "$@"
+  fi
+}
+for kind in "${!bodies[@]}"; do seed "$kind" "$kind"; done
+echo "($header, body = (control = (shutdown = void)))" | encode control-shutdown envelope.capnp Envelope
+echo "($header, body = (control = (ping = void)))" | encode control-ping envelope.capnp Envelope
+echo "()" | encode empty-envelope envelope.capnp Envelope
+for kind in evalResult advantageRequest feedback; do seed "$kind-small-segments" "$kind" --segment-size=16; done
 echo "make_corpus: $(ls "$out" | wc -l) seeds in $out"

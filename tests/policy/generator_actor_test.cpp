@@ -3,6 +3,7 @@
 #include <string>
 
 #include "actors/generator/generator_actor.h"
+#include "runtime/payload.h"
 #include "kernels/schedule/observation.h"
 #include "kernels/schedule/space.h"
 #include "tests/doctest_drk.h"
@@ -13,7 +14,6 @@ namespace drk::generator {
 namespace {
 
 using testing::FakeActorContext;
-using Body = msg::Envelope::Body;
 
 runtime::ActorSpec generator_spec(const std::string& device) {
   runtime::ActorSpec spec;
@@ -32,14 +32,14 @@ FakeActorContext make_context(const std::string& device = "cpu") {
 void request(runtime::Actor& actor, FakeActorContext& context, const std::string& id, uint32_t turns,
              msg::Device device = msg::Device::CPU) {
   testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
-    testing::fill_relu_rollout(envelope.getBody().initRolloutRequest(), id, turns, device);
+    testing::fill_relu_rollout(runtime::init_payload<msg::RolloutRequest>(envelope), id, turns, device);
   });
 }
 
 void feedback(runtime::Actor& actor, FakeActorContext& context, const std::string& candidate, double reward,
               double gpu_coverage = -1.0) {
   testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
-    auto body = envelope.getBody().initFeedback();
+    auto body = runtime::init_payload<msg::Feedback>(envelope);
     body.setCandidateId(candidate);
     body.setReward(reward);
     auto verdict = body.initVerdict();
@@ -63,9 +63,9 @@ DRK_TEST_CASE("a trajectory plays its turns through the oracle and ends at the l
   actor->on_start(context);
   request(*actor, context, "s0/relu/0", 2);
 
-  auto candidates = context.sent_of(Body::CANDIDATE);
+  auto candidates = context.sent_of<msg::Candidate>();
   DRK_REQUIRE(candidates.size() == 1);
-  auto first = candidates[0]->envelope().getBody().getCandidate();
+  auto first = runtime::payload_of<msg::Candidate>(candidates[0]->envelope()).value();
   DRK_CHECK(candidates[0]->recipient == "oracle");
   DRK_CHECK(std::string(first.getId().cStr()) == "s0/relu/0/t1");
   DRK_CHECK(std::string(first.getGenerator().cStr()) == "generator.0");
@@ -75,18 +75,18 @@ DRK_TEST_CASE("a trajectory plays its turns through the oracle and ends at the l
   DRK_CHECK(context.timers[0].delay == std::chrono::milliseconds(30000));
 
   feedback(*actor, context, "s0/relu/0/t1", 1.25);
-  candidates = context.sent_of(Body::CANDIDATE);
+  candidates = context.sent_of<msg::Candidate>();
   DRK_REQUIRE(candidates.size() == 2);
-  DRK_CHECK(std::string(candidates[1]->envelope().getBody().getCandidate().getId().cStr()) == "s0/relu/0/t2");
+  DRK_CHECK(std::string(runtime::payload_of<msg::Candidate>(candidates[1]->envelope()).value().getId().cStr()) == "s0/relu/0/t2");
 
   feedback(*actor, context, "s0/relu/0/t1", 9.0);  // a duplicate: ignored
-  DRK_CHECK(context.sent_of(Body::CANDIDATE).size() == 2);
+  DRK_CHECK(context.sent_of<msg::Candidate>().size() == 2);
 
   feedback(*actor, context, "s0/relu/0/t2", 0.5);
-  auto trajectories = context.sent_of(Body::TRAJECTORY);
+  auto trajectories = context.sent_of<msg::Trajectory>();
   DRK_REQUIRE(trajectories.size() == 1);
   DRK_CHECK(trajectories[0]->recipient == "learner");
-  auto trajectory = trajectories[0]->envelope().getBody().getTrajectory();
+  auto trajectory = runtime::payload_of<msg::Trajectory>(trajectories[0]->envelope()).value();
   DRK_CHECK(std::string(trajectory.getId().cStr()) == "s0/relu/0");
   DRK_REQUIRE(trajectory.getTurns().size() == 2);
   DRK_CHECK(trajectory.getTurns()[0].getReward() == 1.25);
@@ -97,8 +97,8 @@ DRK_TEST_CASE("a trajectory plays its turns through the oracle and ends at the l
   DRK_CHECK(trajectory.getTurns()[0].getCoverage() == 1.0);
 
   request(*actor, context, "s0/relu/0", 2);  // a repeated request gets the cached trajectory
-  DRK_CHECK(context.sent_of(Body::TRAJECTORY).size() == 2);
-  DRK_CHECK(context.sent_of(Body::CANDIDATE).size() == 2);
+  DRK_CHECK(context.sent_of<msg::Trajectory>().size() == 2);
+  DRK_CHECK(context.sent_of<msg::Candidate>().size() == 2);
 }
 
 DRK_TEST_CASE("an unanswered candidate is sent again on its deadline and on a peer restart") {
@@ -107,25 +107,25 @@ DRK_TEST_CASE("an unanswered candidate is sent again on its deadline and on a pe
   actor->on_start(context);
   request(*actor, context, "s0/relu/1", 1);
   request(*actor, context, "s0/relu/1", 1);  // in progress: not started twice
-  DRK_REQUIRE(context.sent_of(Body::CANDIDATE).size() == 1);
-  const std::string source = context.sent_of(Body::CANDIDATE)[0]->envelope().getBody().getCandidate().getSource().cStr();
+  DRK_REQUIRE(context.sent_of<msg::Candidate>().size() == 1);
+  const std::string source = runtime::payload_of<msg::Candidate>(context.sent_of<msg::Candidate>()[0]->envelope()).value().getSource().cStr();
 
   actor->on_timer(context, context.timers.back().token);
-  DRK_REQUIRE(context.sent_of(Body::CANDIDATE).size() == 2);
-  auto again = context.sent_of(Body::CANDIDATE)[1]->envelope().getBody().getCandidate();
+  DRK_REQUIRE(context.sent_of<msg::Candidate>().size() == 2);
+  auto again = runtime::payload_of<msg::Candidate>(context.sent_of<msg::Candidate>()[1]->envelope()).value();
   DRK_CHECK(std::string(again.getId().cStr()) == "s0/relu/1/t1");
   DRK_CHECK(std::string(again.getSource().cStr()) == source);
 
   actor->on_timer(context, 999);  // unknown token
   peer_restarted(*actor, context, "generator.0");  // itself: nothing to re-send
-  DRK_CHECK(context.sent_of(Body::CANDIDATE).size() == 2);
+  DRK_CHECK(context.sent_of<msg::Candidate>().size() == 2);
   peer_restarted(*actor, context, "oracle");
-  DRK_CHECK(context.sent_of(Body::CANDIDATE).size() == 3);
+  DRK_CHECK(context.sent_of<msg::Candidate>().size() == 3);
 
   feedback(*actor, context, "s9/unknown/0/t1", 1.0);
-  DRK_CHECK(context.sent_of(Body::TRAJECTORY).empty());
+  DRK_CHECK(context.sent_of<msg::Trajectory>().empty());
   feedback(*actor, context, "s0/relu/1/t1", 1.0);
-  DRK_CHECK(context.sent_of(Body::TRAJECTORY).size() == 1);
+  DRK_CHECK(context.sent_of<msg::Trajectory>().size() == 1);
   const auto timers_before = context.sent.size();
   actor->on_timer(context, context.timers.back().token);  // answered: no re-send
   DRK_CHECK(context.sent.size() == timers_before);
@@ -140,8 +140,8 @@ DRK_TEST_CASE("the same seed and feedback give the same candidates whatever the 
     request(*actor, context, "s0/relu/2", 2);
     feedback(*actor, context, "s0/relu/2/t1", 0.7);
     std::string sources;
-    for (const auto* sent : context.sent_of(Body::CANDIDATE)) {
-      auto candidate = sent->envelope().getBody().getCandidate();
+    for (const auto* sent : context.sent_of<msg::Candidate>()) {
+      auto candidate = runtime::payload_of<msg::Candidate>(sent->envelope()).value();
       if (std::string(candidate.getTrajectoryId().cStr()) == "s0/relu/2") sources += candidate.getSource().cStr();
     }
     return sources;
@@ -154,9 +154,9 @@ DRK_TEST_CASE("on cuda, candidates are CUDA sources of the CUDA space and turns 
   auto actor = make_generator_actor(context.spec());
   actor->on_start(context);
   request(*actor, context, "s0/relu/4", 2, msg::Device::CUDA);
-  auto candidates = context.sent_of(Body::CANDIDATE);
+  auto candidates = context.sent_of<msg::Candidate>();
   DRK_REQUIRE(candidates.size() == 1);
-  auto first = candidates[0]->envelope().getBody().getCandidate();
+  auto first = runtime::payload_of<msg::Candidate>(candidates[0]->envelope()).value();
   DRK_CHECK(first.getDevice() == msg::Device::CUDA);
   DRK_CHECK(first.getLanguage() == msg::Language::CUDA);
   DRK_CHECK(std::string(first.getSource().cStr()).find("__global__") != std::string::npos);
@@ -166,9 +166,9 @@ DRK_TEST_CASE("on cuda, candidates are CUDA sources of the CUDA space and turns 
 
   feedback(*actor, context, "s0/relu/4/t1", 1.0, 0.25);
   feedback(*actor, context, "s0/relu/4/t2", 1.0, 0.75);
-  auto trajectories = context.sent_of(Body::TRAJECTORY);
+  auto trajectories = context.sent_of<msg::Trajectory>();
   DRK_REQUIRE(trajectories.size() == 1);
-  auto turns = trajectories[0]->envelope().getBody().getTrajectory().getTurns();
+  auto turns = runtime::payload_of<msg::Trajectory>(trajectories[0]->envelope()).value().getTurns();
   DRK_REQUIRE(turns.size() == 2);
   DRK_CHECK(turns[0].getCoverage() == 0.25);
   DRK_CHECK(turns[1].getCoverage() == 0.75);
@@ -182,10 +182,10 @@ DRK_TEST_CASE("a task evaluated on another device than experiment.device ends at
   auto actor = make_generator_actor(context.spec());
   actor->on_start(context);
   request(*actor, context, "s0/relu/5", 2, msg::Device::CUDA);
-  DRK_CHECK(context.sent_of(Body::CANDIDATE).empty());
-  auto trajectories = context.sent_of(Body::TRAJECTORY);
+  DRK_CHECK(context.sent_of<msg::Candidate>().empty());
+  auto trajectories = context.sent_of<msg::Trajectory>();
   DRK_REQUIRE(trajectories.size() == 1);
-  DRK_CHECK(trajectories[0]->envelope().getBody().getTrajectory().getTurns().size() == 0);
+  DRK_CHECK(runtime::payload_of<msg::Trajectory>(trajectories[0]->envelope()).value().getTurns().size() == 0);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "actors/learner/learner_actor.h"
+#include "runtime/payload.h"
 #include "kernels/schedule/observation.h"
 #include "kernels/schedule/policy.h"
 #include "kernels/schedule/policy_checkpoint.h"
@@ -17,7 +18,6 @@ namespace drk::learner {
 namespace {
 
 using testing::FakeActorContext;
-using Body = msg::Envelope::Body;
 
 struct TemporaryDirectory {
   TemporaryDirectory() {
@@ -58,7 +58,7 @@ void answer(runtime::Actor& actor, FakeActorContext& context, msg::RolloutReques
   schedule::Policy policy(3, schedule::Device::cpu);
   std::mt19937_64 rng(request.getSampleIndex());
   testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
-    auto trajectory = envelope.getBody().initTrajectory();
+    auto trajectory = runtime::init_payload<msg::Trajectory>(envelope);
     trajectory.setId(request.getTrajectoryId());
     trajectory.setStep(request.getStep());
     trajectory.setTask(request.getTask().getName());
@@ -96,8 +96,8 @@ void answer(runtime::Actor& actor, FakeActorContext& context, msg::RolloutReques
 
 std::vector<const FakeActorContext::Sent*> requests_of_step(const FakeActorContext& context, uint32_t step) {
   std::vector<const FakeActorContext::Sent*> requests;
-  for (const auto* sent : context.sent_of(Body::ROLLOUT_REQUEST)) {
-    if (sent->envelope().getBody().getRolloutRequest().getStep() == step) requests.push_back(sent);
+  for (const auto* sent : context.sent_of<msg::RolloutRequest>()) {
+    if (runtime::payload_of<msg::RolloutRequest>(sent->envelope()).value().getStep() == step) requests.push_back(sent);
   }
   return requests;
 }
@@ -108,12 +108,12 @@ DRK_TEST_CASE("a step goes from rollout requests to an update, a checkpoint and 
   auto actor = make_learner_actor(context.spec());
   actor->on_start(context);
 
-  auto weights = context.sent_of(Body::POLICY_WEIGHTS);
+  auto weights = context.sent_of<msg::PolicyWeights>();
   DRK_REQUIRE(weights.size() == 3);
   DRK_CHECK(weights[0]->recipient == "generator.0");
   DRK_CHECK(weights[1]->recipient == "generator.1");
   DRK_CHECK(weights[2]->recipient == "archivist");
-  DRK_CHECK(weights[0]->envelope().getBody().getPolicyWeights().getVersion() == 0);
+  DRK_CHECK(runtime::payload_of<msg::PolicyWeights>(weights[0]->envelope()).value().getVersion() == 0);
   auto state = schedule::read_checkpoint_state(run_dir.path);
   DRK_REQUIRE(state.ok());
   DRK_REQUIRE(state->has_value());
@@ -122,28 +122,28 @@ DRK_TEST_CASE("a step goes from rollout requests to an update, a checkpoint and 
   DRK_REQUIRE(requests.size() == 2);
   DRK_CHECK(requests[0]->recipient == "generator.0");
   DRK_CHECK(requests[1]->recipient == "generator.1");
-  auto first = requests[0]->envelope().getBody().getRolloutRequest();
-  auto second = requests[1]->envelope().getBody().getRolloutRequest();
+  auto first = runtime::payload_of<msg::RolloutRequest>(requests[0]->envelope()).value();
+  auto second = runtime::payload_of<msg::RolloutRequest>(requests[1]->envelope()).value();
   DRK_CHECK(std::string(first.getTrajectoryId().cStr()) == "s0/relu/0");
   DRK_CHECK(first.getTurns() == 2);
   DRK_CHECK(std::string(first.getTask().getFamily().cStr()) == "elementwise");
 
   answer(*actor, context, first, {1.0, 2.0});
   answer(*actor, context, first, {1.0, 2.0});  // a duplicate: kept once
-  DRK_CHECK(context.sent_of(Body::ADVANTAGE_REQUEST).empty());
+  DRK_CHECK(context.sent_of<msg::AdvantageRequest>().empty());
   answer(*actor, context, second, {0.0, 0.5});
-  auto advantage_requests = context.sent_of(Body::ADVANTAGE_REQUEST);
+  auto advantage_requests = context.sent_of<msg::AdvantageRequest>();
   DRK_REQUIRE(advantage_requests.size() == 1);
   DRK_CHECK(advantage_requests[0]->recipient == "oracle");
-  DRK_CHECK(advantage_requests[0]->envelope().getBody().getAdvantageRequest().getTrajectories().size() == 2);
+  DRK_CHECK(runtime::payload_of<msg::AdvantageRequest>(advantage_requests[0]->envelope()).value().getTrajectories().size() == 2);
 
   testing::deliver(*actor, context, [](msg::Envelope::Builder envelope) {
     envelope.getBody().initControl().setPeerRestarted("oracle");
   });
-  DRK_CHECK(context.sent_of(Body::ADVANTAGE_REQUEST).size() == 2);
+  DRK_CHECK(context.sent_of<msg::AdvantageRequest>().size() == 2);
 
   testing::deliver(*actor, context, [](msg::Envelope::Builder envelope) {
-    auto advantages = envelope.getBody().initAdvantages();
+    auto advantages = runtime::init_payload<msg::Advantages>(envelope);
     advantages.setStep(0);
     auto items = advantages.initItems(4);
     const char* ids[] = {"s0/relu/0", "s0/relu/0", "s0/relu/1", "s0/relu/1"};
@@ -154,11 +154,11 @@ DRK_TEST_CASE("a step goes from rollout requests to an update, a checkpoint and 
       items[index].setAdvantage(values[index]);
     }
   });
-  auto reports = context.sent_of(Body::STEP_REPORT);
+  auto reports = context.sent_of<msg::StepReport>();
   // Only to the Archivist, which shows it to the head once it is on record.
   DRK_REQUIRE(reports.size() == 1);
   DRK_CHECK(reports[0]->recipient == "archivist");
-  auto report = reports[0]->envelope().getBody().getStepReport();
+  auto report = runtime::payload_of<msg::StepReport>(reports[0]->envelope()).value();
   DRK_CHECK(report.getStep() == 0);
   DRK_CHECK(report.getPolicyVersion() == 1);
   DRK_CHECK(report.getMeanReward() == doctest::Approx(0.875));
@@ -167,11 +167,11 @@ DRK_TEST_CASE("a step goes from rollout requests to an update, a checkpoint and 
   DRK_CHECK(report.getTrajectories() == 2);
   DRK_CHECK_FALSE(report.getFinished());
   DRK_CHECK(report.getLoss() != 0.0);
-  weights = context.sent_of(Body::POLICY_WEIGHTS);
+  weights = context.sent_of<msg::PolicyWeights>();
   DRK_REQUIRE(weights.size() == 6);
-  DRK_CHECK(weights[3]->envelope().getBody().getPolicyWeights().getVersion() == 1);
-  DRK_CHECK(weights[3]->envelope().getBody().getPolicyWeights().getParameters() !=
-            weights[0]->envelope().getBody().getPolicyWeights().getParameters());
+  DRK_CHECK(runtime::payload_of<msg::PolicyWeights>(weights[3]->envelope()).value().getVersion() == 1);
+  DRK_CHECK(runtime::payload_of<msg::PolicyWeights>(weights[3]->envelope()).value().getParameters() !=
+            runtime::payload_of<msg::PolicyWeights>(weights[0]->envelope()).value().getParameters());
   state = schedule::read_checkpoint_state(run_dir.path);
   DRK_REQUIRE(state.ok());
   DRK_CHECK((*state)->version == 1);
@@ -183,14 +183,14 @@ DRK_TEST_CASE("a step goes from rollout requests to an update, a checkpoint and 
   auto restarted_context = make_context(run_dir.path);
   auto restarted = make_learner_actor(restarted_context.spec());
   restarted->on_start(restarted_context);
-  auto resumed_weights = restarted_context.sent_of(Body::POLICY_WEIGHTS);
+  auto resumed_weights = restarted_context.sent_of<msg::PolicyWeights>();
   DRK_REQUIRE(resumed_weights.size() == 3);
-  DRK_CHECK(resumed_weights[0]->envelope().getBody().getPolicyWeights().getVersion() == 1);
-  DRK_CHECK(resumed_weights[0]->envelope().getBody().getPolicyWeights().getParameters() ==
-            weights[3]->envelope().getBody().getPolicyWeights().getParameters());
+  DRK_CHECK(runtime::payload_of<msg::PolicyWeights>(resumed_weights[0]->envelope()).value().getVersion() == 1);
+  DRK_CHECK(runtime::payload_of<msg::PolicyWeights>(resumed_weights[0]->envelope()).value().getParameters() ==
+            runtime::payload_of<msg::PolicyWeights>(weights[3]->envelope()).value().getParameters());
   auto resumed = requests_of_step(restarted_context, 1);
   DRK_REQUIRE(resumed.size() == 2);
-  DRK_CHECK(std::string(resumed[0]->envelope().getBody().getRolloutRequest().getTrajectoryId().cStr()) ==
+  DRK_CHECK(std::string(runtime::payload_of<msg::RolloutRequest>(resumed[0]->envelope()).value().getTrajectoryId().cStr()) ==
             "s1/relu/0");
   DRK_CHECK(requests_of_step(restarted_context, 0).empty());
 }
@@ -201,7 +201,7 @@ DRK_TEST_CASE("rollouts of a restarted or silent generator go to the next one") 
   auto actor = make_learner_actor(context.spec());
   actor->on_start(context);
   DRK_REQUIRE(requests_of_step(context, 0).size() == 2);
-  answer(*actor, context, requests_of_step(context, 0)[1]->envelope().getBody().getRolloutRequest(), {0.0, 0.0});
+  answer(*actor, context, runtime::payload_of<msg::RolloutRequest>(requests_of_step(context, 0)[1]->envelope()).value(), {0.0, 0.0});
 
   testing::deliver(*actor, context, [](msg::Envelope::Builder envelope) {
     envelope.getBody().initControl().setPeerRestarted("generator.0");
@@ -209,9 +209,9 @@ DRK_TEST_CASE("rollouts of a restarted or silent generator go to the next one") 
   auto requests = requests_of_step(context, 0);
   DRK_REQUIRE(requests.size() == 3);  // only the unanswered one, to generator.1
   DRK_CHECK(requests[2]->recipient == "generator.1");
-  DRK_CHECK(std::string(requests[2]->envelope().getBody().getRolloutRequest().getTrajectoryId().cStr()) ==
+  DRK_CHECK(std::string(runtime::payload_of<msg::RolloutRequest>(requests[2]->envelope()).value().getTrajectoryId().cStr()) ==
             "s0/relu/0");
-  auto weights = context.sent_of(Body::POLICY_WEIGHTS);
+  auto weights = context.sent_of<msg::PolicyWeights>();
   DRK_CHECK(weights.back()->recipient == "generator.0");
 
   actor->on_timer(context, context.timers.back().token);
@@ -223,7 +223,7 @@ DRK_TEST_CASE("rollouts of a restarted or silent generator go to the next one") 
 // Delivers the Advantages of `step` for every trajectory of group 2 with 2 turns.
 void deliver_advantages(runtime::Actor& actor, FakeActorContext& context, uint32_t step) {
   testing::deliver(actor, context, [&](msg::Envelope::Builder envelope) {
-    auto advantages = envelope.getBody().initAdvantages();
+    auto advantages = runtime::init_payload<msg::Advantages>(envelope);
     advantages.setStep(step);
     auto items = advantages.initItems(4);
     const double values[] = {1.25, 0.75, -1.25, -0.75};
@@ -243,14 +243,14 @@ void play_step(runtime::Actor& actor, FakeActorContext& context, uint32_t step,
   auto requests = requests_of_step(context, step);
   DRK_REQUIRE(requests.size() >= 2);
   for (unsigned sample = 0; sample < 2; ++sample) {
-    answer(actor, context, requests[sample]->envelope().getBody().getRolloutRequest(), rewards[sample], coverage,
+    answer(actor, context, runtime::payload_of<msg::RolloutRequest>(requests[sample]->envelope()).value(), rewards[sample], coverage,
            versions_behind, screened);
   }
   deliver_advantages(actor, context, step);
 }
 
 msg::StepReport::Reader last_report(const FakeActorContext& context) {
-  return context.sent_of(Body::STEP_REPORT).back()->envelope().getBody().getStepReport();
+  return runtime::payload_of<msg::StepReport>(context.sent_of<msg::StepReport>().back()->envelope()).value();
 }
 
 DRK_TEST_CASE("the trained trajectories go to the Archivist with advantages, returns and masks") {
@@ -259,10 +259,10 @@ DRK_TEST_CASE("the trained trajectories go to the Archivist with advantages, ret
   auto actor = make_learner_actor(context.spec());
   actor->on_start(context);
   play_step(*actor, context, 0, {{1.0, 2.0}, {0.0, 0.5}});
-  const auto samples = context.sent_of(Body::TRAJECTORY);
+  const auto samples = context.sent_of<msg::Trajectory>();
   DRK_REQUIRE(samples.size() == 2);
   DRK_CHECK(samples[0]->recipient == "archivist");
-  const auto turns = samples[0]->envelope().getBody().getTrajectory().getTurns();
+  const auto turns = runtime::payload_of<msg::Trajectory>(samples[0]->envelope()).value().getTurns();
   DRK_REQUIRE(turns.size() == 2);
   DRK_CHECK(turns[0].getAdvantage() == doctest::Approx(1.25));
   DRK_CHECK(turns[0].getReturn() == doctest::Approx(2.5));
@@ -275,9 +275,9 @@ DRK_TEST_CASE("the trained trajectories go to the Archivist with advantages, ret
   // Samples go before the report, so the archive holds them when the step is shown.
   size_t report_position = 0, sample_position = 0;
   for (size_t index = 0; index < context.sent.size(); ++index) {
-    const auto which = context.sent[index].envelope().getBody().which();
-    if (which == Body::STEP_REPORT) report_position = index;
-    if (which == Body::TRAJECTORY) sample_position = index;
+    const auto envelope = context.sent[index].envelope();
+    if (runtime::payload_of<msg::StepReport>(envelope)) report_position = index;
+    if (runtime::payload_of<msg::Trajectory>(envelope)) sample_position = index;
   }
   DRK_CHECK(sample_position < report_position);
   const auto report = last_report(context);
@@ -298,7 +298,7 @@ DRK_TEST_CASE("PRS keeps low-coverage correct turns out of the update, MRS stale
   auto report = last_report(context);
   DRK_CHECK(report.getPrsRejected() == 3);
   DRK_CHECK(report.getMrsRejected() == 0);
-  auto turns = context.sent_of(Body::TRAJECTORY)[1]->envelope().getBody().getTrajectory().getTurns();
+  auto turns = runtime::payload_of<msg::Trajectory>(context.sent_of<msg::Trajectory>()[1]->envelope()).value().getTurns();
   DRK_CHECK(turns[0].getTrained());  // reward 0: incorrect, kept
   DRK_CHECK(std::string(turns[1].getRejectedBy().cStr()) == "prs");
   // Step 1 played by the version-0 policy while the Learner holds version 1: the ratios leave
@@ -307,7 +307,7 @@ DRK_TEST_CASE("PRS keeps low-coverage correct turns out of the update, MRS stale
   report = last_report(context);
   DRK_CHECK(report.getMrsRejected() == 4);
   DRK_CHECK(report.getPpoEpochs() == 0);
-  turns = context.sent_of(Body::TRAJECTORY)[2]->envelope().getBody().getTrajectory().getTurns();
+  turns = runtime::payload_of<msg::Trajectory>(context.sent_of<msg::Trajectory>()[2]->envelope()).value().getTurns();
   DRK_CHECK_FALSE(turns[0].getTrained());
   const std::string reason = turns[0].getRejectedBy().cStr();
   DRK_CHECK((reason == "mrs_band" || reason == "mrs_veto"));
@@ -323,7 +323,7 @@ DRK_TEST_CASE("a screened turn has no profile to judge: PRS leaves it to the upd
   play_step(*actor, context, 0, {{1.0, 2.0}, {0.0, 0.5}}, 0.0, 0, true);
   auto report = last_report(context);
   DRK_CHECK(report.getPrsRejected() == 0);
-  auto turns = context.sent_of(Body::TRAJECTORY)[1]->envelope().getBody().getTrajectory().getTurns();
+  auto turns = runtime::payload_of<msg::Trajectory>(context.sent_of<msg::Trajectory>()[1]->envelope()).value().getTurns();
   DRK_CHECK_MESSAGE(turns[1].getTrained(), std::string(turns[1].getRejectedBy().cStr()));
 }
 
@@ -339,7 +339,7 @@ DRK_TEST_CASE("trajectories of a policy more than max_staleness versions behind 
   auto report = last_report(context);
   DRK_CHECK(report.getStaleRejected() == 4);
   DRK_CHECK(report.getPpoEpochs() == 0);
-  auto turns = context.sent_of(Body::TRAJECTORY).back()->envelope().getBody().getTrajectory().getTurns();
+  auto turns = runtime::payload_of<msg::Trajectory>(context.sent_of<msg::Trajectory>().back()->envelope()).value().getTurns();
   DRK_CHECK(std::string(turns[1].getRejectedBy().cStr()) == "stale");
   // One behind is within the bound.
   play_step(*actor, context, 3, {{1.0, 2.0}, {0.0, 0.5}}, 1.0, 1);
@@ -395,15 +395,15 @@ DRK_TEST_CASE("a collapsing reward rolls the policy back to the last stable vers
   DRK_CHECK(report.getPolicyVersion() == 3);
   DRK_CHECK(report.getPpoEpochs() == 0);
   // Version 3 is version 0's parameters, sent to every Generator and checkpointed.
-  const auto weights = context.sent_of(Body::POLICY_WEIGHTS);
-  const auto latest = weights.back()->envelope().getBody().getPolicyWeights();
+  const auto weights = context.sent_of<msg::PolicyWeights>();
+  const auto latest = runtime::payload_of<msg::PolicyWeights>(weights.back()->envelope()).value();
   DRK_CHECK(latest.getVersion() == 3);
   const auto parameters = latest.getParameters();
   DRK_CHECK(std::string(reinterpret_cast<const char*>(parameters.begin()), parameters.size()) == version_0);
   auto v3 = schedule::read_policy_version(run_dir.path, 3);
   DRK_REQUIRE(v3.ok());
   DRK_CHECK(*v3 == version_0);
-  auto turns = context.sent_of(Body::TRAJECTORY).back()->envelope().getBody().getTrajectory().getTurns();
+  auto turns = runtime::payload_of<msg::Trajectory>(context.sent_of<msg::Trajectory>().back()->envelope()).value().getTurns();
   DRK_CHECK(std::string(turns[0].getRejectedBy().cStr()) == "rollback");
 
   // A restarted Learner rebuilds the rule's state from its reports: still in diagnostic mode.

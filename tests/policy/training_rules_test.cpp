@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "actors/learner/learner_actor.h"
+#include "runtime/payload.h"
 #include "actors/learner/rejection_sampling.h"
 #include "actors/learner/rollback_monitor.h"
 #include "actors/oracle/oracle_actor.h"
 #include "runtime/topology/experiment_keys.h"
-#include "runtime/head_actor.h"
+#include "training/step_progress.h"
+#include "training/training_stages.h"
 #include "runtime/topology/topology.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fake_actor_context.h"
@@ -113,7 +115,7 @@ DRK_TEST_CASE("training stages: each sees its keys over the experiment's, by ste
       "{learning_rate: 0.05, ppo_epochs: 4, reward: {correct: 0.5, speedup: 0.5},"
       " training_stages: [{name: warmup, steps: 2, learning_rate: 0.1, reward: {correct: 1.0}},"
       "                   {name: main, steps: 3, ppo_epochs: 2}, {name: tail}]}");
-  auto stages = runtime::read_training_stages(experiment);
+  auto stages = training::read_training_stages(experiment);
   DRK_REQUIRE_MESSAGE(stages.ok(), stages.error().message);
   DRK_REQUIRE(stages->size() == 3);
   const auto& warmup = (*stages)[0].experiment;
@@ -127,14 +129,14 @@ DRK_TEST_CASE("training stages: each sees its keys over the experiment's, by ste
   DRK_CHECK(experiment["learning_rate"].as<double>() == 0.05);  // the experiment is untouched
   const std::vector<size_t> expected = {0, 0, 1, 1, 1, 2, 2, 2};
   for (uint32_t step = 0; step < expected.size(); ++step) {
-    DRK_CHECK(runtime::training_stage_at(*stages, step) == expected[step]);
+    DRK_CHECK(training::training_stage_at(*stages, step) == expected[step]);
   }
-  auto none = runtime::read_training_stages(YAML::Load("{learning_rate: 0.05}"));
+  auto none = training::read_training_stages(YAML::Load("{learning_rate: 0.05}"));
   DRK_REQUIRE(none.ok());
   DRK_REQUIRE(none->size() == 1);
-  DRK_CHECK(runtime::training_stage_at(*none, 40) == 0);
+  DRK_CHECK(training::training_stage_at(*none, 40) == 0);
   DRK_CHECK((*none)[0].experiment["learning_rate"].as<double>() == 0.05);
-  auto unbounded = runtime::read_training_stages(YAML::Load("{training_stages: [{name: a}, {name: b}]}"));
+  auto unbounded = training::read_training_stages(YAML::Load("{training_stages: [{name: a}, {name: b}]}"));
   DRK_REQUIRE_FALSE(unbounded.ok());
   DRK_CHECK(unbounded.error().message.find("training_stages[0] ('a') needs `steps` >= 1") != std::string::npos);
 }
@@ -194,6 +196,7 @@ DRK_TEST_CASE("settings an actor would refuse at start are refused at load, at t
   runtime::register_experiment_keys(oracle::oracle_experiment_keys());
   runtime::register_experiment_check(learner_experiment_check);
   runtime::register_experiment_check(oracle::oracle_experiment_check);
+  runtime::register_experiment_views(training::training_stage_views);
   testing::RunDir dir;
   auto bad = runtime::load_topology(dir.write(
       "s.yaml",
@@ -227,7 +230,7 @@ DRK_TEST_CASE("the head's progress line shows a rollback, diagnostic mode and re
   report.setRolledBack(true);
   report.setRolledBackTo(2);
   report.setDiagnostic(true);
-  const std::string line = runtime::format_progress(report.asReader(), 8);
+  const std::string line = training::format_progress(report.asReader(), 8);
   DRK_CHECK_MESSAGE(line.find("(3.0 s)  stage main  rejected prs 2 mrs 1  ROLLBACK to v2  DIAGNOSTIC") !=
                         std::string::npos,
                     line);
@@ -244,7 +247,7 @@ DRK_TEST_CASE("the Oracle weighs a reward with the stage of the candidate's step
   auto oracle = oracle::make_oracle_actor(spec);
   const auto verdict_of_step = [&](uint32_t step) {
     testing::deliver(*oracle, context, [&](msg::Envelope::Builder envelope) {
-      auto verdict = envelope.getBody().initVerdict();
+      auto verdict = runtime::init_payload<msg::Verdict>(envelope);
       verdict.setHonest(true);
       auto result = verdict.initResult();
       result.setCompiled(true);
@@ -258,14 +261,14 @@ DRK_TEST_CASE("the Oracle weighs a reward with the stage of the candidate's step
   };
   verdict_of_step(1);
   verdict_of_step(2);
-  const auto feedback = context.sent_of(msg::Envelope::Body::FEEDBACK);
+  const auto feedback = context.sent_of<msg::Feedback>();
   DRK_REQUIRE(feedback.size() == 2);
-  DRK_CHECK(feedback[0]->envelope().getBody().getFeedback().getReward() == doctest::Approx(0.5));  // warmup
-  DRK_CHECK(feedback[1]->envelope().getBody().getFeedback().getReward() == doctest::Approx(1.5));  // main
-  const auto scored = context.sent_of(msg::Envelope::Body::SCORED);
+  DRK_CHECK(runtime::payload_of<msg::Feedback>(feedback[0]->envelope()).value().getReward() == doctest::Approx(0.5));  // warmup
+  DRK_CHECK(runtime::payload_of<msg::Feedback>(feedback[1]->envelope()).value().getReward() == doctest::Approx(1.5));  // main
+  const auto scored = context.sent_of<msg::Scored>();
   DRK_REQUIRE(scored.size() == 2);
-  const std::string summary = scored[0]->envelope().getBody().getScored().getSummary().cStr();
-  DRK_CHECK(summary == std::string(feedback[0]->envelope().getBody().getFeedback().getSummary().cStr()));
+  const std::string summary = runtime::payload_of<msg::Scored>(scored[0]->envelope()).value().getSummary().cStr();
+  DRK_CHECK(summary == std::string(runtime::payload_of<msg::Feedback>(feedback[0]->envelope()).value().getSummary().cStr()));
   DRK_CHECK(summary.find("reward=0.500") != std::string::npos);
 }
 
@@ -278,7 +281,7 @@ DRK_TEST_CASE("the profiling reward: a CUDA candidate's coverage is weighed into
   auto oracle = oracle::make_oracle_actor(spec);
   const auto verdict_of = [&](const std::string& id, msg::Device device, bool correct) {
     testing::deliver(*oracle, context, [&](msg::Envelope::Builder envelope) {
-      auto verdict = envelope.getBody().initVerdict();
+      auto verdict = runtime::init_payload<msg::Verdict>(envelope);
       verdict.setHonest(true);
       auto result = verdict.initResult();
       result.setCompiled(true);
@@ -294,12 +297,12 @@ DRK_TEST_CASE("the profiling reward: a CUDA candidate's coverage is weighed into
   verdict_of("s0/relu/0/t1", msg::Device::CUDA, true);
   verdict_of("s0/relu/1/t1", msg::Device::CPU, true);
   verdict_of("s0/relu/2/t1", msg::Device::CUDA, false);
-  const auto feedback = context.sent_of(msg::Envelope::Body::FEEDBACK);
+  const auto feedback = context.sent_of<msg::Feedback>();
   DRK_REQUIRE(feedback.size() == 3);
   // 0.5 * correct + 0.5 * min(2, 3) + 0.5 * coverage * correct
-  DRK_CHECK(feedback[0]->envelope().getBody().getFeedback().getReward() == doctest::Approx(1.8));
-  DRK_CHECK(feedback[1]->envelope().getBody().getFeedback().getReward() == doctest::Approx(2.0));
-  DRK_CHECK(feedback[2]->envelope().getBody().getFeedback().getReward() == doctest::Approx(0.0));
+  DRK_CHECK(runtime::payload_of<msg::Feedback>(feedback[0]->envelope()).value().getReward() == doctest::Approx(1.8));
+  DRK_CHECK(runtime::payload_of<msg::Feedback>(feedback[1]->envelope()).value().getReward() == doctest::Approx(2.0));
+  DRK_CHECK(runtime::payload_of<msg::Feedback>(feedback[2]->envelope()).value().getReward() == doctest::Approx(0.0));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "runtime/actor_host.h"
+#include "runtime/payload.h"
 #include "runtime/transport/outbox.h"
 
 #include <capnp/message.h>
@@ -21,6 +22,8 @@
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/fake_actor_context.h"
+#include "training/domain_messages.h"
+#include "training/step_progress.h"
 
 namespace drk::runtime {
 namespace {
@@ -54,10 +57,9 @@ class Collector final : public Actor {
   void on_message(ActorContext&, msg::Envelope::Reader envelope) override {
     released_.wait();
     std::lock_guard lock(inbox_.mutex);
-    const auto body = envelope.getBody();
     // A large envelope carries its sequence as a PolicyWeights version.
-    inbox_.sequences.push_back(body.isPolicyWeights() ? body.getPolicyWeights().getVersion()
-                                                      : body.getHeartbeat().getSequence());
+    const auto weights = payload_of<msg::PolicyWeights>(envelope);
+    inbox_.sequences.push_back(weights ? weights->getVersion() : envelope.getBody().getHeartbeat().getSequence());
     inbox_.changed.notify_all();
   }
   void on_timer(ActorContext&, uint64_t token) override {
@@ -217,7 +219,7 @@ DRK_TEST_CASE("batching: the first envelope leaves at once, later small ones whe
   DRK_REQUIRE(f.outbox
                   ->send("collector",
                          [&](msg::Envelope::Builder envelope) {
-                           auto weights = envelope.getBody().initPolicyWeights();
+                           auto weights = runtime::init_payload<msg::PolicyWeights>(envelope);
                            weights.setVersion(4);
                            weights.setParameters(kj::arrayPtr(reinterpret_cast<const kj::byte*>(large.data()),
                                                               large.size()));
@@ -293,21 +295,21 @@ DRK_TEST_CASE("the head prints one progress line per step report, counting steps
   report.setCorrectFraction(0.75);
   report.setBestSpeedup(1.428);
   report.setSeconds(12.06);
-  DRK_CHECK(format_progress(report.asReader(), 8) ==
+  DRK_CHECK(training::format_progress(report.asReader(), 8) ==
             "step 4/8  policy v3  mean reward 0.812  correct 75%  best speedup 1.43x  (12.1 s)");
-  DRK_CHECK(format_progress(report.asReader(), 0).rfind("step 4  policy", 0) == 0);
+  DRK_CHECK(training::format_progress(report.asReader(), 0).rfind("step 4  policy", 0) == 0);
 }
 
 DRK_TEST_CASE("the head prints each step once and finishes once when the Learner repeats itself") {
   std::ostringstream out;
   int finished = 0;
-  HeadActor head(out, 2, [&] { ++finished; });
+  HeadActor head(out, std::make_unique<training::StepProgress>(2), [&] { ++finished; });
   ActorSpec spec;
   spec.name = "head";
   drk::testing::FakeActorContext context(spec);
   for (uint32_t step : {0u, 0u, 1u, 0u, 1u}) {
     drk::testing::deliver(head, context, [&](msg::Envelope::Builder envelope) {
-      auto report = envelope.getBody().initStepReport();
+      auto report = runtime::init_payload<msg::StepReport>(envelope);
       report.setStep(step);
       report.setFinished(step == 1);
     });
@@ -433,13 +435,13 @@ class Echo final : public Actor {
  public:
   explicit Echo(PayloadTrail& trail) : trail_(trail) {}
   void on_message(ActorContext& context, msg::Envelope::Reader envelope) override {
-    const auto parameters = envelope.getBody().getPolicyWeights().getParameters();
+    const auto parameters = runtime::payload_of<msg::PolicyWeights>(envelope).value().getParameters();
     {
       std::lock_guard lock(trail_.mutex);
       trail_.echo_received = parameters.begin();
     }
     DRK_REQUIRE(context.send("sink", [&](msg::Envelope::Builder out) {
-      auto weights = out.getBody().initPolicyWeights();
+      auto weights = runtime::init_payload<msg::PolicyWeights>(out);
       weights.adoptParameters(borrowed_data(weights, parameters));
     }).ok());
   }
@@ -452,7 +454,7 @@ class PayloadSink final : public Actor {
  public:
   explicit PayloadSink(PayloadTrail& trail) : trail_(trail) {}
   void on_message(ActorContext&, msg::Envelope::Reader envelope) override {
-    const auto parameters = envelope.getBody().getPolicyWeights().getParameters();
+    const auto parameters = runtime::payload_of<msg::PolicyWeights>(envelope).value().getParameters();
     std::lock_guard lock(trail_.mutex);
     trail_.sink_received = parameters.begin();
     trail_.sink_bytes.assign(parameters.begin(), parameters.end());
@@ -467,6 +469,7 @@ class PayloadSink final : public Actor {
 // (both in process "p"), and checks where the sink saw it.
 void check_passed_on_payload_is_shared(const std::string& sender_process) {
   DRK_INFO("the payload comes from process " << sender_process);
+  training::register_domain_messages();  // a host reads a peer's payload of a registered type only
   RunDir dir;
   const Topology topology = pair_in_one_process("forward", "echo", "sink");
   Transport transport(topology, "p", dir.path().string());
@@ -484,7 +487,7 @@ void check_passed_on_payload_is_shared(const std::string& sender_process) {
     DRK_REQUIRE(host.start().ok());
     Outbox outbox(sender_process == "p" ? transport : sender_transport, "test");
     DRK_REQUIRE(outbox.send("echo", [&](msg::Envelope::Builder e) {
-                        auto weights = e.getBody().initPolicyWeights();
+                        auto weights = runtime::init_payload<msg::PolicyWeights>(e);
                         weights.adoptParameters(borrowed_data(weights, bytes));
                       }).ok());
     DRK_REQUIRE(trail.wait());
@@ -552,7 +555,7 @@ DRK_TEST_CASE("a flood into a stuck actor is held back by its bounded mailbox: s
     const long before = resident_kib();
     for (int k = 0; k < kFlood; ++k) {
       const auto sent = outbox.send(
-          "collector", [&](msg::Envelope::Builder e) { e.getBody().initCandidate().setSource(payload); }, no_wait);
+          "collector", [&](msg::Envelope::Builder e) { runtime::init_payload<msg::Candidate>(e).setSource(payload); }, no_wait);
       if (sent) {
         ++accepted;
       } else {

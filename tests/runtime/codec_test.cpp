@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "messages/drk.capnp.h"
+#include "runtime/payload.h"
+#include "runtime/transport/payload_types.h"
+#include "runtime/transport/transport.h"
 #include "tests/doctest_drk.h"
 
 namespace drk::runtime {
@@ -70,7 +73,7 @@ TwoParts two_part_envelope() {
   capnp::MallocMessageBuilder builder;
   auto envelope = builder.initRoot<msg::Envelope>();
   envelope.setSender("two-parts");
-  auto weights = envelope.getBody().initPolicyWeights();
+  auto weights = runtime::init_payload<msg::PolicyWeights>(envelope);
   weights.adoptParameters(capnp::Orphanage::getForMessageContaining(weights).referenceExternalData(
       kj::arrayPtr(reinterpret_cast<const kj::byte*>(payload.data()), payload.size() * sizeof(capnp::word))));
   const auto segments = builder.getSegmentsForOutput();
@@ -90,7 +93,7 @@ DRK_TEST_CASE("an envelope in two parts decodes in place; heads that do not desc
   DRK_REQUIRE_MESSAGE(decoded.ok(), decoded.error().message);
   auto envelope = decoded->root<msg::Envelope>();
   DRK_CHECK(std::string(envelope.getSender().cStr()) == "two-parts");
-  const auto parameters = envelope.getBody().getPolicyWeights().getParameters();
+  const auto parameters = runtime::payload_of<msg::PolicyWeights>(envelope).value().getParameters();
   DRK_CHECK(parameters.size() == 4096);
   DRK_CHECK(static_cast<const void*>(parameters.begin()) == parts.tail.data());
 
@@ -117,7 +120,7 @@ DRK_TEST_CASE("an envelope in two parts decodes in place; heads that do not desc
   std::memcpy(shifted.data() + 1, parts.tail.data(), parts.tail_bytes().size());
   auto copied = decode_own_parts(parts.head_bytes(), std::span<const std::byte>(shifted).subspan(1));
   DRK_REQUIRE(copied.ok());
-  DRK_CHECK(copied->root<msg::Envelope>().getBody().getPolicyWeights().getParameters()[4095] == 0x42);
+  DRK_CHECK(runtime::payload_of<msg::PolicyWeights>(copied->root<msg::Envelope>()).value().getParameters()[4095] == 0x42);
 
   // A head that is not (ZeroMQ's receive buffer over ipc and tcp) is copied alone: the payload
   // is still read in place, so that a reply can share it.
@@ -130,7 +133,7 @@ DRK_TEST_CASE("an envelope in two parts decodes in place; heads that do not desc
     DRK_REQUIRE_MESSAGE(read.ok(), read.error().message);
     const auto envelope_read = read->root<msg::Envelope>();
     DRK_CHECK(std::string(envelope_read.getSender().cStr()) == "two-parts");
-    const auto in_place = envelope_read.getBody().getPolicyWeights().getParameters();
+    const auto in_place = runtime::payload_of<msg::PolicyWeights>(envelope_read).value().getParameters();
     DRK_CHECK(static_cast<const void*>(in_place.begin()) == parts.tail.data());
   }
 }
@@ -202,7 +205,7 @@ DRK_TEST_CASE("decode_checked refuses malformed pointers that only a structural 
   DRK_SUBCASE("a Data in the active union member that runs past its segment") {
     capnp::MallocMessageBuilder builder;
     const std::vector<kj::byte> payload(64, 7);
-    builder.initRoot<msg::Envelope>().getBody().initPolicyWeights().setParameters(
+    runtime::init_payload<msg::PolicyWeights>(builder.initRoot<msg::Envelope>()).setParameters(
         kj::arrayPtr(payload.data(), payload.size()));
     const auto words = encode(builder);
     std::vector<std::byte> bytes(words.asBytes().size());
@@ -247,13 +250,59 @@ DRK_TEST_CASE("a message that decodes but does not fit the Envelope schema is re
   DRK_CHECK(check_schema(*good, capnp::Schema::from<msg::Envelope>()).ok());
 }
 
+// An Envelope whose payload is a Candidate, with its type id replaced by `type_id`, as bytes.
+std::vector<std::byte> candidate_envelope(uint64_t type_id) {
+  capnp::MallocMessageBuilder builder;
+  auto envelope = builder.initRoot<msg::Envelope>();
+  init_payload<msg::Candidate>(envelope).setSource("extern \"C\" int drk_kernel(void) { return 0; }");
+  envelope.getBody().getPayload().setTypeId(type_id);
+  const auto words = encode(builder);
+  std::vector<std::byte> bytes(words.asBytes().size());
+  std::memcpy(bytes.data(), words.asBytes().begin(), bytes.size());
+  return bytes;
+}
+
+DRK_TEST_CASE("a payload from a peer is checked as its registered type, and one of a type not registered is refused") {
+  register_payload_types<msg::Candidate>();
+  const auto good = candidate_envelope(payload_type_id<msg::Candidate>());
+  auto decoded = decode_checked(good, nullptr, {}, envelope_check());
+  DRK_REQUIRE_MESSAGE(decoded.ok(), decoded.error().message);
+  const auto candidate = payload_of<msg::Candidate>(decoded->root<msg::Envelope>());
+  DRK_REQUIRE(candidate.has_value());
+  DRK_CHECK(std::string(candidate->getSource().cStr()).find("drk_kernel") != std::string::npos);
+  DRK_CHECK_FALSE(payload_of<msg::Verdict>(decoded->root<msg::Envelope>()).has_value());
+  DRK_CHECK(body_kind(decoded->root<msg::Envelope>()) == "candidate");
+
+  const auto unknown = decode_checked(candidate_envelope(0x1234), nullptr, {}, envelope_check());
+  DRK_REQUIRE_FALSE(unknown.ok());
+  DRK_CHECK(unknown.error().code == Errc::protocol_error);
+  DRK_CHECK_MESSAGE(unknown.error().message.find("0x0000000000001234, which this program does not register") !=
+                        std::string::npos,
+                    unknown.error().message);
+
+  // Advantages' items (a list of structs) where a Candidate keeps its id (Text): well-formed
+  // bytes whose content does not fit the type they name.
+  capnp::MallocMessageBuilder builder;
+  auto envelope = builder.initRoot<msg::Envelope>();
+  auto payload = envelope.getBody().initPayload();
+  payload.setTypeId(payload_type_id<msg::Candidate>());
+  payload.getContent().initAs<msg::Advantages>().initItems(2)[0].setTrajectoryId("s0/relu/0");
+  const auto words = encode(builder);
+  std::vector<std::byte> bytes(words.asBytes().size());
+  std::memcpy(bytes.data(), words.asBytes().begin(), bytes.size());
+  const auto refused = decode_checked(bytes, nullptr, {}, envelope_check());
+  DRK_REQUIRE_FALSE(refused.ok());
+  DRK_CHECK_MESSAGE(refused.error().message.find("does not fit its schema") != std::string::npos,
+                    refused.error().message);
+}
+
 DRK_TEST_CASE("encode_into writes the bytes encode returns, for one segment and for several") {
   for (const std::size_t payload_bytes : {std::size_t{64}, std::size_t{64} << 10}) {
     kj::Array<capnp::word> first_segment = kj::heapArray<capnp::word>(16);
     std::memset(first_segment.begin(), 0, first_segment.asBytes().size());
     capnp::MallocMessageBuilder builder(first_segment);
     const std::vector<kj::byte> payload(payload_bytes, 7);
-    builder.initRoot<msg::Envelope>().getBody().initPolicyWeights().setParameters(
+    runtime::init_payload<msg::PolicyWeights>(builder.initRoot<msg::Envelope>()).setParameters(
         kj::arrayPtr(payload.data(), payload.size()));
     const auto words = encode(builder);
     std::vector<std::byte> written(encoded_size_bytes(builder));
@@ -267,7 +316,7 @@ DRK_TEST_CASE("a Text without its NUL inside the active union member is refused 
   capnp::MallocMessageBuilder builder;
   auto envelope = builder.initRoot<msg::Envelope>();
   envelope.setSender("generator.0");
-  envelope.getBody().initCandidate().setSource("__global__ void kernel() {}");
+  runtime::init_payload<msg::Candidate>(envelope).setSource("__global__ void kernel() {}");
   const auto words = encode(builder);
   auto bytes = std::make_shared<std::vector<std::byte>>(words.asBytes().size());
   std::memcpy(bytes->data(), words.asBytes().begin(), bytes->size());
@@ -279,10 +328,11 @@ DRK_TEST_CASE("a Text without its NUL inside the active union member is refused 
 
   auto decoded = decode(*bytes, bytes);
   DRK_REQUIRE(decoded.ok());  // structurally sound: only the schema says it is Text
-  const auto checked = check_schema(*decoded, capnp::Schema::from<msg::Envelope>());
+  register_payload_types<msg::Candidate>();  // the payload is checked as the type it names
+  const auto checked = check_schema(*decoded, envelope_check());
   DRK_REQUIRE_FALSE(checked.ok());
   DRK_CHECK(checked.error().message.find("does not fit its schema (Envelope)") != std::string::npos);
-  DRK_CHECK_FALSE(decode_checked<msg::Envelope>(*bytes, bytes).ok());
+  DRK_CHECK_FALSE(decode_checked(*bytes, bytes, {}, envelope_check()).ok());
 }
 
 DRK_TEST_CASE("decode_own reads an envelope this process encoded, and still holds the size limit") {

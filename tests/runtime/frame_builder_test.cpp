@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "messages/drk.capnp.h"
+#include "runtime/payload.h"
 #include "runtime/transport/borrowed_data.h"
 #include "runtime/transport/codec.h"
 #include "tests/doctest_drk.h"
@@ -30,7 +31,7 @@ bool all_zero(kj::ArrayPtr<const capnp::word> words) {
 void fill(FrameBuilder& builder, std::size_t payload_bytes, std::size_t later_payload_bytes) {
   auto envelope = builder.initRoot<msg::Envelope>();
   const std::vector<kj::byte> payload(payload_bytes, 7);
-  auto weights = envelope.getBody().initPolicyWeights();
+  auto weights = runtime::init_payload<msg::PolicyWeights>(envelope);
   weights.setVersion(3);
   weights.setParameters(kj::arrayPtr(payload.data(), payload.size()));
   envelope.setSender(std::string(later_payload_bytes, 's'));
@@ -61,7 +62,7 @@ DRK_TEST_CASE("a FrameBuilder's frame holds the bytes encode() gives, in one, tw
       const std::span<const std::byte> bytes(static_cast<const std::byte*>(frame.data()), frame.size());
       auto decoded = decode_checked<msg::Envelope>(bytes, nullptr);
       DRK_REQUIRE(decoded.ok());
-      const auto weights = decoded->root<msg::Envelope>().getBody().getPolicyWeights();
+      const auto weights = runtime::payload_of<msg::PolicyWeights>(decoded->root<msg::Envelope>()).value();
       DRK_CHECK(weights.getParameters().size() == shape.payload);
       DRK_CHECK(std::string(decoded->root<msg::Envelope>().getRecipient().cStr()) == "sink");
     }
@@ -114,7 +115,7 @@ DRK_TEST_CASE("a FrameBuilder's second segment is zeroed although its pool buffe
 // An Outbox's envelope with PolicyWeights whose parameters are adopted from borrowed_data().
 void fill_borrowed(FrameBuilder& builder, kj::ArrayPtr<const kj::byte> payload) {
   auto envelope = builder.initRoot<msg::Envelope>();
-  auto weights = envelope.getBody().initPolicyWeights();
+  auto weights = runtime::init_payload<msg::PolicyWeights>(envelope);
   weights.setVersion(3);
   weights.adoptParameters(borrowed_data(weights, payload));
   envelope.setSender("source");
@@ -131,7 +132,7 @@ void check_frame_carries(FrameBuilder& builder, kj::ArrayPtr<const kj::byte> pay
   auto decoded = decode_checked<msg::Envelope>(
       std::span<const std::byte>(static_cast<const std::byte*>(frame.data()), frame.size()), nullptr);
   DRK_REQUIRE(decoded.ok());
-  const auto parameters = decoded->root<msg::Envelope>().getBody().getPolicyWeights().getParameters();
+  const auto parameters = runtime::payload_of<msg::PolicyWeights>(decoded->root<msg::Envelope>()).value().getParameters();
   DRK_REQUIRE(parameters.size() == payload.size());
   DRK_CHECK(std::memcmp(parameters.begin(), payload.begin(), payload.size()) == 0);
 }
@@ -175,7 +176,7 @@ DRK_TEST_CASE("a borrowed payload leaves in two parts; a reply that borrows the 
   DRK_CHECK(tail.data() != static_cast<const void*>(payload.begin()));  // copied once, into the tail
   auto decoded = decode_checked_parts<msg::Envelope>(bytes_of(head), bytes_of(tail));
   DRK_REQUIRE_MESSAGE(decoded.ok(), decoded.error().message);
-  const auto parameters = decoded->root<msg::Envelope>().getBody().getPolicyWeights().getParameters();
+  const auto parameters = runtime::payload_of<msg::PolicyWeights>(decoded->root<msg::Envelope>()).value().getParameters();
   DRK_REQUIRE(parameters.size() == payload.size());
   DRK_CHECK(std::memcmp(parameters.begin(), payload.begin(), payload.size()) == 0);
   DRK_CHECK(static_cast<const void*>(parameters.begin()) == tail.data());  // read in place
@@ -190,7 +191,7 @@ DRK_TEST_CASE("a borrowed payload leaves in two parts; a reply that borrows the 
   DRK_CHECK(reply_tail.data() == tail.data());  // shared: ZeroMQ counts the references
   auto answered = decode_own_parts(bytes_of(reply_head), bytes_of(reply_tail));
   DRK_REQUIRE(answered.ok());
-  const auto echoed = answered->root<msg::Envelope>().getBody().getPolicyWeights().getParameters();
+  const auto echoed = runtime::payload_of<msg::PolicyWeights>(answered->root<msg::Envelope>()).value().getParameters();
   DRK_CHECK(std::memcmp(echoed.begin(), payload.begin(), payload.size()) == 0);
 
   // The copied tail was a pool buffer: freed by its last holder, it is the pool's next one.
@@ -204,7 +205,7 @@ DRK_TEST_CASE("a borrowed payload leaves in two parts; a reply that borrows the 
   // A message of the builder's own segments, small or large, is one frame as before.
   FrameBuilder own(first_segment, *pool);
   const std::vector<kj::byte> copied(64 << 10, kj::byte{9});
-  auto weights = own.initRoot<msg::Envelope>().getBody().initPolicyWeights();
+  auto weights = runtime::init_payload<msg::PolicyWeights>(own.initRoot<msg::Envelope>());
   weights.setParameters(kj::arrayPtr(copied.data(), copied.size()));
   DRK_CHECK_FALSE(own.has_borrowed_tail());
 }

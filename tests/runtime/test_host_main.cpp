@@ -29,11 +29,14 @@
 #include <stdexcept>
 #include <thread>
 
+#include "messages/drk.capnp.h"
 #include "runtime/actor.h"
 #include "runtime/command_line.h"
 #include "runtime/inspection/inspection_server.h"
 #include "runtime/process_command_line.h"
 #include "runtime/supervision/warm_spare.h"
+#include "training/domain_messages.h"
+#include "training/step_progress.h"
 
 namespace {
 
@@ -84,7 +87,7 @@ class Pinger final : public runtime::Actor {
     std::ofstream(context.spec().run_dir + "/pinger-result.txt")
         << "answered " << answered_.size() << " of " << requests_ << "\n";
     (void)context.send("head", [&](msg::Envelope::Builder envelope) {
-      auto report = envelope.getBody().initStepReport();
+      auto report = runtime::init_payload<msg::StepReport>(envelope);
       report.setStep(0);  // the first and only step (steps count from 0)
       report.setPolicyVersion(1);
       report.setCorrectFraction(1.0);
@@ -238,7 +241,7 @@ class Drainer final : public runtime::Actor {
       });
     }
     (void)context.send("head", [&](msg::Envelope::Builder envelope) {
-      auto report = envelope.getBody().initStepReport();
+      auto report = runtime::init_payload<msg::StepReport>(envelope);
       report.setStep(0);
       report.setPolicyVersion(1);
       report.setFinished(true);
@@ -262,6 +265,8 @@ class Drainer final : public runtime::Actor {
 }  // namespace
 
 int main(int argc, char** argv) {
+  training::register_domain_messages();
+  runtime::register_progress_observer(training::make_step_progress);
   runtime::register_role("pinger",
                          [](const runtime::ActorSpec& spec) { return std::make_unique<Pinger>(spec); });
   runtime::register_role("ponger",

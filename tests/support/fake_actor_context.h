@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "messages/drk.capnp.h"
 #include "runtime/actor.h"
 
 namespace drk::testing {
@@ -66,11 +67,12 @@ class FakeActorContext final : public runtime::ActorContext {
 
   int64_t now_unix_ms() const override { return now_ms; }
 
-  // The sends of one body kind, in order.
-  std::vector<const Sent*> sent_of(msg::Envelope::Body::Which which) const {
+  // The sends whose payload is a T, in order.
+  template <typename T>
+  std::vector<const Sent*> sent_of() const {
     std::vector<const Sent*> matching;
     for (const auto& item : sent) {
-      if (item.envelope().getBody().which() == which) matching.push_back(&item);
+      if (runtime::payload_of<T>(item.envelope())) matching.push_back(&item);
     }
     return matching;
   }

@@ -1,4 +1,6 @@
 #include "tools/bench/actor_bench.h"
+#include "messages/drk.capnp.h"
+#include "runtime/payload.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -60,7 +62,7 @@ bool is_start(msg::Envelope::Reader envelope) {
 }
 
 void set_payload(msg::Envelope::Builder envelope, uint32_t sequence, kj::ArrayPtr<const kj::byte> payload) {
-  auto weights = envelope.getBody().initPolicyWeights();
+  auto weights = runtime::init_payload<msg::PolicyWeights>(envelope);
   weights.setVersion(sequence);
   weights.adoptParameters(runtime::borrowed_data(weights, payload));
 }
@@ -107,7 +109,7 @@ class Sink final : public runtime::Actor {
 
   void on_message(runtime::ActorContext&, msg::Envelope::Reader envelope) override {
     const auto body = envelope.getBody();
-    if (body.isPolicyWeights()) {
+    if (runtime::payload_of<msg::PolicyWeights>(envelope)) {
       last_ = Clock::now();
       if (started_) {
         ++messages_;
@@ -144,7 +146,7 @@ class Ping final : public runtime::Actor {
       until_ = Clock::now() + duration_;
       return send_next(context);
     }
-    if (!envelope.getBody().isPolicyWeights()) return;
+    if (!runtime::payload_of<msg::PolicyWeights>(envelope)) return;
     const auto answered = Clock::now();
     if (trips_++ >= kWarmUpRoundTrips)
       report_.latency.round_trips_us.push_back(microseconds_between(sent_, answered));
@@ -176,11 +178,11 @@ class Ping final : public runtime::Actor {
 class Pong final : public runtime::Actor {
  public:
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
-    if (!envelope.getBody().isPolicyWeights()) return;
-    const auto weights = envelope.getBody().getPolicyWeights();
+    const auto weights = runtime::payload_of<msg::PolicyWeights>(envelope);
+    if (!weights) return;
     (void)context.send(
         envelope.getSender().cStr(),
-        [&](msg::Envelope::Builder out) { set_payload(out, weights.getVersion(), weights.getParameters()); },
+        [&](msg::Envelope::Builder out) { set_payload(out, weights->getVersion(), weights->getParameters()); },
         patient());
   }
 };

@@ -22,6 +22,7 @@
 #include <cstddef>
 
 #include "base/result.h"
+#include "messages/envelope.capnp.h"
 #include "tools/bench/measurement.h"
 
 namespace drk::bench {

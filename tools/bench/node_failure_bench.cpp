@@ -1,4 +1,5 @@
 #include "tools/bench/node_failure_bench.h"
+#include "messages/envelope.capnp.h"
 
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>

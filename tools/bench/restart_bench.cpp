@@ -1,4 +1,5 @@
 #include "tools/bench/restart_bench.h"
+#include "messages/envelope.capnp.h"
 
 #include <yaml-cpp/yaml.h>
 

@@ -5,12 +5,18 @@
 #include "actors/oracle/oracle_actor.h"
 #include "actors/verifier/verifier_actor.h"
 #include "runtime/actor.h"
+#include "runtime/progress_observer.h"
 #include "runtime/topology/experiment_keys.h"
 #include "tools/drk/commands.h"
+#include "training/domain_messages.h"
+#include "training/step_progress.h"
+#include "training/training_stages.h"
 
 namespace drk::tools {
 
 void register_roles() {
+  training::register_domain_messages();
+  runtime::register_progress_observer(training::make_step_progress);
   runtime::register_role("generator", generator::make_generator_actor);
   runtime::register_role("evaluator", evaluator::make_evaluator_actor);
   runtime::register_role("verifier", verifier::make_verifier_actor);
@@ -26,6 +32,7 @@ void register_roles() {
   runtime::register_experiment_check(evaluator::evaluator_experiment_check);
   runtime::register_experiment_check(learner::learner_experiment_check);
   runtime::register_experiment_check(oracle::oracle_experiment_check);
+  runtime::register_experiment_views(training::training_stage_views);
 }
 
 }  // namespace drk::tools
