@@ -42,6 +42,11 @@
 // calls, threads left running after a batch (CPU sandbox), stale results on fresh inputs, the
 // sandbox's signal, the candidate's status) for the Verifier.
 //
+// Each step is a unit of actors/evaluator/engine/ whose header states its contract
+// (compile_and_load.h, correctness_trials.h, timer.h with cpu_timer.h and cuda_timer.h,
+// gpu_profile.h, bounds_check.h); what differs between the kinds of sandbox is an
+// EvaluationDevice (engine/evaluation_device.h).
+//
 // Errors (only for a request that cannot be evaluated): not_found for an unknown task,
 // unsupported for a device or language this build cannot run (a candidate for another device, or
 // cuda in a build without the CUDA toolkit), io_error when the compiler or the sandbox cannot be

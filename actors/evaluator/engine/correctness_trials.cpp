@@ -1,0 +1,282 @@
+#include "actors/evaluator/engine/correctness_trials.h"
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+#include <thread>
+
+#include "actors/evaluator/output_checksum.h"
+#include "actors/evaluator/output_comparison.h"
+
+namespace drk::evaluator {
+namespace {
+
+// How long after a reply an output is compared again with what it held at the reply.
+constexpr auto kAfterReturnWait = std::chrono::milliseconds(3);
+
+}  // namespace
+
+CorrectnessTrials::CorrectnessTrials(const EngineOptions& options, SandboxSession& session)
+    : options_(options), session_(session) {}
+
+Result<Comparison> CorrectnessTrials::check_set(EvaluationRun& run, uint32_t set) {
+  const std::vector<at::Tensor> inputs = run.pristine(set);
+  auto reference = run.expected_output(inputs);
+  if (!reference) return reference.error();
+  const auto& slot = run.layout.sets[set].outputs[0];
+  Comparison c = compare_outputs(run.view(slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
+  auto evidence = run.out.getEvidence();
+  if (c.left_poisoned) evidence.setOutputsLeftPoisoned(true);
+  if (c.non_finite) evidence.setNonFinite(true);
+  if (run.inputs_mutated(set, inputs)) {
+    evidence.setInputsMutated(true);
+    if (c.passed) c.first_failure = "an input differs from its pristine copy after the call (inputs are read-only)";
+  }
+  run.out.setMaxAbsError(std::max(run.out.getMaxAbsError(), c.max_abs));
+  run.out.setMaxRelError(std::max(run.out.getMaxRelError(), c.max_rel));
+  return c;
+}
+
+// The candidate's outputs of `set` and the float32 reference against a float64 reference on the
+// same inputs (precision evidence for the Verifier). Skipped above a size where the float64
+// copies would not fit: 2^24 input elements in the shared region, 2^28 on the device.
+Status CorrectnessTrials::check_precision(EvaluationRun& run, uint32_t set) {
+  const int64_t limit = run.store->on_device() ? int64_t{1} << 28 : int64_t{1} << 24;
+  const std::vector<at::Tensor> inputs = run.pristine(set);
+  int64_t elements = 0;
+  for (const auto& input : inputs) elements += input.numel();
+  if (elements > limit) return {};
+  auto reference = run.reference->run(inputs);
+  if (!reference) return reference.error();
+  auto exact = run.reference->run(in_float64(inputs));
+  if (!exact) return {};  // an expression LibTorch cannot evaluate in float64: no evidence
+  const PrecisionErrors errors = precision_errors(run.output(set), *reference, *exact);
+  auto evidence = run.out.getEvidence();
+  evidence.setPrecisionChecked(true);
+  evidence.setPrecisionError(errors.candidate);
+  evidence.setReferencePrecisionError(errors.reference);
+  return {};
+}
+
+// Whether most of the output elements of `set` that miss the reference hold, bit for bit, what
+// the output held before the last batch: stale answers (a cache, or skipped work) rather than
+// an inaccurate computation.
+Result<bool> CorrectnessTrials::mostly_stale(EvaluationRun& run, uint32_t set, const at::Tensor& previous) {
+  auto reference = run.expected_output(run.pristine(set));
+  if (!reference) return reference.error();
+  const StaleCount count =
+      count_stale(run.output(set), previous, *reference, run.tolerance);
+  return count.missing > 0 && 2 * count.stale >= count.missing;
+}
+
+// Whether set 0's output still holds `returned`, what it held at the reply (`at_reply`), at
+// least kAfterReturnWait later; records evidence outputsChangedAfterReturn when not.
+void CorrectnessTrials::check_outputs_still(EvaluationRun& run, const at::Tensor& returned, Clock::time_point at_reply) {
+  const auto waited = Clock::now() - at_reply;
+  if (waited < kAfterReturnWait) std::this_thread::sleep_for(kAfterReturnWait - waited);
+  const at::Tensor now = run.output(0);
+  if (run.out.getEvidence().getOutputsChangedAfterReturn().size() != 0 || same_bits(now, returned)) return;
+  const int64_t changed = count_differing_bits(now, returned);
+  run.out.getEvidence().setOutputsChangedAfterReturn(
+      std::to_string(changed) + " of " + std::to_string(now.numel()) + " elements of output " +
+      run.task->outputs[0] + " changed between the reply and " +
+      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - at_reply).count()) +
+      " ms later");
+}
+
+// Whether set 0's outputs at the reply are what the sandbox saw as the call returned.
+void CorrectnessTrials::check_outputs_as_returned(EvaluationRun& run, uint64_t at_return) {
+  uint64_t checksum = checksum_bytes(nullptr, 0);
+  for (const auto& slot : run.layout.sets[0].outputs)
+    checksum = checksum_bytes(run.view(slot).data_ptr(), slot.bytes(), checksum);
+  if (checksum != at_return)
+    run.out.getEvidence().setOutputsChangedAfterReturn("output " + run.task->outputs[0] +
+                                                       " changed between drk_kernel's return and the sandbox's reply");
+}
+
+Status CorrectnessTrials::run(EvaluationRun& run) {
+  auto out = run.out;
+  uint32_t passed = 0;
+  for (uint32_t trial = 0; trial < options_.trials; ++trial) {
+    run.write_inputs(0, mix(run.seed, trial));
+    run.poison_outputs(0);
+    auto answer = session_.call_once(run, trial == 0);
+    if (!answer) {
+      if (!run.sandbox_failed) return answer.error();
+      out.setErrorText("trial " + std::to_string(trial + 1) + ": " + std::string(out.getErrorText().cStr()));
+      break;
+    }
+    out.getEvidence().setCandidateStatus(answer->candidate_status);
+    if (answer->status != msg::SandboxStatus::OK) {
+      out.setSandbox(answer->status == msg::SandboxStatus::RETURNED_ERROR ? msg::SandboxOutcome::RETURNED_ERROR
+                                                                          : msg::SandboxOutcome::CRASHED);
+      out.setErrorText("trial " + std::to_string(trial + 1) + ": " + answer->message);
+      break;
+    }
+    // The first trial's outputs as the reply found them, compared again after the check below
+    // and a short wait: a write in between is work still running after drk_kernel returned.
+    const auto at_reply = Clock::now();
+    const at::Tensor returned = trial == 0 ? run.output(0).clone() : at::Tensor();
+    if (trial == 0 && answer->output_checksum) check_outputs_as_returned(run, *answer->output_checksum);
+    auto comparison = check_set(run, 0);
+    if (!comparison) return comparison.error();
+    if (trial == 0) check_outputs_still(run, returned, at_reply);
+    if (!comparison->passed) {
+      std::ostringstream text;
+      text << "trial " << trial + 1 << ": " << comparison->first_failure << "; max abs error "
+           << out.getMaxAbsError() << ", max rel error " << out.getMaxRelError();
+      out.setErrorText(text.str());
+      break;
+    }
+    if (trial == 0) {
+      if (auto s = check_precision(run, 0); !s) return s;
+      if (auto s = rerun_with_finite_poison(run); !s) return s;
+      if (run.sandbox_failed) break;
+    }
+    // Mutated inputs with matching outputs still pass the numbers; the evidence goes to the Verifier.
+    if (out.getEvidence().getInputsMutated() && out.getErrorText().size() == 0)
+      out.setErrorText("trial " + std::to_string(trial + 1) + ": " + comparison->first_failure);
+    ++passed;
+  }
+  out.setTrialsPassed(passed);
+  out.setCorrect(passed == options_.trials);
+  return {};
+}
+
+// Trial 1 once more on the same inputs, its outputs pre-filled with a finite poison instead of NaN
+// (poison_finite: +-magnitude, from the evaluation's secret seed). A candidate that reads its
+// outputs before writing them (a running max or min, a "computed already" test) passes with NaN,
+// which fmax ignores and every comparison fails, and misses here: evidence uninitialisedRead. A
+// result within tolerance that differs bit for bit from the first run is nondeterministic (float
+// atomics, a changing summation order): evidence rerunDiffers, which the Verifier only warns
+// about. Correctness is left as it is: the Verifier judges the evidence.
+Status CorrectnessTrials::rerun_with_finite_poison(EvaluationRun& run) {
+  const auto& slot = run.layout.sets[0].outputs[0];
+  const at::Tensor first = run.view(slot).clone();
+  run.write_inputs(0, mix(run.seed, 0));
+  poison_finite(run.view(slot), 1024.0f + static_cast<float>(mix(run.seed, 300) % 4096));
+  auto answer = session_.call_once(run);
+  if (!answer) {
+    if (!run.sandbox_failed) return answer.error();
+    run.out.setErrorText("trial 1 rerun with a finite poison: " + std::string(run.out.getErrorText().cStr()));
+    return {};
+  }
+  if (answer->status != msg::SandboxStatus::OK) return {};
+  auto reference = run.expected_output(run.pristine(0));
+  if (!reference) return reference.error();
+  const Comparison c = compare_outputs(run.view(slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
+  auto evidence = run.out.getEvidence();
+  if (!c.passed)
+    evidence.setUninitialisedRead(c.first_failure);
+  else
+    evidence.setRerunDiffers(static_cast<uint64_t>(count_differing_bits(run.view(slot), first)));
+  return {};
+}
+
+// One more trial at the task's second shapes (docs/tasks.md), after every trial passed at the
+// main ones. A candidate that ignores the shapes it is given (extents or strides fixed at compile
+// time) is right at the main shapes and wrong here: evidence secondShapeWrong, and the result is
+// not correct. A candidate that declines the shapes with a non-zero status (DRK_E_UNSUPPORTED_SHAPE)
+// is a specialised kernel, which KernelBench's fixed shapes allow: secondShapeStatus records it.
+// The trial uses buffer set 0's place before timing, which draws every set afresh.
+Status CorrectnessTrials::second_shape(EvaluationRun& run) {
+  if (run.task->second_shapes(run.shapes).empty()) return {};
+  auto out = run.out;
+  const kernels::Task second_task = kernels::at_second_shapes(*run.task, run.shapes);
+  EvaluationRun trial;
+  trial.task = &second_task;
+  trial.reference = run.reference;
+  trial.shapes = run.shapes;
+  trial.store = run.store;
+  trial.lay_out(make_layout(second_task, run.shapes, 1));
+  trial.tolerance = run.tolerance;
+  trial.seed = run.seed;
+  trial.out = out;
+  trial.own_kernels = run.own_kernels;
+  if (auto s = trial.reserve(std::max(run.layout.bytes, trial.layout.bytes)); !s) return s;
+  std::string shapes;
+  for (const auto& input : second_task.inputs)
+    shapes += (shapes.empty() ? "" : ", ") + input.name + " " +
+              kernels::format_shape(second_task.shapes(run.shapes).at(input.name));
+  const std::string phase = "the second-shape trial (" + shapes + ")";
+
+  trial.write_inputs(0, mix(run.seed, 500));
+  trial.poison_outputs(0);
+  auto answer = session_.call_once(trial);
+  if (!answer) {
+    if (!trial.sandbox_failed) return answer.error();
+    run.sandbox_failed = true;
+    out.setErrorText(phase + ": " + std::string(out.getErrorText().cStr()));
+    return {};
+  }
+  auto evidence = out.getEvidence();
+  evidence.setSecondShapeChecked(true);
+  evidence.setSecondShapeStatus(answer->candidate_status);
+  if (answer->status == msg::SandboxStatus::RETURNED_ERROR) return {};
+  if (answer->status != msg::SandboxStatus::OK) {
+    out.setSandbox(msg::SandboxOutcome::CRASHED);
+    out.setErrorText(phase + ": " + answer->message);
+    out.setCorrect(false);
+    return {};
+  }
+  const std::vector<at::Tensor> inputs = trial.pristine(0);
+  auto reference = trial.expected_output(inputs);
+  if (!reference) return reference.error();
+  const auto& slot = trial.layout.sets[0].outputs[0];
+  Comparison c = compare_outputs(trial.view(slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
+  if (trial.inputs_mutated(0, inputs)) {
+    evidence.setInputsMutated(true);
+    if (c.passed) c.first_failure = "an input differs from its pristine copy after the call (inputs are read-only)";
+  } else if (!c.passed) {
+    evidence.setSecondShapeWrong(phase + ": " + c.first_failure);
+  }
+  if (!c.passed || evidence.getInputsMutated()) {
+    out.setErrorText(phase + ": " + c.first_failure);
+    out.setCorrect(false);
+  }
+  return {};
+}
+
+// Fresh values at the same addresses: a result cached across timed calls shows here. The
+// outputs are not poisoned this time: they keep the answers to the previous inputs, a finite,
+// plausible second poison that catches a candidate that skips work when its output already
+// holds numbers (the trials' NaN poison caught outputs never written). Then the same inputs
+// with a few secret elements swapped, the fresh answers left in place: a shortcut keyed on a
+// sample of the inputs, which the fresh draw missed, answers from them there (input_nudge.h).
+Status CorrectnessTrials::after_timing(EvaluationRun& run, uint32_t candidate_calls) {
+  auto out = run.out;
+  const uint32_t set_count = run.set_count();
+  std::vector<at::Tensor> previous_answers(set_count);
+  // nullopt when every set passed; else what after_timing returns (the result marked incorrect).
+  const auto batch_after_timing = [&](const char* what,
+                                      const std::function<void(uint32_t)>& change_inputs) -> std::optional<Status> {
+    for (uint32_t s = 0; s < set_count; ++s) {
+      change_inputs(s);
+      previous_answers[s] = run.output(s).clone();
+    }
+    auto check = session_.run_batch(run, std::max(candidate_calls, set_count));
+    const std::string phase = std::string("the last timed batch (") + what + ")";
+    if (auto f = batch_failed(run, check, phase.c_str())) return *f;
+    for (uint32_t s = 0; s < set_count; ++s) {
+      auto comparison = check_set(run, s);
+      if (!comparison) return Status(comparison.error());
+      if (comparison->passed) continue;
+      out.setCorrect(false);
+      auto stale = mostly_stale(run, s, previous_answers[s]);
+      if (!stale) return Status(stale.error());
+      if (*stale) out.getEvidence().setStaleAfterFreshInputs(true);
+      out.setErrorText(phase + ": " + comparison->first_failure +
+                       (*stale ? " (the output still holds the answer to the previous inputs)" : ""));
+      return Status();
+    }
+    return std::nullopt;
+  };
+  if (auto ended = batch_after_timing("fresh inputs", [&](uint32_t s) { run.write_inputs(s, mix(run.seed, 2000 + s)); }))
+    return *ended;
+  if (auto ended = batch_after_timing("a few input elements swapped",
+                                      [&](uint32_t s) { run.nudge(s, mix(run.seed, 3000 + s)); }))
+    return *ended;
+  return {};
+}
+
+}  // namespace drk::evaluator

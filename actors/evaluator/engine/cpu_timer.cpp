@@ -1,0 +1,177 @@
+#include "actors/evaluator/engine/cpu_timer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "actors/evaluator/engine/engine_clock.h"
+
+namespace drk::evaluator {
+namespace {
+
+// The length of the batches that compare a candidate with its outputs holding their own answers
+// and holding others' (answerReuseRatio).
+constexpr double kAnswerReuseBatchMs = 3.0;
+// A first pair's ratio under this is an honest candidate's: no second pair.
+constexpr double kAnswerReuseConfirmAbove = 2.0;
+
+}  // namespace
+
+CpuTimer::CpuTimer(SandboxSession& session, const EngineOptions& options, uint64_t order_seed)
+    : session_(session), options_(options), order_rng_(order_seed) {}
+
+// `calls` calls in the rotating order (EvaluationRun::rotation_calls). The layout has K + 1
+// sets: inputs of sets 0..K-1, outputs of all K + 1.
+Result<SandboxAnswer> CpuTimer::run_rotating_batch(EvaluationRun& run, uint32_t calls) {
+  const uint32_t inputs = run.set_count() - 1;
+  const uint32_t period = inputs * (inputs + 1);
+  const uint64_t first = run.rotation_calls;
+  run.rotation_calls += calls;
+  return session_.call(run, options_.call_timeout, [&](msg::SandboxRequest::Builder request) {
+    auto run_request = request.initRun();
+    run_request.setCalls(calls);
+    run_request.setSwapSeed(run.next_swap_seed());
+    auto list = run_request.initSets(period);
+    for (uint32_t j = 0; j < period; ++j)
+      fill_buffer_set(list[j], run.layout.sets[(first + j) % inputs].inputs,
+                      run.layout.sets[(first + j) % (inputs + 1)].outputs);
+  });
+}
+
+// CPU: this process's clock around "run M calls" round trips, minus an empty round trip; the
+// reference runs here with LibTorch.
+Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
+  auto& candidate_us = samples.candidate_us;
+  auto& reference_us = samples.reference_us;
+  auto& candidate_calls = samples.candidate_calls;
+  auto& reference_calls = samples.reference_calls;
+  auto out = run.out;
+  // The inputs the rotation takes (the last set's outputs only rotate): the reference's too.
+  const uint32_t set_count = static_cast<uint32_t>(run.layout.sets.size()) - 1;
+  auto candidate_batch = [&](uint32_t calls) { return run_rotating_batch(run, calls); };
+  auto failed = [&](const Result<SandboxAnswer>& answer, const char* phase) { return batch_failed(run, answer, phase); };
+
+  // The cost of a round trip that runs nothing, subtracted from every candidate batch: the
+  // fastest of a few, because a loaded machine delays some trips by more than a whole 1 ms batch
+  // (a median of them once zeroed every sample of a fast candidate).
+  double round_trip_ns = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 5; ++i) {
+    auto answer = candidate_batch(0);
+    if (auto f = failed(answer, "timing")) return *f;
+    round_trip_ns = std::min(round_trip_ns, answer->wall_ns);
+  }
+
+  // Calibration: double the batch until it lasts half the target (the first batches also warm
+  // caches up), then scale it to the target.
+  double target_ns = options_.target_batch_ms * 1e6;
+  auto calibrate = [&](const std::function<Result<double>(uint32_t)>& batch_ns) -> Result<uint32_t> {
+    uint32_t calls = 1;
+    for (;;) {
+      auto ns = batch_ns(calls);
+      if (!ns) return ns.error();
+      if (*ns >= target_ns / 2 || calls >= 65536)
+        return static_cast<uint32_t>(std::clamp(std::ceil(calls * target_ns / std::max(*ns, 1.0)), 1.0, 100000.0));
+      calls *= 2;
+    }
+  };
+  // Warm-up: a first call faults the output pages in and warms caches; it is not measured.
+  if (auto f = failed(candidate_batch(set_count), "timing warm-up")) return *f;
+  for (uint32_t s = 0; s < set_count; ++s)
+    if (auto warm = run.reference->run(run.pristine_copies[s]); !warm) return warm.error();
+
+  std::optional<Status> calibration_failure;
+  auto candidate_calls_or = calibrate([&](uint32_t calls) -> Result<double> {
+    auto answer = candidate_batch(calls);
+    calibration_failure = failed(answer, "timing");
+    if (calibration_failure) return make_error(Errc::sandbox_crashed, "the candidate failed during calibration");
+    return std::max(answer->wall_ns - round_trip_ns, 0.0);
+  });
+  if (!candidate_calls_or) return *calibration_failure;
+  candidate_calls = *candidate_calls_or;
+
+  auto time_reference = [&](uint32_t calls) -> Result<double> {
+    auto begin = Clock::now();
+    for (uint32_t i = 0; i < calls; ++i) {
+      auto value = run.reference->run(run.pristine_copies[i % set_count]);
+      if (!value) return value.error();
+    }
+    return std::chrono::duration<double, std::nano>(Clock::now() - begin).count();
+  };
+  auto reference_calls_or = calibrate(time_reference);
+  if (!reference_calls_or) return reference_calls_or.error();
+  reference_calls = *reference_calls_or;
+
+  // Warm-up: one batch of each.
+  if (auto f = failed(candidate_batch(candidate_calls), "timing warm-up")) return *f;
+  if (auto warm = time_reference(reference_calls); !warm) return warm.error();
+
+  std::vector<double> clock_ratios;  // per batch: this process's time net of the empty trip / the sandbox's
+  auto timing_started = Clock::now();
+  for (;;) {
+    bool reference_first_this_round = (order_rng_() & 1) != 0;
+    for (int side = 0; side < 2; ++side) {
+      if ((side == 0) == reference_first_this_round) {
+        auto ns = time_reference(reference_calls);
+        if (!ns) return ns.error();
+        reference_us.push_back(*ns / 1000.0 / reference_calls);
+      } else {
+        auto answer = candidate_batch(candidate_calls);
+        if (auto f = failed(answer, "timing")) return *f;
+        candidate_us.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / 1000.0 / candidate_calls);
+        // Over the whole round trip: one thread's CPU time cannot exceed it, whatever the
+        // sandbox does around the calls (the timing's net wall time, or the calls' own span, is
+        // short of that work: short batches of one call then read as 1.3-1.5 threads). Inexact
+        // readings are left out: a tick's error is several batches long.
+        if (answer->wall_ns > 0 && answer->cpu_exact) run.batch_cpu_per_wall.push_back(answer->cpu_ns / answer->wall_ns);
+        if (answer->sandbox_ns > 0)
+          clock_ratios.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / static_cast<double>(answer->sandbox_ns));
+      }
+    }
+    if (settle_rule(options_).settled(candidate_us, reference_us, ms_since(timing_started))) break;
+  }
+  // A low percentile of the batches: a loaded machine delays many round trips (its wake-up
+  // latency alone can triple a 1 ms batch), while a sandbox that lies about its clock, or works
+  // after it answered, inflates every batch.
+  if (!clock_ratios.empty()) out.getEvidence().setWallCheckRatio(summarize(clock_ratios, 1).p10);
+  if (!run.batch_cpu_per_wall.empty()) out.getEvidence().setCpuPerWall(summarize(run.batch_cpu_per_wall, 1).median);
+  if (auto f = measure_answer_reuse(run, summarize(candidate_us, 1).median)) return *f;
+  return {};
+}
+
+// Work skipped when the output already holds the answer (a cheap check of it, then nothing to
+// do), which the rotation keeps out of the timed batches: batches where each call's output was
+// last written for its own inputs against rotating batches started from poison, two pairs (the
+// second only when the first suspects it). The
+// smallest ratio is the evidence (answerReuseRatio): an honest candidate takes about as long
+// either way.
+std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, double call_us) {
+  // Batches of about kAnswerReuseBatchMs, so that a skipped call's round trip is not what is
+  // measured.
+  const uint32_t calls =
+      static_cast<uint32_t>(std::clamp(std::ceil(kAnswerReuseBatchMs * 1000.0 / std::max(call_us, 0.01)), 1.0, 100000.0));
+  double smallest = std::numeric_limits<double>::infinity();
+  for (int pair = 0; pair < 2; ++pair) {
+    // The first plain batch leaves every output holding its own inputs' answer.
+    for (int round = 0; round < 2; ++round) {
+      auto own = session_.run_batch(run, calls);
+      if (auto f = batch_failed(run, own, "timing")) return f;
+      if (round == 0) continue;
+      for (uint32_t s = 0; s < run.set_count(); ++s) run.poison_outputs(s);
+      auto other = run_rotating_batch(run, calls);
+      if (auto f = batch_failed(run, other, "timing")) return f;
+      // The sandbox's CPU time (all its threads), not the wall time: work skipped is CPU time not
+      // spent, while a loaded machine stretches a batch's wall time (a threaded candidate's
+      // second thread waiting for a core) without its CPU time: wall times read honest threaded
+      // candidates as 3x faster with their answers there once in a while.
+      const bool by_cpu = own->cpu_ns > 0 && other->cpu_ns > 0;
+      smallest = std::min(smallest, by_cpu ? other->cpu_ns / own->cpu_ns
+                                           : other->wall_ns / std::max(own->wall_ns, 1.0));
+    }
+    // A second pair only to confirm a suspicion: it must hold in both.
+    if (smallest < kAnswerReuseConfirmAbove) break;
+  }
+  run.out.getEvidence().setAnswerReuseRatio(smallest);
+  return std::nullopt;
+}
+
+}  // namespace drk::evaluator

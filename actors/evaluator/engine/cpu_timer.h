@@ -1,0 +1,40 @@
+// CpuTimer: the CPU sandbox's timing. The clock is this process's, outside the candidate's reach:
+// the wall time of a "run M calls" round trip to the sandbox minus the fastest of a few empty round
+// trips, M chosen so that a batch lasts EngineOptions::target_batch_ms; the reference is timed
+// here with LibTorch. Batches of both sides interleave in random order until they settle.
+//
+// Candidate batches rotate over the buffer sets: call g takes set g mod K's inputs and set
+// g mod (K + 1)'s outputs (K + 1 sets: buffer_sets()), so that no timed call starts from an output
+// that already holds its answer. Evidence: wallCheckRatio (this clock against the sandbox's),
+// cpuPerWall (the sandbox's CPU time per batch), answerReuseRatio (batches whose outputs hold
+// their own answers against rotated ones, by the sandbox's CPU time).
+//
+// Contract, ownership and thread-safety: Timer's (timer.h).
+#pragma once
+
+#include <random>
+
+#include "actors/evaluator/engine/sandbox_session.h"
+#include "actors/evaluator/engine/timer.h"
+
+namespace drk::evaluator {
+
+class CpuTimer final : public Timer {
+ public:
+  // `order_seed`: the side that goes first in each round.
+  CpuTimer(SandboxSession& session, const EngineOptions& options, uint64_t order_seed);
+
+  // One set more than the inputs (its outputs make the rotation, which needs two input sets).
+  uint32_t buffer_sets(uint32_t timing_sets) const override { return std::max<uint32_t>(timing_sets, 2) + 1; }
+  Status time(EvaluationRun& run, TimingSamples& samples) override;
+
+ private:
+  Result<SandboxAnswer> run_rotating_batch(EvaluationRun& run, uint32_t calls);
+  std::optional<Status> measure_answer_reuse(EvaluationRun& run, double call_us);
+
+  SandboxSession& session_;
+  const EngineOptions& options_;
+  std::mt19937_64 order_rng_;
+};
+
+}  // namespace drk::evaluator
