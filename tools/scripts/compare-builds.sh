@@ -2,7 +2,7 @@
 # Two builds of drkernel side by side on one machine: `drk bench runtime --quick` and
 # `drk bench eval --quick` of each, alternated (before, after, before, after, ...) so that both
 # see the same machine state, then one table of the medians and the after/before ratios.
-#   tools/bench/compare-builds.sh BEFORE_BUILD AFTER_BUILD [--device cpu|cuda] [--rounds N] [--out DIR]
+#   tools/scripts/compare-builds.sh BEFORE_BUILD AFTER_BUILD [--device cpu|cuda] [--rounds N] [--out DIR]
 # A build is a build directory (its drk is BUILD/tools/drk). The JSON of every run stays in
 # --out (default a new temporary directory), whose path the table's first line names.
 set -euo pipefail
