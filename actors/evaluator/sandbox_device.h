@@ -1,8 +1,8 @@
 // SandboxDevice: what drk-sandbox does differently when candidates run on an accelerator. The
 // sandbox program (sandbox_main.cpp) is one source; the executable picks its device at link
 // time through make_sandbox_device(): drk-sandbox links sandbox_host_device.cpp (candidates
-// run on the CPU, on the shared region itself: no device), drk-sandbox-cuda links
-// cuda/cuda_sandbox_device.cpp.
+// run on the CPU, on the shared region itself: no device), drk-sandbox-cuda links the CUDA
+// sandbox device (cuda/cuda_sandbox_device.h and its cuda_sandbox_*.cpp units).
 //
 // On a device the shared region is mirrored in device memory: a tensor at region offset X is
 // handed to the candidate at device address base + X. A run request copies the tensors it

@@ -22,7 +22,6 @@
 
 #include "base/file_system.h"
 #include "base/result.h"
-#include "base/result.h"
 #include "runtime/topology/topology.h"
 
 namespace drk::runtime {
