@@ -21,6 +21,7 @@
 #include "actors/learner/ppo_loss.h"
 #include "actors/learner/rejection_sampling.h"
 #include "actors/learner/rollback_monitor.h"
+#include "actors/learner/step_batch.h"
 #include "actors/learner/task_selection.h"
 #include "kernels/catalog/task.h"
 #include "kernels/schedule/observation.h"
@@ -46,42 +47,17 @@ struct Rollout {
   std::unique_ptr<capnp::MallocMessageBuilder> trajectory;  // msg::Trajectory once received
 };
 
-// Where a row of a FamilyBatch comes from.
-struct RowSource {
-  size_t rollout = 0;
-  unsigned turn = 0;  // index into the trajectory's turns
-};
-
-// The well-formed turns of one family, as tensors for the update.
-struct FamilyBatch {
-  std::vector<float> observations;
-  std::vector<int64_t> actions;
-  std::vector<float> old_logprobs;
-  std::vector<float> advantages;
-  std::vector<uint8_t> later_turn;
-  std::vector<RowSource> sources;
-  std::vector<int64_t> trained_rows;  // the rows that enter the loss
-  int64_t rows = 0;
-};
 
 struct UpdateStats {
   double loss = 0.0;
   double clip_fraction = 0.0;
   double approx_kl = 0.0;
   uint32_t ppo_epochs = 0;
-  uint32_t prs_rejected = 0, mrs_rejected = 0, mrs_vetoed = 0, stale_rejected = 0;
+  SelectionCounts selection;
   bool rolled_back = false;
   uint32_t rolled_back_to = 0;
 };
 
-// Why a turn stayed out of the loss (Turn.rejectedBy).
-constexpr const char* kNoAdvantage = "no_advantage";
-constexpr const char* kMalformed = "malformed";
-constexpr const char* kPrs = "prs";
-constexpr const char* kMrsBand = "mrs_band";
-constexpr const char* kMrsVeto = "mrs_veto";
-constexpr const char* kStale = "stale";
-constexpr const char* kRollback = "rollback";
 
 // load_topology ran learner_experiment_check on this experiment already: a failure here (an
 // ActorSpec built in code) is a fault.
@@ -304,11 +280,11 @@ class LearnerActor final : public runtime::Actor {
   void on_advantages(runtime::ActorContext& context, msg::Advantages::Reader advantages) {
     if (!awaiting_advantages_ || advantages.getStep() != step_) return;
     awaiting_advantages_ = false;
-    std::map<std::pair<std::string, uint32_t>, double> by_turn;
+    TurnValues by_turn;
     for (auto item : advantages.getItems()) {
       by_turn[{item.getTrajectoryId().cStr(), item.getTurn()}] = item.getAdvantage();
     }
-    std::map<std::pair<std::string, uint32_t>, double> returns;
+    TurnValues returns;
     for (auto item : advantages.getItems()) returns[{item.getTrajectoryId().cStr(), item.getTurn()}] = item.getReturn();
     const double reward = mean_reward();
     const RollbackDecision decision = rollback_.observe(version_, reward);
@@ -362,8 +338,7 @@ class LearnerActor final : public runtime::Actor {
 
   // Turn.advantage, return, trained and rejectedBy on the step's trajectories, as the update
   // left them (update() marks what it trained and rejected; the rest had no advantage).
-  void record_outcomes(const std::map<std::pair<std::string, uint32_t>, double>& advantages,
-                       const std::map<std::pair<std::string, uint32_t>, double>& returns) {
+  void record_outcomes(const TurnValues& advantages, const TurnValues& returns) {
     for (auto& rollout : rollouts_) {
       auto turns = rollout.trajectory->getRoot<msg::Trajectory>().getTurns();
       for (unsigned index = 0; index < turns.size(); ++index) {
@@ -396,164 +371,18 @@ class LearnerActor final : public runtime::Actor {
     }
   }
 
-  UpdateStats update(const std::map<std::pair<std::string, uint32_t>, double>& advantages) {
-    std::map<Family, FamilyBatch> batches;
-    const int observation_size = schedule::observation_size(policy_.device());
-    for (size_t rollout_index = 0; rollout_index < rollouts_.size(); ++rollout_index) {
-      const auto& rollout = rollouts_[rollout_index];
-      auto turns = rollout.trajectory->getRoot<msg::Trajectory>().getTurns();
-      uint32_t turn_number = 0;
-      for (auto turn : turns.asReader()) {
-        ++turn_number;
-        const auto advantage = advantages.find({rollout.id, turn_number});
-        auto family = schedule::parse_family(turn.getFamily().cStr());
-        // Turns with a malformed shape carry no gradient; those without an advantage (filtered
-        // by the Oracle) are kept for the MRS ratio of their trajectory, but not trained.
-        if (!family) {
-          turns[turn_number - 1].setRejectedBy(kMalformed);
-          continue;
-        }
-        const size_t knob_count = schedule::knobs(*family, policy_.device()).size();
-        if (turn.getObservation().size() != static_cast<unsigned>(observation_size) ||
-            turn.getActions().size() != knob_count || turn.getActionLogprobs().size() != knob_count) {
-          turns[turn_number - 1].setRejectedBy(kMalformed);
-          continue;
-        }
-        FamilyBatch& batch = batches[*family];
-        for (float value : turn.getObservation()) batch.observations.push_back(value);
-        for (size_t knob = 0; knob < knob_count; ++knob) {
-          const uint16_t action = turn.getActions()[static_cast<unsigned>(knob)];
-          if (action > schedule::keep_decision(*family, policy_.device(), static_cast<int>(knob))) continue;
-          batch.actions.push_back(action);
-          batch.old_logprobs.push_back(turn.getActionLogprobs()[static_cast<unsigned>(knob)]);
-        }
-        if (batch.actions.size() != static_cast<size_t>(batch.rows + 1) * knob_count) {
-          batch.observations.resize(static_cast<size_t>(batch.rows) * observation_size);
-          batch.actions.resize(static_cast<size_t>(batch.rows) * knob_count);
-          batch.old_logprobs.resize(static_cast<size_t>(batch.rows) * knob_count);
-          turns[turn_number - 1].setRejectedBy(kMalformed);
-          continue;
-        }
-        batch.advantages.push_back(advantage == advantages.end() ? 0.0f : static_cast<float>(advantage->second));
-        batch.later_turn.push_back(turn_number > 1 ? 1 : 0);
-        batch.sources.push_back({rollout_index, turn_number - 1});
-        ++batch.rows;
-      }
-    }
+  UpdateStats update(const TurnValues& advantages) {
+    std::vector<StepTrajectory> trajectories;
+    for (auto& rollout : rollouts_) trajectories.push_back({rollout.id, rollout.trajectory->getRoot<msg::Trajectory>()});
     UpdateStats stats;
-    auto tensors = make_tensors(batches);
-    select_rows(batches, tensors, advantages, stats);
+    const auto tensors = step_batch(trajectories, advantages, policy_, settings_, version_, stats.selection);
     run_epochs(tensors, stats);
     return stats;
   }
 
-  struct Tensors {
-    Family family;
-    torch::Tensor observations, actions, old_logprobs, advantages, later_turn;
-    torch::Tensor learner_logprobs;  // before the update: the previous policy of the trust region
-  };
-
-  std::vector<Tensors> make_tensors(std::map<Family, FamilyBatch>& batches) {
-    std::vector<Tensors> tensors;
-    const int64_t observation_size = schedule::observation_size(policy_.device());
-    torch::NoGradGuard no_grad;
-    for (auto& [family, batch] : batches) {
-      if (batch.rows == 0) continue;
-      const auto knob_count = static_cast<int64_t>(schedule::knobs(family, policy_.device()).size());
-      Tensors t{
-          family,
-          torch::from_blob(batch.observations.data(), {batch.rows, observation_size}, torch::kFloat32).clone(),
-          torch::from_blob(batch.actions.data(), {batch.rows, knob_count}, torch::kInt64).clone(),
-          torch::from_blob(batch.old_logprobs.data(), {batch.rows, knob_count}, torch::kFloat32).clone(),
-          torch::from_blob(batch.advantages.data(), {batch.rows}, torch::kFloat32).clone(),
-          torch::from_blob(batch.later_turn.data(), {batch.rows}, torch::kUInt8).to(torch::kBool),
-          {}};
-      t.learner_logprobs = policy_.network().log_probs(family, t.observations, t.actions, t.later_turn).detach();
-      tensors.push_back(std::move(t));
-    }
-    return tensors;
-  }
-
-  // MRS per trajectory, then PRS per turn; marks each turn and keeps only the trained rows of
-  // `tensors`.
-  void select_rows(std::map<Family, FamilyBatch>& batches, std::vector<Tensors>& tensors,
-                   const std::map<std::pair<std::string, uint32_t>, double>& advantages, UpdateStats& stats) {
-    std::vector<std::vector<double>> log_ratios(rollouts_.size());
-    size_t tensor_index = 0;
-    for (auto& [family, batch] : batches) {
-      if (batch.rows == 0) continue;
-      auto& t = tensors[tensor_index++];
-      const auto learner = t.learner_logprobs.contiguous();
-      const auto behaviour = t.old_logprobs.contiguous();
-      const auto knob_count = learner.size(1);
-      const float* learner_data = learner.data_ptr<float>();
-      const float* behaviour_data = behaviour.data_ptr<float>();
-      for (int64_t row = 0; row < batch.rows; ++row) {
-        const auto& source = batch.sources[static_cast<size_t>(row)];
-        auto turn = rollouts_[source.rollout].trajectory->getRoot<msg::Trajectory>().getTurns()[source.turn];
-        auto logprobs = turn.initLearnerLogprobs(static_cast<unsigned>(knob_count));
-        for (int64_t knob = 0; knob < knob_count; ++knob) {
-          const float value = learner_data[row * knob_count + knob];
-          logprobs.set(static_cast<unsigned>(knob), value);
-          log_ratios[source.rollout].push_back(static_cast<double>(value) - behaviour_data[row * knob_count + knob]);
-        }
-      }
-    }
-    std::vector<MrsOutcome> mrs(rollouts_.size());
-    for (size_t index = 0; index < rollouts_.size(); ++index) mrs[index] = mrs_check(settings_.mrs, log_ratios[index]);
-    tensor_index = 0;
-    for (auto& [family, batch] : batches) {
-      if (batch.rows == 0) continue;
-      auto& t = tensors[tensor_index++];
-      for (int64_t row = 0; row < batch.rows; ++row) {
-        const auto& source = batch.sources[static_cast<size_t>(row)];
-        const auto& rollout = rollouts_[source.rollout];
-        auto turn = rollout.trajectory->getRoot<msg::Trajectory>().getTurns()[source.turn];
-        const char* rejected = nullptr;
-        // PRS judges a measured profile. A screened turn (the cost model's answer) has none, its
-        // coverage reads 0: PRS leaves it to the update as it leaves an incorrect turn.
-        const bool prs_judges_as_correct = turn.getCorrect() && !turn.getScreened();
-        const uint32_t played_by = rollout.trajectory->getRoot<msg::Trajectory>().getPolicyVersion();
-        if (advantages.count({rollout.id, source.turn + 1}) == 0) {
-          rejected = kNoAdvantage;
-        } else if (played_by + settings_.max_staleness < version_) {
-          rejected = kStale;
-          ++stats.stale_rejected;
-        } else if (mrs[source.rollout] == MrsOutcome::vetoed) {
-          rejected = kMrsVeto;
-          ++stats.mrs_rejected;
-          ++stats.mrs_vetoed;
-        } else if (mrs[source.rollout] == MrsOutcome::outside_band) {
-          rejected = kMrsBand;
-          ++stats.mrs_rejected;
-        } else if (!prs_keeps(settings_.prs, prs_judges_as_correct, turn.getCoverage(),
-                              prs_uniform_draw(settings_.seed, turn.getCandidateId().cStr()))) {
-          rejected = kPrs;
-          ++stats.prs_rejected;
-        }
-        if (rejected) {
-          turn.setRejectedBy(rejected);
-          continue;
-        }
-        turn.setTrained(true);
-        batch.trained_rows.push_back(row);
-      }
-      const auto rows = torch::tensor(batch.trained_rows, torch::kInt64);
-      t.observations = t.observations.index_select(0, rows);
-      t.actions = t.actions.index_select(0, rows);
-      t.old_logprobs = t.old_logprobs.index_select(0, rows);
-      t.advantages = t.advantages.index_select(0, rows);
-      t.later_turn = t.later_turn.index_select(0, rows);
-      t.learner_logprobs = t.learner_logprobs.index_select(0, rows);
-    }
-    tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
-                                 [](const Tensors& t) { return t.observations.size(0) == 0; }),
-                  tensors.end());
-  }
-
   // experiment.ppo_epochs epochs of the clipped objective, stopped early (before the optimizer
   // step) when the approximate KL to the policy before the update exceeds kl_max.
-  void run_epochs(const std::vector<Tensors>& tensors, UpdateStats& stats) {
+  void run_epochs(const std::vector<FamilyTensors>& tensors, UpdateStats& stats) {
     if (tensors.empty()) return;
     const StageSettings& current = stage();
     const double scale = rollback_.diagnostic() ? settings_.diagnostic_learning_rate_scale : 1.0;
@@ -627,10 +456,10 @@ class LearnerActor final : public runtime::Actor {
     summary.rolled_back = stats.rolled_back;
     summary.rolled_back_to = stats.rolled_back_to;
     summary.diagnostic = rollback_.diagnostic();
-    summary.prs_rejected = stats.prs_rejected;
-    summary.mrs_rejected = stats.mrs_rejected;
-    summary.mrs_vetoed = stats.mrs_vetoed;
-    summary.stale_rejected = stats.stale_rejected;
+    summary.prs_rejected = stats.selection.prs_rejected;
+    summary.mrs_rejected = stats.selection.mrs_rejected;
+    summary.mrs_vetoed = stats.selection.mrs_vetoed;
+    summary.stale_rejected = stats.selection.stale_rejected;
     summary.ppo_epochs = stats.ppo_epochs;
     summary.stage = settings_.stage_settings[stage_index].name;
     reports_.push_back(summary);
