@@ -36,8 +36,12 @@ inline uint64_t payload_type(msg::Envelope::Reader envelope) {
 // The payload as a T; empty when the envelope carries something else.
 template <typename T>
 std::optional<typename T::Reader> payload_of(msg::Envelope::Reader envelope) {
-  if (payload_type(envelope) != payload_type_id<T>()) return std::nullopt;
-  return envelope.getBody().getPayload().getContent().getAs<T>();
+  // One read of each pointer: this runs for every message a handler tests.
+  const auto body = envelope.getBody();
+  if (!body.isPayload()) return std::nullopt;
+  const auto payload = body.getPayload();
+  if (payload.getTypeId() != payload_type_id<T>()) return std::nullopt;
+  return payload.getContent().getAs<T>();
 }
 
 // Makes the envelope's body a payload of type T and returns it to fill.
