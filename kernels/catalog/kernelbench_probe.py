@@ -61,13 +61,13 @@ def plain_value(value):
     return repr(value)
 
 
-def dtype_name(torch, dtype):
+def dtype_name(dtype):
     return str(dtype).replace("torch.", "")
 
 
 def describe(torch, value):
     if isinstance(value, torch.Tensor):
-        return {"kind": "tensor", "shape": list(value.shape), "dtype": dtype_name(torch, value.dtype)}
+        return {"kind": "tensor", "shape": list(value.shape), "dtype": dtype_name(value.dtype)}
     return {"kind": "value", "value": plain_value(value)}
 
 

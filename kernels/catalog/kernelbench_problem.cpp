@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
 #include <tuple>
 
 #include "base/file_system.h"
+#include "kernels/catalog/expression.h"
 #include "kernels/catalog/task.h"
 
 #ifndef DRK_SOURCE_DIR
@@ -113,6 +115,24 @@ std::string kernelbench_family(const std::string& stem) {
   return "";
 }
 
+std::string kernelbench_values_text(const std::vector<KernelBenchValue>& values) {
+  std::string text;
+  for (const auto& value : values)
+    text += (text.empty() ? "" : ", ") + (value.tensor ? format_shape(value.shape) + " " + value.dtype : value.value);
+  return text;
+}
+
+std::string kernelbench_status_text(const KernelBenchProblem& problem) {
+  if (problem.failure) return "cannot run: " + problem.failure->stage + ": " + problem.failure->message;
+  const auto& run = problem.reference_run;
+  if (run && run->failure)
+    return "reference fails on " + run->device + ": " + run->failure->stage + ": " + run->failure->message;
+  if (!run) return "ok";
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.3f", run->ms);
+  return "ok, reference " + std::string(ms) + " ms on " + run->device;
+}
+
 std::string kernelbench_problem_yaml(const KernelBenchProblem& problem) {
   YAML::Emitter out;
   out << YAML::BeginMap;
@@ -203,6 +223,17 @@ std::string kernelbench_probe_script() { return std::string(DRK_SOURCE_DIR) + "/
 std::string default_kernelbench_directory() {
   if (const char* dir = std::getenv("DRK_KERNELBENCH_DIR"); dir && *dir) return dir;
   return TaskCatalog::default_directory() + "/kernelbench";
+}
+
+Result<KernelBenchProblem> load_kernelbench_problem(const std::string& directory, const std::string& name) {
+  constexpr std::string_view kPrefix = "kernelbench/";
+  const std::string file = directory + "/" + name.substr(name.rfind(kPrefix, 0) == 0 ? kPrefix.size() : 0) + ".yaml";
+  auto text = real_file_system().read_file(file);
+  if (!text && text.error().code == Errc::not_found)
+    return make_error(Errc::not_found, "no KernelBench problem '" + name + "' is imported in " + directory +
+                                           ": import it with drk kernelbench import PATH");
+  if (!text) return text.error();
+  return parse_kernelbench_problem(*text, file);
 }
 
 Result<std::vector<KernelBenchProblem>> load_kernelbench_problems(const std::string& directory) {

@@ -73,6 +73,12 @@ std::string kernelbench_task_name(int level, const std::string& stem);
 // `23_Softmax` -> rowwise, `1_Square_matrix_multiplication_` -> gemm), or empty.
 std::string kernelbench_family(const std::string& stem);
 
+// The values as people read them: "[16, 1024] float32, 3".
+std::string kernelbench_values_text(const std::vector<KernelBenchValue>& values);
+// Whether the problem can run, and why not: "ok", "ok, reference 0.250 ms on cuda",
+// "cannot run: forward: AttributeError: ...", "reference fails on cuda: forward: ...".
+std::string kernelbench_status_text(const KernelBenchProblem& problem);
+
 std::string kernelbench_problem_yaml(const KernelBenchProblem& problem);
 Result<KernelBenchProblem> parse_kernelbench_problem(const std::string& yaml_text, const std::string& file);
 
@@ -81,6 +87,9 @@ Result<KernelBenchProblem> parse_kernelbench_problem(const std::string& yaml_tex
 std::string default_kernelbench_directory();
 // kernels/catalog/kernelbench_probe.py of the source tree (what describes a problem file).
 std::string kernelbench_probe_script();
+// The record of the problem `name` (kernelbench/levelN/ID_Name) under `directory`; not_found,
+// with the fix, when it was not imported there.
+Result<KernelBenchProblem> load_kernelbench_problem(const std::string& directory, const std::string& name);
 // Every record under `directory`/levelN/, by name; none when the folder does not exist.
 Result<std::vector<KernelBenchProblem>> load_kernelbench_problems(const std::string& directory);
 

@@ -67,3 +67,19 @@ DRK_TEST_CASE("a record reads back as it was written, and a damaged one is refus
   DRK_CHECK(damaged.error().message.find(file) != std::string::npos);
   DRK_CHECK(damaged.error().message.find("level") != std::string::npos);
 }
+
+DRK_TEST_CASE("a record's values and status read as people read them; a missing one names the fix") {
+  drk::kernels::KernelBenchProblem problem;
+  problem.inputs = {{true, {8, 64}, "float32", ""}, {false, {}, "", "3"}};
+  DRK_CHECK(drk::kernels::kernelbench_values_text(problem.inputs) == "[8, 64] float32, 3");
+  DRK_CHECK(drk::kernels::kernelbench_status_text(problem) == "ok");
+  problem.reference_run = drk::kernels::KernelBenchReferenceRun{"cuda", 0.25, 0, std::nullopt};
+  DRK_CHECK(drk::kernels::kernelbench_status_text(problem) == "ok, reference 0.250 ms on cuda");
+  problem.failure = drk::kernels::KernelBenchFailure{"forward", "AttributeError: no op"};
+  DRK_CHECK(drk::kernels::kernelbench_status_text(problem) == "cannot run: forward: AttributeError: no op");
+
+  auto missing = drk::kernels::load_kernelbench_problem("/nonexistent-drk-imports", "kernelbench/level1/19_ReLU");
+  DRK_REQUIRE(!missing.ok());
+  DRK_CHECK(missing.error().code == drk::Errc::not_found);
+  DRK_CHECK(missing.error().message.find("drk kernelbench import") != std::string::npos);
+}

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "base/file_system.h"
-#include "kernels/catalog/expression.h"
 #include "kernels/catalog/kernelbench_problem.h"
 #include "runtime/command_line.h"
 #include "runtime/log.h"
@@ -26,13 +25,6 @@ struct ImportArgs {
   int seconds_per_problem = 300;
   uint64_t seed = 42;
 };
-
-std::string values_text(const std::vector<kernels::KernelBenchValue>& values) {
-  std::string text;
-  for (const auto& value : values)
-    if (value.tensor) text += (text.empty() ? "" : " ") + kernels::format_shape(value.shape);
-  return text;
-}
 
 int import_problems(const ImportArgs& args) {
   auto files = find_kernelbench_files(args.path);
@@ -58,16 +50,10 @@ int import_problems(const ImportArgs& args) {
     ++done;
     usable += problem.usable() ? 1 : 0;
     std::cout << "[" << done << "/" << total << "] " << problem.name << "  ";
-    if (problem.failure) {
-      std::cout << "CANNOT RUN (" << problem.failure->stage << "): " << problem.failure->message << "\n";
-    } else {
-      std::cout << values_text(problem.inputs) << " -> " << values_text(problem.outputs);
-      if (const auto& run = problem.reference_run)
-        std::cout << (run->failure ? "  REFERENCE FAILS on " + run->device + " (" + run->failure->stage +
-                                         "): " + run->failure->message
-                                   : "  reference " + fixed(run->ms, 3) + " ms on " + run->device);
-      std::cout << "\n";
-    }
+    if (!problem.failure)
+      std::cout << kernels::kernelbench_values_text(problem.inputs) << " -> "
+                << kernels::kernelbench_values_text(problem.outputs) << "  ";
+    std::cout << kernels::kernelbench_status_text(problem) << "\n";
     std::cout.flush();
   });
   if (!imported) {

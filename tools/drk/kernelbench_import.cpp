@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
-#include <set>
 #include <system_error>
+#include <tuple>
 
 #include "base/json_text.h"
 #include "base/temporary_directory.h"
@@ -133,9 +133,10 @@ Result<std::vector<KernelBenchFile>> find_kernelbench_files(const std::string& p
   if (auto level = level_of(fs::absolute(root).lexically_normal())) {
     add_level(root, *level, files);
   } else {
-    for (const fs::path& base : {root / "KernelBench", root})
-      for (const auto& entry : fs::directory_iterator(base, ec))
-        if (auto level = level_of(entry.path()); level && entry.is_directory()) add_level(entry.path(), *level, files);
+    // A checkout keeps its levels in KernelBench/; a folder of levels holds them itself.
+    const fs::path base = fs::is_directory(root / "KernelBench", ec) ? root / "KernelBench" : root;
+    for (const auto& entry : fs::directory_iterator(base, ec))
+      if (auto level = level_of(entry.path()); level && entry.is_directory()) add_level(entry.path(), *level, files);
   }
   if (files.empty())
     return make_error(Errc::not_found, "'" + path + "' holds no KernelBench problem: expected levelN/ID_Name.py files "

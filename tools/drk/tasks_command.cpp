@@ -99,20 +99,9 @@ void show(const kernels::Task& task) {
   }
 }
 
-std::string shapes_text(const std::vector<kernels::KernelBenchValue>& values) {
-  std::string text;
-  for (const auto& value : values)
-    text += (text.empty() ? "" : ", ") + (value.tensor ? kernels::format_shape(value.shape) + " " + value.dtype : value.value);
-  return text;
-}
-
-std::string status_text(const kernels::KernelBenchProblem& problem) {
-  if (problem.failure) return "cannot run: " + problem.failure->stage + ": " + problem.failure->message;
-  if (problem.reference_run && problem.reference_run->failure)
-    return "reference fails on " + problem.reference_run->device + ": " + problem.reference_run->failure->stage + ": " +
-           problem.reference_run->failure->message;
-  if (problem.reference_run) return "ok, reference " + fixed(problem.reference_run->ms, 3) + " ms on " + problem.reference_run->device;
-  return "ok";
+// `text` and at least two spaces, to `width` + 2 columns.
+std::string pad(const std::string& text, size_t width) {
+  return text + std::string(width > text.size() ? width - text.size() + 2 : 2, ' ');
 }
 
 void show(const kernels::KernelBenchProblem& problem) {
@@ -120,11 +109,11 @@ void show(const kernels::KernelBenchProblem& problem) {
             << "  source      " << problem.source << "\n"
             << "  sha256      " << problem.source_sha256 << "\n"
             << "  family      " << (problem.family.empty() ? "none of ours" : problem.family) << "\n"
-            << "  status      " << status_text(problem) << "\n";
+            << "  status      " << kernels::kernelbench_status_text(problem) << "\n";
   if (problem.failure) return;
   std::cout << "  init        " << problem.init_inputs << "\n"
-            << "  inputs      " << shapes_text(problem.inputs) << "\n"
-            << "  outputs     " << shapes_text(problem.outputs) << "\n"
+            << "  inputs      " << kernels::kernelbench_values_text(problem.inputs) << "\n"
+            << "  outputs     " << kernels::kernelbench_values_text(problem.outputs) << "\n"
             << "  parameters  " << problem.parameters << "\n"
             << "  work        " << (problem.flops ? human(*problem.flops, "FLOP") : std::string("FLOPs not counted"))
             << ", at least " << human(problem.min_bytes, "B") << " moved (torch " << problem.torch_version << ")\n";
@@ -146,15 +135,12 @@ int list_kernelbench(const std::string& directory) {
     family_width = std::max(family_width, problem.family.size());
     usable += problem.usable() ? 1 : 0;
   }
-  auto pad = [](const std::string& text, size_t width) {
-    return text + std::string(width > text.size() ? width - text.size() + 2 : 2, ' ');
-  };
   std::cout << "\n" << pad("NAME", name_width) << pad("FAMILY", family_width) << pad("FLOP", 10) << pad("BYTES", 10)
             << "STATUS\n";
   for (const auto& problem : *problems)
     std::cout << pad(problem.name, name_width) << pad(problem.family.empty() ? "-" : problem.family, family_width)
               << pad(problem.flops ? human(*problem.flops, "") : "-", 10)
-              << pad(problem.failure ? "-" : human(problem.min_bytes, "B"), 10) << status_text(problem) << "\n";
+              << pad(problem.failure ? "-" : human(problem.min_bytes, "B"), 10) << kernels::kernelbench_status_text(problem) << "\n";
   std::cout << problems->size() << " KernelBench problems imported in " << directory << " (published shapes), " << usable
             << " usable\n";
   return 0;
@@ -247,19 +233,13 @@ int tasks(const TasksArgs& args, TasksMode mode) {
   }
   if (mode == TasksMode::audit) return audit(*catalog, args.audit_names, args.device, args.json);
   if (mode == TasksMode::show && args.show_name.rfind("kernelbench/", 0) == 0) {
-    auto problems = kernels::load_kernelbench_problems(args.kernelbench_dir);
-    if (!problems) {
-      log::error() << "drk tasks: " << problems.error().message;
+    auto problem = kernels::load_kernelbench_problem(args.kernelbench_dir, args.show_name);
+    if (!problem) {
+      log::error() << "drk tasks: " << problem.error().message;
       return 1;
     }
-    for (const auto& problem : *problems)
-      if (problem.name == args.show_name) {
-        show(problem);
-        return 0;
-      }
-    log::error() << "drk tasks: no KernelBench problem '" << args.show_name << "' is imported in "
-                 << args.kernelbench_dir << ": import it with drk kernelbench import PATH";
-    return 1;
+    show(*problem);
+    return 0;
   }
   if (mode == TasksMode::show) {
     auto task = catalog->find(args.show_name);
@@ -275,9 +255,6 @@ int tasks(const TasksArgs& args, TasksMode mode) {
     name_width = std::max(name_width, task.name.size());
     family_width = std::max(family_width, task.family.size());
   }
-  auto pad = [](const std::string& text, size_t width) {
-    return text + std::string(width > text.size() ? width - text.size() + 2 : 2, ' ');
-  };
   constexpr size_t kAmountWidth = 10;
   std::cout << pad("NAME", name_width) << pad("FAMILY", family_width) << pad("CPU FLOP", kAmountWidth)
             << pad("CPU BYTES", kAmountWidth) << pad("CUDA FLOP", kAmountWidth) << pad("CUDA BYTES", kAmountWidth)
