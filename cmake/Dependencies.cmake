@@ -26,6 +26,21 @@ find_package(SQLite3 REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(Boost REQUIRED)
 find_package(Torch REQUIRED)
+# KernelBench's Python problems and candidates run in an embedded CPython whose torch is the
+# LibTorch above (actors/evaluator/python/python_runtime.h): Debian's python3 with python3-torch,
+# or on the GPU machine the venv whose pip torch the build uses (its python3 first on PATH).
+# Where python3 on PATH has no torch (a pyenv shim), Debian's /usr/bin/python3 is the one.
+if(NOT DEFINED Python3_EXECUTABLE)
+  find_program(DRK_PATH_PYTHON3 python3)
+  foreach(python IN ITEMS ${DRK_PATH_PYTHON3} /usr/bin/python3)
+    execute_process(COMMAND ${python} -c "import torch" RESULT_VARIABLE no_torch OUTPUT_QUIET ERROR_QUIET)
+    if(no_torch EQUAL 0)
+      set(Python3_EXECUTABLE ${python} CACHE FILEPATH "the Python whose torch drkernel embeds")
+      break()
+    endif()
+  endforeach()
+endif()
+find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Embed)
 # The sandbox's syscall filter (actors/evaluator/sandbox_confinement.h): libseccomp, found by
 # path so that the GPU kit's unpacked copy is found through CMAKE_PREFIX_PATH.
 find_path(SECCOMP_INCLUDE_DIR seccomp.h REQUIRED)

@@ -22,7 +22,7 @@ $Cxx.namespace("drk::msg");
 
 enum Device { cpu @0; cuda @1; }
 enum DType { float32 @0; float16 @1; bfloat16 @2; float64 @3; int32 @4; int64 @5; }
-enum Language { cpp @0; cuda @1; }
+enum Language { cpp @0; cuda @1; python @2; }  # python: a KernelBench-format ModelNew file
 
 struct TensorSpec {
   name @0 :Text;

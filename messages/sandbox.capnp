@@ -30,8 +30,22 @@ struct BufferSet {
 
 # Load a compiled candidate (replacing the one loaded before).
 struct LoadRequest {
-  library @0 :Text;             # absolute path of the shared object
+  library @0 :Text;             # absolute path of the shared object; drk-sandbox --python: of the
+                                # candidate's Python file
   maxThreads @1 :Int32;         # drk_context.max_threads, and the library table's threads
+  python @2 :PythonLoad;        # drk-sandbox --python: how to construct the candidate's ModelNew
+}
+
+# A KernelBench-format candidate (actors/evaluator/python/python_candidate.h): ModelNew is
+# constructed as the problem's Model was, and called with the problem's tensors in place and its
+# plain values at their positions.
+struct PythonLoad {
+  displayName @0 :Text;         # how messages name the file ("model_new.py")
+  initInputs @1 :Text;          # get_init_inputs() of the problem, a JSON list
+  initSeed @2 :UInt64;          # torch.manual_seed before ModelNew(*initInputs)
+  constants @3 :Text;           # forward's non-tensor arguments: a JSON list of [position, value]
+  parameters @4 :Text;          # Model's parameters as python_runtime.h's parameter_summary(): the
+                                # load fails, saying how, when ModelNew's differ
 }
 
 # Call the loaded candidate `calls` times in a row; call i uses sets[i mod len(sets)].
@@ -41,6 +55,8 @@ struct RunRequest {
   calls @1 :UInt32;
   swapSeed @2 :UInt64;          # non-zero: two elements of every input swap places before each call (input_swaps.h)
   outputChecksum @3 :Bool;      # CPU: reply with the checksum of the last call's outputs as it returned
+  timed @4 :Bool;               # the calls are timed: a Python candidate's answer is kept, not copied
+                                # into the outputs (KernelBench times the forward call alone)
 }
 
 # CUDA sandboxes (drk-sandbox-cuda) only; the CPU sandbox answers badRequest. On CUDA a run

@@ -20,12 +20,16 @@
 #include "actors/evaluator/engine/evaluation_run.h"
 #include "actors/evaluator/engine/gpu_profile.h"
 #include "actors/evaluator/engine/host_tensor_store.h"
+#include "actors/evaluator/python/python_reference.h"
 #include "actors/evaluator/engine/sandbox_session.h"
 #include "actors/evaluator/engine/timer.h"
 #include "actors/evaluator/shared_region.h"
 #include "judging/best_known_bound.h"
 #include "judging/roofline_bound.h"
+#include "base/file_system.h"
+#include "kernels/catalog/kernelbench_problem.h"
 #include "kernels/catalog/reference.h"
+#include "kernels/compile/content_hash.h"
 #include "kernels/catalog/reference_build.h"
 #include "kernels/compile/compiler.h"
 
@@ -47,7 +51,9 @@ uint64_t secret_seed() {
 struct EvaluationEngine::Impl {
   kernels::TaskCatalog catalog;
   EngineOptions options;
-  std::map<std::string, kernels::Reference> references;
+  std::map<std::string, std::unique_ptr<ReferenceModel>> references;
+  // KernelBench problems met so far (python engines): their tasks, made from the import's records.
+  std::map<std::string, std::unique_ptr<kernels::Task>> kernelbench_tasks;
   std::unique_ptr<compile::CompilePool> compile_pool;
   std::unique_ptr<EvaluationDevice> device;
   std::optional<SharedRegion> region;
@@ -70,6 +76,9 @@ struct EvaluationEngine::Impl {
   }
 
   Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out, double best_known_speedup);
+  Result<const kernels::Task*> find_task(const std::string& name);
+  // A KernelBench problem's task and its Python reference, from its import record and source file.
+  Result<const kernels::Task*> load_kernelbench_task(const std::string& name);
   // unsupported for a candidate this engine cannot evaluate (another device or language, a task
   // without shapes for it).
   Status check_candidate(msg::Candidate::Reader candidate, const kernels::Task& task) const;
@@ -80,6 +89,39 @@ struct EvaluationEngine::Impl {
   Status run_timing(EvaluationRun& run, bool swap_between_calls);
 };
 
+Result<const kernels::Task*> EvaluationEngine::Impl::find_task(const std::string& name) {
+  if (name.rfind("kernelbench/", 0) != 0) return catalog.find(name);
+  if (!options.python)
+    return make_error(Errc::unsupported, "task '" + name +
+                                             "' is a KernelBench problem: its candidates are KernelBench-format Python "
+                                             "files (a ModelNew), which a python engine evaluates (drk eval with a .py "
+                                             "candidate)");
+  if (auto known = kernelbench_tasks.find(name); known != kernelbench_tasks.end()) return known->second.get();
+  return load_kernelbench_task(name);
+}
+
+Result<const kernels::Task*> EvaluationEngine::Impl::load_kernelbench_task(const std::string& name) {
+  const std::string directory =
+      options.kernelbench_dir.empty() ? kernels::default_kernelbench_directory() : options.kernelbench_dir;
+  auto problem = kernels::load_kernelbench_problem(directory, name);
+  if (!problem) return problem.error();
+  auto source = real_file_system().read_file(problem->source);
+  if (!source)
+    return make_error(Errc::not_found, "the source of " + name + " (" + problem->source +
+                                           ") cannot be read: re-import the problem (drk kernelbench import)");
+  if (compile::content_hash(*source) != problem->source_sha256)
+    return make_error(Errc::invalid_argument, problem->source + " changed since " + name +
+                                                  " was imported: import it again (drk kernelbench import)");
+  auto task = kernels::kernelbench_task(*problem);
+  if (!task) return task.error();
+  const std::string file_name = std::filesystem::path(problem->source).filename().string();
+  auto reference = PythonReference::create(*source, file_name, options.device, mix(secret, std::hash<std::string>{}(name)));
+  if (!reference) return reference.error();
+  references[name] = std::move(*reference);
+  auto& stored = kernelbench_tasks[name] = std::make_unique<kernels::Task>(std::move(*task));
+  return stored.get();
+}
+
 Status EvaluationEngine::Impl::check_candidate(msg::Candidate::Reader candidate, const kernels::Task& task) const {
   DeviceKind kind = candidate.getDevice() == msg::Device::CUDA ? DeviceKind::cuda : DeviceKind::cpu;
   if (kind != options.device)
@@ -87,11 +129,13 @@ Status EvaluationEngine::Impl::check_candidate(msg::Candidate::Reader candidate,
                                              std::string(kernels::device_name(kind)) + " but this evaluator runs " +
                                              std::string(kernels::device_name(options.device)));
   const msg::Language language = device->language();
+  auto language_name = [](msg::Language l) {
+    return l == msg::Language::CUDA ? "CUDA C++" : l == msg::Language::PYTHON ? "KernelBench-format Python" : "C++";
+  };
   if (candidate.getLanguage() != language)
     return make_error(Errc::unsupported, std::string("candidate '") + candidate.getId().cStr() + "' is " +
-                                             (candidate.getLanguage() == msg::Language::CUDA ? "CUDA" : "C++") +
-                                             " but this evaluator compiles " +
-                                             (language == msg::Language::CUDA ? "CUDA C++" : "C++") + " candidates");
+                                             language_name(candidate.getLanguage()) + " but this evaluator compiles " +
+                                             language_name(language) + " candidates");
   if (!task.runs_on(shape_kind()))
     return make_error(Errc::unsupported, "task '" + task.name + "' has no " +
                                              std::string(kernels::device_name(shape_kind())) + " shapes: it runs on " +
@@ -102,7 +146,7 @@ Status EvaluationEngine::Impl::check_candidate(msg::Candidate::Reader candidate,
 EvaluationRun EvaluationEngine::Impl::make_run(const kernels::Task& task, msg::EvalResult::Builder out) {
   EvaluationRun run;
   run.task = &task;
-  run.reference = &references.at(task.name);
+  run.reference = references.at(task.name).get();
   run.shapes = shape_kind();
   run.store = &store();
   run.lay_out(make_layout(task, shape_kind(), timer->buffer_sets(options.timing_sets)));
@@ -117,7 +161,7 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   auto started = Clock::now();
   std::optional<Status> adoption = compile_and_load->take_adoption(candidate.getId().cStr());
   const std::string task_name = candidate.getTask();
-  auto task = catalog.find(task_name);
+  auto task = find_task(task_name);
   if (!task) return task.error();
   if (auto s = check_candidate(candidate, **task); !s) return s;
 
@@ -234,7 +278,7 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
   for (const auto& task : catalog.tasks()) {
     auto reference = kernels::Reference::create(task);
     if (!reference) return reference.error();
-    impl->references.emplace(task.name, std::move(*reference));
+    impl->references.emplace(task.name, std::make_unique<ExpressionReference>(std::move(*reference)));
   }
   compile::CompilerOptions compiler_options = compile::compiler_options_for(impl->device->language());
   compiler_options.cache_dir = options.cache_dir;
@@ -288,7 +332,9 @@ Status EvaluationEngine::evaluate(const CandidateInput& input, msg::EvalResult::
   candidate.setId(input.id);
   candidate.setTask(input.task);
   candidate.setDevice(input.device == DeviceKind::cuda ? msg::Device::CUDA : msg::Device::CPU);
-  candidate.setLanguage(input.device == DeviceKind::cuda ? msg::Language::CUDA : msg::Language::CPP);
+  candidate.setLanguage(input.python                        ? msg::Language::PYTHON
+                        : input.device == DeviceKind::cuda ? msg::Language::CUDA
+                                                           : msg::Language::CPP);
   candidate.setSource(input.source);
   return impl_->evaluate(candidate.asReader(), out, input.best_known_speedup);
 }
@@ -297,6 +343,7 @@ void EvaluationEngine::compile_ahead(msg::Candidate::Reader candidate) { impl_->
 
 compile::CompilePool& EvaluationEngine::compile_pool() { return *impl_->compile_pool; }
 const kernels::TaskCatalog& EvaluationEngine::catalog() const { return impl_->catalog; }
+Result<const kernels::Task*> EvaluationEngine::find_task(const std::string& name) { return impl_->find_task(name); }
 const EngineOptions& EvaluationEngine::options() const { return impl_->options; }
 pid_t EvaluationEngine::sandbox_pid() const { return impl_->session->last_candidate_pid(); }
 

@@ -121,6 +121,11 @@ struct EngineOptions {
   // it also runs, whatever this says, for a result beyond the roofline bound.
   bool sanitize = false;
   std::chrono::milliseconds sanitizer_timeout{180000};  // start, load and one call under memcheck
+  // KernelBench-format Python candidates (Language python: a ModelNew file) instead of the C ABI,
+  // for KernelBench problems imported into `kernelbench_dir` (docs/kernelbench.md; "": the default,
+  // kernels::default_kernelbench_directory()).
+  bool python = false;
+  std::string kernelbench_dir;
 };
 
 // eval.launch_latency / drk eval --launch-latency: "hidden" -> true, "included" -> false;
@@ -134,6 +139,7 @@ struct CandidateInput {
   kernels::DeviceKind device = kernels::DeviceKind::cpu;
   std::string source;
   double best_known_speedup = 0;  // as evaluate()'s
+  bool python = false;  // a KernelBench-format ModelNew file (EngineOptions::python)
 };
 
 class EvaluationEngine {
@@ -157,6 +163,10 @@ class EvaluationEngine {
   compile::CompilePool& compile_pool();
 
   const kernels::TaskCatalog& catalog() const;
+  // A task of the catalog, or with `python` an imported KernelBench problem (kernelbench/...),
+  // whose reference is made on first use: not_found naming the fix, or the reason the problem's
+  // reference cannot run.
+  Result<const kernels::Task*> find_task(const std::string& name);
   const EngineOptions& options() const;
   // The warm sandbox's process id, 0 when none is running (tests watch replacements with it).
   pid_t sandbox_pid() const;

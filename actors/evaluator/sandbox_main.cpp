@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <thread>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@
 #include "actors/evaluator/input_swaps.h"
 #include "actors/evaluator/math_modes.h"
 #include "actors/evaluator/output_checksum.h"
+#include "actors/evaluator/python/python_candidate.h"
+#include "actors/evaluator/python/python_runtime.h"
 #include "actors/evaluator/sandbox_channel.h"
 #include "actors/evaluator/sandbox_confinement.h"
 #include "actors/evaluator/sandbox_device.h"
@@ -67,6 +70,8 @@ struct Harness {
   // CUDA, with every tensor between guard pages on the CPU (guarded_tensors.h).
   bool separate_allocations = false;
   MathModeWatch math_modes;
+  // --python: candidates are KernelBench-format Python files (python_candidate.h), not objects.
+  bool python = false;
 };
 
 Harness harness;
@@ -157,6 +162,27 @@ uint32_t thread_count() {
   return count;
 }
 
+void load_python(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply) {
+  PythonCandidateSpec spec;
+  spec.path = load.getLibrary();
+  const auto python = load.getPython();
+  spec.display_name = python.getDisplayName();
+  spec.init_inputs_json = python.getInitInputs();
+  spec.init_seed = python.getInitSeed();
+  spec.constants_json = python.getConstants();
+  spec.reference_parameters_json = python.getParameters();
+  spec.on_cuda = harness.device != nullptr;
+  harness.threads_at_load = thread_count();
+  harness.loaded = true;
+  if (auto loaded = load_python_candidate(spec); !loaded) {
+    reply.setStatus(msg::SandboxStatus::LOAD_FAILED);
+    reply.setMessage(loaded.error().message);
+    return;
+  }
+  harness.kernel = python_candidate_kernel();
+  if (harness.device) harness.device->begin_candidate();
+}
+
 void handle_load(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply) {
   if (harness.loaded) {
     // One candidate per process: a second load would run its code beside what the first left.
@@ -167,6 +193,7 @@ void handle_load(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply
   harness.max_threads = load.getMaxThreads() > 0 ? load.getMaxThreads() : 1;
   set_library_threads(harness.max_threads);
   harness.math_modes.expect_current();
+  if (harness.python) return load_python(load, reply);
   // Before dlopen, so that nothing of a refused candidate runs (its static constructors neither):
   // what it would bind to in this process besides the C/C++ and CUDA runtimes (harness_imports.h).
   auto reach = check_harness_imports(load.getLibrary().cStr());
@@ -268,6 +295,7 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
   CandidateCalls candidate;
   std::vector<RegionRange> ranges;
   if (!make_sets(sets, candidate, ranges, reply)) return;
+  if (harness.python) set_keep_python_outputs(run.getTimed());
   auto& inputs = candidate.inputs;
   auto& outputs = candidate.outputs;
   drk_context context = make_context();
@@ -351,7 +379,9 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
     reply.setMessage(harness.device->memory_limit_message());
   } else if (status != DRK_OK) {
     reply.setStatus(msg::SandboxStatus::RETURNED_ERROR);
-    reply.setMessage("drk_kernel returned " + std::to_string(status) + " on call " + std::to_string(completed + 1));
+    reply.setMessage(harness.python ? python_candidate_error() + " (call " + std::to_string(completed + 1) + ")"
+                                    : "drk_kernel returned " + std::to_string(status) + " on call " +
+                                          std::to_string(completed + 1));
   }
 }
 
@@ -477,11 +507,29 @@ struct SandboxStart {
   int max_threads = 1;
   SandboxDeviceOptions device;
   bool allow_processes = false;  // under a launcher, which starts processes of its own
+  bool python = false;
+  std::vector<std::string> python_path;  // --python-path, ':'-separated
 };
+
+// What every Python candidate's code may import without opening a file once the filter is in.
+const std::vector<std::string> kPythonPreloads = {"torch", "torch.nn", "torch.nn.functional", "torch.utils.dlpack",
+                                                  "json", "math"};
+
+// The interpreter, warm (torch imported); the GIL stays with this single-threaded process.
+bool start_sandbox_python(const SandboxStart& start) {
+  if (!start.python) return true;
+  if (auto started = start_python(start.python_path, kPythonPreloads, true); !started) {
+    harness.unavailable = started.error().message;
+    return false;
+  }
+  return true;
+}
 
 // Starts the runtimes a candidate uses (LibTorch's threads, the device), then forbids what a
 // candidate must not do, then serves.
 int serve_candidates(const SandboxStart& start) {
+  harness.python = start.python;
+  start_sandbox_python(start);
   set_library_threads(start.max_threads);
   harness.separate_allocations = start.device.separate_allocations;
   // Without its device, the sandbox answers every request with the reason.
@@ -508,17 +556,33 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--zygote") == 0) zygote = true;
     if (std::strcmp(argv[i], "--allow-processes") == 0) start.allow_processes = true;
     if (std::strcmp(argv[i], "--separate-allocations") == 0) start.device.separate_allocations = true;
+    if (std::strcmp(argv[i], "--python") == 0) start.python = true;
     if (i + 1 == argc) break;  // the options below take a value
+    if (std::strcmp(argv[i], "--python-path") == 0) {
+      std::stringstream paths(argv[i + 1]);
+      for (std::string path; std::getline(paths, path, ':');)
+        if (!path.empty()) start.python_path.push_back(path);
+    }
     if (std::strcmp(argv[i], "--max-threads") == 0) start.max_threads = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--gpu-memory-limit-bytes") == 0)
       start.device.memory_limit_bytes = std::strtoull(argv[i + 1], nullptr, 10);
   }
   if (!zygote) return drk::evaluator::serve_candidates(start);
-  // The zygote starts nothing (no thread, no CUDA context survives a fork): each child does.
-  return drk::evaluator::run_zygote(3, [](const drk::evaluator::ZygoteChild& child) {
-    drk::evaluator::SandboxStart forked;
-    forked.max_threads = child.max_threads;
-    forked.device.memory_limit_bytes = child.gpu_memory_limit_bytes;
-    return drk::evaluator::serve_candidates(forked);
-  });
+  // The zygote starts nothing (no thread, no CUDA context survives a fork): each child does. An
+  // interpreter starts no thread: the zygote imports torch once for all its children.
+  drk::evaluator::ForkHooks hooks;
+  // A failure to start stays in the harness: every child answers with it.
+  if (drk::evaluator::start_sandbox_python(start) && start.python) {
+    hooks = {drk::evaluator::python_before_fork, drk::evaluator::python_after_fork_in_parent,
+             drk::evaluator::python_after_fork_in_child};
+  }
+  return drk::evaluator::run_zygote(
+      3,
+      [&start](const drk::evaluator::ZygoteChild& child) {
+        drk::evaluator::SandboxStart forked = start;
+        forked.max_threads = child.max_threads;
+        forked.device.memory_limit_bytes = child.gpu_memory_limit_bytes;
+        return drk::evaluator::serve_candidates(forked);
+      },
+      hooks);
 }

@@ -144,6 +144,7 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptio
     spec.argv.push_back(std::to_string(options.gpu_memory_limit_bytes));
   }
   if (options.separate_allocations) spec.argv.push_back("--separate-allocations");
+  spec.argv.insert(spec.argv.end(), options.program_arguments.begin(), options.program_arguments.end());
   // A launcher starts processes of its own: the sandbox under it is left without the filter's ban.
   if (!options.launcher.empty()) spec.argv.push_back("--allow-processes");
   const bool own_user = getuid() == 0 && options.own_user;

@@ -87,6 +87,8 @@ struct SandboxOptions {
   // own, exactly its size, so that memcheck sees an access past the end of any of them (not just
   // past the region's); drk-sandbox puts each between guard pages (guarded_tensors.h).
   bool separate_allocations = false;
+  // Arguments for the sandbox program itself (its zygote's too), e.g. drk-sandbox --python's.
+  std::vector<std::string> program_arguments;
 };
 
 // The limits a sandbox of `options` runs under.

@@ -29,13 +29,15 @@ int remaining_ms(Clock::time_point deadline) {
 
 }  // namespace
 
-Result<std::unique_ptr<SandboxZygote>> SandboxZygote::start(const std::string& executable) {
+Result<std::unique_ptr<SandboxZygote>> SandboxZygote::start(const std::string& executable,
+                                                           const std::vector<std::string>& arguments) {
   static std::once_flag ignore_sigpipe;
   std::call_once(ignore_sigpipe, [] { signal(SIGPIPE, SIG_IGN); });
   auto ends = open_socket_pair(SOCK_SEQPACKET | SOCK_CLOEXEC, "the zygote's control");
   if (!ends) return ends.error();
   LaunchSpec spec;
   spec.argv = {executable, "--zygote"};
+  spec.argv.insert(spec.argv.end(), arguments.begin(), arguments.end());
   spec.descriptors = {ends->theirs.get()};
   auto launched = launch_sandbox(spec);
   if (!launched) return launched.error();

@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "actors/evaluator/sandbox_confinement.h"
 #include "actors/evaluator/sandbox_exit.h"
@@ -46,7 +47,9 @@ struct SpawnedSandbox {
 
 class SandboxZygote {
  public:
-  static Result<std::unique_ptr<SandboxZygote>> start(const std::string& executable);
+  // `arguments`: for the program besides --zygote (SandboxOptions::program_arguments).
+  static Result<std::unique_ptr<SandboxZygote>> start(const std::string& executable,
+                                                      const std::vector<std::string>& arguments = {});
   ~SandboxZygote();
   SandboxZygote(const SandboxZygote&) = delete;
   SandboxZygote& operator=(const SandboxZygote&) = delete;

@@ -97,7 +97,7 @@ ConfinementLimits limits_of(msg::SandboxLimits::Reader limits) {
 
 }  // namespace
 
-int run_zygote(int control_fd, const std::function<int(const ZygoteChild&)>& become_sandbox) {
+int run_zygote(int control_fd, const std::function<int(const ZygoteChild&)>& become_sandbox, const ForkHooks& hooks) {
   sigset_t child_signals, previous;
   sigemptyset(&child_signals);
   sigaddset(&child_signals, SIGCHLD);
@@ -152,7 +152,10 @@ int run_zygote(int control_fd, const std::function<int(const ZygoteChild&)>& bec
       send_failed(control_fd, spawn.getId(), "a spawn request needs 3 descriptors (request, reply, region)");
       continue;
     }
+    if (hooks.before) hooks.before();
     const pid_t pid = fork();
+    if (pid == 0 && hooks.after_in_child) hooks.after_in_child();
+    if (pid != 0 && hooks.after_in_parent) hooks.after_in_parent();
     if (pid < 0) {
       send_failed(control_fd, spawn.getId(), std::string("fork failed: ") + std::strerror(errno));
       continue;

@@ -26,6 +26,13 @@ struct ZygoteChild {
   uint64_t gpu_memory_limit_bytes = 0;
 };
 
-int run_zygote(int control_fd, const std::function<int(const ZygoteChild&)>& become_sandbox);
+// What must happen around each fork besides the loop's own work: an embedded interpreter's
+// PyOS_BeforeFork / PyOS_AfterFork_Parent / PyOS_AfterFork_Child (python_runtime.h). Empty: nothing.
+struct ForkHooks {
+  std::function<void()> before, after_in_parent, after_in_child;
+};
+
+int run_zygote(int control_fd, const std::function<int(const ZygoteChild&)>& become_sandbox,
+               const ForkHooks& hooks = {});
 
 }  // namespace drk::evaluator

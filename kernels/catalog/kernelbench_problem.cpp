@@ -225,6 +225,38 @@ std::string default_kernelbench_directory() {
   return TaskCatalog::default_directory() + "/kernelbench";
 }
 
+Result<Task> kernelbench_task(const KernelBenchProblem& problem) {
+  auto refuse = [&](const std::string& why) {
+    return make_error(Errc::invalid_argument, "KernelBench problem " + problem.name + " cannot be evaluated: " + why);
+  };
+  if (problem.failure) return refuse(problem.failure->stage + ": " + problem.failure->message);
+  if (problem.outputs.size() != 1 || !problem.outputs[0].tensor)
+    return refuse("its forward returns " + kernelbench_values_text(problem.outputs) + ", not one tensor");
+  Task task;
+  task.name = problem.name;
+  task.title = problem.title;
+  task.origin = "KernelBench level " + std::to_string(problem.level) + ", problem " +
+                std::to_string(problem.problem_id) + " (" + problem.source + ")";
+  task.family = problem.family;
+  for (const auto& value : problem.inputs) {
+    if (!value.tensor) continue;
+    auto dtype = parse_dtype(value.dtype);
+    if (!dtype) return refuse("input " + std::to_string(task.inputs.size() + 1) + ": " + dtype.error().message);
+    InputSpec input;
+    input.name = "input" + std::to_string(task.inputs.size() + 1);
+    input.dtype = *dtype;
+    task.cpu_shapes[input.name] = value.shape;
+    task.inputs.push_back(std::move(input));
+  }
+  auto output_dtype = parse_dtype(problem.outputs[0].dtype);
+  if (!output_dtype) return refuse("its output: " + output_dtype.error().message);
+  task.output_dtype = *output_dtype;
+  task.outputs = {"output"};
+  task.cpu_shapes["output"] = problem.outputs[0].shape;
+  task.gpu_shapes = task.cpu_shapes;
+  return task;
+}
+
 Result<KernelBenchProblem> load_kernelbench_problem(const std::string& directory, const std::string& name) {
   constexpr std::string_view kPrefix = "kernelbench/";
   const std::string file = directory + "/" + name.substr(name.rfind(kPrefix, 0) == 0 ? kPrefix.size() : 0) + ".yaml";

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "kernels/catalog/task.h"
 
 namespace drk::kernels {
 
@@ -81,6 +82,14 @@ std::string kernelbench_status_text(const KernelBenchProblem& problem);
 
 std::string kernelbench_problem_yaml(const KernelBenchProblem& problem);
 Result<KernelBenchProblem> parse_kernelbench_problem(const std::string& yaml_text, const std::string& file);
+
+// The problem as a task the Evaluator lays out and judges: its tensor arguments are inputs
+// `input1`, `input2`, ... (in get_inputs()'s order, skipping plain values), its output `output`, at
+// the published shapes on both devices, with KernelBench's tolerance for the output's dtype. It has
+// no reference expression: its reference is the problem's own Model (the Evaluator's
+// PythonReference). invalid_argument when the problem cannot be evaluated (it failed to import,
+// has not exactly one tensor output, or a dtype the harness has no layout for).
+Result<Task> kernelbench_task(const KernelBenchProblem& problem);
 
 // Where imports go and `drk tasks` looks: $DRK_KERNELBENCH_DIR, else the `kernelbench` folder of
 // the task folder (TaskCatalog::default_directory()).

@@ -42,8 +42,24 @@ CompilerOptions nvcc_compiler_options(const std::string& architecture) {
   return options;
 }
 
+CompilerOptions python_compiler_options() {
+  CompilerOptions options;
+  const char* python = std::getenv("DRK_PYTHON");
+  options.compiler = python && *python ? python : DRK_PYTHON_EXECUTABLE;
+  const char* source_dir = std::getenv("DRK_SOURCE_DIR");
+  options.flags = {std::string(source_dir && *source_dir ? source_dir : DRK_SOURCE_DIR) +
+                   "/kernels/compile/python_candidate_check.py"};
+  options.source_extension = ".py";
+  options.object_extension = ".py";
+  return options;
+}
+
 CompilerOptions compiler_options_for(msg::Language language) {
-  return language == msg::Language::CUDA ? nvcc_compiler_options() : CompilerOptions{};
+  switch (language) {
+    case msg::Language::CUDA: return nvcc_compiler_options();
+    case msg::Language::PYTHON: return python_compiler_options();
+    default: return CompilerOptions{};
+  }
 }
 
 Result<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions options, std::shared_ptr<CommandRunner> runner) {
@@ -89,7 +105,7 @@ Status Compiler::adopt(const std::string& source, const std::string& key, std::s
                                                   cache_key(source) + ")");
   FileSystem& files = *options_.file_system;
   const fs::path dir(options_.cache_dir);
-  const std::string library = (dir / (key + ".so")).string();
+  const std::string library = (dir / (key + options_.object_extension)).string();
   if (files.exists(library)) return {};
   // The output first: a reader that sees the library finds its report next to it.
   if (auto written = write_file_atomically(files, (dir / (key + ".out")).string(), compiler_output); !written)
@@ -104,7 +120,7 @@ Result<CompiledCandidate> Compiler::compile(const std::string& source) {
   };
   std::string key = cache_key(source);
   fs::path dir(options_.cache_dir);
-  fs::path library = dir / (key + ".so");
+  fs::path library = dir / (key + options_.object_extension);
   fs::path failure_log = dir / (key + ".log");
   fs::path output_log = dir / (key + ".out");
   const std::string& extension = options_.source_extension;
@@ -123,7 +139,7 @@ Result<CompiledCandidate> Compiler::compile(const std::string& source) {
 
   std::string unique = key + "." + std::to_string(getpid()) + "." + std::to_string(sequence_++);
   fs::path source_path = dir / (unique + extension);
-  fs::path temporary_library = dir / (unique + ".so");
+  fs::path temporary_library = dir / (unique + options_.object_extension);
   // What this compile leaves when it fails: nothing under the key's final names.
   auto discard = [&] {
     (void)files.remove(temporary_library.string());

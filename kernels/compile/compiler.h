@@ -50,6 +50,7 @@ struct CompilerOptions {
   std::chrono::milliseconds timeout{60000};
   size_t max_log_bytes = 16 * 1024;
   std::string source_extension = ".cpp";  // nvcc picks the language from it
+  std::string object_extension = ".so";   // what the cache keeps under <key>
   // The seam through which the cache is read and written (base/file_system.h).
   FileSystem* file_system = &real_file_system();
 };
@@ -58,6 +59,11 @@ struct CompilerOptions {
 // shared object for `architecture` (sm_90: the H200), with line info and the resource report.
 // -cudart shared: the candidate uses the sandbox's CUDA runtime, not a private static copy.
 CompilerOptions nvcc_compiler_options(const std::string& architecture = "sm_90");
+
+// KernelBench-format Python candidates: the "compiler" is python_candidate_check.py, run by
+// $DRK_PYTHON (else the Python drkernel was built with): a parse without running anything, and a
+// ModelNew must be defined. The object (<key>.py) is the checked source, which drk-sandbox --python runs.
+CompilerOptions python_compiler_options();
 
 // The options candidates of `language` are compiled with, by the Evaluator and by a Generator
 // that compiles ahead (the same options give the same cache keys): the defaults above for C++,

@@ -107,7 +107,8 @@ void print_gpu(msg::GpuProfile::Reader gpu) {
 void print_human(const kernels::Task& task, const std::string& file, msg::Verdict::Reader verdict) {
   auto r = verdict.getResult();
   auto e = r.getEvidence();
-  std::cout << "task        " << task.name << " (" << task.family << "), reference " << task.reference << "\n"
+  std::cout << "task        " << task.name << " (" << (task.family.empty() ? "no family of ours" : task.family)
+            << "), reference " << (task.reference.empty() ? "the problem's Model: " + task.origin : task.reference) << "\n"
             << "candidate   " << file << "\n";
   if (!r.getCompiled()) {
     std::cout << "compiled    no\n" << r.getCompileLog().cStr() << "\n";
@@ -183,11 +184,8 @@ int evaluate(const EvalArgs& args) {
     log::error() << "drk eval: " << catalog.error().message;
     return 1;
   }
-  auto task = catalog->find(task_name);
-  if (!task) {
-    log::error() << "drk eval: " << task.error().message;
-    return 1;
-  }
+  // A .py file is a KernelBench-format candidate (a ModelNew), for a KernelBench problem.
+  options.python = std::filesystem::path(candidate_file).extension() == ".py";
   std::ifstream in(candidate_file, std::ios::binary);
   if (!in) {
     log::error() << "drk eval: candidate file '" << candidate_file << "' cannot be read: does it exist?";
@@ -195,7 +193,6 @@ int evaluate(const EvalArgs& args) {
   }
   std::ostringstream source;
   source << in.rdbuf();
-  const kernels::Task task_copy = **task;
 
   options.evaluator_name = "drk eval";
   auto engine = evaluator::EvaluationEngine::create(std::move(*catalog), options);
@@ -203,10 +200,17 @@ int evaluate(const EvalArgs& args) {
     log::error() << "drk eval: " << engine.error().message;
     return 1;
   }
+  auto task = (*engine)->find_task(task_name);
+  if (!task) {
+    log::error() << "drk eval: " << task.error().message;
+    return 1;
+  }
+  const kernels::Task task_copy = **task;
   evaluator::CandidateInput input;
   input.id = "eval/" + std::filesystem::path(candidate_file).filename().string();
   input.task = task_name;
   input.device = options.device;
+  input.python = options.python;
   input.source = source.str();
 
   capnp::MallocMessageBuilder result_message;
@@ -244,11 +248,17 @@ void add_eval_command(CLI::App& drk, Actions& actions) {
       "\n"
       "Compiles a candidate (docs/candidate-abi.md: C++ for cpu, CUDA C++ for cuda), runs it in a\n"
       "sandbox against the task's LibTorch reference on fresh random inputs, times both side by side,\n"
-      "and prints the result with the Verifier's verdict. On cuda it also prints nvcc's resource\n"
+      "and prints the result with the Verifier's verdict. A .py candidate is KernelBench's format (a\n"
+      "ModelNew) for an imported KernelBench problem (--task kernelbench/level1/19_ReLU; docs/kernelbench.md),\n"
+      "judged against the problem's own Model. On cuda it also prints nvcc's resource\n"
       "report, every kernel CUPTI saw, the coverage, event/CUPTI agreement and the roofline position\n"
       "(docs/gpu.md).");
   eval->add_option("--task", args->task_name, "the task (`drk tasks` lists them)")->required()->type_name("NAME");
-  eval->add_option("--candidate", args->candidate_file, "the candidate's source file")->required()->type_name("FILE");
+  eval->add_option("--candidate", args->candidate_file, "the candidate's source file (.py: KernelBench's format)")->required()->type_name("FILE");
+  eval->add_option("--kernelbench-dir", options.kernelbench_dir,
+                   "where KernelBench problems were imported (default $DRK_KERNELBENCH_DIR, else\n"
+                   "kernels/tasks/kernelbench)")
+      ->type_name("DIR");
   add_device_option(*eval, "--device", options.device,
                     "the device (default cpu; cuda needs a build with the CUDA toolkit and a GPU)");
   add_device_option(*eval, "--shapes", options.shapes,

@@ -79,6 +79,7 @@ Result<bool> CompileAndLoad::load(EvaluationRun& run, const std::string& library
     auto load = request.initLoad();
     load.setLibrary(*staged);
     load.setMaxThreads(options_.max_threads);
+    device_.fill_load(run, load);
   });
   out.setLoadMs(ms_since(started));
   if (!loaded) {

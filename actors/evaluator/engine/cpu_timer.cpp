@@ -22,7 +22,7 @@ CpuTimer::CpuTimer(SandboxSession& session, const EngineOptions& options, uint64
 
 // `calls` calls in the rotating order (EvaluationRun::rotation_calls). The layout has K + 1
 // sets: inputs of sets 0..K-1, outputs of all K + 1.
-Result<SandboxAnswer> CpuTimer::run_rotating_batch(EvaluationRun& run, uint32_t calls) {
+Result<SandboxAnswer> CpuTimer::run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed) {
   const uint32_t inputs = run.set_count() - 1;
   const uint32_t period = inputs * (inputs + 1);
   const uint64_t first = run.rotation_calls;
@@ -31,6 +31,7 @@ Result<SandboxAnswer> CpuTimer::run_rotating_batch(EvaluationRun& run, uint32_t 
     auto run_request = request.initRun();
     run_request.setCalls(calls);
     run_request.setSwapSeed(run.next_swap_seed());
+    run_request.setTimed(timed);
     auto list = run_request.initSets(period);
     for (uint32_t j = 0; j < period; ++j)
       fill_buffer_set(list[j], run.layout.sets[(first + j) % inputs].inputs,
@@ -48,7 +49,7 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
   auto out = run.out;
   // The inputs the rotation takes (the last set's outputs only rotate): the reference's too.
   const uint32_t set_count = static_cast<uint32_t>(run.layout.sets.size()) - 1;
-  auto candidate_batch = [&](uint32_t calls) { return run_rotating_batch(run, calls); };
+  auto candidate_batch = [&](uint32_t calls) { return run_rotating_batch(run, calls, true); };
   auto failed = [&](const Result<SandboxAnswer>& answer, const char* phase) { return batch_failed(run, answer, phase); };
 
   // The cost of a round trip that runs nothing, subtracted from every candidate batch: the
@@ -157,7 +158,7 @@ std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, double 
       if (auto f = batch_failed(run, own, "timing")) return f;
       if (round == 0) continue;
       for (uint32_t s = 0; s < run.set_count(); ++s) run.poison_outputs(s);
-      auto other = run_rotating_batch(run, calls);
+      auto other = run_rotating_batch(run, calls, false);
       if (auto f = batch_failed(run, other, "timing")) return f;
       // The sandbox's CPU time (all its threads), not the wall time: work skipped is CPU time not
       // spent, while a loaded machine stretches a batch's wall time (a threaded candidate's

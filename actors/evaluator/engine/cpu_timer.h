@@ -29,7 +29,9 @@ class CpuTimer final : public Timer {
   Status time(EvaluationRun& run, TimingSamples& samples) override;
 
  private:
-  Result<SandboxAnswer> run_rotating_batch(EvaluationRun& run, uint32_t calls);
+  // `timed`: RunRequest.timed (the timing's batches; not the answer-reuse measure, whose two
+  // kinds of batch must do the same work).
+  Result<SandboxAnswer> run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed);
   std::optional<Status> measure_answer_reuse(EvaluationRun& run, double call_us);
 
   SandboxSession& session_;

@@ -3,6 +3,7 @@
 #include "actors/evaluator/engine/evaluation_device.h"
 
 #include "actors/evaluator/engine/host_evaluation_device.h"
+#include "actors/evaluator/engine/python_host_evaluation_device.h"
 #ifdef DRK_HAVE_CUDA
 #include "actors/evaluator/cuda/cuda_evaluation_device.h"
 #endif
@@ -10,6 +11,11 @@
 namespace drk::evaluator {
 
 Result<std::unique_ptr<EvaluationDevice>> make_evaluation_device(const EngineOptions& options) {
+  if (options.python) {
+    if (options.device == kernels::DeviceKind::cpu) return PythonHostEvaluationDevice::create();
+    return make_error(Errc::unsupported,
+                      "KernelBench-format Python candidates are evaluated on the cpu in this version: use --device cpu");
+  }
   switch (options.device) {
     case kernels::DeviceKind::cpu:
       return std::unique_ptr<EvaluationDevice>(std::make_unique<HostEvaluationDevice>());

@@ -7,7 +7,9 @@
 // interface (and of Timer), chosen by make_evaluation_device().
 //
 // Implementations: HostEvaluationDevice (host_evaluation_device.h: C++ candidates in drk-sandbox),
-// CudaEvaluationDevice (cuda/cuda_evaluation_device.h: CUDA C++ in drk-sandbox-cuda).
+// PythonHostEvaluationDevice (python_host_evaluation_device.h: KernelBench-format Python in
+// drk-sandbox --python), CudaEvaluationDevice (cuda/cuda_evaluation_device.h: CUDA C++ in
+// drk-sandbox-cuda).
 //
 // Ownership: the engine owns its device; what a device hands out (its store, its timer) lives no
 // longer than it. Thread-safety: the engine's thread only.
@@ -62,6 +64,8 @@ class EvaluationDevice {
   // share a process with (the device's peaks, once per engine); its requests name `shared`, the
   // shared region's store.
   virtual void before_load(SandboxSession& session, TensorStore& shared) = 0;
+  // What a load request carries besides the object (LoadRequest.python for Python candidates).
+  virtual void fill_load(const EvaluationRun&, msg::LoadRequest::Builder) const {}
   // The timer of this kind of sandbox; `order_seed` orders its sides.
   virtual std::unique_ptr<Timer> make_timer(SandboxSession& session, const EngineOptions& options,
                                             uint64_t order_seed) const = 0;

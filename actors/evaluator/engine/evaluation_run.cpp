@@ -21,10 +21,10 @@ void EvaluationRun::write_inputs(uint32_t set, uint64_t draw_seed) {
   if (store->on_device()) {
     std::vector<at::Tensor> places;
     for (const auto& slot : slots) places.push_back(view(slot));
-    kernels::draw_inputs_into(*task, shapes, draw_seed, places);
+    reference->draw_into(*task, shapes, draw_seed, places);
     return;
   }
-  std::vector<at::Tensor> inputs = kernels::draw_inputs(*task, shapes, draw_seed);
+  std::vector<at::Tensor> inputs = reference->draw(*task, shapes, draw_seed);
   for (size_t i = 0; i < slots.size(); ++i) std::memcpy(view(slots[i]).data_ptr(), inputs[i].data_ptr(), slots[i].bytes());
   pristine_copies[set] = std::move(inputs);
 }
@@ -43,7 +43,7 @@ std::vector<at::Tensor> EvaluationRun::pristine(uint32_t set) const {
   for (const auto& slot : layout.sets[set].inputs)
     inputs.push_back(
         at::empty(slot.shape, at::TensorOptions().dtype(kernels::scalar_type_of(slot.dtype)).device(store->device())));
-  kernels::draw_inputs_into(*task, shapes, draw_seeds[set], inputs);
+  reference->draw_into(*task, shapes, draw_seeds[set], inputs);
   if (const auto nudged = nudges.find(set); nudged != nudges.end()) nudge_inputs(inputs, nudged->second);
   return inputs;
 }
@@ -61,7 +61,8 @@ bool EvaluationRun::inputs_mutated(uint32_t set, const std::vector<at::Tensor>& 
 
 Result<at::Tensor> EvaluationRun::expected_output(const std::vector<at::Tensor>& inputs) const {
   const kernels::DType dtype = task->output_dtype;
-  if (dtype != kernels::DType::float16 && dtype != kernels::DType::bfloat16) return reference->run(inputs);
+  if ((dtype != kernels::DType::float16 && dtype != kernels::DType::bfloat16) || !reference->runs_in_float64())
+    return reference->run(inputs);
   auto exact = reference->run(in_float64(inputs));
   if (!exact) return reference->run(inputs);  // an expression LibTorch cannot evaluate in float64
   return exact->to(dtype == kernels::DType::float16 ? at::kHalf : at::kBFloat16);

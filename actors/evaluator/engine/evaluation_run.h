@@ -25,7 +25,7 @@
 #include "actors/evaluator/engine/seed_mix.h"
 #include "actors/evaluator/engine/tensor_store.h"
 #include "base/result.h"
-#include "kernels/catalog/reference.h"
+#include "actors/evaluator/engine/reference_model.h"
 #include "kernels/catalog/task.h"
 #include "messages/drk.capnp.h"
 
@@ -33,7 +33,7 @@ namespace drk::evaluator {
 
 struct EvaluationRun {
   const kernels::Task* task = nullptr;
-  const kernels::Reference* reference = nullptr;
+  const ReferenceModel* reference = nullptr;
   kernels::DeviceKind shapes = kernels::DeviceKind::cpu;  // whose shapes the task is evaluated at
   TensorStore* store = nullptr;
   Layout layout;

@@ -7,7 +7,7 @@
 
 namespace drk::evaluator {
 
-class HostEvaluationDevice final : public EvaluationDevice {
+class HostEvaluationDevice : public EvaluationDevice {
  public:
   kernels::DeviceKind kind() const override { return kernels::DeviceKind::cpu; }
   msg::Language language() const override { return msg::Language::CPP; }

@@ -44,7 +44,7 @@ Result<std::unique_ptr<SandboxProcess>> SandboxSession::fresh_sandbox() {
 // A sandbox forked from the zygote now (the zygote started first when it is not running).
 Result<std::unique_ptr<SandboxProcess>> SandboxSession::spawn_sandbox() {
   if (!zygote_ || !zygote_->alive()) {
-    auto started = SandboxZygote::start(options_.sandbox.executable);
+    auto started = SandboxZygote::start(options_.sandbox.executable, options_.sandbox.program_arguments);
     if (!started) return started.error();
     zygote_ = std::move(*started);
   }

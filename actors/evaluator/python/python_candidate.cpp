@@ -1,0 +1,208 @@
+#include <Python.h>
+
+#include "actors/evaluator/python/python_candidate.h"
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "actors/evaluator/python/python_runtime.h"
+#include "actors/evaluator/python/python_tensors.h"
+#include "kernels/catalog/reference.h"
+
+namespace drk::evaluator {
+namespace {
+
+struct Constant {
+  size_t position = 0;
+  PyRef value;
+};
+
+struct LoadedCandidate {
+  PyRef module;
+  PyRef model;
+  std::vector<Constant> constants;
+  std::string file;
+  bool on_cuda = false;
+  bool keep_outputs = false;
+  at::Tensor kept;  // the last timed call's answer
+  std::string error;
+};
+
+LoadedCandidate candidate;
+
+at::Tensor tensor_of(const drk_tensor& descriptor) {
+  std::vector<int64_t> shape(descriptor.shape, descriptor.shape + descriptor.ndim);
+  std::vector<int64_t> strides(descriptor.strides, descriptor.strides + descriptor.ndim);
+  auto options = at::TensorOptions().dtype(kernels::scalar_type_of(static_cast<kernels::DType>(descriptor.dtype)));
+  if (candidate.on_cuda) options = options.device(at::kCUDA, 0);
+  return at::from_blob(descriptor.data, shape, strides, options);
+}
+
+std::string shape_text(at::IntArrayRef shape) {
+  std::ostringstream text;
+  text << "[";
+  for (size_t d = 0; d < shape.size(); ++d) text << (d ? ", " : "") << shape[d];
+  text << "]";
+  return text.str();
+}
+
+// Whether `answer`'s memory overlaps `input`'s.
+bool shares_memory(const at::Tensor& answer, const at::Tensor& input) {
+  if (answer.device() != input.device() || answer.numel() == 0 || input.numel() == 0) return false;
+  const auto* a = static_cast<const char*>(answer.storage().data());
+  const auto* b = static_cast<const char*>(input.data_ptr());
+  const size_t a_bytes = answer.storage().nbytes();
+  const size_t b_bytes = static_cast<size_t>(input.numel()) * input.element_size();
+  return a < b + b_bytes && b < a + a_bytes;
+}
+
+int fail(std::string why) {
+  candidate.error = std::move(why);
+  return DRK_E_INTERNAL;
+}
+
+int call_model(const drk_context*, const drk_tensor* inputs, int32_t num_inputs, drk_tensor* outputs,
+               int32_t num_outputs) {
+  if (num_outputs != 1) return fail("a KernelBench model has one output; the request names " + std::to_string(num_outputs));
+  PythonLock lock;
+  at::NoGradGuard no_grad;
+  const size_t arguments = static_cast<size_t>(num_inputs) + candidate.constants.size();
+  PyRef args(PyTuple_New(static_cast<Py_ssize_t>(arguments)));
+  std::vector<at::Tensor> input_tensors;
+  size_t next_input = 0, next_constant = 0;
+  for (size_t position = 0; position < arguments; ++position) {
+    PyRef value;
+    if (next_constant < candidate.constants.size() && candidate.constants[next_constant].position == position) {
+      value = PyRef::borrow(candidate.constants[next_constant++].value.get());
+    } else {
+      input_tensors.push_back(tensor_of(inputs[next_input++]));
+      auto wrapped = tensor_to_python(input_tensors.back());
+      if (!wrapped) return fail(wrapped.error().message);
+      value = std::move(*wrapped);
+    }
+    PyTuple_SET_ITEM(args.get(), static_cast<Py_ssize_t>(position), value.release());  // steals
+  }
+  candidate.kept = at::Tensor();
+  PyRef result(PyObject_Call(candidate.model.get(), args.get(), nullptr));
+  if (!result) return fail("ModelNew.forward raised " + python_error_text(candidate.file));
+  auto answer = tensor_from_python(result.get(), "the output of ModelNew.forward");
+  if (!answer) return fail(answer.error().message);
+  at::Tensor expected = tensor_of(outputs[0]);
+  if (answer->sizes() != expected.sizes())
+    return fail("the output of ModelNew.forward has shape " + shape_text(answer->sizes()) + ", the reference's has " +
+                shape_text(expected.sizes()));
+  if (answer->scalar_type() != expected.scalar_type())
+    return fail(std::string("the output of ModelNew.forward is ") + c10::toString(answer->scalar_type()) +
+                ", the reference's is " + c10::toString(expected.scalar_type()));
+  if (answer->device() != expected.device())
+    return fail("the output of ModelNew.forward is on " + answer->device().str() + ", the inputs are on " +
+                expected.device().str());
+  for (size_t i = 0; i < input_tensors.size(); ++i)
+    if (shares_memory(*answer, input_tensors[i]))
+      return fail("the output of ModelNew.forward shares memory with input " + std::to_string(i + 1) +
+                  ": an input (or a view of one) returned as the answer");
+  if (candidate.keep_outputs) candidate.kept = std::move(*answer);
+  else expected.copy_(*answer);
+  return DRK_OK;
+}
+
+std::string parameters_text(const nlohmann::json& parameters) {
+  std::string text;
+  for (const auto& parameter : parameters) text += (text.empty() ? "" : ", ") + parameter[0].dump();
+  return "(" + std::to_string(parameters.size()) + (text.empty() ? ")" : ": " + text + ")");
+}
+
+// "" when `candidate_json` (ModelNew's) matches `reference_json` (Model's), else what differs.
+std::string parameters_differ(const std::string& reference_json, const std::string& candidate_json) {
+  const auto reference = nlohmann::json::parse(reference_json, nullptr, false);
+  const auto candidate = nlohmann::json::parse(candidate_json, nullptr, false);
+  if (!reference.is_array() || !candidate.is_array()) return "the parameter lists cannot be read";
+  const std::string fix =
+      ": KernelBench gives ModelNew Model's initial weights only when it builds the same parameters in the same order "
+      "(the same seed precedes both constructors)";
+  if (reference.size() != candidate.size() || [&] {
+        for (size_t i = 0; i < reference.size(); ++i)
+          if (reference[i][0] != candidate[i][0]) return true;
+        return false;
+      }())
+    return "ModelNew's parameters " + parameters_text(candidate) + " are not Model's " + parameters_text(reference) + fix;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    const double want = reference[i][1].get<double>(), got = candidate[i][1].get<double>();
+    if (std::abs(want - got) > 1e-6 * std::max(1.0, std::abs(want)))
+      return "ModelNew's parameter " + std::to_string(i + 1) + " " + candidate[i][0].dump() +
+             " does not hold Model's initial values (sum " + std::to_string(got) + ", Model's " + std::to_string(want) +
+             ")" + fix;
+  }
+  return "";
+}
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(Errc::io_error, "cannot read the candidate file " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+Status load_python_candidate(const PythonCandidateSpec& spec) {
+  auto source = read_text(spec.path);
+  if (!source) return source.error();
+  PythonLock lock;
+  candidate.file = spec.display_name;
+  candidate.on_cuda = spec.on_cuda;
+  auto module = run_module(*source, "model_new", spec.display_name);
+  if (!module) return make_error(Errc::invalid_argument, "the candidate raised " + module.error().message);
+  candidate.module = std::move(*module);
+  PyRef model_class(PyObject_GetAttrString(candidate.module.get(), "ModelNew"));
+  if (!model_class) {
+    PyErr_Clear();
+    return make_error(Errc::invalid_argument, spec.display_name + " defines no ModelNew: a KernelBench candidate defines "
+                                                                  "class ModelNew(nn.Module)");
+  }
+  auto init_inputs = python_from_json(spec.init_inputs_json);
+  if (!init_inputs) return init_inputs.error();
+  PyRef init_args(PySequence_Tuple(init_inputs->get()));
+  if (!init_args) return make_error(Errc::invalid_argument, "the init inputs are no list: " + python_error_text());
+  auto constants = python_from_json(spec.constants_json);
+  if (!constants) return constants.error();
+  const Py_ssize_t count = PySequence_Size(constants->get());
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyRef entry(PySequence_GetItem(constants->get(), i));
+    PyRef position(entry ? PySequence_GetItem(entry.get(), 0) : nullptr);
+    PyRef value(entry ? PySequence_GetItem(entry.get(), 1) : nullptr);
+    if (!position || !value) return make_error(Errc::invalid_argument, "a constant is no [position, value] pair");
+    candidate.constants.push_back({PyLong_AsSize_t(position.get()), std::move(value)});
+  }
+  if (auto seeded = seed_torch(spec.init_seed); !seeded) return seeded;
+  at::NoGradGuard no_grad;
+  PyRef model(PyObject_Call(model_class.get(), init_args.get(), nullptr));
+  if (!model) return make_error(Errc::invalid_argument, "ModelNew(*get_init_inputs()) raised " +
+                                                            python_error_text(spec.display_name));
+  if (!spec.reference_parameters_json.empty()) {
+    auto parameters = parameter_summary(model.get());
+    if (!parameters) return make_error(Errc::invalid_argument, "ModelNew: " + parameters.error().message);
+    if (const std::string differs = parameters_differ(spec.reference_parameters_json, *parameters); !differs.empty())
+      return make_error(Errc::invalid_argument, differs);
+  }
+  if (spec.on_cuda) {
+    model = PyRef(PyObject_CallMethod(model.get(), "cuda", nullptr));
+    if (!model) return make_error(Errc::invalid_argument, "ModelNew.cuda() raised " + python_error_text(spec.display_name));
+  }
+  candidate.model = std::move(model);
+  return {};
+}
+
+drk_kernel_fn python_candidate_kernel() { return &call_model; }
+const std::string& python_candidate_error() { return candidate.error; }
+void set_keep_python_outputs(bool keep) { candidate.keep_outputs = keep; }
+
+}  // namespace drk::evaluator

@@ -1,0 +1,49 @@
+// The candidate of drk-sandbox --python: a KernelBench-format file whose `ModelNew` is constructed
+// in this sandbox exactly as KernelBench does (torch seeded with the run's init seed, then
+// ModelNew(*init_inputs), without autograd) and called through an entry point with drk_kernel's
+// signature (python_candidate_kernel()), so that the sandbox's run, time and profile requests work
+// on it unchanged.
+//
+// A call wraps the input descriptors as tensors in place (the shared region, or device memory),
+// inserts the problem's non-tensor arguments at their positions, calls the model, and checks what
+// it returned: one plain dense torch.Tensor (python_tensors.h), of the output's shape, dtype and
+// device, sharing no memory with an input (an input, or a view of one, returned as the answer).
+// It then copies that answer into the output descriptor, except while timing
+// (set_keep_python_outputs(true)): KernelBench times the forward call, whose answer is a tensor the
+// model allocates, not a copy into the harness's buffer. The answer is kept until the next call,
+// so that freeing it is not in the timed call either.
+//
+// Thread-safety: the sandbox's main thread, which holds the interpreter's lock. Errors: load
+// returns the reason (the file raises, has no ModelNew, its constructor raises, its parameters are
+// not Model's: KernelBench's weights are the same only when both build the same layers in the same
+// order after the same seed); a call that fails
+// returns DRK_E_INTERNAL and python_candidate_error() says why.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/result.h"
+#include "drk_kernel.h"
+
+namespace drk::evaluator {
+
+struct PythonCandidateSpec {
+  std::string path;              // the candidate's file
+  std::string display_name;      // how messages name it ("model_new.py")
+  std::string init_inputs_json;  // get_init_inputs() of the problem, a JSON list
+  uint64_t init_seed = 0;        // torch.manual_seed before ModelNew(...)
+  // The problem's non-tensor arguments of forward: a JSON list of [position, value].
+  std::string constants_json = "[]";
+  bool on_cuda = false;          // the model is moved to the CUDA device, as the inputs are there
+  // Model's parameters (parameter_summary() of python_runtime.h); ModelNew's must be the same in
+  // number, order, shapes and values, or the load fails saying which differs. "": not checked.
+  std::string reference_parameters_json;
+};
+
+Status load_python_candidate(const PythonCandidateSpec& spec);
+drk_kernel_fn python_candidate_kernel();
+const std::string& python_candidate_error();
+void set_keep_python_outputs(bool keep);
+
+}  // namespace drk::evaluator

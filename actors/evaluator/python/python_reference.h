@@ -1,0 +1,59 @@
+// PythonReference: a KernelBench problem's own reference, run in the Evaluator's process (trusted,
+// out of every candidate's reach) by the embedded interpreter (python_runtime.h). As KernelBench
+// does: torch seeded, `init = get_init_inputs()`, seeded again, `Model(*init)` without autograd
+// (on the CUDA device for cuda), and per trial `get_inputs()` under that trial's seed. Here the
+// trial's seed is the run's secret seed, fresh per trial, not KernelBench's fixed 42.
+//
+// `get_inputs()`'s tensors are the task's inputs (kernels::kernelbench_task(): input1, input2, ...);
+// its other values (a scale factor) are constants, passed at their positions on every call, by the
+// sandbox too (constants_json()).
+//
+// Thread-safety: as ReferenceModel's (each call takes the interpreter's lock). Errors: create()
+// returns invalid_argument with Python's message and the stage that failed (the problem file
+// raises, get_init_inputs, Model(...), get_inputs, forward) and unsupported for what a sandbox
+// cannot be given (init inputs that are not plain values).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "actors/evaluator/engine/reference_model.h"
+#include "actors/evaluator/python/python_runtime.h"
+
+namespace drk::evaluator {
+
+class PythonReference final : public ReferenceModel {
+ public:
+  // `source`: the problem file's text; `display_name` names it in messages. The reference draws
+  // once and runs once here, so that a problem that cannot run says so now.
+  static Result<std::unique_ptr<PythonReference>> create(const std::string& source, const std::string& display_name,
+                                                        kernels::DeviceKind device, uint64_t init_seed);
+  ~PythonReference() override;
+
+  Result<at::Tensor> run(const std::vector<at::Tensor>& inputs) const override;
+  std::vector<at::Tensor> draw(const kernels::Task& task, kernels::DeviceKind shapes, uint64_t seed) const override;
+  void draw_into(const kernels::Task& task, kernels::DeviceKind shapes, uint64_t seed,
+                 const std::vector<at::Tensor>& places) const override;
+  // A Python model in float64 is another model (its parameters would have to be converted too).
+  bool runs_in_float64() const override { return false; }
+
+  const std::string& init_inputs_json() const { return init_inputs_json_; }
+  const std::string& constants_json() const { return constants_json_; }
+  uint64_t init_seed() const { return init_seed_; }
+  // Model's parameters (python_runtime.h's parameter_summary()).
+  const std::string& parameters_json() const { return parameters_json_; }
+
+ private:
+  PythonReference() = default;
+  Result<std::vector<at::Tensor>> draw_tensors(uint64_t seed) const;
+
+  PyRef module_, model_;
+  std::vector<std::pair<size_t, PyRef>> constants_;  // position, value
+  size_t argument_count_ = 0;
+  std::string display_name_;
+  std::string init_inputs_json_, constants_json_, parameters_json_;
+  uint64_t init_seed_ = 0;
+  bool on_cuda_ = false;
+};
+
+}  // namespace drk::evaluator

@@ -1,0 +1,26 @@
+// Tensors across the boundary between this process's LibTorch and its embedded Python's torch,
+// which are the same library: through DLPack, without a copy (the memory stays where it is and
+// stays owned by the side that made it).
+//
+// Thread-safety: under a PythonLock (python_runtime.h). Errors: invalid_argument, naming what was
+// given, when a Python object is not a plain dense torch.Tensor.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "actors/evaluator/python/python_runtime.h"
+
+namespace drk::evaluator {
+
+// A torch.Tensor (in Python) sharing `tensor`'s memory; null with the Python exception's text in
+// `error` when torch refuses it.
+Result<PyRef> tensor_to_python(const at::Tensor& tensor);
+
+// `object`'s tensor sharing its memory. `what` names the object in errors ("the output of
+// ModelNew.forward"). Refused: anything but an instance of exactly torch.Tensor (a subclass can
+// defer its work or lie about its values through __torch_function__), and a tensor whose
+// elements overlap in memory (an expanded, stride-0 view): such a tensor is no answer the harness
+// can read element by element.
+Result<at::Tensor> tensor_from_python(PyObject* object, const std::string& what);
+
+}  // namespace drk::evaluator

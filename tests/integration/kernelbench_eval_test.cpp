@@ -1,0 +1,221 @@
+// `drk eval` on KernelBench-format Python candidates (a ModelNew file) for KernelBench problems
+// that the test writes in KernelBench's format and imports with `drk kernelbench import` (nothing
+// of KernelBench is in this repository): the candidate runs in drk-sandbox --python, the problem's
+// own Model in the Evaluator, both built as KernelBench builds them (the same seed before each
+// constructor). Honest candidates are correct and timed; a candidate that returns its input, that
+// raises, that returns a tensor subclass, whose parameters differ from Model's, or that defines no
+// ModelNew gets a result that says why. Needs a Python with torch (Debian's python3-torch, which
+// tools/scripts/install-deps.sh installs).
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tests/doctest_drk.h"
+#include "tests/support/run_dir.h"
+#include "tests/support/spawned_program.h"
+
+namespace {
+
+using drk::testing::RunDir;
+using drk::testing::SpawnedProgram;
+
+struct Ran {
+  int exit_code = -1;
+  std::string output;
+};
+
+Ran run_drk(const RunDir& dir, const std::vector<std::string>& arguments) {
+  std::vector<std::string> argv{DRK_BINARY};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  SpawnedProgram program(argv, dir.file("output.txt"));
+  DRK_REQUIRE(program.wait_for(600'000));
+  return {program.exit_code(), dir.read("output.txt")};
+}
+
+constexpr const char* kRelu = R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """Simple model that performs a ReLU activation."""
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+batch_size = 16
+dim = 4096
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+def get_init_inputs():
+    return []
+)";
+
+// Weights from the seeded constructor, and a plain value among forward's arguments.
+constexpr const char* kLinearScale = R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """A linear layer, a GELU, then a scale."""
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x, factor):
+        return torch.nn.functional.gelu(self.linear(x)) * factor
+
+def get_inputs():
+    return [torch.randn(32, 256), 0.5]
+
+def get_init_inputs():
+    return [256, 128]
+)";
+
+constexpr const char* kHonestRelu = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.clamp_min(x, 0.0)
+)";
+
+constexpr const char* kHonestLinear = R"(import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x, factor):
+        return F.gelu(F.linear(x, self.linear.weight, self.linear.bias)) * factor
+)";
+
+constexpr const char* kOtherWeights = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(out_features, in_features))
+
+    def forward(self, x, factor):
+        return torch.nn.functional.gelu(x @ self.weight.t()) * factor
+)";
+
+constexpr const char* kReturnsInput = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x.clamp_(min=0.0)
+)";
+
+constexpr const char* kRaises = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        raise ValueError("this kernel is not written yet")
+)";
+
+constexpr const char* kSubclass = R"(import torch
+import torch.nn as nn
+
+class Lazy(torch.Tensor):
+    pass
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x).as_subclass(Lazy)
+)";
+
+constexpr const char* kNoModelNew = R"(import torch
+
+class Model2(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+)";
+
+// The problems, imported once for every test case; their records are in records/.
+const RunDir& problems() {
+  static RunDir dir;
+  static const bool imported = [] {
+    dir.write("KernelBench/level1/19_ReLU.py", kRelu);
+    dir.write("KernelBench/level2/7_Linear_GELU_Scale.py", kLinearScale);
+    Ran ran = run_drk(dir, {"kernelbench", "import", dir.file("KernelBench"), "--into", dir.file("records")});
+    DRK_REQUIRE_MESSAGE(ran.exit_code == 0, ran.output);
+    return true;
+  }();
+  (void)imported;
+  return dir;
+}
+
+nlohmann::json evaluate(const std::string& task, const std::string& name, const std::string& source) {
+  const RunDir& dir = problems();
+  dir.write(name, source);
+  Ran ran = run_drk(dir, {"eval", "--task", task, "--candidate", dir.file(name), "--kernelbench-dir",
+                          dir.file("records"), "--trials", "2", "--budget-ms", "200", "--json"});
+  const auto start = ran.output.find('{');
+  DRK_REQUIRE_MESSAGE(start != std::string::npos, ran.output);
+  auto verdict = nlohmann::json::parse(ran.output.substr(start), nullptr, false);
+  DRK_REQUIRE_MESSAGE(verdict.is_object(), ran.output);
+  return verdict;
+}
+
+std::string error_text(const nlohmann::json& verdict) { return verdict["result"].value("errorText", ""); }
+
+}  // namespace
+
+DRK_TEST_CASE("an honest plain-PyTorch candidate is correct, timed against the problem's Model") {
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "relu_new.py", kHonestRelu);
+  const auto& result = verdict["result"];
+  DRK_CHECK_MESSAGE(result.value("correct", false), verdict.dump());
+  DRK_CHECK(result.value("speedup", 0.0) > 0.0);
+  DRK_CHECK(result["candidateTiming"].value("samples", 0) > 0);
+  DRK_CHECK(verdict.value("honest", false));
+}
+
+DRK_TEST_CASE("ModelNew gets Model's initial weights and the problem's plain arguments") {
+  auto verdict = evaluate("kernelbench/level2/7_Linear_GELU_Scale", "linear_new.py", kHonestLinear);
+  DRK_CHECK_MESSAGE(verdict["result"].value("correct", false), verdict.dump());
+}
+
+DRK_TEST_CASE("parameters that differ from Model's are an error that says so") {
+  auto verdict = evaluate("kernelbench/level2/7_Linear_GELU_Scale", "other_weights.py", kOtherWeights);
+  DRK_CHECK_FALSE(verdict["result"].value("correct", true));
+  DRK_CHECK_MESSAGE(error_text(verdict).find("parameters") != std::string::npos, verdict.dump());
+}
+
+DRK_TEST_CASE("an input returned as the answer is refused") {
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "returns_input.py", kReturnsInput);
+  DRK_CHECK_FALSE(verdict["result"].value("correct", true));
+  DRK_CHECK_MESSAGE(error_text(verdict).find("shares memory with input 1") != std::string::npos, verdict.dump());
+}
+
+DRK_TEST_CASE("an exception in forward is the candidate's error, with Python's message") {
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "raises.py", kRaises);
+  DRK_CHECK_FALSE(verdict["result"].value("correct", true));
+  DRK_CHECK_MESSAGE(error_text(verdict).find("ValueError: this kernel is not written yet") != std::string::npos,
+                    verdict.dump());
+}
+
+DRK_TEST_CASE("a tensor subclass is no answer") {
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "subclass.py", kSubclass);
+  DRK_CHECK_FALSE(verdict["result"].value("correct", true));
+  DRK_CHECK_MESSAGE(error_text(verdict).find("not a torch.Tensor") != std::string::npos, verdict.dump());
+}
+
+DRK_TEST_CASE("a file without ModelNew does not compile, and says what is missing") {
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "no_model_new.py", kNoModelNew);
+  DRK_CHECK_FALSE(verdict["result"].value("compiled", true));
+  DRK_CHECK_MESSAGE(verdict["result"].value("compileLog", "").find("defines no ModelNew") != std::string::npos,
+                    verdict.dump());
+}
