@@ -1,15 +1,18 @@
 # The runtime's own contract: the Envelope every message travels in, and the messages of the
 # runtime itself (control, heartbeats, inspection, the node protocol). An application's messages
-# travel as the Envelope's `payload`, a typed opaque pointer (Payload below): the runtime knows
-# them only by type id, through the types the application registers
-# (runtime/transport/payload_types.h).
+# travel as the Envelope's `payload`, an opaque pointer whose type the Envelope names
+# (`payloadType`): the runtime knows them only by type id, through the types the application
+# registers (runtime/transport/payload_types.h).
 #
 # Versioning: this schema replaced the Envelope of drk.capnp (file id 0xcdf59aaaa855f21b), whose
 # body union held the application's messages; it is a fresh schema with a file id of its own,
-# not a renumbering of the old one, so that a build of either kind refuses the other's envelopes
-# (their struct ids differ) instead of misreading them. Within this schema the evolution rules
-# of drk.capnp hold: new fields and union members only with higher ordinals, never renumbered,
-# retyped or reused; defaults chosen so that "absent" means "old sender".
+# not a renumbering of the old one. Before its first release `payload` changed from a struct
+# holding the type id and the message to the message itself, its type id moving into the
+# Envelope (`payloadType`, which envelopes of that earlier form lack): either form reads the
+# other's payload as one of a type it does not register, and refuses it instead of misreading
+# it. From here on the evolution rules of drk.capnp hold: new fields and union members only
+# with higher ordinals, never renumbered, retyped or reused; defaults chosen so that "absent"
+# means "old sender".
 # Bytes from another process are untrusted: read them with runtime/transport/codec.h (limits, a
 # size cap, and a schema check that follows the payload into its registered type).
 @0xc7da9b5e54dc59df;
@@ -24,8 +27,12 @@ struct Envelope {
   traceId @3 :UInt64;       # follows one piece of work across hops
   deadlineUnixMs @4 :Int64; # 0: no deadline; past it the message is dead on arrival
   sentUnixMs @5 :Int64;
+  # The Cap'n Proto type id of the struct `payload` holds; 0 when the body is not a payload. A
+  # receiver reads a payload only when it has registered its type: an envelope whose payload is
+  # of a type it does not know, or does not fit its type, is refused (a dead letter).
+  payloadType @15 :UInt64;
   body :union {
-    payload @6 :Payload;    # an application's message
+    payload @6 :AnyPointer; # an application's message, a struct of type `payloadType`
     control @7 :Control;
     heartbeat @8 :Heartbeat;
     hostStats @9 :HostStats;
@@ -35,14 +42,6 @@ struct Envelope {
     nodeWelcome @13 :NodeWelcome;
     nodeHeartbeat @14 :NodeHeartbeat;
   }
-}
-
-# An application's message: `content` is a struct of the type whose Cap'n Proto id is `typeId`.
-# A receiver reads it only when it has registered that type; an envelope whose payload names a
-# type it does not know, or whose content does not fit the type, is refused (a dead letter).
-struct Payload {
-  typeId @0 :UInt64;
-  content @1 :AnyPointer;
 }
 
 struct Control {

@@ -269,7 +269,7 @@ Result<bool> parse_launch_latency(std::string_view text) {
 }
 
 Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::TaskCatalog catalog, EngineOptions options) {
-  auto device = make_evaluation_device(options);
+  auto device = options.make_device ? options.make_device(options) : make_evaluation_device(options);
   if (!device) return device.error();
   if (options.trials == 0) return make_error(Errc::invalid_argument, "trials must be at least 1");
   if (options.max_threads < 1) return make_error(Errc::invalid_argument, "max_threads must be at least 1");

@@ -61,6 +61,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,8 @@
 #include "base/result.h"
 
 namespace drk::evaluator {
+
+class EvaluationDevice;  // engine/evaluation_device.h
 
 struct EngineOptions {
   kernels::DeviceKind device = kernels::DeviceKind::cpu;
@@ -96,6 +99,9 @@ struct EngineOptions {
   // then says so (EvalResult.referenceBlasUnoptimised).
   bool allow_reference_blas = false;
   std::shared_ptr<compile::CommandRunner> runner;  // runs the compiler; null: real processes
+  // Makes the engine's device at create(); null: make_evaluation_device(). Tests inject a device
+  // whose timer returns chosen samples, to check the steps that follow a timing.
+  std::function<Result<std::unique_ptr<EvaluationDevice>>(const EngineOptions&)> make_device;
   double target_batch_ms = 1.0;           // a timed batch lasts at least this long
   uint32_t min_samples = 5;               // per side, before the precision test may stop
   uint32_t max_samples = 200;

@@ -5,13 +5,13 @@
 #include <kj/debug.h>
 #include <kj/exception.h>
 
-#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace drk::runtime {
@@ -226,11 +226,12 @@ struct SchemaCheck::Plan {
   };
 
   // A typed pointer: the struct type of the pointer at `pointer` is named by the UInt64 at
-  // `type_id_byte` of the data section; `layouts` holds a Layout per type id, sorted by id.
+  // `type_id_byte` of the data section; `layouts` holds a Layout per type id (a hash lookup:
+  // every payload a peer sends makes one).
   struct Typed {
     uint16_t pointer = 0;
     uint32_t type_id_byte = 0;
-    std::vector<std::pair<uint64_t, uint32_t>> layouts;
+    std::unordered_map<uint64_t, uint32_t> layouts;
   };
 
   // Thrown by the walk for a typed pointer whose type id names no type of the check.
@@ -259,11 +260,7 @@ struct SchemaCheck::Plan {
     layout_of.emplace(schema.getProto().getId(), index);
     layouts.emplace_back();
     Layout layout;
-    const bool holder = typed && schema.getProto().getId() == typed->holder.getProto().getId();
-    for (const auto field : schema.getNonUnionFields()) {
-      if (!holder) add_field(layout, field);
-    }
-    if (holder) layout.typed = compile_typed(schema);
+    for (const auto field : schema.getNonUnionFields()) add_field(layout, field);
     const auto union_fields = schema.getUnionFields();
     if (union_fields.size() > 0) {
       layout.has_union = true;
@@ -271,7 +268,7 @@ struct SchemaCheck::Plan {
       for (const auto field : union_fields) {
         Layout member;
         add_field(member, field);
-        if (member.pointers.empty() && member.groups.empty()) continue;
+        if (member.pointers.empty() && member.groups.empty() && !member.typed) continue;
         const uint16_t value = field.getProto().getDiscriminantValue();
         if (layout.members.size() <= value) layout.members.resize(value + 1);
         layout.members[value] = static_cast<uint32_t>(layouts.size());
@@ -282,22 +279,25 @@ struct SchemaCheck::Plan {
     return index;
   }
 
-  // The Typed of the holder `schema`: its two fields' places and a Layout per type.
-  Typed compile_typed(capnp::StructSchema schema) {
-    const auto type_id = schema.getFieldByName("typeId").getProto().getSlot();
-    const auto content = schema.getFieldByName("content").getProto().getSlot();
+  // The Typed of `typed`: its two fields' places and a Layout per type.
+  Typed compile_typed() {
+    const auto type_id = typed->type_id.getProto().getSlot();
+    const auto content = typed->content.getProto().getSlot();
     KJ_REQUIRE(type_id.getType().isUint64() && content.getType().isAnyPointer(),
-               "a typed pointer's holder needs `typeId :UInt64` and `content :AnyPointer`");
+               "a typed pointer needs a `:UInt64` type id and an `:AnyPointer` content");
     Typed result;
     result.pointer = static_cast<uint16_t>(content.getOffset());
     result.type_id_byte = type_id.getOffset() * sizeof(uint64_t);
-    for (const auto type : typed->types) result.layouts.emplace_back(type.getProto().getId(), compile_layout(type));
-    std::sort(result.layouts.begin(), result.layouts.end());
+    for (const auto type : typed->types) result.layouts.emplace(type.getProto().getId(), compile_layout(type));
     return result;
   }
 
   void add_field(Layout& layout, capnp::StructSchema::Field field) {
     const auto proto = field.getProto();
+    if (typed && field == typed->content) {
+      layout.typed = compile_typed();
+      return;
+    }
     if (proto.isGroup()) {
       layout.groups.push_back(compile_layout(field.getType().asStruct()));
       return;
@@ -365,9 +365,8 @@ struct SchemaCheck::Plan {
     if (typed_pointer.type_id_byte + sizeof id <= data.size()) {
       std::memcpy(&id, data.begin() + typed_pointer.type_id_byte, sizeof id);
     }
-    const auto found = std::lower_bound(typed_pointer.layouts.begin(), typed_pointer.layouts.end(),
-                                        std::pair<uint64_t, uint32_t>{id, 0});
-    if (found == typed_pointer.layouts.end() || found->first != id) throw UnknownType{id};
+    const auto found = typed_pointer.layouts.find(id);
+    if (found == typed_pointer.layouts.end()) throw UnknownType{id};
     const auto section = record.getPointerSection();
     if (typed_pointer.pointer < section.size()) {
       check_layout(found->second, section[typed_pointer.pointer].getAs<capnp::AnyStruct>());

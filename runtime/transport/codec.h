@@ -19,12 +19,12 @@
 // leaves it out, unless T has pointers that check_schema() cannot follow (AnyPointer,
 // capabilities: SchemaCheck::follows_every_pointer()), which a handler reads as it chooses.
 //
-// Typed pointers: an AnyPointer whose type its struct names (messages/envelope.capnp's Payload:
-// `typeId @0 :UInt64; content @1 :AnyPointer`). A SchemaCheck given TypedPointers follows
-// `content` as the struct whose Cap'n Proto id `typeId` holds, in the same walk, and refuses a
-// message whose `typeId` names none of the given types, so that an application's payload is
-// checked as its own type would be and a payload of a type the program does not know is never
-// handed to a handler.
+// Typed pointers: an AnyPointer whose type its struct names (messages/envelope.capnp's Envelope:
+// `payloadType :UInt64` names the type of `body.payload :AnyPointer`). A SchemaCheck given
+// TypedPointers follows the pointer as the struct whose Cap'n Proto id the UInt64 holds, in the
+// same walk, and refuses a message whose id names none of the given types, so that an
+// application's payload is checked as its own type would be and a payload of a type the program
+// does not know is never handed to a handler.
 //
 // The guarantee: a message that passes decode_checked<T>() (or decode() and check_schema()
 // against T) can be read in full through T's generated readers (every field, the active member
@@ -84,10 +84,13 @@ void encode_into(capnp::MessageBuilder& message, std::span<std::byte> out);
 
 class DecodedMessage;
 
-// The typed pointers of a root type (above): `holder` has a UInt64 field `typeId` and an
-// AnyPointer field `content`, which holds a struct of one of `types` (by schema id).
+// The typed pointers of a root type (above): the AnyPointer field `content` holds a struct of one
+// of `types`, the one whose schema id the UInt64 field `type_id` holds. `type_id` is a field of
+// the struct that holds `content`, or of the struct whose group (a union, say) holds it: one
+// data section.
 struct TypedPointers {
-  capnp::StructSchema holder;
+  capnp::StructSchema::Field type_id;
+  capnp::StructSchema::Field content;
   std::vector<capnp::StructSchema> types;
 };
 

@@ -27,7 +27,9 @@ struct Registry {
   // Publishes the types registered so far. Call with `mutex` held.
   void publish() {
     auto snapshot = std::make_unique<Snapshot>();
-    TypedPointers typed{capnp::Schema::from<msg::Payload>(), {}};
+    TypedPointers typed{capnp::Schema::from<msg::Envelope>().getFieldByName("payloadType"),
+                        capnp::Schema::from<msg::Envelope::Body>().getFieldByName("payload"),
+                        {}};
     for (const auto& type : types) {
       snapshot->types.push_back(type.get());
       typed.types.push_back(type->schema);
@@ -76,10 +78,16 @@ void register_payload_types(const std::vector<capnp::StructSchema>& types) {
 }
 
 const PayloadType* find_payload_type(uint64_t id) {
+  // The type this thread found last: an actor's envelopes come in runs of one type, and a type,
+  // once registered, stays as it is.
+  thread_local const PayloadType* last_found = nullptr;
+  if (last_found != nullptr && last_found->id == id) return last_found;
   const auto& types = current().types;
   const auto found = std::lower_bound(types.begin(), types.end(), id,
                                       [](const PayloadType* type, uint64_t wanted) { return type->id < wanted; });
-  return found != types.end() && (*found)->id == id ? *found : nullptr;
+  if (found == types.end() || (*found)->id != id) return nullptr;
+  last_found = *found;
+  return last_found;
 }
 
 const SchemaCheck& envelope_check() { return *current().envelope_check; }

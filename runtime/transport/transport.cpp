@@ -39,7 +39,7 @@ std::string_view body_kind(msg::Envelope::Reader envelope) {
   }();
   const auto body = envelope.getBody();
   if (body.isPayload()) {
-    const PayloadType* type = find_payload_type(body.getPayload().getTypeId());
+    const PayloadType* type = find_payload_type(envelope.getPayloadType());
     if (type != nullptr) return type->name;
   }
   const auto which = static_cast<std::size_t>(body.which());

@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -49,14 +50,16 @@ void walk_struct(const capnp::DynamicStruct::Reader& reader) {
     walk_value(reader.get(field));
   }
   // A payload's content is read as its handler reads it: as the type its type id names.
-  if (reader.getSchema() == capnp::Schema::from<drk::msg::Payload>()) {
-    const auto payload = reader.as<drk::msg::Payload>();
-    const drk::runtime::PayloadType* type = drk::runtime::find_payload_type(payload.getTypeId());
+  const auto envelope = reader.getSchema() == capnp::Schema::from<drk::msg::Envelope>()
+                            ? std::optional(reader.as<drk::msg::Envelope>())
+                            : std::nullopt;
+  if (envelope && envelope->getBody().isPayload()) {
+    const drk::runtime::PayloadType* type = drk::runtime::find_payload_type(envelope->getPayloadType());
     if (type == nullptr) {
       std::fprintf(stderr, "decode_fuzz: a payload of an unregistered type passed the check\n");
       std::abort();
     }
-    walk_struct(payload.getContent().getAs<capnp::DynamicStruct>(type->schema));
+    walk_struct(envelope->getBody().getPayload().getAs<capnp::DynamicStruct>(type->schema));
   }
   KJ_IF_MAYBE (active, reader.which()) {
     walk_value(reader.get(*active));

@@ -77,10 +77,9 @@ runtime_members='control @7 :E.Control; heartbeat @8 :E.Heartbeat; hostStats @9 
   for kind in "${!bodies[@]}"; do
     type="${kind^}"
     [[ $kind == control || $kind == heartbeat ]] && continue
-    echo "struct Payload$type { typeId @0 :UInt64; content @1 :D.$type; }"
     echo "struct Envelope$type { sender @0 :Text; recipient @1 :Text; correlationId @2 :UInt64;
-  traceId @3 :UInt64; deadlineUnixMs @4 :Int64; sentUnixMs @5 :Int64;
-  body :union { payload @6 :Payload$type; $runtime_members } }"
+  traceId @3 :UInt64; deadlineUnixMs @4 :Int64; sentUnixMs @5 :Int64; payloadType @15 :UInt64;
+  body :union { payload @6 :D.$type; $runtime_members } }"
   done
 } > "$schema_dir/corpus.capnp"
 
@@ -99,7 +98,7 @@ seed() {  # NAME KIND [capnp encode options...]
     echo "($header, body = ($kind = ${bodies[$kind]}))" | encode "$name" envelope.capnp Envelope "$@"
   else
     local type="${kind^}"
-    echo "($header, body = (payload = (typeId = $(type_id "$type"), content = ${bodies[$kind]})))" |
+    echo "($header, payloadType = $(type_id "$type"), body = (payload = ${bodies[$kind]}))" |
       encode "$name" corpus.capnp "Envelope$type" "$@"
   fi
 }

@@ -255,7 +255,7 @@ std::vector<std::byte> candidate_envelope(uint64_t type_id) {
   capnp::MallocMessageBuilder builder;
   auto envelope = builder.initRoot<msg::Envelope>();
   init_payload<msg::Candidate>(envelope).setSource("extern \"C\" int drk_kernel(void) { return 0; }");
-  envelope.getBody().getPayload().setTypeId(type_id);
+  envelope.setPayloadType(type_id);
   const auto words = encode(builder);
   std::vector<std::byte> bytes(words.asBytes().size());
   std::memcpy(bytes.data(), words.asBytes().begin(), bytes.size());
@@ -284,9 +284,8 @@ DRK_TEST_CASE("a payload from a peer is checked as its registered type, and one 
   // bytes whose content does not fit the type they name.
   capnp::MallocMessageBuilder builder;
   auto envelope = builder.initRoot<msg::Envelope>();
-  auto payload = envelope.getBody().initPayload();
-  payload.setTypeId(payload_type_id<msg::Candidate>());
-  payload.getContent().initAs<msg::Advantages>().initItems(2)[0].setTrajectoryId("s0/relu/0");
+  envelope.setPayloadType(payload_type_id<msg::Candidate>());
+  envelope.getBody().initPayload().initAs<msg::Advantages>().initItems(2)[0].setTrajectoryId("s0/relu/0");
   const auto words = encode(builder);
   std::vector<std::byte> bytes(words.asBytes().size());
   std::memcpy(bytes.data(), words.asBytes().begin(), bytes.size());

@@ -109,7 +109,8 @@ class Sink final : public runtime::Actor {
 
   void on_message(runtime::ActorContext&, msg::Envelope::Reader envelope) override {
     const auto body = envelope.getBody();
-    if (runtime::payload_of<msg::PolicyWeights>(envelope)) {
+    // Counted by its type, unread, as a handler that dispatches on it first would.
+    if (runtime::payload_type(envelope) == runtime::payload_type_id<msg::PolicyWeights>()) {
       last_ = Clock::now();
       if (started_) {
         ++messages_;
