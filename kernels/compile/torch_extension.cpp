@@ -8,6 +8,7 @@
 #include "kernels/compile/compiler.h"
 #include "kernels/compile/compiler_log.h"
 #include "kernels/compile/content_hash.h"
+#include "kernels/compile/extension_flags.h"
 
 namespace drk::compile {
 namespace {
@@ -191,6 +192,7 @@ Result<BuiltExtension> TorchExtensionBuilder::build(const InlineExtension& exten
   if (cuda && !facts_.has_cuda())
     return make_error(Errc::unsupported, "extension '" + extension.name + "' (line " + std::to_string(extension.line) +
                                              ") needs CUDA, and torch " + facts_.version + " has none");
+  if (auto checked = check_extension_flags(extension); !checked) return checked.error();
   const ExtensionSources sources = extension_sources(extension);
   const std::vector<std::string> cpp = cpp_flags(extension);
   const std::vector<std::string> cuda_compile = cuda_flags(extension);

@@ -24,10 +24,14 @@
 // module_path)` after `import torch`, then `module_from_spec` and `exec_module` (what
 // load_inline does with the library it builds).
 //
+// The candidate's own flags are checked first (extension_flags.h): the build runs outside the
+// sandbox.
+//
 // Thread-safety: build() may run on several threads (a mutex orders the precompiled headers'
-// builds). Errors: compile_error with the compiler's or the linker's message (paths shown as
-// main.cpp, cuda.cu), "timed out" past the deadline; unsupported for CUDA sources when the torch
-// has no CUDA; io_error when a compiler does not run or the cache cannot be written.
+// builds). Errors: invalid_argument for a flag refused by check_extension_flags(); compile_error
+// with the compiler's or the linker's message (paths shown as main.cpp, cuda.cu), "timed out"
+// past the deadline; unsupported for CUDA sources when the torch has no CUDA; io_error when a
+// compiler does not run or the cache cannot be written.
 #pragma once
 
 #include <chrono>
