@@ -124,8 +124,10 @@ class ModuleScope:
 
     def fold(self, node, seen=()):
         """The constant `node` denotes: a str, bool, None, a list of those, or a dict of str."""
-        if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, bool))):
-            return node.value
+        if isinstance(node, ast.Constant):
+            if node.value is None or isinstance(node.value, (str, bool)):
+                return node.value
+            raise Unresolved(f"a {type(node.value).__name__} where a string, a bool or None belongs")
         if isinstance(node, ast.Name):
             if node.id in seen:
                 raise Unresolved(f"name '{node.id}' refers to itself")

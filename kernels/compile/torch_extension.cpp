@@ -154,7 +154,7 @@ Result<std::string> TorchExtensionBuilder::precompiled_header(const InlineExtens
   // use it, so one header serves them all (-Winvalid-pch would say otherwise).
   std::vector<std::string> flags = cpp_flags(extension);
   flags.erase(flags.begin());
-  const std::string key = content_hash("torch/extension.h\0" + joined(flags) + identity_ + facts_.text);
+  const std::string key = content_hash(joined(flags) + identity_ + facts_.text);
   FileSystem& files = *options_.file_system;
   const fs::path dir = fs::path(options_.cache_dir) / "pch" / key;
   const std::string header = (dir / "torch_extension.h").string();
