@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "kernels/compile/compiler_log.h"
 #include "kernels/compile/content_hash.h"
 
 #ifndef DRK_SOURCE_DIR
@@ -13,21 +14,20 @@
 #endif
 
 namespace drk::compile {
-namespace {
 
 namespace fs = std::filesystem;
-
-void replace_all(std::string& text, const std::string& from, const std::string& to) {
-  if (from.empty()) return;
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-}
-
-}  // namespace
 
 std::string default_abi_include_dir() {
   if (const char* dir = std::getenv("DRK_SOURCE_DIR"); dir && *dir) return std::string(dir) + "/kernels/abi";
   return std::string(DRK_SOURCE_DIR) + "/kernels/abi";
+}
+
+Result<std::string> compiler_identity(CommandRunner& runner, const std::string& compiler) {
+  auto version = runner.run({compiler, "--version"}, std::chrono::seconds(30));
+  if (!version) return version.error();
+  if (!version->succeeded())
+    return make_error(Errc::io_error, "the compiler '" + compiler + "' does not run: " + version->output);
+  return version->output;
 }
 
 CompilerOptions nvcc_compiler_options(const std::string& architecture) {
@@ -70,11 +70,9 @@ Result<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions options, std:
   if (!header)
     return make_error(Errc::not_found, "the candidate ABI header is missing at '" + options.abi_include_dir +
                                            "/drk_kernel.h': set DRK_SOURCE_DIR to the drkernel source tree");
-  auto version = runner->run({options.compiler, "--version"}, std::chrono::seconds(30));
+  auto version = compiler_identity(*runner, options.compiler);
   if (!version) return version.error();
-  if (!version->succeeded())
-    return make_error(Errc::io_error, "the compiler '" + options.compiler + "' does not run: " + version->output);
-  std::string identity = version->output;
+  std::string identity = *version;
   // -march=native means this machine's CPU: an object built for another CPU may not run here.
   if (std::find(options.flags.begin(), options.flags.end(), "-march=native") != options.flags.end()) {
     auto target = runner->run({options.compiler, "-march=native", "-Q", "--help=target"}, std::chrono::seconds(30));
@@ -155,9 +153,7 @@ Result<CompiledCandidate> Compiler::compile(const std::string& source) {
     discard();
     return run.error();
   }
-  std::string log = run->output;
-  replace_all(log, source_path.string(), "candidate" + extension);
-  if (log.size() > options_.max_log_bytes) log = log.substr(0, options_.max_log_bytes) + "\n[compiler output truncated]";
+  std::string log = compiler_log(run->output, {{source_path.string(), "candidate" + extension}}, options_.max_log_bytes);
 
   if (run->timed_out) {
     discard();

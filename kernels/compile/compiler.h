@@ -35,9 +35,12 @@
 #include "messages/drk.capnp.h"
 #include "base/file_system.h"
 #include "base/result.h"
-#include "base/result.h"
 
 namespace drk::compile {
+
+// The compiler's `--version` text: what a cache key names a compiler by. io_error when it does not
+// run.
+Result<std::string> compiler_identity(CommandRunner& runner, const std::string& compiler);
 
 // kernels/abi of the source tree ($DRK_SOURCE_DIR/kernels/abi when that is set).
 std::string default_abi_include_dir();

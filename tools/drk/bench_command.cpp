@@ -4,6 +4,7 @@
 //   eval      evaluation latency (cold and warm compile cache, per phase) and throughput with
 //             and without the compile pool (tools/bench/eval_bench.h)
 //   containment  what hostile candidates cost the evaluations beside them (containment_bench.h)
+//   load-inline  KernelBench load_inline builds: torch's against ours (load_inline_bench.h)
 // A new benchmark is a subcommand of bench in add_bench_command.
 #include <CLI/CLI.hpp>
 
@@ -15,6 +16,7 @@
 #include "runtime/log.h"
 #include "tools/bench/containment_bench.h"
 #include "tools/bench/eval_bench.h"
+#include "tools/bench/load_inline_bench.h"
 #include "tools/bench/restart_bench.h"
 #include "tools/bench/runtime_report.h"
 #include "tools/drk/commands.h"
@@ -114,6 +116,24 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
                                 "each sandbox's host memory budget (default 1024)");
   actions[containment_command] = [containment_options] {
     return bench::run_containment_bench(*containment_options, std::cout);
+  };
+  auto load_inline_options = std::make_shared<bench::LoadInlineBenchOptions>();
+  CLI::App* load_inline_command = bench_command->add_subcommand(
+      "load-inline",
+      "KernelBench load_inline builds: torch's own against drkernel's\n"
+      "\n"
+      "One C++ candidate (and one CUDA candidate when the Python's torch has CUDA), built by torch's\n"
+      "load_inline in a fresh build directory, then by drkernel (docs/kernelbench.md): with an empty\n"
+      "cache (the precompiled torch/extension.h built too), with the header present and the cache\n"
+      "cold, and on a cache hit. Seconds of each, side by side. A few minutes on 2 cores.");
+  load_inline_command->add_option("--python", load_inline_options->python, "a Python with torch (default /usr/bin/python3)")
+      ->type_name("PATH");
+  load_inline_command->add_option("--arch", load_inline_options->cuda_architecture, "the GPU's architecture (default sm_90)")
+      ->type_name("SM");
+  load_inline_command->add_flag("--json", load_inline_options->json,
+                                "one object: per kind (cpp, cuda) torch_cold_s, drk_cold_s, drk_pch_present_s, drk_warm_s");
+  actions[load_inline_command] = [load_inline_options] {
+    return bench::run_load_inline_bench(*load_inline_options, std::cout);
   };
   bench_command->footer("See docs/benchmarks.md.");
 }

@@ -1,0 +1,296 @@
+#include "kernels/compile/torch_extension.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <future>
+
+#include "base/temporary_directory.h"
+#include "kernels/compile/compiler.h"
+#include "kernels/compile/compiler_log.h"
+#include "kernels/compile/content_hash.h"
+#include "kernels/compile/extension_flags.h"
+
+namespace drk::compile {
+namespace {
+
+namespace fs = std::filesystem;
+
+// torch.utils.cpp_extension.COMMON_NVCC_FLAGS (the same in torch 1.13 and 2.x).
+const std::vector<std::string> kCommonNvccFlags = {
+    "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__", "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
+    "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr"};
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string text;
+  for (const auto& part : parts) text += part + '\0';
+  return text;
+}
+
+void append(std::vector<std::string>& to, const std::vector<std::string>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+std::string lines(const std::vector<std::string>& parts) {
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) text += (i ? "\n" : "") + parts[i];
+  return text;
+}
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A compiler run that failed: why, with what it printed.
+std::string failure_text(const CommandRun& run, std::chrono::milliseconds timeout) {
+  if (run.timed_out) return "the build timed out after " + std::to_string(timeout.count()) + " ms\n" + run.output;
+  if (!run.output.empty()) return run.output;
+  return "the compiler failed (exit " + std::to_string(run.exit_code) + ", signal " + std::to_string(run.signal) +
+         ") without a message";
+}
+
+}  // namespace
+
+ExtensionSources extension_sources(const InlineExtension& extension) {
+  std::vector<std::string> cpp;
+  if (!extension.no_implicit_headers) cpp.push_back("#include <torch/extension.h>");
+  append(cpp, extension.cpp_sources);
+  if (!extension.functions.empty()) {
+    cpp.push_back("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {");
+    for (const auto& function : extension.functions) {
+      const std::string bound = extension.with_pytorch_error_handling
+                                    ? "torch::wrap_pybind_function(" + function.name + ")"
+                                    : function.name;
+      cpp.push_back("m.def(\"" + function.name + "\", " + bound + ", \"" + function.doc + "\");");
+    }
+    cpp.push_back("}");
+  }
+  ExtensionSources sources{lines(cpp), {}};
+  if (!extension.cuda_sources.empty()) {
+    std::vector<std::string> cuda;
+    if (!extension.no_implicit_headers)
+      cuda = {"#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"};
+    append(cuda, extension.cuda_sources);
+    sources.cuda_cu = lines(cuda);
+  }
+  return sources;
+}
+
+Result<std::unique_ptr<TorchExtensionBuilder>> TorchExtensionBuilder::create(TorchExtensionOptions options,
+                                                                             TorchFacts facts,
+                                                                             std::shared_ptr<CommandRunner> runner) {
+  if (options.cache_dir.empty()) return make_error(Errc::invalid_argument, "the extension cache directory is not set");
+  for (const char* part : {"ext", "pch"})
+    if (auto made = options.file_system->create_directories(options.cache_dir + "/" + part); !made) return made.error();
+  options.cache_dir = fs::absolute(options.cache_dir).string();
+  auto identity = compiler_identity(*runner, options.cxx);
+  if (!identity) return identity.error();
+  std::unique_ptr<TorchExtensionBuilder> builder(
+      new TorchExtensionBuilder(std::move(options), std::move(facts), runner, *identity));
+  // Without nvcc only CPU extensions build; a CUDA build then says nvcc does not run.
+  if (builder->facts_.has_cuda()) {
+    if (auto nvcc = compiler_identity(*runner, builder->nvcc())) builder->identity_ += *nvcc;
+  }
+  return builder;
+}
+
+std::string TorchExtensionBuilder::nvcc() const {
+  return options_.nvcc.empty() ? facts_.cuda_home + "/bin/nvcc" : options_.nvcc;
+}
+
+std::vector<std::string> TorchExtensionBuilder::common_flags(const InlineExtension& extension) const {
+  std::vector<std::string> flags = {"-DTORCH_EXTENSION_NAME=" + extension.name, "-DTORCH_API_INCLUDE_EXTENSION_H"};
+  for (const auto& [name, value] : facts_.pybind11_defines) flags.push_back("-D" + name + "=\"" + value + "\"");
+  for (const auto& path : extension.extra_include_paths) flags.push_back("-I" + fs::absolute(path).string());
+  std::vector<std::string> system = facts_.include_paths;
+  if (extension.uses_cuda()) append(system, facts_.cuda_include_paths);
+  system.push_back(facts_.python_include);
+  for (const auto& path : system) append(flags, {"-isystem", path});
+  if (facts_.passes_cxx11_abi) flags.push_back("-D_GLIBCXX_USE_CXX11_ABI=" + std::to_string(facts_.cxx11_abi));
+  return flags;
+}
+
+std::vector<std::string> TorchExtensionBuilder::cpp_flags(const InlineExtension& extension) const {
+  std::vector<std::string> flags = common_flags(extension);
+  append(flags, {"-fPIC", "-std=" + facts_.cxx_standard});
+  append(flags, extension.extra_cflags);
+  return flags;
+}
+
+std::vector<std::string> TorchExtensionBuilder::cuda_flags(const InlineExtension& extension) const {
+  if (!extension.uses_cuda()) return {};
+  std::vector<std::string> flags = common_flags(extension);
+  append(flags, kCommonNvccFlags);
+  // torch's default arch list: the visible device's architecture, with PTX for it (+PTX).
+  std::string number = options_.cuda_architecture;
+  if (number.rfind("sm_", 0) == 0) number = number.substr(3);
+  append(flags, {"-gencode=arch=compute_" + number + ",code=compute_" + number,
+                 "-gencode=arch=compute_" + number + ",code=sm_" + number});
+  append(flags, {"--compiler-options", "-fPIC"});
+  append(flags, extension.extra_cuda_cflags);
+  if (std::none_of(flags.begin(), flags.end(), [](const std::string& flag) { return flag.rfind("-std=", 0) == 0; }))
+    flags.push_back("-std=" + facts_.cxx_standard);
+  return flags;
+}
+
+std::vector<std::string> TorchExtensionBuilder::link_flags(const InlineExtension& extension) const {
+  const bool cuda = extension.uses_cuda();
+  std::vector<std::string> flags = {"-shared"};
+  append(flags, extension.extra_ldflags);
+  for (const auto& path : facts_.library_paths) flags.push_back("-L" + path);
+  flags.push_back("-lc10");
+  if (cuda) flags.push_back("-lc10_cuda");
+  flags.push_back("-ltorch_cpu");
+  if (cuda) flags.push_back("-ltorch_cuda");
+  append(flags, {"-ltorch", "-ltorch_python"});
+  if (cuda) {
+    for (const auto& path : facts_.cuda_library_paths) flags.push_back("-L" + path);
+    flags.push_back("-lcudart");
+  }
+  return flags;
+}
+
+Result<std::string> TorchExtensionBuilder::precompiled_header(const InlineExtension& extension) {
+  // The extension's name is the one flag that differs between extensions; torch's headers do not
+  // use it, so one header serves them all (-Winvalid-pch would say otherwise).
+  std::vector<std::string> flags = cpp_flags(extension);
+  flags.erase(flags.begin());
+  const std::string key = content_hash(joined(flags) + identity_ + facts_.text);
+  FileSystem& files = *options_.file_system;
+  const fs::path dir = fs::path(options_.cache_dir) / "pch" / key;
+  const std::string header = (dir / "torch_extension.h").string();
+  const std::string compiled = header + ".gch";
+  if (files.exists(compiled)) return header;
+
+  std::lock_guard lock(header_mutex_);
+  if (failed_headers_.count(key))
+    return make_error(Errc::compile_error, "torch/extension.h did not compile with these flags before");
+  if (files.exists(compiled)) return header;
+  if (auto made = files.create_directories(dir.string()); !made) return made.error();
+  if (auto written = write_file_atomically(files, header, "#include <torch/extension.h>\n"); !written)
+    return written.error();
+  auto scratch = TemporaryDirectory::create("building", dir);
+  if (!scratch) return scratch.error();
+  const std::string built = scratch->path() + "/torch_extension.h.gch";
+  std::vector<std::string> argv = {options_.cxx};
+  append(argv, flags);
+  append(argv, {"-x", "c++-header", header, "-o", built});
+  auto run = runner_->run(argv, options_.timeout);
+  if (!run) return run.error();
+  if (!run->succeeded()) {
+    failed_headers_.insert(key);
+    return make_error(Errc::compile_error,
+                      "torch/extension.h does not compile: " + compiler_log(failure_text(*run, options_.timeout), {},
+                                                                             options_.max_log_bytes));
+  }
+  if (auto moved = files.rename(built, compiled); !moved) return moved.error();
+  return header;
+}
+
+Result<BuiltExtension> TorchExtensionBuilder::build(const InlineExtension& extension) {
+  const auto started = std::chrono::steady_clock::now();
+  const bool cuda = extension.uses_cuda();
+  if (cuda && !facts_.has_cuda())
+    return make_error(Errc::unsupported, "extension '" + extension.name + "' (line " + std::to_string(extension.line) +
+                                             ") needs CUDA, and torch " + facts_.version + " has none");
+  if (auto checked = check_extension_flags(extension); !checked) return checked.error();
+  const ExtensionSources sources = extension_sources(extension);
+  const std::vector<std::string> cpp = cpp_flags(extension);
+  const std::vector<std::string> cuda_compile = cuda_flags(extension);
+  const std::vector<std::string> link = link_flags(extension);
+  const std::string key = content_hash(sources.main_cpp + '\0' + sources.cuda_cu + '\0' + joined(cpp) + '\0' +
+                                       joined(cuda_compile) + '\0' + joined(link) + '\0' + identity_ + facts_.text);
+  FileSystem& files = *options_.file_system;
+  const fs::path root = fs::path(options_.cache_dir) / "ext";
+  const fs::path dir = root / key;
+  const std::string module_file = extension.name + facts_.extension_suffix;
+  BuiltExtension built{extension.name, (dir / module_file).string(), key, true, false, 0.0, {}};
+  if (files.exists(built.module_path)) {
+    built.build_ms = milliseconds_since(started);
+    return built;
+  }
+  const std::string failure_log = (root / (key + ".log")).string();
+  if (files.exists(failure_log)) {
+    auto log = files.read_file(failure_log);
+    return make_error(Errc::compile_error, log ? *log : std::string("the extension did not build"));
+  }
+
+  auto scratch = TemporaryDirectory::create(key.substr(0, 16), root);
+  if (!scratch) return scratch.error();
+  const fs::path work(scratch->path());
+  const std::string main_cpp = (work / "main.cpp").string();
+  const std::string cuda_cu = (work / "cuda.cu").string();
+  if (auto written = write_file_atomically(files, main_cpp, sources.main_cpp); !written) return written.error();
+  if (cuda)
+    if (auto written = write_file_atomically(files, cuda_cu, sources.cuda_cu); !written) return written.error();
+
+  std::vector<std::string> cpp_argv = {options_.cxx};
+  append(cpp_argv, cpp);
+  if (options_.precompiled_header && !extension.no_implicit_headers) {
+    // A header that does not build leaves main.cpp to include torch/extension.h itself, as torch does.
+    if (auto header = precompiled_header(extension)) {
+      append(cpp_argv, {"-include", *header, "-Winvalid-pch"});
+      built.used_precompiled_header = true;
+    }
+  }
+  const std::string main_object = (work / "main.o").string();
+  const std::string cuda_object = (work / "cuda.cuda.o").string();
+  append(cpp_argv, {"-c", main_cpp, "-o", main_object});
+  std::vector<std::string> objects = {main_object};
+  std::future<Result<CommandRun>> cuda_run;
+  if (!sources.cuda_cu.empty()) {
+    std::vector<std::string> cuda_argv = {nvcc()};
+    append(cuda_argv, cuda_compile);
+    append(cuda_argv, {"-c", cuda_cu, "-o", cuda_object});
+    cuda_run = std::async(std::launch::async, [this, cuda_argv] { return runner_->run(cuda_argv, options_.timeout); });
+    objects.push_back(cuda_object);
+  }
+  std::vector<Result<CommandRun>> runs;
+  runs.push_back(runner_->run(cpp_argv, options_.timeout));
+  if (cuda_run.valid()) runs.push_back(cuda_run.get());
+
+  const std::string module_built = (work / module_file).string();
+  const std::vector<std::pair<std::string, std::string>> renames = {
+      {main_cpp, "main.cpp"}, {cuda_cu, "cuda.cu"}, {scratch->path() + "/", ""}};
+  std::string output;
+  std::string failure;
+  bool repeatable = true;  // a crash or a timeout may not happen again: not cached
+  auto take = [&](const Result<CommandRun>& run) -> Status {
+    if (!run) return run.error();
+    if (run->succeeded()) {
+      output += run->output;
+    } else {
+      failure += failure_text(*run, options_.timeout);
+      repeatable = repeatable && !run->timed_out && run->signal == 0;
+    }
+    return {};
+  };
+  for (const auto& run : runs)
+    if (auto taken = take(run); !taken) return taken.error();
+  if (failure.empty()) {
+    std::vector<std::string> link_argv = {options_.cxx};
+    append(link_argv, objects);
+    append(link_argv, link);
+    append(link_argv, {"-o", module_built});
+    if (auto taken = take(runner_->run(link_argv, options_.timeout)); !taken) return taken.error();
+  }
+  if (!failure.empty()) {
+    const std::string message = "extension '" + extension.name + "' (line " + std::to_string(extension.line) +
+                                ") does not build:\n" + compiler_log(failure, renames, options_.max_log_bytes);
+    if (repeatable) (void)write_file_atomically(files, failure_log, message);
+    return make_error(Errc::compile_error, message);
+  }
+
+  built.compiler_output = compiler_log(output, renames, options_.max_log_bytes);
+  if (auto made = files.create_directory(dir.string(), 0777); !made) return made.error();
+  // The sources and the output first, for people; the module last: its name says the entry is whole.
+  (void)files.rename(main_cpp, (dir / "main.cpp").string());
+  if (cuda) (void)files.rename(cuda_cu, (dir / "cuda.cu").string());
+  if (auto written = write_file_atomically(files, (dir / "build.log").string(), built.compiler_output); !written)
+    return written.error();
+  if (auto moved = files.rename(module_built, built.module_path); !moved) return moved.error();
+  built.cached = false;
+  built.build_ms = milliseconds_since(started);
+  return built;
+}
+
+}  // namespace drk::compile

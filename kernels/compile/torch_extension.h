@@ -1,0 +1,117 @@
+// TorchExtensionBuilder: builds what torch's load_inline would build for one load_inline call of
+// a candidate (inline_extension.h), the same sources with the same flags, but through a
+// content-hash cache and with torch/extension.h precompiled (docs/kernelbench.md, "Compiling
+// load_inline candidates").
+//
+// The sources are torch's: main.cpp is `#include <torch/extension.h>`, the cpp_sources and a
+// PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) binding each function (through
+// torch::wrap_pybind_function unless with_pytorch_error_handling=False), joined by newlines;
+// cuda.cu is `#include <torch/types.h>`, <cuda.h>, <cuda_runtime.h> and the cuda_sources (no
+// includes with no_implicit_headers=True). The flags are those of torch's ninja file for the
+// torch of the facts (cpp_flags(), cuda_flags(), link_flags()): no optimisation torch does not
+// ask for. What differs is how: main.cpp is compiled with `-include` of a GCC precompiled
+// torch/extension.h (built once per compiler, flags and torch under <cache>/pch/; not with
+// no_implicit_headers, whose main.cpp may not start with that include), main.cpp and cuda.cu
+// compile at the same time, and the module is cached.
+//
+// Cache: <cache>/ext/<key>/<name><EXT_SUFFIX>, where the key is the SHA-256 of the sources, the
+// three flag lists (which name the extension), the compilers' identities and the facts; a hit is
+// one stat. A build that fails leaves <cache>/ext/<key>.log and is answered from it. The module
+// is renamed into place last (the sources and the compiler's output beside it, for people), so
+// several builders may share a cache directory.
+//
+// Loading the module in place of load_inline's: `importlib.util.spec_from_file_location(name,
+// module_path)` after `import torch`, then `module_from_spec` and `exec_module` (what
+// load_inline does with the library it builds).
+//
+// The candidate's own flags are checked first (extension_flags.h): the build runs outside the
+// sandbox.
+//
+// Thread-safety: build() may run on several threads (a mutex orders the precompiled headers'
+// builds). Errors: invalid_argument for a flag refused by check_extension_flags(); compile_error
+// with the compiler's or the linker's message (paths shown as main.cpp, cuda.cu), "timed out"
+// past the deadline; unsupported for CUDA sources when the torch has no CUDA; io_error when a
+// compiler does not run or the cache cannot be written.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/file_system.h"
+#include "base/result.h"
+#include "kernels/compile/command_runner.h"
+#include "kernels/compile/inline_extension.h"
+
+namespace drk::compile {
+
+struct ExtensionSources {
+  std::string main_cpp;
+  std::string cuda_cu;  // empty: no CUDA sources
+};
+
+// The files torch's load_inline writes for `extension`.
+ExtensionSources extension_sources(const InlineExtension& extension);
+
+struct TorchExtensionOptions {
+  std::string cache_dir;          // created when missing
+  std::string cxx = "c++";        // torch's default when $CXX is unset
+  std::string nvcc;               // empty: <cuda_home>/bin/nvcc of the facts, as torch
+  std::string cuda_architecture = "sm_90";  // the device's: compiled for it and as PTX, as torch does
+  bool precompiled_header = true;
+  std::chrono::milliseconds timeout{300000};  // per compiler run
+  size_t max_log_bytes = 16 * 1024;
+  FileSystem* file_system = &real_file_system();
+};
+
+struct BuiltExtension {
+  std::string module_name;  // the extension's name (the module's PyInit_ symbol)
+  std::string module_path;  // absolute
+  std::string key;
+  bool cached = false;                 // answered from the cache
+  bool used_precompiled_header = false;
+  double build_ms = 0.0;               // wall time of this build() call
+  std::string compiler_output;         // warnings, as main.cpp and cuda.cu
+};
+
+class TorchExtensionBuilder {
+ public:
+  // io_error when the cache directory cannot be made or the C++ compiler does not run.
+  static Result<std::unique_ptr<TorchExtensionBuilder>> create(
+      TorchExtensionOptions options, TorchFacts facts, std::shared_ptr<CommandRunner> runner = system_command_runner());
+
+  Result<BuiltExtension> build(const InlineExtension& extension);
+
+  // torch's flags for compiling main.cpp (before `-c main.cpp -o main.o`), cuda.cu (nvcc), and
+  // linking the objects (after them): empty cuda_flags() for an extension without CUDA.
+  std::vector<std::string> cpp_flags(const InlineExtension& extension) const;
+  std::vector<std::string> cuda_flags(const InlineExtension& extension) const;
+  std::vector<std::string> link_flags(const InlineExtension& extension) const;
+
+  // The header to `-include` for compiling `extension`'s main.cpp, its .gch beside it, built
+  // when missing; compile_error when torch/extension.h does not compile with its flags.
+  Result<std::string> precompiled_header(const InlineExtension& extension);
+
+  const TorchFacts& facts() const { return facts_; }
+
+ private:
+  TorchExtensionBuilder(TorchExtensionOptions options, TorchFacts facts, std::shared_ptr<CommandRunner> runner,
+                        std::string identity)
+      : options_(std::move(options)), facts_(std::move(facts)), runner_(std::move(runner)),
+        identity_(std::move(identity)) {}
+
+  std::vector<std::string> common_flags(const InlineExtension& extension) const;
+  std::string nvcc() const;
+
+  TorchExtensionOptions options_;
+  TorchFacts facts_;
+  std::shared_ptr<CommandRunner> runner_;
+  std::string identity_;  // the compilers' --version texts
+  std::mutex header_mutex_;
+  std::set<std::string> failed_headers_;  // precompiled headers that did not build, by key
+};
+
+}  // namespace drk::compile

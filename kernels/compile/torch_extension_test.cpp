@@ -1,0 +1,153 @@
+// A load_inline extension built as torch would build it, with Debian's python3-torch: the module
+// imports and runs, the second build is a cache hit, a compile error is a value with the
+// compiler's message, and main.cpp really uses the precompiled torch/extension.h.
+// Skipped (exit 77, CTest's SKIP_RETURN_CODE) where that Python has no torch.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "base/file_system.h"
+#include "base/temporary_directory.h"
+#include "kernels/compile/torch_extension.h"
+#include "tests/doctest_drk.h"
+#include "tests/support/device_skip.h"
+
+using namespace drk::compile;
+
+namespace {
+
+std::string python() {
+  const char* chosen = std::getenv("DRK_PYTHON");
+  return chosen && *chosen ? chosen : "/usr/bin/python3";
+}
+
+// This Python's torch facts, or nothing (the test is then skipped, with the reason printed).
+const TorchFacts* facts() {
+  static const drk::Result<TorchFacts> found = torch_facts(python());
+  if (found) return &*found;
+  std::printf("skipped: %s has no torch (apt-get install python3-torch): %s\n", python().c_str(),
+              found.error().message.c_str());
+  drk::testing::skipped_for_missing_device() = true;
+  return nullptr;
+}
+
+// One cache for the whole binary: its precompiled header (tens of seconds) is built once.
+const std::string& shared_cache() {
+  static const drk::Result<drk::TemporaryDirectory> cache = drk::TemporaryDirectory::create("drk-extension-test");
+  DRK_REQUIRE(cache.ok());
+  return cache->path();
+}
+
+InlineExtension twice_extension() {
+  InlineExtension extension;
+  extension.name = "twice_ext";
+  extension.line = 7;
+  extension.cpp_sources = {"torch::Tensor twice(torch::Tensor x) { return x * 2; }"};
+  extension.functions = {{"twice", "twice"}};
+  return extension;
+}
+
+// What `python` prints calling twice() of the module at `path`, loaded as the evaluator's sandbox
+// would load it in place of load_inline's.
+std::string call_twice(const BuiltExtension& built) {
+  const std::string script = "import importlib.util, torch\n"
+                             "spec = importlib.util.spec_from_file_location('" + built.module_name + "', '" +
+                             built.module_path + "')\n"
+                             "module = importlib.util.module_from_spec(spec)\n"
+                             "spec.loader.exec_module(module)\n"
+                             "print(module.twice(torch.ones(3)).tolist())\n";
+  auto run = system_command_runner()->run({python(), "-c", script}, std::chrono::seconds(60));
+  DRK_REQUIRE(run);
+  return run->output;
+}
+
+}  // namespace
+
+DRK_TEST_CASE("main.cpp is torch's: its header, the sources and a binding per function") {
+  InlineExtension extension = twice_extension();
+  extension.cuda_sources = {"__global__ void k() {}"};
+  const ExtensionSources sources = extension_sources(extension);
+  DRK_CHECK(sources.main_cpp ==
+            "#include <torch/extension.h>\n"
+            "torch::Tensor twice(torch::Tensor x) { return x * 2; }\n"
+            "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
+            "m.def(\"twice\", torch::wrap_pybind_function(twice), \"twice\");\n"
+            "}");
+  DRK_CHECK(sources.cuda_cu == "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
+                               "__global__ void k() {}");
+  extension.with_pytorch_error_handling = false;
+  extension.no_implicit_headers = true;
+  const ExtensionSources bare = extension_sources(extension);
+  DRK_CHECK(bare.main_cpp.find("#include") == std::string::npos);
+  DRK_CHECK(bare.main_cpp.find("m.def(\"twice\", twice, \"twice\");") != std::string::npos);
+  DRK_CHECK(bare.cuda_cu == "__global__ void k() {}");
+}
+
+DRK_TEST_CASE("a CPU extension builds, imports and runs; the second build is a cache hit") {
+  const TorchFacts* torch = facts();
+  if (!torch) return;
+  auto builder = TorchExtensionBuilder::create({.cache_dir = shared_cache()}, *torch);
+  DRK_REQUIRE(builder);
+
+  auto built = (*builder)->build(twice_extension());
+  DRK_REQUIRE_MESSAGE(built.ok(), (built ? std::string() : built.error().message));
+  DRK_CHECK_FALSE(built->cached);
+  DRK_CHECK(built->used_precompiled_header);
+  DRK_CHECK(built->module_path.ends_with("/twice_ext" + torch->extension_suffix));
+  DRK_CHECK(call_twice(*built) == "[2.0, 2.0, 2.0]\n");
+
+  auto again = (*builder)->build(twice_extension());
+  DRK_REQUIRE(again);
+  DRK_CHECK(again->cached);
+  DRK_CHECK(again->module_path == built->module_path);
+  DRK_CHECK(again->build_ms < 50.0);
+}
+
+DRK_TEST_CASE("an extension that does not compile is a compile_error with the compiler's message, cached") {
+  const TorchFacts* torch = facts();
+  if (!torch) return;
+  auto builder = TorchExtensionBuilder::create({.cache_dir = shared_cache()}, *torch);
+  DRK_REQUIRE(builder);
+  InlineExtension broken = twice_extension();
+  broken.cpp_sources = {"torch::Tensor twice(torch::Tensor x) { return x * undefined_factor; }"};
+
+  auto failed = (*builder)->build(broken);
+  DRK_REQUIRE_FALSE(failed);
+  DRK_CHECK(failed.error().code == drk::Errc::compile_error);
+  const std::string& message = failed.error().message;
+  DRK_INFO(message);
+  DRK_CHECK(message.find("main.cpp:2:") != std::string::npos);
+  DRK_CHECK(message.find("undefined_factor") != std::string::npos);
+  DRK_CHECK(message.find(shared_cache()) == std::string::npos);
+
+  auto again = (*builder)->build(broken);
+  DRK_REQUIRE_FALSE(again);
+  DRK_CHECK(again.error().message == message);
+}
+
+DRK_TEST_CASE("main.cpp is compiled with the precompiled torch/extension.h, not by parsing it again") {
+  const TorchFacts* torch = facts();
+  if (!torch) return;
+  auto builder = TorchExtensionBuilder::create({.cache_dir = shared_cache()}, *torch);
+  DRK_REQUIRE(builder);
+  const InlineExtension extension = twice_extension();
+  auto header = (*builder)->precompiled_header(extension);
+  DRK_REQUIRE_MESSAGE(header.ok(), (header ? std::string() : header.error().message));
+  auto scratch = drk::TemporaryDirectory::create("drk-extension-test");
+  DRK_REQUIRE(scratch);
+  const std::string main_cpp = scratch->path() + "/main.cpp";
+  DRK_REQUIRE(drk::write_file_atomically(drk::real_file_system(), main_cpp, extension_sources(extension).main_cpp));
+
+  // -H lists each header read: "! X.gch" for a precompiled header used, "x X.gch" for one refused.
+  std::vector<std::string> argv = {"c++"};
+  for (const auto& flag : (*builder)->cpp_flags(extension)) argv.push_back(flag);
+  for (const char* flag : {"-include", header->c_str(), "-Winvalid-pch", "-H", "-fsyntax-only", main_cpp.c_str()})
+    argv.push_back(flag);
+  auto run = system_command_runner()->run(argv, std::chrono::seconds(300));
+  DRK_REQUIRE(run);
+  DRK_INFO(run->output.substr(0, 2000));
+  DRK_CHECK(run->succeeded());
+  DRK_CHECK(run->output.starts_with("! " + *header + ".gch"));
+  DRK_CHECK(run->output.find("invalid") == std::string::npos);
+}

@@ -1,0 +1,195 @@
+#include "tools/bench/load_inline_bench.h"
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <stdexcept>
+#include <optional>
+
+#include "base/file_system.h"
+#include "base/json_text.h"
+#include "kernels/compile/inline_extension.h"
+#include "kernels/compile/torch_extension.h"
+#include "tools/bench/temp_dir.h"
+
+namespace drk::bench {
+namespace {
+
+using compile::InlineExtension;
+using compile::TorchExtensionBuilder;
+
+// KernelBench-shaped candidates; `{nonce}` becomes a comment that makes each variant new to a cache.
+const char kCppCandidate[] = R"(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+scale_source = """
+// {nonce}
+torch::Tensor scale_add(torch::Tensor x, double factor) {
+  auto y = torch::empty_like(x);
+  auto in = x.contiguous();
+  const float* source = in.data_ptr<float>();
+  float* target = y.data_ptr<float>();
+  for (int64_t i = 0; i < in.numel(); ++i) target[i] = source[i] * static_cast<float>(factor) + 1.0f;
+  return y;
+}
+"""
+scale = load_inline(name="scale_add_ext", cpp_sources=scale_source, functions=["scale_add"],
+                    verbose=False, extra_cflags=[""], extra_ldflags=[""])
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return scale.scale_add(x, 2.0)
+)";
+
+const char kCudaCandidate[] = R"(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+relu_source = """
+// {nonce}
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+__global__ void relu_kernel(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+torch::Tensor relu_cuda(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  int n = x.numel();
+  relu_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  return y;
+}
+"""
+relu_cpp_source = "torch::Tensor relu_cuda(torch::Tensor x);"
+relu = load_inline(name="relu_ext", cpp_sources=relu_cpp_source, cuda_sources=relu_source,
+                   functions=["relu_cuda"], verbose=False, extra_cflags=[""], extra_ldflags=[""])
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return relu.relu_cuda(x)
+)";
+
+std::string with_nonce(std::string candidate, const std::string& nonce) {
+  const std::string marker = "{nonce}";
+  candidate.replace(candidate.find(marker), marker.size(), nonce);
+  return candidate;
+}
+
+double seconds_of(const std::function<bool()>& step) {
+  const auto started = std::chrono::steady_clock::now();
+  if (!step()) return -1;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+struct Timings {
+  double torch = -1, cold = -1, pch = -1, warm = -1;
+};
+
+// Writes `candidate` with `nonce` into `dir` and returns its path.
+std::string write_candidate(const std::string& dir, const char* candidate, const std::string& nonce) {
+  const std::string path = dir + "/candidate_" + nonce + ".py";
+  if (auto written = write_file_atomically(real_file_system(), path, with_nonce(candidate, nonce)); !written)
+    throw std::runtime_error(written.error().describe());
+  return path;
+}
+
+// torch's load_inline: the candidate run by the Python (torch imported before the clock starts),
+// building in a fresh TORCH_EXTENSIONS_DIR.
+bool torch_build(const LoadInlineBenchOptions& options, const std::string& candidate, const std::string& build_dir,
+                 std::ostream& out, double& seconds) {
+  const std::string script = "import os, runpy, sys, time, torch, torch.utils.cpp_extension\n"
+                             "os.environ['TORCH_EXTENSIONS_DIR'] = sys.argv[2]\n"
+                             "started = time.perf_counter()\n"
+                             "runpy.run_path(sys.argv[1])\n"
+                             "print('seconds', time.perf_counter() - started)\n";
+  auto run = compile::system_command_runner()->run({options.python, "-c", script, candidate, build_dir},
+                                                   std::chrono::minutes(10));
+  const size_t at = run ? run->output.rfind("seconds ") : std::string::npos;
+  if (!run || !run->succeeded() || at == std::string::npos) {
+    out << "torch's load_inline failed: " << (run ? run->output : run.error().describe()) << "\n";
+    return false;
+  }
+  seconds = std::stod(run->output.substr(at + 8));
+  return true;
+}
+
+// Ours: extraction and build of every extension of the candidate.
+bool our_build(const LoadInlineBenchOptions& options, TorchExtensionBuilder& builder, const std::string& candidate,
+               std::ostream& out) {
+  auto extensions = compile::extract_load_inline(options.python, candidate);
+  if (!extensions) {
+    out << extensions.error().describe() << "\n";
+    return false;
+  }
+  for (const InlineExtension& extension : *extensions) {
+    auto built = builder.build(extension);
+    if (!built) {
+      out << built.error().describe() << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<Timings> measure(const LoadInlineBenchOptions& options, const compile::TorchFacts& facts,
+                               const char* candidate, std::ostream& out) {
+  auto scratch = temp_dir("drk-bench-load-inline");
+  Timings timings;
+  if (!torch_build(options, write_candidate(scratch.path(), candidate, "torch"), scratch.path() + "/torch", out,
+                   timings.torch))
+    return std::nullopt;
+  compile::TorchExtensionOptions build_options;
+  build_options.cache_dir = scratch.path() + "/cache";
+  build_options.cuda_architecture = options.cuda_architecture;
+  auto builder = TorchExtensionBuilder::create(build_options, facts);
+  if (!builder) {
+    out << builder.error().describe() << "\n";
+    return std::nullopt;
+  }
+  const std::string cold = write_candidate(scratch.path(), candidate, "cold");
+  const std::string fresh = write_candidate(scratch.path(), candidate, "fresh");
+  timings.cold = seconds_of([&] { return our_build(options, **builder, cold, out); });
+  timings.pch = seconds_of([&] { return our_build(options, **builder, fresh, out); });
+  timings.warm = seconds_of([&] { return our_build(options, **builder, fresh, out); });
+  if (timings.cold < 0 || timings.pch < 0 || timings.warm < 0) return std::nullopt;
+  return timings;
+}
+
+void print(const std::string& kind, const Timings& timings, std::ostream& out) {
+  char line[160];
+  std::snprintf(line, sizeof line,
+                "%-5s torch %7.2f s | drk cold %7.2f s | drk pch present %6.2f s | drk warm %6.3f s | "
+                "torch / drk pch present %5.1fx\n",
+                kind.c_str(), timings.torch, timings.cold, timings.pch, timings.warm, timings.torch / timings.pch);
+  out << line;
+}
+
+}  // namespace
+
+int run_load_inline_bench(const LoadInlineBenchOptions& options, std::ostream& out) {
+  auto facts = compile::torch_facts(options.python);
+  if (!facts) {
+    out << "drk bench load-inline: " << facts.error().describe() << "\n";
+    return 1;
+  }
+  if (!options.json)
+    out << "load_inline builds, torch " << facts->version << (facts->has_cuda() ? " (CUDA " + facts->cuda_version + ")" : "")
+        << ", " << options.python << "\n";
+  Json report = {{"torch", facts->version}};
+  std::vector<std::pair<std::string, const char*>> kinds = {{"cpp", kCppCandidate}};
+  if (facts->has_cuda()) kinds.emplace_back("cuda", kCudaCandidate);
+  for (const auto& [kind, candidate] : kinds) {
+    auto timings = measure(options, *facts, candidate, out);
+    if (!timings) return 1;
+    if (!options.json) print(kind, *timings, out);
+    report[kind] = {{"torch_cold_s", timings->torch},
+                    {"drk_cold_s", timings->cold},
+                    {"drk_pch_present_s", timings->pch},
+                    {"drk_warm_s", timings->warm}};
+  }
+  if (options.json) out << json_text(report) << "\n";
+  return 0;
+}
+
+}  // namespace drk::bench

@@ -1,0 +1,28 @@
+// The load_inline benchmark (`drk bench load-inline`): how long a KernelBench candidate's
+// load_inline extension takes to build, side by side in one run, for one C++ candidate (and one
+// CUDA candidate when the Python's torch has CUDA):
+//   torch      torch's own load_inline in a fresh build directory (the Python runs the candidate)
+//   cold       ours with an empty cache: extraction, the precompiled torch/extension.h, the build
+//   pch        ours with the precompiled header present and the cache cold (a candidate seen for
+//              the first time on a machine that built the header once: the common case)
+//   warm       ours on a cache hit
+// The torch facts are read once before (one torch import per machine) and not counted.
+//
+// Thread-safety: one thread. Errors: the exit code (0; 1 when the Python has no torch or a build
+// fails), with the reason printed to `out`.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+namespace drk::bench {
+
+struct LoadInlineBenchOptions {
+  std::string python = "/usr/bin/python3";  // a Python with torch (and nvcc for CUDA candidates)
+  std::string cuda_architecture = "sm_90";
+  bool json = false;
+};
+
+int run_load_inline_bench(const LoadInlineBenchOptions& options, std::ostream& out);
+
+}  // namespace drk::bench
