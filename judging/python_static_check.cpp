@@ -23,6 +23,7 @@ struct Rule {
   const char* pattern;  // ECMAScript; group 1 is the evidence
   const char* message;
   bool warning_for_cpp_backend = false;
+  std::regex regex = {};  // the pattern, compiled once by rules()
 };
 
 // Names a rule's pattern may follow only at the start of a name: not after '.', not inside one.
@@ -46,166 +47,161 @@ const char* const kTorchCompute =
 
 const std::vector<Rule>& rules() {
   using S = Severity;
-  static const std::vector<Rule> all = {
-      {"python_fallback", S::failure, View::python, "\\b(super\\s*\\([^)]*\\)\\s*\\.\\s*forward)\\b",
-       "calls the reference's forward through super(): the reference does the work"},
-      {"python_fallback", S::failure, View::python, DRK_NOT_ATTRIBUTE "(Model)\\b(?!\\s*=[^=])(?!\\s*\\.\\s*\\w+\\s*=[^=])",
-       "uses the reference class Model: the reference does the work"},
-      {"python_torch_compute", S::warning, View::python, kTorchCompute,
-       "a torch op or nn layer does part of the work instead of the candidate's kernel"},
-      {"python_torch_compute", S::warning, View::cxx,
-       "\\b((?:torch|at)\\s*::\\s*" DRK_TORCH_OPS "|cublas\\w+|cublasLt\\w+|cudnn\\w+)\\s*\\(",
-       "a LibTorch op or a library does part of the work instead of the candidate's kernel"},
-      {"python_timing_patch", S::failure, View::python,
-       DRK_STATEMENT "((?:time\\s*\\.\\s*\\w+|torch\\s*\\.\\s*cuda\\s*\\.\\s*(?:Event|synchronize)(?:\\s*\\.\\s*\\w+)?))\\s*=[^=]",
-       "replaces a function the harness times with: the measured time would be the candidate's invention"},
-      {"python_timing_patch", S::failure, View::python, "\\.\\s*(elapsed_time)\\s*=[^=]",
-       "replaces the timing events' elapsed_time: the measured time would be the candidate's invention"},
-      {"python_timing_patch", S::failure, View::python,
-       "\\b((?:setattr|delattr)\\s*\\(\\s*(?:time\\b|torch\\s*\\.\\s*cuda\\b)[\\w.\\s]*)",
-       "replaces a function the harness times with: the measured time would be the candidate's invention"},
-      {"python_timer", S::failure, View::python,
-       DRK_NOT_ATTRIBUTE "(time\\s*\\.\\s*(?:time|perf_counter|monotonic|process_time|thread_time|clock_gettime)(?:_ns)?)\\s*\\(",
-       "reads a clock: a candidate that can tell the timed calls from the checked ones can skip work in them"},
-      {"python_timer", S::failure, View::python,
-       "\\b(from\\s+time\\s+import\\b[^\\n]*\\b(?:time|perf_counter|monotonic|process_time|thread_time)|"
-       "enable_timing\\s*=\\s*True|timeit)\\b",
-       "reads a clock: a candidate that can tell the timed calls from the checked ones can skip work in them"},
-      {"python_timer", S::failure, View::python, "\\.\\s*(elapsed_time)\\s*\\(",
-       "reads timing events: a candidate that can tell the timed calls from the checked ones can skip work in them"},
-      {"python_timer", S::failure, View::cxx,
-       "\\b(std\\s*::\\s*chrono|chrono\\s*::|clock_gettime|gettimeofday|__rdtsc\\w*|clock64|globaltimer|"
-       "cudaEventElapsedTime|cudaEventSynchronize|cudaEventQuery)\\b",
-       "reads a clock: a candidate that can tell the timed calls from the checked ones can skip work in them"},
-      {"python_thread", S::failure, View::python,
-       DRK_NOT_ATTRIBUTE "((?:import|from)\\s+(?:threading|_thread|concurrent)|threading\\s*\\.\\s*\\w+|"
-                         "_thread\\s*\\.\\s*\\w+|concurrent\\s*\\.\\s*futures|ThreadPoolExecutor)\\b",
-       "starts threads: work on a thread can finish after the call returns, outside the timed window"},
-      {"python_thread", S::failure, View::cxx, "\\b(std\\s*::\\s*(?:thread|jthread|async)|pthread_create)\\b",
-       "starts threads in the C++: work on a thread can finish after the call returns (a CPU candidate "
-       "may use threads joined before it returns)",
-       true},
-      {"python_thread", S::failure, View::cxx, "(#\\s*pragma\\s+omp)\\b",
-       "OpenMP threads in the C++: honest on the CPU when the parallel region ends before the call returns",
-       true},
-      {"python_process", S::failure, View::python,
-       DRK_NOT_ATTRIBUTE "((?:import|from)\\s+(?:subprocess|multiprocessing|pty)|(?:subprocess|multiprocessing)\\s*\\.\\s*\\w+|"
-                         "torch\\s*\\.\\s*multiprocessing|ProcessPoolExecutor|"
-                         "os\\s*\\.\\s*(?:fork\\w*|system|popen|exec\\w*|spawn\\w*|posix_spawn\\w*|kill\\w*))\\b",
-       "starts or controls processes: work in another process escapes the sandbox's accounting"},
-      {"python_process", S::failure, View::cxx,
-       "(?:^|[^.\\w>])((?:fork|vfork|system|popen|execv\\w*|execl\\w*|posix_spawn\\w*|clone|kill))\\s*\\(",
-       "starts or controls processes in the C++: work in another process escapes the sandbox's accounting"},
-      {"python_lazy_tensor", S::failure, View::python,
-       "\\b(class\\s+\\w+\\s*\\([^)]*?\\bTensor)\\s*[,)]",
-       "defines a Tensor subclass: an output that computes (or fakes) its values when the harness reads them"},
-      {"python_lazy_tensor", S::failure, View::python,
-       "\\b(_make_subclass|_make_wrapper_subclass|__torch_function__|__torch_dispatch__|TorchDispatchMode|"
-       "TorchFunctionMode|Tensor\\s*\\.\\s*__new__)\\b",
-       "hooks tensor dispatch: an output that computes (or fakes) its values when the harness reads them"},
-      {"python_lazy_output", S::warning, View::python,
-       "\\b(return\\s+torch\\s*\\.\\s*empty(?:_like|_strided)?)\\s*\\(",
-       "returns an uninitialised tensor: honest only if a kernel fills it before the call returns"},
-      {"python_lazy_output", S::warning, View::python,
-       "\\b(return\\b[^\\n]*\\.\\s*(?:expand|expand_as|as_strided|broadcast_to))\\s*\\(",
-       "returns a broadcast view: every element of a stride-0 output is one value computed once"},
-      {"python_side_stream", S::warning, View::python,
-       "\\b((?:torch\\s*\\.\\s*)?cuda\\s*\\.\\s*(?:Stream|ExternalStream|stream)|getStreamFromPool)\\s*\\(",
-       "work on a stream besides the current one: honest only when joined back before the call returns"},
-      {"python_side_stream", S::warning, View::cxx, "\\b(cudaStreamCreate\\w*|cudaStreamPerThread|getStreamFromPool)\\b",
-       "work on a stream besides the current one: honest only when joined back before the call returns"},
-      {"python_precision_downgrade", S::warning, View::python,
-       "(\\.\\s*(?:half|bfloat16)\\s*\\(\\s*\\)|\\b(?:torch|tl)\\s*\\.\\s*(?:float16|half|bfloat16)\\b|\\bautocast\\b)",
-       "half or bfloat16 arithmetic in a float32 problem: the runtime's float64 comparison judges whether "
-       "the precision lost is within the task's"},
-      {"python_precision_downgrade", S::warning, View::cxx,
-       "\\b(__float2half\\w*|__half2?|half2|__nv_bfloat16\\w*|__float2bfloat16\\w*|at\\s*::\\s*(?:Half|BFloat16)|"
-       "torch\\s*::\\s*k(?:Half|Float16|BFloat16))\\b",
-       "half or bfloat16 arithmetic in a float32 problem: the runtime's float64 comparison judges whether "
-       "the precision lost is within the task's"},
-      {"python_precision_mode", S::failure, View::python,
-       "\\b(allow_tf32|allow_fp16_reduced_precision_reduction|allow_bf16_reduced_precision_reduction|"
-       "set_float32_matmul_precision|fp32_precision)\\b",
-       "switches float32 math to TF32 or reduced precision for the whole process, the reference's too"},
-      {"python_precision_mode", S::failure, View::cxx,
-       "\\b(cublasSetMathMode|CUBLAS_TF32_TENSOR_OP_MATH|setAllowTF32CuBLAS|setAllowTF32CuDNN|setFloat32MatmulPrecision|"
-       "setAllowFP16ReductionCuBLAS|setAllowBF16ReductionCuBLAS)\\b",
-       "switches float32 math to TF32 or reduced precision for the whole process, the reference's too"},
-      {"python_global_mode", S::failure, View::python,
-       "\\b(torch\\s*\\.\\s*backends\\s*\\.\\s*(?:cudnn\\s*\\.\\s*(?:benchmark|deterministic|enabled)|"
-       "mkldnn\\s*\\.\\s*enabled|cuda\\s*\\.\\s*enable_\\w+|cuda\\s*\\.\\s*preferred_\\w+))\\s*=[^=]",
-       "changes a process-wide setting that the harness and the reference share"},
-      {"python_global_mode", S::failure, View::python,
-       "\\b(torch\\s*\\.\\s*(?:use_deterministic_algorithms|set_num_threads|set_num_interop_threads|set_default_dtype|"
-       "set_default_tensor_type|set_default_device|set_flush_denormal|manual_seed|seed|set_rng_state|"
-       "set_deterministic_debug_mode|cuda\\s*\\.\\s*(?:manual_seed\\w*|seed\\w*|set_rng_state\\w*|"
-       "set_per_process_memory_fraction|set_device)|random\\s*\\.\\s*\\w+))\\s*\\(",
-       "changes a process-wide setting that the harness and the reference share (seeds: the harness's "
-       "inputs become predictable)"},
-      {"python_global_mode", S::failure, View::cxx,
-       "\\b(setBenchmarkCuDNN|setDeterministicCuDNN|setUserEnabledCuDNN|setDeterministicAlgorithms|set_num_threads|"
-       "set_num_interop_threads|omp_set_num_threads|cudaDeviceSetLimit|cudaSetDevice\\w*|cudaDeviceSetCacheConfig|"
-       "cudaDeviceReset|cudaCtxResetPersistingL2Cache|cudaStreamSetAttribute)\\b",
-       "changes a process-wide setting that the harness and the reference share"},
-      {"python_harness_access", S::failure, View::python,
-       DRK_NOT_ATTRIBUTE "((?:import|from)\\s+(?:inspect|gc|ctypes|importlib|signal|socket)|"
-                         "(?:inspect|gc|ctypes|importlib)\\s*\\.\\s*\\w+|"
-                         "sys\\s*\\.\\s*(?:_getframe|_current_frames|modules|settrace|setprofile|addaudithook|"
-                         "exc_info|meta_path|path_hooks))\\b",
-       "reaches into the harness's process (its frames, objects or modules): a candidate can read the "
-       "reference's answer or change the harness"},
-      {"python_harness_access", S::failure, View::python,
-       "\\b(f_back|f_locals|f_globals|tb_frame|gi_frame|__traceback__|__globals__|__code__|__closure__|"
-       "__subclasses__)\\b",
-       "walks frames or function internals: a candidate can read the reference's answer or change the harness"},
-      {"python_harness_access", S::failure, View::python,
-       DRK_NOT_ATTRIBUTE "((?:__import__|globals|open|exec|eval|compile|breakpoint))\\s*\\(",
-       "runs code the static checks cannot read, or opens files: imports, globals, files and exec reach "
-       "past the candidate"},
-      {"python_harness_access", S::failure, View::cxx,
-       "\\b(dlopen|dlsym|dlvsym|dladdr|dl_iterate_phdr|ptrace|process_vm_readv|process_vm_writev|fopen|"
-       "std\\s*::\\s*[io]?fstream)\\b",
-       "reaches into the harness's process or its files from the C++"},
-      {"python_environment", S::warning, View::python,
-       DRK_NOT_ATTRIBUTE "(os\\s*\\.\\s*(?:environ|getenv|putenv|unsetenv))\\b",
-       "reads or sets environment variables (honest candidates set build variables such as "
-       "TORCH_CUDA_ARCH_LIST)"},
-      {"python_environment", S::warning, View::cxx, "\\b((?:getenv|setenv|putenv))\\s*\\(",
-       "reads or sets environment variables from the C++"},
-      {"python_monkeypatch", S::failure, View::python,
-       DRK_STATEMENT "((?:torch\\s*\\.\\s*(?!backends\\b|cuda\\s*\\.\\s*(?:Event|synchronize)\\b)|nn\\s*\\.\\s*|"
-                         "F\\s*\\.\\s*|Model\\s*\\.\\s*|triton\\s*\\.\\s*)\\w+(?:\\s*\\.\\s*\\w+)*)\\s*=[^=]",
-       "replaces an attribute of torch or of the reference: the harness's comparisons and the reference "
-       "would run the candidate's code"},
-      {"python_monkeypatch", S::failure, View::python,
-       "\\b((?:setattr|delattr)\\s*\\(\\s*(?:torch\\b(?!\\s*\\.\\s*cuda\\b)|nn\\b|F\\b|Model\\b|sys\\b)[\\w.\\s]*)",
-       "replaces an attribute of torch or of the reference: the harness's comparisons and the reference "
-       "would run the candidate's code"},
-      {"python_monkeypatch", S::failure, View::python, DRK_STATEMENT "(Model)\\s*=[^=]",
-       "rebinds the reference class Model"},
-      {"python_monkeypatch", S::failure, View::python, DRK_NOT_ATTRIBUTE "(builtins|__builtins__)\\b",
-       "the builtins module: what it changes, every module of the harness sees"},
-      {"python_cuda_graph", S::warning, View::python,
-       "\\b(torch\\s*\\.\\s*cuda\\s*\\.\\s*(?:CUDAGraph|graphs?|make_graphed_callables)|CUDAGraph|make_graphed_callables)\\b",
-       "replays a CUDA graph: honest only when each call copies its inputs into the graph's"},
-      {"python_cuda_graph", S::warning, View::cxx, "\\b(cudaGraph\\w*|cudaStreamBeginCapture\\w*|cudaStreamEndCapture)\\b",
-       "replays a CUDA graph: honest only when each call copies its inputs into the graph's"},
-  };
+  static const std::vector<Rule> all = [] {
+    std::vector<Rule> table = {
+        {"python_fallback", S::failure, View::python, "\\b(super\\s*\\([^)]*\\)\\s*\\.\\s*forward)\\b",
+         "calls the reference's forward through super(): the reference does the work"},
+        {"python_fallback", S::failure, View::python, DRK_NOT_ATTRIBUTE "(Model)\\b(?!\\s*=[^=])(?!\\s*\\.\\s*\\w+\\s*=[^=])",
+         "uses the reference class Model: the reference does the work"},
+        {"python_torch_compute", S::warning, View::python, kTorchCompute,
+         "a torch op or nn layer does part of the work instead of the candidate's kernel"},
+        {"python_torch_compute", S::warning, View::cxx,
+         "\\b((?:torch|at)\\s*::\\s*" DRK_TORCH_OPS "|cublas\\w+|cublasLt\\w+|cudnn\\w+)\\s*\\(",
+         "a LibTorch op or a library does part of the work instead of the candidate's kernel"},
+        {"python_timing_patch", S::failure, View::python,
+         DRK_STATEMENT "((?:time\\s*\\.\\s*\\w+|torch\\s*\\.\\s*cuda\\s*\\.\\s*(?:Event|synchronize)(?:\\s*\\.\\s*\\w+)?))\\s*=[^=]",
+         "replaces a function the harness times with: the measured time would be the candidate's invention"},
+        {"python_timing_patch", S::failure, View::python, "\\.\\s*(elapsed_time)\\s*=[^=]",
+         "replaces the timing events' elapsed_time: the measured time would be the candidate's invention"},
+        {"python_timing_patch", S::failure, View::python,
+         "\\b((?:setattr|delattr)\\s*\\(\\s*(?:time\\b|torch\\s*\\.\\s*cuda\\b)[\\w.\\s]*)",
+         "replaces a function the harness times with: the measured time would be the candidate's invention"},
+        {"python_timer", S::failure, View::python,
+         DRK_NOT_ATTRIBUTE "(time\\s*\\.\\s*(?:time|perf_counter|monotonic|process_time|thread_time|clock_gettime)(?:_ns)?)\\s*\\(",
+         "reads a clock: a candidate that can tell the timed calls from the checked ones can skip work in them"},
+        {"python_timer", S::failure, View::python,
+         "\\b(from\\s+time\\s+import\\b[^\\n]*\\b(?:time|perf_counter|monotonic|process_time|thread_time)|"
+         "enable_timing\\s*=\\s*True|timeit)\\b",
+         "reads a clock: a candidate that can tell the timed calls from the checked ones can skip work in them"},
+        {"python_timer", S::failure, View::python, "\\.\\s*(elapsed_time)\\s*\\(",
+         "reads timing events: a candidate that can tell the timed calls from the checked ones can skip work in them"},
+        {"python_timer", S::failure, View::cxx,
+         "\\b(std\\s*::\\s*chrono|chrono\\s*::|clock_gettime|gettimeofday|__rdtsc\\w*|clock64|globaltimer|"
+         "cudaEventElapsedTime|cudaEventSynchronize|cudaEventQuery)\\b",
+         "reads a clock: a candidate that can tell the timed calls from the checked ones can skip work in them"},
+        {"python_thread", S::failure, View::python,
+         DRK_NOT_ATTRIBUTE "((?:import|from)\\s+(?:threading|_thread|concurrent)|threading\\s*\\.\\s*\\w+|"
+                           "_thread\\s*\\.\\s*\\w+|concurrent\\s*\\.\\s*futures|ThreadPoolExecutor)\\b",
+         "starts threads: work on a thread can finish after the call returns, outside the timed window"},
+        {"python_thread", S::failure, View::cxx, "\\b(std\\s*::\\s*(?:thread|jthread|async)|pthread_create)\\b",
+         "starts threads in the C++: work on a thread can finish after the call returns (a CPU candidate "
+         "may use threads joined before it returns)",
+         true},
+        {"python_thread", S::failure, View::cxx, "(#\\s*pragma\\s+omp)\\b",
+         "OpenMP threads in the C++: honest on the CPU when the parallel region ends before the call returns",
+         true},
+        {"python_process", S::failure, View::python,
+         DRK_NOT_ATTRIBUTE "((?:import|from)\\s+(?:subprocess|multiprocessing|pty)|(?:subprocess|multiprocessing)\\s*\\.\\s*\\w+|"
+                           "torch\\s*\\.\\s*multiprocessing|ProcessPoolExecutor|"
+                           "os\\s*\\.\\s*(?:fork\\w*|system|popen|exec\\w*|spawn\\w*|posix_spawn\\w*|kill\\w*))\\b",
+         "starts or controls processes: work in another process escapes the sandbox's accounting"},
+        {"python_process", S::failure, View::cxx,
+         "(?:^|[^.\\w>])((?:fork|vfork|system|popen|execv\\w*|execl\\w*|posix_spawn\\w*|clone|kill))\\s*\\(",
+         "starts or controls processes in the C++: work in another process escapes the sandbox's accounting"},
+        {"python_lazy_tensor", S::failure, View::python,
+         "\\b(class\\s+\\w+\\s*\\([^)]*?\\bTensor)\\s*[,)]",
+         "defines a Tensor subclass: an output that computes (or fakes) its values when the harness reads them"},
+        {"python_lazy_tensor", S::failure, View::python,
+         "\\b(_make_subclass|_make_wrapper_subclass|__torch_function__|__torch_dispatch__|TorchDispatchMode|"
+         "TorchFunctionMode|Tensor\\s*\\.\\s*__new__)\\b",
+         "hooks tensor dispatch: an output that computes (or fakes) its values when the harness reads them"},
+        {"python_lazy_output", S::warning, View::python,
+         "\\b(return\\s+torch\\s*\\.\\s*empty(?:_like|_strided)?)\\s*\\(",
+         "returns an uninitialised tensor: honest only if a kernel fills it before the call returns"},
+        {"python_lazy_output", S::warning, View::python,
+         "\\b(return\\b[^\\n]*\\.\\s*(?:expand|expand_as|as_strided|broadcast_to))\\s*\\(",
+         "returns a broadcast view: every element of a stride-0 output is one value computed once"},
+        {"python_side_stream", S::warning, View::python,
+         "\\b((?:torch\\s*\\.\\s*)?cuda\\s*\\.\\s*(?:Stream|ExternalStream|stream)|getStreamFromPool)\\s*\\(",
+         "work on a stream besides the current one: honest only when joined back before the call returns"},
+        {"python_side_stream", S::warning, View::cxx, "\\b(cudaStreamCreate\\w*|cudaStreamPerThread|getStreamFromPool)\\b",
+         "work on a stream besides the current one: honest only when joined back before the call returns"},
+        {"python_precision_downgrade", S::warning, View::python,
+         "(\\.\\s*(?:half|bfloat16)\\s*\\(\\s*\\)|\\b(?:torch|tl)\\s*\\.\\s*(?:float16|half|bfloat16)\\b|\\bautocast\\b)",
+         "half or bfloat16 arithmetic in a float32 problem: the runtime's float64 comparison judges whether "
+         "the precision lost is within the task's"},
+        {"python_precision_downgrade", S::warning, View::cxx,
+         "\\b(__float2half\\w*|__half2?|half2|__nv_bfloat16\\w*|__float2bfloat16\\w*|at\\s*::\\s*(?:Half|BFloat16)|"
+         "torch\\s*::\\s*k(?:Half|Float16|BFloat16))\\b",
+         "half or bfloat16 arithmetic in a float32 problem: the runtime's float64 comparison judges whether "
+         "the precision lost is within the task's"},
+        {"python_precision_mode", S::failure, View::python,
+         "\\b(allow_tf32|allow_fp16_reduced_precision_reduction|allow_bf16_reduced_precision_reduction|"
+         "set_float32_matmul_precision|fp32_precision)\\b",
+         "switches float32 math to TF32 or reduced precision for the whole process, the reference's too"},
+        {"python_precision_mode", S::failure, View::cxx,
+         "\\b(cublasSetMathMode|CUBLAS_TF32_TENSOR_OP_MATH|setAllowTF32CuBLAS|setAllowTF32CuDNN|setFloat32MatmulPrecision|"
+         "setAllowFP16ReductionCuBLAS|setAllowBF16ReductionCuBLAS)\\b",
+         "switches float32 math to TF32 or reduced precision for the whole process, the reference's too"},
+        {"python_global_mode", S::failure, View::python,
+         "\\b(torch\\s*\\.\\s*backends\\s*\\.\\s*(?:cudnn\\s*\\.\\s*(?:benchmark|deterministic|enabled)|"
+         "mkldnn\\s*\\.\\s*enabled|cuda\\s*\\.\\s*enable_\\w+|cuda\\s*\\.\\s*preferred_\\w+))\\s*=[^=]",
+         "changes a process-wide setting that the harness and the reference share"},
+        {"python_global_mode", S::failure, View::python,
+         "\\b(torch\\s*\\.\\s*(?:use_deterministic_algorithms|set_num_threads|set_num_interop_threads|set_default_dtype|"
+         "set_default_tensor_type|set_default_device|set_flush_denormal|manual_seed|seed|set_rng_state|"
+         "set_deterministic_debug_mode|cuda\\s*\\.\\s*(?:manual_seed\\w*|seed\\w*|set_rng_state\\w*|"
+         "set_per_process_memory_fraction|set_device)|random\\s*\\.\\s*\\w+))\\s*\\(",
+         "changes a process-wide setting that the harness and the reference share (seeds: the harness's "
+         "inputs become predictable)"},
+        {"python_global_mode", S::failure, View::cxx,
+         "\\b(setBenchmarkCuDNN|setDeterministicCuDNN|setUserEnabledCuDNN|setDeterministicAlgorithms|set_num_threads|"
+         "set_num_interop_threads|omp_set_num_threads|cudaDeviceSetLimit|cudaSetDevice\\w*|cudaDeviceSetCacheConfig|"
+         "cudaDeviceReset|cudaCtxResetPersistingL2Cache|cudaStreamSetAttribute)\\b",
+         "changes a process-wide setting that the harness and the reference share"},
+        {"python_harness_access", S::failure, View::python,
+         DRK_NOT_ATTRIBUTE "((?:import|from)\\s+(?:inspect|gc|ctypes|importlib|signal|socket)|"
+                           "(?:inspect|gc|ctypes|importlib)\\s*\\.\\s*\\w+|"
+                           "sys\\s*\\.\\s*(?:_getframe|_current_frames|modules|settrace|setprofile|addaudithook|"
+                           "exc_info|meta_path|path_hooks))\\b",
+         "reaches into the harness's process (its frames, objects or modules): a candidate can read the "
+         "reference's answer or change the harness"},
+        {"python_harness_access", S::failure, View::python,
+         "\\b(f_back|f_locals|f_globals|tb_frame|gi_frame|__traceback__|__globals__|__code__|__closure__|"
+         "__subclasses__)\\b",
+         "walks frames or function internals: a candidate can read the reference's answer or change the harness"},
+        {"python_harness_access", S::failure, View::python,
+         DRK_NOT_ATTRIBUTE "((?:__import__|globals|open|exec|eval|compile|breakpoint))\\s*\\(",
+         "runs code the static checks cannot read, or opens files: imports, globals, files and exec reach "
+         "past the candidate"},
+        {"python_harness_access", S::failure, View::cxx,
+         "\\b(dlopen|dlsym|dlvsym|dladdr|dl_iterate_phdr|ptrace|process_vm_readv|process_vm_writev|fopen|"
+         "std\\s*::\\s*[io]?fstream)\\b",
+         "reaches into the harness's process or its files from the C++"},
+        {"python_environment", S::warning, View::python,
+         DRK_NOT_ATTRIBUTE "(os\\s*\\.\\s*(?:environ|getenv|putenv|unsetenv))\\b",
+         "reads or sets environment variables (honest candidates set build variables such as "
+         "TORCH_CUDA_ARCH_LIST)"},
+        {"python_environment", S::warning, View::cxx, "\\b((?:getenv|setenv|putenv))\\s*\\(",
+         "reads or sets environment variables from the C++"},
+        {"python_monkeypatch", S::failure, View::python,
+         DRK_STATEMENT "((?:torch\\s*\\.\\s*(?!backends\\b|cuda\\s*\\.\\s*(?:Event|synchronize)\\b)|nn\\s*\\.\\s*|"
+                           "F\\s*\\.\\s*|Model\\s*\\.\\s*|triton\\s*\\.\\s*)\\w+(?:\\s*\\.\\s*\\w+)*)\\s*=[^=]",
+         "replaces an attribute of torch or of the reference: the harness's comparisons and the reference "
+         "would run the candidate's code"},
+        {"python_monkeypatch", S::failure, View::python,
+         "\\b((?:setattr|delattr)\\s*\\(\\s*(?:torch\\b(?!\\s*\\.\\s*cuda\\b)|nn\\b|F\\b|Model\\b|sys\\b)[\\w.\\s]*)",
+         "replaces an attribute of torch or of the reference: the harness's comparisons and the reference "
+         "would run the candidate's code"},
+        {"python_monkeypatch", S::failure, View::python, DRK_STATEMENT "(Model)\\s*=[^=]",
+         "rebinds the reference class Model"},
+        {"python_monkeypatch", S::failure, View::python, DRK_NOT_ATTRIBUTE "(builtins|__builtins__)\\b",
+         "the builtins module: what it changes, every module of the harness sees"},
+        {"python_cuda_graph", S::warning, View::python,
+         "\\b(torch\\s*\\.\\s*cuda\\s*\\.\\s*(?:CUDAGraph|graphs?|make_graphed_callables)|CUDAGraph|make_graphed_callables)\\b",
+         "replays a CUDA graph: honest only when each call copies its inputs into the graph's"},
+        {"python_cuda_graph", S::warning, View::cxx, "\\b(cudaGraph\\w*|cudaStreamBeginCapture\\w*|cudaStreamEndCapture)\\b",
+         "replays a CUDA graph: honest only when each call copies its inputs into the graph's"},
+    };
+    for (Rule& rule : table) rule.regex = std::regex(rule.pattern, std::regex::ECMAScript | std::regex::optimize);
+    return table;
+  }();
   return all;
 }
 
 #undef DRK_TORCH_OPS
 #undef DRK_STATEMENT
 #undef DRK_NOT_ATTRIBUTE
-
-const std::vector<std::regex>& compiled_rules() {
-  static const std::vector<std::regex> compiled = [] {
-    std::vector<std::regex> out;
-    for (const auto& rule : rules()) out.emplace_back(rule.pattern, std::regex::ECMAScript | std::regex::optimize);
-    return out;
-  }();
-  return compiled;
-}
 
 void blank(std::string& text, size_t from, size_t to) {
   for (size_t k = from; k < std::min(to, text.size()); ++k)
@@ -545,15 +541,12 @@ std::vector<PythonFinding> python_static_findings(std::string_view source, Backe
   const Scan scan = scan_of(source);
   Findings findings(scan);
   check_except_handlers(scan, backend, findings);
-  const auto& all = rules();
-  const auto& compiled = compiled_rules();
-  for (size_t r = 0; r < all.size(); ++r) {
-    const Rule& rule = all[r];
+  for (const Rule& rule : rules()) {
     if (std::string_view(rule.code) == "python_torch_compute" && backend == Backend::pytorch) continue;
     const Severity severity =
         rule.warning_for_cpp_backend && backend == Backend::cpp ? Severity::warning : rule.severity;
     const std::string& text = rule.view == View::python ? scan.python : scan.cxx;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), compiled[r]); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), rule.regex); it != std::sregex_iterator(); ++it) {
       const size_t at = static_cast<size_t>(it->position(1));
       findings.add(rule.code, severity, at, source.substr(at, static_cast<size_t>(it->length(1))), rule.message);
     }
