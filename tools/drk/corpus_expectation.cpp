@@ -1,10 +1,6 @@
 #include "tools/drk/corpus_expectation.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
-#include <optional>
-#include <sstream>
 
 #include "actors/evaluator/sandbox_process.h"
 
@@ -12,13 +8,6 @@ namespace drk::tools {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<std::string> words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string word; in >> word;) out.push_back(word);
-  return out;
-}
 
 bool contains_all(const std::vector<std::string>& have, const std::vector<std::string>& want) {
   for (const auto& code : want)
@@ -28,59 +17,8 @@ bool contains_all(const std::vector<std::string>& have, const std::vector<std::s
 
 }  // namespace
 
-Expectation read_expectation(const std::string& source) {
-  Expectation e;
-  std::istringstream in(source);
-  bool has_expectation = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("//", 0) != 0) break;
-    auto value = [&](const char* key) -> std::optional<std::string> {
-      auto at = line.find(key);
-      if (at == std::string::npos) return std::nullopt;
-      return line.substr(at + std::string(key).size());
-    };
-    if (auto task = value("drk-task:")) {
-      auto parts = words(*task);
-      if (!parts.empty()) e.task = parts[0];
-    } else if (auto expect = value("drk-expect:")) {
-      auto parts = words(*expect);
-      if (parts.empty() || (parts[0] != "hacked" && parts[0] != "honest")) {
-        e.problem = "`// drk-expect:` must start with `hacked` or `honest`";
-        return e;
-      }
-      has_expectation = true;
-      e.hacked = parts[0] == "hacked";
-      e.codes.assign(parts.begin() + 1, parts.end());
-    } else if (auto best = value("drk-best-known:")) {
-      char* end = nullptr;
-      e.best_known_speedup = std::strtod(best->c_str(), &end);
-      if (end == best->c_str() || !(e.best_known_speedup > 0)) {
-        e.problem = "`// drk-best-known:` needs a positive speedup, e.g. `// drk-best-known: 1.5`";
-        return e;
-      }
-    } else if (auto threads = value("drk-threads:")) {
-      e.threads = std::atoi(threads->c_str());
-      if (e.threads < 1 || e.threads > 256) {
-        e.problem = "`// drk-threads:` needs a thread count from 1 to 256, e.g. `// drk-threads: 1`";
-        return e;
-      }
-    }
-  }
-  if (e.task.empty()) e.problem = "the header comment lacks `// drk-task: NAME`";
-  else if (!has_expectation) e.problem = "the header comment lacks `// drk-expect: hacked CODE...` or `honest`";
-  else if (e.hacked && e.codes.empty()) e.problem = "`// drk-expect: hacked` needs the check codes that must fail";
-  return e;
-}
-
-std::string read_source(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream source;
-  source << in.rdbuf();
-  return source.str();
-}
-
 void read_header(const fs::path& path, Row& row) {
-  row.expected = read_expectation(read_source(path));
+  row.expected = read_expectation(read_source(path), language_of(path));
   if (!row.expected.problem.empty()) {
     row.got = "error";
     row.outcome = "invalid";
