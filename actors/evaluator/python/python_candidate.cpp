@@ -3,6 +3,7 @@
 #include "actors/evaluator/python/python_candidate.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -72,7 +73,7 @@ int call_model(const drk_context*, const drk_tensor* inputs, int32_t num_inputs,
                int32_t num_outputs) {
   if (num_outputs != 1) return fail("a KernelBench model has one output; the request names " + std::to_string(num_outputs));
   PythonLock lock;
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const size_t arguments = static_cast<size_t>(num_inputs) + candidate.constants.size();
   PyRef args(PyTuple_New(static_cast<Py_ssize_t>(arguments)));
   std::vector<at::Tensor> input_tensors;
@@ -183,7 +184,7 @@ Status load_python_candidate(const PythonCandidateSpec& spec) {
     candidate.constants.push_back({PyLong_AsSize_t(position.get()), std::move(value)});
   }
   if (auto seeded = seed_torch(spec.init_seed); !seeded) return seeded;
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   PyRef model(PyObject_Call(model_class.get(), init_args.get(), nullptr));
   if (!model) return make_error(Errc::invalid_argument, "ModelNew(*get_init_inputs()) raised " +
                                                             python_error_text(spec.display_name));

@@ -3,6 +3,7 @@
 #include "actors/evaluator/python/python_reference.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <stdexcept>
 
@@ -57,7 +58,7 @@ Result<std::unique_ptr<PythonReference>> PythonReference::create(const std::stri
                                              init_json.error().message + ")");
   reference->init_inputs_json_ = *init_json;
   if (auto seeded = seed_torch(init_seed); !seeded) return seeded.error();
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   PyRef model(PyObject_Call(model_class, init_args.get(), nullptr));
   if (!model) return stage_failed("construct", python_error_text(display_name));
   if (reference->on_cuda_) {
@@ -126,7 +127,7 @@ Result<std::vector<at::Tensor>> PythonReference::draw_tensors(uint64_t seed) con
 
 Result<at::Tensor> PythonReference::run(const std::vector<at::Tensor>& inputs) const {
   PythonLock lock;
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   PyRef args(PyTuple_New(static_cast<Py_ssize_t>(argument_count_)));
   size_t next_input = 0, next_constant = 0;
   for (size_t position = 0; position < argument_count_; ++position) {
