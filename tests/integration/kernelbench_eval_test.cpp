@@ -13,24 +13,15 @@
 
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
-#include "tests/support/spawned_program.h"
+#include "tests/support/ran_program.h"
 
 namespace {
 
 using drk::testing::RunDir;
-using drk::testing::SpawnedProgram;
-
-struct Ran {
-  int exit_code = -1;
-  std::string output;
-};
+using drk::testing::Ran;
 
 Ran run_drk(const RunDir& dir, const std::vector<std::string>& arguments) {
-  std::vector<std::string> argv{DRK_BINARY};
-  argv.insert(argv.end(), arguments.begin(), arguments.end());
-  SpawnedProgram program(argv, dir.file("output.txt"));
-  DRK_REQUIRE(program.wait_for(600'000));
-  return {program.exit_code(), dir.read("output.txt")};
+  return drk::testing::run_program(dir, DRK_BINARY, arguments);
 }
 
 constexpr const char* kRelu = R"(import torch
