@@ -20,15 +20,10 @@
 namespace drk::evaluator {
 namespace {
 
-struct Constant {
-  size_t position = 0;
-  PyRef value;
-};
-
 struct LoadedCandidate {
   PyRef module;
   PyRef model;
-  std::vector<Constant> constants;
+  std::vector<ForwardConstant> constants;
   std::string file;
   bool on_cuda = false;
   bool keep_outputs = false;
@@ -74,24 +69,12 @@ int call_model(const drk_context*, const drk_tensor* inputs, int32_t num_inputs,
   if (num_outputs != 1) return fail("a KernelBench model has one output; the request names " + std::to_string(num_outputs));
   PythonLock lock;
   c10::NoGradGuard no_grad;
-  const size_t arguments = static_cast<size_t>(num_inputs) + candidate.constants.size();
-  PyRef args(PyTuple_New(static_cast<Py_ssize_t>(arguments)));
   std::vector<at::Tensor> input_tensors;
-  size_t next_input = 0, next_constant = 0;
-  for (size_t position = 0; position < arguments; ++position) {
-    PyRef value;
-    if (next_constant < candidate.constants.size() && candidate.constants[next_constant].position == position) {
-      value = PyRef::borrow(candidate.constants[next_constant++].value.get());
-    } else {
-      input_tensors.push_back(tensor_of(inputs[next_input++]));
-      auto wrapped = tensor_to_python(input_tensors.back());
-      if (!wrapped) return fail(wrapped.error().message);
-      value = std::move(*wrapped);
-    }
-    PyTuple_SET_ITEM(args.get(), static_cast<Py_ssize_t>(position), value.release());  // steals
-  }
+  for (int32_t i = 0; i < num_inputs; ++i) input_tensors.push_back(tensor_of(inputs[i]));
+  auto args = forward_arguments(input_tensors, candidate.constants);
+  if (!args) return fail(args.error().message);
   candidate.kept = at::Tensor();
-  PyRef result(PyObject_Call(candidate.model.get(), args.get(), nullptr));
+  PyRef result(PyObject_Call(candidate.model.get(), args->get(), nullptr));
   if (!result) return fail("ModelNew.forward raised " + python_error_text(candidate.file));
   auto answer = tensor_from_python(result.get(), "the output of ModelNew.forward");
   if (!answer) return fail(answer.error().message);
@@ -181,7 +164,7 @@ Status load_python_candidate(const PythonCandidateSpec& spec) {
     PyRef position(entry ? PySequence_GetItem(entry.get(), 0) : nullptr);
     PyRef value(entry ? PySequence_GetItem(entry.get(), 1) : nullptr);
     if (!position || !value) return make_error(Errc::invalid_argument, "a constant is no [position, value] pair");
-    candidate.constants.push_back({PyLong_AsSize_t(position.get()), std::move(value)});
+    candidate.constants.emplace_back(PyLong_AsSize_t(position.get()), std::move(value));
   }
   if (auto seeded = seed_torch(spec.init_seed); !seeded) return seeded;
   c10::NoGradGuard no_grad;

@@ -19,12 +19,6 @@ Result<std::string> to_json(PyObject* value) {
   return std::string(PyUnicode_AsUTF8(text.get()));
 }
 
-bool is_tensor(PyObject* value) {
-  PyRef torch(PyImport_ImportModule("torch"));
-  PyRef tensor_type(torch ? PyObject_GetAttrString(torch.get(), "Tensor") : nullptr);
-  return tensor_type && PyObject_IsInstance(value, tensor_type.get()) == 1;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<PythonReference>> PythonReference::create(const std::string& source,
@@ -79,7 +73,7 @@ Result<std::unique_ptr<PythonReference>> PythonReference::create(const std::stri
   PyRef constants(PyList_New(0));
   for (size_t i = 0; i < reference->argument_count_; ++i) {
     PyObject* value = PyList_GetItem(values.get(), static_cast<Py_ssize_t>(i));  // borrowed
-    if (is_tensor(value)) continue;
+    if (is_python_tensor(value)) continue;
     reference->constants_.emplace_back(i, PyRef::borrow(value));
     PyRef pair(Py_BuildValue("[nO]", static_cast<Py_ssize_t>(i), value));
     PyList_Append(constants.get(), pair.get());
@@ -116,7 +110,7 @@ Result<std::vector<at::Tensor>> PythonReference::draw_tensors(uint64_t seed) con
   std::vector<at::Tensor> tensors;
   for (size_t i = 0; i < argument_count_; ++i) {
     PyObject* value = PyList_GetItem(values.get(), static_cast<Py_ssize_t>(i));
-    if (!is_tensor(value)) continue;
+    if (!is_python_tensor(value)) continue;
     auto tensor = tensor_from_python(value, "value " + std::to_string(i + 1) + " of get_inputs()");
     if (!tensor) return tensor.error();
     // Dense and on the CPU, as the harness lays inputs out.
@@ -128,23 +122,12 @@ Result<std::vector<at::Tensor>> PythonReference::draw_tensors(uint64_t seed) con
 Result<at::Tensor> PythonReference::run(const std::vector<at::Tensor>& inputs) const {
   PythonLock lock;
   c10::NoGradGuard no_grad;
-  PyRef args(PyTuple_New(static_cast<Py_ssize_t>(argument_count_)));
-  size_t next_input = 0, next_constant = 0;
-  for (size_t position = 0; position < argument_count_; ++position) {
-    PyRef value;
-    if (next_constant < constants_.size() && constants_[next_constant].first == position) {
-      value = PyRef::borrow(constants_[next_constant++].second.get());
-    } else {
-      if (next_input == inputs.size())
-        return make_error(Errc::invalid_argument, "the reference of " + display_name_ + " takes " +
-                                                      std::to_string(argument_count_ - constants_.size()) + " tensors");
-      auto wrapped = tensor_to_python(inputs[next_input++]);
-      if (!wrapped) return wrapped.error();
-      value = std::move(*wrapped);
-    }
-    PyTuple_SET_ITEM(args.get(), static_cast<Py_ssize_t>(position), value.release());
-  }
-  PyRef result(PyObject_Call(model_.get(), args.get(), nullptr));
+  if (inputs.size() + constants_.size() != argument_count_)
+    return make_error(Errc::invalid_argument, "the reference of " + display_name_ + " takes " +
+                                                  std::to_string(argument_count_ - constants_.size()) + " tensors");
+  auto args = forward_arguments(inputs, constants_);
+  if (!args) return args.error();
+  PyRef result(PyObject_Call(model_.get(), args->get(), nullptr));
   if (!result) return make_error(Errc::invalid_argument, "Model.forward raised " + python_error_text(display_name_));
   return tensor_from_python(result.get(), "the output of Model.forward");
 }

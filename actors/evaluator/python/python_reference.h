@@ -19,6 +19,7 @@
 
 #include "actors/evaluator/engine/reference_model.h"
 #include "actors/evaluator/python/python_runtime.h"
+#include "actors/evaluator/python/python_tensors.h"
 
 namespace drk::evaluator {
 
@@ -48,7 +49,7 @@ class PythonReference final : public ReferenceModel {
   Result<std::vector<at::Tensor>> draw_tensors(uint64_t seed) const;
 
   PyRef module_, model_;
-  std::vector<std::pair<size_t, PyRef>> constants_;  // position, value
+  std::vector<ForwardConstant> constants_;
   size_t argument_count_ = 0;
   std::string display_name_;
   std::string init_inputs_json_, constants_json_, parameters_json_;

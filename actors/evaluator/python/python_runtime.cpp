@@ -134,9 +134,9 @@ std::string python_error_text(const std::string& file_name) {
   // The lines of the named file, innermost last: where in the candidate it went wrong.
   std::string where;
   for (PyObject* frame = traceback; frame && !file_name.empty();) {
-    PyRef code(PyObject_GetAttrString(frame, "tb_frame"));
+    PyRef frame_object(PyObject_GetAttrString(frame, "tb_frame"));
     PyRef line(PyObject_GetAttrString(frame, "tb_lineno"));
-    PyRef f_code(code ? PyObject_GetAttrString(code.get(), "f_code") : nullptr);
+    PyRef f_code(frame_object ? PyObject_GetAttrString(frame_object.get(), "f_code") : nullptr);
     PyRef filename(f_code ? PyObject_GetAttrString(f_code.get(), "co_filename") : nullptr);
     if (!line || !filename) break;
     if (text_of(filename.get()) == file_name) where = file_name + ", line " + text_of(line.get());

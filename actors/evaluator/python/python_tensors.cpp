@@ -86,4 +86,31 @@ Result<at::Tensor> tensor_from_python(PyObject* object, const std::string& what)
   return tensor;
 }
 
+bool is_python_tensor(PyObject* object) {
+  PyObject* torch = torch_module();
+  PyRef tensor_type(torch ? PyObject_GetAttrString(torch, "Tensor") : nullptr);
+  return tensor_type && PyObject_IsInstance(object, tensor_type.get()) == 1;
+}
+
+Result<PyRef> forward_arguments(const std::vector<at::Tensor>& tensors, const std::vector<ForwardConstant>& constants) {
+  const size_t count = tensors.size() + constants.size();
+  PyRef args(PyTuple_New(static_cast<Py_ssize_t>(count)));
+  size_t next_tensor = 0, next_constant = 0;
+  for (size_t position = 0; position < count; ++position) {
+    PyRef value;
+    if (next_constant < constants.size() && constants[next_constant].first == position) {
+      value = PyRef::borrow(constants[next_constant++].second.get());
+    } else if (next_tensor < tensors.size()) {
+      auto wrapped = tensor_to_python(tensors[next_tensor++]);
+      if (!wrapped) return wrapped.error();
+      value = std::move(*wrapped);
+    } else {
+      return make_error(Errc::invalid_argument, "forward takes its plain values at positions the " +
+                                                    std::to_string(tensors.size()) + " tensors do not reach");
+    }
+    PyTuple_SET_ITEM(args.get(), static_cast<Py_ssize_t>(position), value.release());  // steals
+  }
+  return args;
+}
+
 }  // namespace drk::evaluator

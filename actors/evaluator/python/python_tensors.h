@@ -8,6 +8,9 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <utility>
+#include <vector>
+
 #include "actors/evaluator/python/python_runtime.h"
 
 namespace drk::evaluator {
@@ -22,5 +25,15 @@ Result<PyRef> tensor_to_python(const at::Tensor& tensor);
 // elements overlap in memory (an expanded, stride-0 view): such a tensor is no answer the harness
 // can read element by element.
 Result<at::Tensor> tensor_from_python(PyObject* object, const std::string& what);
+
+// Whether `object` is a torch.Tensor (or a subclass of it).
+bool is_python_tensor(PyObject* object);
+
+// A model's plain (non-tensor) argument of forward: its position and its value.
+using ForwardConstant = std::pair<size_t, PyRef>;
+
+// The arguments of one forward call: `tensors` in order, with `constants` (sorted by position)
+// at their positions; invalid_argument when the counts do not fit together.
+Result<PyRef> forward_arguments(const std::vector<at::Tensor>& tensors, const std::vector<ForwardConstant>& constants);
 
 }  // namespace drk::evaluator
