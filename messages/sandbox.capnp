@@ -46,6 +46,8 @@ struct PythonLoad {
   constants @3 :Text;           # forward's non-tensor arguments: a JSON list of [position, value]
   parameters @4 :Text;          # Model's parameters as python_runtime.h's parameter_summary(): the
                                 # load fails, saying how, when ModelNew's differ
+  referenceSource @5 :Text;     # CUDA: the problem file, whose Model the sandbox builds before the
+                                # candidate runs, as the timing reference beside it (never judged)
 }
 
 # Call the loaded candidate `calls` times in a row; call i uses sets[i mod len(sets)].

@@ -77,6 +77,10 @@ struct CandidateCalls {
   std::vector<std::vector<drk_tensor>> inputs, outputs;
   // Checked after every candidate call, before the reference runs in this process again.
   MathModeWatch* math_modes = nullptr;
+  // A KernelBench problem's Model, built in this sandbox before the candidate ran
+  // (python_candidate.h): the timing reference, called as the candidate is, in place of the
+  // request's LibTorch expression. nullptr for catalog tasks.
+  drk_kernel_fn reference_kernel = nullptr;
 };
 
 class SandboxDevice {

@@ -172,6 +172,7 @@ void load_python(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply
   spec.constants_json = python.getConstants();
   spec.reference_parameters_json = python.getParameters();
   spec.on_cuda = harness.device != nullptr;
+  spec.reference_source = python.getReferenceSource();
   harness.threads_at_load = thread_count();
   harness.loaded = true;
   if (auto loaded = load_python_candidate(spec); !loaded) {
@@ -408,6 +409,7 @@ bool device_calls(capnp::List<msg::BufferSet>::Reader sets, const std::string& k
   calls.kernel = harness.kernel;
   calls.context = make_context();
   calls.math_modes = &harness.math_modes;
+  calls.reference_kernel = harness.python ? python_reference_kernel() : nullptr;
   return true;
 }
 
@@ -534,6 +536,8 @@ int serve_candidates(const SandboxStart& start) {
   harness.separate_allocations = start.device.separate_allocations;
   // Without its device, the sandbox answers every request with the reason.
   harness.device = make_sandbox_device(start.device, harness.unavailable);
+  if (harness.python && harness.device && harness.unavailable.empty())
+    if (auto started = start_python_cuda(); !started) harness.unavailable = started.error().message;
   SyscallFilterOptions filter;
   filter.self = getpid();
   filter.allow_processes = start.allow_processes;

@@ -15,7 +15,7 @@
 
 namespace drk::evaluator::cuda {
 
-class CudaEvaluationDevice final : public EvaluationDevice {
+class CudaEvaluationDevice : public EvaluationDevice {
  public:
   explicit CudaEvaluationDevice(const EngineOptions& options);
 

@@ -237,11 +237,11 @@ bool CudaSandboxDevice::answered_memory_limit(msg::SandboxReply::Builder reply) 
   return true;
 }
 
-int CudaSandboxDevice::call_candidate(CandidateCalls& calls, size_t set) {
+int CudaSandboxDevice::call_kernel(drk_kernel_fn kernel, CandidateCalls& calls, size_t set) {
   call_inputs_ = calls.inputs[set];
   call_outputs_ = calls.outputs[set];
   workspace_.begin_call(workspace_budget());
-  const int status = calls.kernel(&calls.context, call_inputs_.data(), static_cast<int32_t>(call_inputs_.size()),
+  const int status = kernel(&calls.context, call_inputs_.data(), static_cast<int32_t>(call_inputs_.size()),
                                   call_outputs_.data(), static_cast<int32_t>(call_outputs_.size()));
   workspace_.end_call();
   return status;

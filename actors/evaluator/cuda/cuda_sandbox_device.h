@@ -12,7 +12,8 @@
 //
 // One class, its members defined by concern:
 //   cuda_sandbox_device.cpp     start, device memory and the region, calls and their memory
-//   cuda_sandbox_reference.cpp  the task's LibTorch reference over the candidate's inputs
+//   cuda_sandbox_reference.cpp  the timing reference: the task's LibTorch expression over the
+//                               candidate's inputs, or a KernelBench problem's Model
 //   cuda_sandbox_timing.cpp     time requests: events, launch hold, L2, input swaps, CUPTI records
 //   cuda_sandbox_energy.cpp     energy requests (NVML)
 //   cuda_sandbox_peaks.cpp      the device's peaks (the harness's own kernels)
@@ -142,13 +143,20 @@ class CudaSandboxDevice final : public SandboxDevice {
   // One call of the loaded candidate on `set`, within its workspace budget, on copies of the
   // set's tensor arrays (the candidate's to write; the harness's stay as they are), kept in
   // members so that a timed call allocates nothing. drk_kernel's status.
-  int call_candidate(CandidateCalls& calls, size_t set);
+  int call_candidate(CandidateCalls& calls, size_t set) { return call_kernel(calls.kernel, calls, set); }
+  int call_kernel(drk_kernel_fn kernel, CandidateCalls& calls, size_t set);
 
-  // The request's reference and tensors over the candidate's input buffers of every set, which it
-  // reads (device memory); nullptr with a badRequest reply when either cannot be had.
-  const kernels::Reference* reference_over_inputs(msg::ReferenceSpec::Reader spec, const CandidateCalls& calls,
-                                                  std::vector<std::vector<at::Tensor>>& inputs,
-                                                  msg::SandboxReply::Builder reply);
+  // The reference side of a time or energy request: `call(set)` runs it once on a set's inputs.
+  // It is the request's LibTorch expression over the candidate's input buffers (device memory it
+  // reads), on LibTorch's current stream (the legacy default stream), or a KernelBench problem's
+  // Model beside the candidate (CandidateCalls::reference_kernel), called as the candidate is, on
+  // its stream. nullopt with a badRequest reply when it cannot run here.
+  struct ReferenceSide {
+    std::function<Status(size_t set)> call;
+    cudaStream_t stream = nullptr;
+  };
+  std::optional<ReferenceSide> reference_side(msg::ReferenceSpec::Reader spec, CandidateCalls& calls,
+                                              msg::SandboxReply::Builder reply);
   // The parsed reference, kept while the request's expression stays the same.
   Result<const kernels::Reference*> reference_for(msg::ReferenceSpec::Reader spec);
   // Tensors over the candidate's input buffers of every set, with the dtypes the Evaluator wrote
@@ -198,7 +206,7 @@ class CudaSandboxDevice final : public SandboxDevice {
   std::unique_ptr<cuda::KernelTrace> trace_;
   std::optional<cuda::LaunchHold> hold_;
   std::string hold_error_;  // why hold_ could not be built
-  std::vector<drk_tensor> call_inputs_, call_outputs_;  // call_candidate()'s copies
+  std::vector<drk_tensor> call_inputs_, call_outputs_;  // call_kernel()'s copies
   std::optional<cuda::DeviceKernels> peak_kernels_;  // built by the first peaks request
   std::string peak_kernels_error_;                  // why they could not be
   std::optional<kernels::Reference> reference_;

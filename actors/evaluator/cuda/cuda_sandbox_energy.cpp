@@ -132,8 +132,7 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
     out.setReason(nvml_unavailable_);
     return;
   }
-  std::vector<std::vector<at::Tensor>> reference_inputs;
-  const kernels::Reference* reference = reference_over_inputs(request.getReference(), calls, reference_inputs, reply);
+  auto reference = reference_side(request.getReference(), calls, reply);
   if (!reference) return;
   size_t set_count = calls.inputs.size();
   uint64_t candidate_calls = 0, reference_calls = 0;
@@ -144,10 +143,10 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
     return false;
   };
   auto reference_call = [&]() {
-    auto value = reference->run(reference_inputs[reference_calls++ % set_count]);
-    if (value) return true;
+    auto ran = reference->call(reference_calls++ % set_count);
+    if (ran) return true;
     reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-    reply.setMessage("the reference failed on the device: " + value.error().message);
+    reply.setMessage("the reference failed on the device: " + ran.error().message);
     return false;
   };
   uint32_t min_ms = std::max<uint32_t>(request.getMinMs(), 1);
@@ -157,11 +156,11 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
   if (answered_memory_limit(reply)) return;
   if (candidate && !*candidate) return;  // the reply says what ended the batch
   if (calls.math_modes) calls.math_modes->check();
-  auto reference_side = candidate ? energy_of(reference_call, min_ms, reply) : candidate;
-  if (reference_side && !*reference_side) return;
-  if (!candidate || !reference_side) {
+  auto reference_energy = candidate ? energy_of(reference_call, min_ms, reply) : candidate;
+  if (reference_energy && !*reference_energy) return;
+  if (!candidate || !reference_energy) {
     out.setAvailable(false);
-    out.setReason((candidate ? reference_side : candidate).error().message);
+    out.setReason((candidate ? reference_energy : candidate).error().message);
     return;
   }
   auto fill = [](msg::EnergySide::Builder side, const SideEnergy& measured) {
@@ -172,9 +171,9 @@ void CudaSandboxDevice::measure_energy(msg::EnergyRequest::Reader request, Candi
     side.setCounterUpdates(measured.updates);
   };
   fill(out.initCandidate(), **candidate);
-  fill(out.initReference(), **reference_side);
+  fill(out.initReference(), **reference_energy);
   out.setAvailable(true);
-  uint32_t updates = std::min((*candidate)->updates, (*reference_side)->updates);
+  uint32_t updates = std::min((*candidate)->updates, (*reference_energy)->updates);
   out.setResolved(updates >= kMinCounterUpdates);
   if (updates < kMinCounterUpdates)
     out.setReason("a batch saw only " + std::to_string(updates) + " updates of NVML's energy counter in " +

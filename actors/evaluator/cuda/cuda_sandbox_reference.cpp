@@ -1,6 +1,9 @@
 #include "actors/evaluator/cuda/cuda_sandbox_device.h"
 
+#include <memory>
 #include <utility>
+
+#include "actors/evaluator/python/python_candidate.h"
 
 namespace drk::evaluator {
 namespace {
@@ -16,17 +19,30 @@ std::optional<at::ScalarType> scalar_type(int32_t dtype) {
 
 }  // namespace
 
-const kernels::Reference* CudaSandboxDevice::reference_over_inputs(msg::ReferenceSpec::Reader spec,
-                                                                   const CandidateCalls& calls,
-                                                                   std::vector<std::vector<at::Tensor>>& inputs,
-                                                                   msg::SandboxReply::Builder reply) {
+std::optional<CudaSandboxDevice::ReferenceSide> CudaSandboxDevice::reference_side(msg::ReferenceSpec::Reader spec,
+                                                                                  CandidateCalls& calls,
+                                                                                  msg::SandboxReply::Builder reply) {
+  if (calls.reference_kernel) {
+    return ReferenceSide{[this, &calls](size_t set) -> Status {
+                           if (call_kernel(calls.reference_kernel, calls, set) == DRK_OK) return {};
+                           return make_error(Errc::invalid_argument, python_candidate_error());
+                         },
+                         stream_};
+  }
   auto reference = reference_for(spec);
   if (!reference) {
     reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
     reply.setMessage("the reference cannot be evaluated here: " + reference.error().message);
-    return nullptr;
+    return std::nullopt;
   }
-  return reference_inputs_for(calls, inputs, reply) ? *reference : nullptr;
+  auto inputs = std::make_shared<std::vector<std::vector<at::Tensor>>>();
+  if (!reference_inputs_for(calls, *inputs, reply)) return std::nullopt;
+  return ReferenceSide{[expression = *reference, inputs](size_t set) -> Status {
+                         auto value = expression->run((*inputs)[set]);
+                         if (!value) return value.error();
+                         return {};
+                       },
+                       nullptr};
 }
 
 Result<const kernels::Reference*> CudaSandboxDevice::reference_for(msg::ReferenceSpec::Reader spec) {

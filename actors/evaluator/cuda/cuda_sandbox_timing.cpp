@@ -11,8 +11,7 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
   auto profiled = request.getProfiled();
   const unsigned timed_count = sides.size(), call_count = sides.size() + profiled.size();
   size_t set_count = calls.inputs.size();
-  std::vector<std::vector<at::Tensor>> reference_inputs;
-  const kernels::Reference* reference = reference_over_inputs(request.getReference(), calls, reference_inputs, reply);
+  auto reference = reference_side(request.getReference(), calls, reply);
   if (!reference) return;
   CudaEvent start, end;
   auto timed = reply.initTimedCalls(call_count);
@@ -43,8 +42,7 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
     }
     bool candidate = side == msg::TimedSide::CANDIDATE;
     size_t set = calls_by_side_[candidate ? 0 : 1]++ % set_count;
-    // The reference runs on LibTorch's current stream: the legacy default stream.
-    cudaStream_t stream = candidate ? stream_ : nullptr;
+    cudaStream_t stream = candidate ? stream_ : reference->stream;
     // The set's last call left its answer in these outputs: every call starts from a NaN poison
     // instead, written before the flush, outside the events.
     if (candidate && !request.getKeepOutputs())
@@ -83,10 +81,9 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
     if (candidate) {
       candidate_status = call_candidate(calls, set);
     } else {
-      auto value = reference->run(reference_inputs[set]);
-      if (!value) {
+      if (auto ran = reference->call(set); !ran) {
         reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
-        reply.setMessage("the reference failed on the device: " + value.error().message);
+        reply.setMessage("the reference failed on the device: " + ran.error().message);
         return;
       }
     }

@@ -6,6 +6,7 @@
 #include "actors/evaluator/engine/python_host_evaluation_device.h"
 #ifdef DRK_HAVE_CUDA
 #include "actors/evaluator/cuda/cuda_evaluation_device.h"
+#include "actors/evaluator/cuda/python_cuda_evaluation_device.h"
 #endif
 
 namespace drk::evaluator {
@@ -13,8 +14,13 @@ namespace drk::evaluator {
 Result<std::unique_ptr<EvaluationDevice>> make_evaluation_device(const EngineOptions& options) {
   if (options.python) {
     if (options.device == kernels::DeviceKind::cpu) return PythonHostEvaluationDevice::create();
+#ifdef DRK_HAVE_CUDA
+    return cuda::PythonCudaEvaluationDevice::create(options);
+#else
     return make_error(Errc::unsupported,
-                      "KernelBench-format Python candidates are evaluated on the cpu in this version: use --device cpu");
+                      "this build has no CUDA toolkit, so it evaluates Python candidates on the cpu only: rebuild "
+                      "where /usr/local/cuda exists for --device cuda, or use --device cpu");
+#endif
   }
   switch (options.device) {
     case kernels::DeviceKind::cpu:

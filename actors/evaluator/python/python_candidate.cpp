@@ -20,15 +20,28 @@
 namespace drk::evaluator {
 namespace {
 
-struct LoadedCandidate {
+// A model built from a file in this sandbox: the candidate's ModelNew, or on CUDA the problem's
+// Model, the timing reference beside it.
+struct LoadedModel {
   PyRef module;
   PyRef model;
-  std::vector<ForwardConstant> constants;
   std::string file;
+  at::Tensor kept;  // the last timed call's answer (the reference's: every call's)
+};
+
+struct LoadedCandidate {
+  LoadedModel model_new;
+  LoadedModel reference;
+  std::vector<ForwardConstant> constants;
   bool on_cuda = false;
   bool keep_outputs = false;
-  at::Tensor kept;  // the last timed call's answer
   std::string error;
+  // CUDA: torch's current stream is the harness's stream of the call (drk_context.stream), set
+  // before every call so that a candidate that changed it for itself cannot move later calls'
+  // work out of the timed events.
+  PyRef set_stream;    // torch.cuda.set_stream
+  PyRef bound_stream;  // torch.cuda.ExternalStream over bound_stream_address
+  void* bound_stream_address = nullptr;
 };
 
 LoadedCandidate candidate;
@@ -64,18 +77,67 @@ int fail(std::string why) {
   return DRK_E_INTERNAL;
 }
 
-int call_model(const drk_context*, const drk_tensor* inputs, int32_t num_inputs, drk_tensor* outputs,
+// Makes the call's stream torch's current one (CUDA); false, with the error set, when it cannot.
+bool bind_stream(const drk_context* context) {
+  if (!candidate.on_cuda) return true;
+  if (!candidate.bound_stream || candidate.bound_stream_address != context->stream) {
+    PyRef cuda(PyImport_ImportModule("torch.cuda"));
+    PyRef external(cuda ? PyObject_GetAttrString(cuda.get(), "ExternalStream") : nullptr);
+    candidate.set_stream = PyRef(cuda ? PyObject_GetAttrString(cuda.get(), "set_stream") : nullptr);
+    PyRef address(PyLong_FromVoidPtr(context->stream));
+    candidate.bound_stream = PyRef(external && candidate.set_stream && address
+                                       ? PyObject_CallOneArg(external.get(), address.get())
+                                       : nullptr);
+    if (!candidate.bound_stream) {
+      candidate.error = "torch cannot use the harness's CUDA stream: " + python_error_text();
+      return false;
+    }
+    candidate.bound_stream_address = context->stream;
+  }
+  PyRef set(PyObject_CallOneArg(candidate.set_stream.get(), candidate.bound_stream.get()));
+  if (!set) candidate.error = "torch.cuda.set_stream raised " + python_error_text();
+  return static_cast<bool>(set);
+}
+
+// `model` called on the harness's tensors (with the problem's constants at their positions);
+// nullptr with the error set when it raises.
+PyRef call_forward(const LoadedModel& model, const char* what, const drk_context* context, const drk_tensor* inputs,
+                   int32_t num_inputs, std::vector<at::Tensor>& input_tensors) {
+  if (!bind_stream(context)) return PyRef();
+  for (int32_t i = 0; i < num_inputs; ++i) input_tensors.push_back(tensor_of(inputs[i]));
+  auto args = forward_arguments(input_tensors, candidate.constants);
+  if (!args) {
+    candidate.error = args.error().message;
+    return PyRef();
+  }
+  PyRef result(PyObject_Call(model.model.get(), args->get(), nullptr));
+  if (!result) candidate.error = std::string(what) + ".forward raised " + python_error_text(model.file);
+  return result;
+}
+
+// The problem's Model as the timing reference: its answer is kept (until its next call), unchecked.
+int call_reference(const drk_context* context, const drk_tensor* inputs, int32_t num_inputs, drk_tensor*, int32_t) {
+  PythonLock lock;
+  c10::NoGradGuard no_grad;
+  std::vector<at::Tensor> input_tensors;
+  candidate.reference.kept = at::Tensor();
+  PyRef result = call_forward(candidate.reference, "Model", context, inputs, num_inputs, input_tensors);
+  if (!result) return DRK_E_INTERNAL;
+  auto answer = tensor_from_python(result.get(), "the output of Model.forward");
+  if (!answer) return fail(answer.error().message);
+  candidate.reference.kept = std::move(*answer);
+  return DRK_OK;
+}
+
+int call_model(const drk_context* context, const drk_tensor* inputs, int32_t num_inputs, drk_tensor* outputs,
                int32_t num_outputs) {
   if (num_outputs != 1) return fail("a KernelBench model has one output; the request names " + std::to_string(num_outputs));
   PythonLock lock;
   c10::NoGradGuard no_grad;
   std::vector<at::Tensor> input_tensors;
-  for (int32_t i = 0; i < num_inputs; ++i) input_tensors.push_back(tensor_of(inputs[i]));
-  auto args = forward_arguments(input_tensors, candidate.constants);
-  if (!args) return fail(args.error().message);
-  candidate.kept = at::Tensor();
-  PyRef result(PyObject_Call(candidate.model.get(), args->get(), nullptr));
-  if (!result) return fail("ModelNew.forward raised " + python_error_text(candidate.file));
+  candidate.model_new.kept = at::Tensor();
+  PyRef result = call_forward(candidate.model_new, "ModelNew", context, inputs, num_inputs, input_tensors);
+  if (!result) return DRK_E_INTERNAL;
   auto answer = tensor_from_python(result.get(), "the output of ModelNew.forward");
   if (!answer) return fail(answer.error().message);
   at::Tensor expected = tensor_of(outputs[0]);
@@ -92,7 +154,7 @@ int call_model(const drk_context*, const drk_tensor* inputs, int32_t num_inputs,
     if (shares_memory(*answer, input_tensors[i]))
       return fail("the output of ModelNew.forward shares memory with input " + std::to_string(i + 1) +
                   ": an input (or a view of one) returned as the answer");
-  if (candidate.keep_outputs) candidate.kept = std::move(*answer);
+  if (candidate.keep_outputs) candidate.model_new.kept = std::move(*answer);
   else expected.copy_(*answer);
   return DRK_OK;
 }
@@ -135,23 +197,51 @@ Result<std::string> read_text(const std::string& path) {
   return text.str();
 }
 
+// `class_name` of `source` built as KernelBench builds it: the file run as module `module_name`,
+// torch seeded, the class called with the init inputs without autograd, moved to the device.
+// `parameters_json`: ModelNew's check against Model's ("": none).
+Result<LoadedModel> build_model(const std::string& source, const char* module_name, const std::string& file,
+                                const char* class_name, const PyRef& init_args, const PythonCandidateSpec& spec,
+                                const std::string& parameters_json) {
+  LoadedModel loaded;
+  loaded.file = file;
+  auto module = run_module(source, module_name, file);
+  if (!module) return make_error(Errc::invalid_argument, file + " raised " + module.error().message);
+  loaded.module = std::move(*module);
+  PyRef model_class(PyObject_GetAttrString(loaded.module.get(), class_name));
+  if (!model_class) {
+    PyErr_Clear();
+    return make_error(Errc::invalid_argument, file + " defines no " + class_name + ": a KernelBench " +
+                                                  (std::string(class_name) == "Model" ? "problem" : "candidate") +
+                                                  " defines class " + class_name + "(nn.Module)");
+  }
+  if (auto seeded = seed_torch(spec.init_seed); !seeded) return seeded.error();
+  c10::NoGradGuard no_grad;
+  PyRef model(PyObject_Call(model_class.get(), init_args.get(), nullptr));
+  if (!model)
+    return make_error(Errc::invalid_argument,
+                      std::string(class_name) + "(*get_init_inputs()) raised " + python_error_text(file));
+  if (!parameters_json.empty()) {
+    auto parameters = parameter_summary(model.get());
+    if (!parameters) return make_error(Errc::invalid_argument, std::string(class_name) + ": " + parameters.error().message);
+    if (const std::string differs = parameters_differ(parameters_json, *parameters); !differs.empty())
+      return make_error(Errc::invalid_argument, differs);
+  }
+  if (spec.on_cuda) {
+    model = PyRef(PyObject_CallMethod(model.get(), "cuda", nullptr));
+    if (!model) return make_error(Errc::invalid_argument, std::string(class_name) + ".cuda() raised " + python_error_text(file));
+  }
+  loaded.model = std::move(model);
+  return loaded;
+}
+
 }  // namespace
 
 Status load_python_candidate(const PythonCandidateSpec& spec) {
   auto source = read_text(spec.path);
   if (!source) return source.error();
   PythonLock lock;
-  candidate.file = spec.display_name;
   candidate.on_cuda = spec.on_cuda;
-  auto module = run_module(*source, "model_new", spec.display_name);
-  if (!module) return make_error(Errc::invalid_argument, "the candidate raised " + module.error().message);
-  candidate.module = std::move(*module);
-  PyRef model_class(PyObject_GetAttrString(candidate.module.get(), "ModelNew"));
-  if (!model_class) {
-    PyErr_Clear();
-    return make_error(Errc::invalid_argument, spec.display_name + " defines no ModelNew: a KernelBench candidate defines "
-                                                                  "class ModelNew(nn.Module)");
-  }
   auto init_inputs = python_from_json(spec.init_inputs_json);
   if (!init_inputs) return init_inputs.error();
   PyRef init_args(PySequence_Tuple(init_inputs->get()));
@@ -166,26 +256,31 @@ Status load_python_candidate(const PythonCandidateSpec& spec) {
     if (!position || !value) return make_error(Errc::invalid_argument, "a constant is no [position, value] pair");
     candidate.constants.emplace_back(PyLong_AsSize_t(position.get()), std::move(value));
   }
-  if (auto seeded = seed_torch(spec.init_seed); !seeded) return seeded;
-  c10::NoGradGuard no_grad;
-  PyRef model(PyObject_Call(model_class.get(), init_args.get(), nullptr));
-  if (!model) return make_error(Errc::invalid_argument, "ModelNew(*get_init_inputs()) raised " +
-                                                            python_error_text(spec.display_name));
-  if (!spec.reference_parameters_json.empty()) {
-    auto parameters = parameter_summary(model.get());
-    if (!parameters) return make_error(Errc::invalid_argument, "ModelNew: " + parameters.error().message);
-    if (const std::string differs = parameters_differ(spec.reference_parameters_json, *parameters); !differs.empty())
-      return make_error(Errc::invalid_argument, differs);
+  // Before any of the candidate's code runs, so that what it does to torch cannot reach the
+  // reference's construction.
+  if (spec.on_cuda && !spec.reference_source.empty()) {
+    auto reference = build_model(spec.reference_source, "drk_problem", "problem.py", "Model", init_args, spec, "");
+    if (!reference) return make_error(Errc::invalid_argument, "the problem's Model cannot be built beside the candidate: " +
+                                                                  reference.error().message);
+    candidate.reference = std::move(*reference);
   }
-  if (spec.on_cuda) {
-    model = PyRef(PyObject_CallMethod(model.get(), "cuda", nullptr));
-    if (!model) return make_error(Errc::invalid_argument, "ModelNew.cuda() raised " + python_error_text(spec.display_name));
-  }
-  candidate.model = std::move(model);
+  auto model_new = build_model(*source, "model_new", spec.display_name, "ModelNew", init_args, spec,
+                               spec.reference_parameters_json);
+  if (!model_new) return model_new.error();
+  candidate.model_new = std::move(*model_new);
+  return {};
+}
+
+Status start_python_cuda() {
+  PythonLock lock;
+  auto started = run_module("import torch\ntorch.cuda.init()\ntorch.empty(1, device='cuda')\n", "drk_cuda_start",
+                            "the sandbox's start");
+  if (!started) return make_error(Errc::unsupported, "torch cannot use the CUDA device in the sandbox: " + started.error().message);
   return {};
 }
 
 drk_kernel_fn python_candidate_kernel() { return &call_model; }
+drk_kernel_fn python_reference_kernel() { return candidate.reference.model ? &call_reference : nullptr; }
 const std::string& python_candidate_error() { return candidate.error; }
 void set_keep_python_outputs(bool keep) { candidate.keep_outputs = keep; }
 

@@ -13,6 +13,11 @@
 // model allocates, not a copy into the harness's buffer. The answer is kept until the next call,
 // so that freeing it is not in the timed call either.
 //
+// On CUDA every call runs with torch's current stream set to the call's drk_context.stream (the
+// harness's timed stream), and the problem's Model is built beside the candidate as the timing
+// reference (python_reference_kernel()): the timing reference may run beside the candidate, its
+// correctness is judged in the Evaluator.
+//
 // Thread-safety: the sandbox's main thread, which holds the interpreter's lock. Errors: load
 // returns the reason (the file raises, has no ModelNew, its constructor raises, its parameters are
 // not Model's: KernelBench's weights are the same only when both build the same layers in the same
@@ -39,11 +44,20 @@ struct PythonCandidateSpec {
   // Model's parameters (parameter_summary() of python_runtime.h); ModelNew's must be the same in
   // number, order, shapes and values, or the load fails saying which differs. "": not checked.
   std::string reference_parameters_json;
+  // CUDA: the problem file, whose Model is built (the same way, before any of the candidate's
+  // code runs) as the timing reference beside the candidate. "": none.
+  std::string reference_source;
 };
 
 Status load_python_candidate(const PythonCandidateSpec& spec);
 drk_kernel_fn python_candidate_kernel();
+// The problem's Model with drk_kernel's signature (it keeps its answer and writes no output);
+// nullptr when none was loaded.
+drk_kernel_fn python_reference_kernel();
 const std::string& python_candidate_error();
 void set_keep_python_outputs(bool keep);
+// CUDA sandboxes, before the syscall filter: torch's CUDA state (context, allocator) started, so
+// that a candidate's first CUDA call opens nothing. unsupported with Python's message.
+Status start_python_cuda();
 
 }  // namespace drk::evaluator

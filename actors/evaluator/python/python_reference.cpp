@@ -27,6 +27,7 @@ Result<std::unique_ptr<PythonReference>> PythonReference::create(const std::stri
   PythonLock lock;
   std::unique_ptr<PythonReference> reference(new PythonReference());
   reference->display_name_ = display_name;
+  reference->source_ = source;
   reference->init_seed_ = init_seed;
   reference->on_cuda_ = device == kernels::DeviceKind::cuda;
   auto stage_failed = [&](const std::string& stage, const std::string& why) {

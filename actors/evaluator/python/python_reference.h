@@ -41,6 +41,8 @@ class PythonReference final : public ReferenceModel {
   const std::string& init_inputs_json() const { return init_inputs_json_; }
   const std::string& constants_json() const { return constants_json_; }
   uint64_t init_seed() const { return init_seed_; }
+  // The problem file's text.
+  const std::string& source() const { return source_; }
   // Model's parameters (python_runtime.h's parameter_summary()).
   const std::string& parameters_json() const { return parameters_json_; }
 
@@ -52,6 +54,7 @@ class PythonReference final : public ReferenceModel {
   std::vector<ForwardConstant> constants_;
   size_t argument_count_ = 0;
   std::string display_name_;
+  std::string source_;
   std::string init_inputs_json_, constants_json_, parameters_json_;
   uint64_t init_seed_ = 0;
   bool on_cuda_ = false;

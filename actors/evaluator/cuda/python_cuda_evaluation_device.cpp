@@ -1,0 +1,28 @@
+#include "actors/evaluator/cuda/python_cuda_evaluation_device.h"
+
+#include "actors/evaluator/engine/python_evaluation.h"
+#include "actors/evaluator/python/python_runtime.h"
+
+namespace drk::evaluator::cuda {
+
+Result<std::unique_ptr<EvaluationDevice>> PythonCudaEvaluationDevice::create(const EngineOptions& options) {
+  auto search_path = start_evaluator_python();
+  if (!search_path) return search_path.error();
+  return std::unique_ptr<EvaluationDevice>(new PythonCudaEvaluationDevice(options, std::move(*search_path)));
+}
+
+void PythonCudaEvaluationDevice::configure_sandbox(EngineOptions& options) const {
+  CudaEvaluationDevice::configure_sandbox(options);
+  options.sandbox.program_arguments = python_sandbox_arguments(search_path_);
+}
+
+void PythonCudaEvaluationDevice::describe_reference(kernels::ReferenceBuild& build) const {
+  CudaEvaluationDevice::describe_reference(build);
+  build.libtorch += " through Python " + std::string(python_version());
+}
+
+void PythonCudaEvaluationDevice::fill_load(const EvaluationRun& run, msg::LoadRequest::Builder load) const {
+  fill_python_load(run, true, load);
+}
+
+}  // namespace drk::evaluator::cuda

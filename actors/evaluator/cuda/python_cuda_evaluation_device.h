@@ -1,0 +1,35 @@
+// PythonCudaEvaluationDevice: KernelBench-format Python candidates (Language python) on CUDA, in
+// drk-sandbox-cuda --python (python/python_candidate.h), with the problem's reference in this
+// process's embedded interpreter on the device (python/python_reference.h), the judge of
+// correctness. Everything else is the CUDA device's: device memory, CudaTimer, the GPU profile,
+// the out-of-bounds check under compute-sanitizer. What differs in timing: the reference timed
+// beside the candidate is the problem's own Model, which the sandbox builds from the problem file
+// (LoadRequest.python.referenceSource) before any of the candidate's code runs; both sides run on
+// the harness's stream as torch's current stream. The contract is EvaluationDevice's.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/evaluator/cuda/cuda_evaluation_device.h"
+
+namespace drk::evaluator::cuda {
+
+class PythonCudaEvaluationDevice final : public CudaEvaluationDevice {
+ public:
+  // unsupported, naming the fix, when the Python program or its torch cannot be used.
+  static Result<std::unique_ptr<EvaluationDevice>> create(const EngineOptions& options);
+
+  msg::Language language() const override { return msg::Language::PYTHON; }
+  void configure_sandbox(EngineOptions& options) const override;
+  void describe_reference(kernels::ReferenceBuild& build) const override;
+  void fill_load(const EvaluationRun& run, msg::LoadRequest::Builder load) const override;
+
+ private:
+  PythonCudaEvaluationDevice(const EngineOptions& options, std::vector<std::string> search_path)
+      : CudaEvaluationDevice(options), search_path_(std::move(search_path)) {}
+  std::vector<std::string> search_path_;
+};
+
+}  // namespace drk::evaluator::cuda

@@ -1,0 +1,147 @@
+// `drk eval --device cuda` on KernelBench-format Python candidates, on the GPU: the problem's
+// Model judges correctness in the Evaluator's interpreter on the device; the candidate runs in
+// drk-sandbox-cuda --python with torch's current stream set to the harness's timed stream; the
+// problem's Model, built in the sandbox before the candidate's code runs, is the timing reference
+// beside it. The problems are written here in KernelBench's format and imported with
+// `drk kernelbench import` (nothing of KernelBench is in this repository). Skipped without a GPU.
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tests/doctest_drk.h"
+#include "tests/support/first_gpu.h"
+#include "tests/support/ran_program.h"
+#include "tests/support/run_dir.h"
+
+namespace {
+
+using drk::testing::Ran;
+using drk::testing::RunDir;
+
+constexpr const char* kMatmul = R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """A square matrix product."""
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, A, B):
+        return torch.matmul(A, B)
+
+N = 1024
+
+def get_inputs():
+    return [torch.randn(N, N), torch.randn(N, N)]
+
+def get_init_inputs():
+    return []
+)";
+
+// Weights from the seeded constructor, moved to the device by the harness on both sides.
+constexpr const char* kConvRelu = R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """A convolution, then a ReLU."""
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+def get_inputs():
+    return [torch.randn(8, 3, 64, 64)]
+
+def get_init_inputs():
+    return [3, 16, 3]
+)";
+
+constexpr const char* kHonestMatmul = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return torch.mm(A, B)
+)";
+
+constexpr const char* kHonestConvRelu = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+
+    def forward(self, x):
+        return torch.clamp_min(self.conv(x), 0.0)
+)";
+
+constexpr const char* kAnswersOnHost = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, A, B):
+        return torch.mm(A.cpu(), B.cpu())
+)";
+
+const RunDir& problems() {
+  static RunDir dir;
+  static const bool imported = [] {
+    dir.write("KernelBench/level1/1_Square_matrix_multiplication_.py", kMatmul);
+    dir.write("KernelBench/level2/1_Conv2D_ReLU.py", kConvRelu);
+    Ran ran = drk::testing::run_program(dir, DRK_BINARY,
+                                        {"kernelbench", "import", dir.file("KernelBench"), "--into", dir.file("records")});
+    DRK_REQUIRE_MESSAGE(ran.exit_code == 0, ran.output);
+    return true;
+  }();
+  (void)imported;
+  return dir;
+}
+
+nlohmann::json evaluate(const std::string& task, const std::string& name, const std::string& source) {
+  const RunDir& dir = problems();
+  dir.write(name, source);
+  Ran ran = drk::testing::run_program(dir, DRK_BINARY,
+                                      {"eval", "--task", task, "--candidate", dir.file(name), "--device", "cuda",
+                                       "--kernelbench-dir", dir.file("records"), "--trials", "2", "--json"});
+  const auto start = ran.output.find('{');
+  DRK_REQUIRE_MESSAGE(start != std::string::npos, ran.output);
+  auto verdict = nlohmann::json::parse(ran.output.substr(start), nullptr, false);
+  DRK_REQUIRE_MESSAGE(verdict.is_object(), ran.output);
+  return verdict;
+}
+
+bool gpu_missing() { return !drk::testing::first_gpu_or_skip(); }
+
+}  // namespace
+
+DRK_TEST_CASE("an honest PyTorch candidate on the GPU is correct and timed against the problem's own Model [gpu]") {
+  if (gpu_missing()) return;
+  auto verdict = evaluate("kernelbench/level1/1_Square_matrix_multiplication_", "matmul_new.py", kHonestMatmul);
+  const auto& result = verdict["result"];
+  DRK_REQUIRE_MESSAGE(result.value("correct", false), verdict.dump());
+  // The same cuBLAS call on both sides: as fast as the reference, within the noise of a short run.
+  const double speedup = result.value("speedup", 0.0);
+  DRK_CHECK_MESSAGE((speedup > 0.7 && speedup < 1.4), verdict.dump());
+  DRK_CHECK(result["candidateTiming"].value("samples", 0) > 0);
+  DRK_CHECK(verdict.value("honest", false));
+}
+
+DRK_TEST_CASE("ModelNew gets Model's initial weights on the device [gpu]") {
+  if (gpu_missing()) return;
+  auto verdict = evaluate("kernelbench/level2/1_Conv2D_ReLU", "conv_new.py", kHonestConvRelu);
+  DRK_CHECK_MESSAGE(verdict["result"].value("correct", false), verdict.dump());
+}
+
+DRK_TEST_CASE("an answer on the host is no answer on the device [gpu]") {
+  if (gpu_missing()) return;
+  auto verdict = evaluate("kernelbench/level1/1_Square_matrix_multiplication_", "host_new.py", kAnswersOnHost);
+  DRK_CHECK_FALSE(verdict["result"].value("correct", true));
+  DRK_CHECK_MESSAGE(verdict["result"].value("errorText", "").find("is on cpu") != std::string::npos, verdict.dump());
+}
