@@ -150,9 +150,10 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
       "compiled, correct and fast_p at p = 0, 1.0, 1.2, 1.5, 2.0 (speedup: the reference's time over the\n"
       "candidate's, timed side by side). --references evaluates each imported problem's own Model as\n"
       "its candidate: which references run here, and their speedups over themselves (docs/kernelbench.md).");
-  auto* candidates_option =
-      kernelbench_command->add_option("--candidates", kernelbench_options->candidates, "the run directory, in a layout of:\n" + kernelbench_run_layouts())
-          ->type_name("RUN_DIR");
+  auto* candidates_option = kernelbench_command
+                                ->add_option("--candidates", kernelbench_options->candidates,
+                                             "the run directory, in a layout of:\n" + kernelbench_run_layouts())
+                                ->type_name("RUN_DIR");
   kernelbench_command
       ->add_flag("--references", kernelbench_options->references,
                  "evaluate every imported problem's own Model as its candidate (ModelNew = Model)")

@@ -157,9 +157,8 @@ Result<std::vector<Sample>> candidate_samples(const KernelBenchBenchOptions& opt
   for (const auto& candidate : run->candidates)
     if (missing(candidate.level, candidate.problem_id)) wanted.insert({candidate.level, candidate.problem_id});
   if (!wanted.empty() && !options.import_from.empty()) {
-    auto imported = import_problems(
-        options.import_from, into, [&](const KernelBenchFile& file) { return wanted.contains({file.level, file.problem_id}); },
-        problems, out);
+    auto is_wanted = [&](const KernelBenchFile& file) { return wanted.contains({file.level, file.problem_id}); };
+    auto imported = import_problems(options.import_from, into, is_wanted, problems, out);
     if (!imported) return imported.error();
   }
   std::string not_imported;
@@ -306,7 +305,8 @@ int run_kernelbench_bench(const KernelBenchBenchOptions& options, std::ostream& 
   std::set<int> levels;
   for (const auto& sample : *samples) levels.insert(sample.level);
   std::string results_path = options.out;
-  if (results_path.empty() && !options.references) results_path = (fs::path(options.candidates) / "eval_results.json").string();
+  if (results_path.empty() && !options.references)
+    results_path = (fs::path(options.candidates) / "eval_results.json").string();
   ResultFiles results(results_path, levels.size() > 1);
   Status written;
   auto record = [&](const Sample& sample, Json entry) {
@@ -337,14 +337,14 @@ int run_kernelbench_bench(const KernelBenchBenchOptions& options, std::ostream& 
   engine.python = true;
   engine.kernelbench_dir = into;
   engine.evaluator_name = "drk bench kernelbench";
-  auto ran = evaluate_in_parallel(engine, options.jobs, inputs, [&](size_t index, const Result<msg::Verdict::Reader>& verdict) {
+  auto judged = [&](size_t index, const Result<msg::Verdict::Reader>& verdict) {
     const Sample& sample = *evaluated[index];
     Json entry = verdict ? kernelbench_result_entry(sample.sample_id, sample.task, *verdict)
                          : kernelbench_unevaluated_entry(sample.sample_id, sample.task, verdict.error().message);
     progress.finished(sample, entry);
     record(sample, std::move(entry));
-  });
-  if (!ran) return fail(ran.error().message);
+  };
+  if (auto ran = evaluate_in_parallel(engine, options.jobs, inputs, judged); !ran) return fail(ran.error().message);
 
   std::map<int, std::set<int>> level_problems;
   for (const auto& [key, problem] : *problems)

@@ -8,28 +8,14 @@
 #include <system_error>
 #include <tuple>
 
+#include "tools/drk/kernelbench_names.h"
+
 namespace drk::tools {
 namespace {
 
 namespace fs = std::filesystem;
 
 using SampleKey = std::tuple<int, int, int>;  // level, problem, sample
-
-std::optional<int> level_of_folder(const fs::path& folder) {
-  static const std::regex kLevel("level([0-9]+)");
-  std::smatch match;
-  const std::string name = folder.filename().string();
-  if (!std::regex_match(name, match, kLevel)) return std::nullopt;
-  return std::stoi(match[1]);
-}
-
-std::optional<int> problem_of_file(const fs::path& file) {
-  static const std::regex kProblem("([0-9]+)_.*\\.py");
-  std::smatch match;
-  const std::string name = file.filename().string();
-  if (!std::regex_match(name, match, kProblem)) return std::nullopt;
-  return std::stoi(match[1]);
-}
 
 std::vector<fs::path> python_files(const fs::path& folder) {
   std::vector<fs::path> files;
@@ -60,7 +46,7 @@ class Collector {
   Status add_numbered(int level, const std::vector<fs::path>& files, std::vector<std::string>& ignored) {
     std::map<int, int> next_sample;
     for (const auto& file : files) {
-      auto problem = problem_of_file(file);
+      auto problem = kernelbench_problem_id_of_file(file);
       if (!problem) {
         ignored.push_back(file.string());
         continue;
@@ -116,18 +102,19 @@ Result<KernelBenchRun> find_kernelbench_candidates(const std::string& run_dir, c
   }
   std::vector<fs::path> level_folders;
   for (const auto& entry : fs::directory_iterator(run_dir, ec))
-    if (entry.is_directory() && level_of_folder(entry.path())) level_folders.push_back(entry.path());
+    if (entry.is_directory() && kernelbench_level_of_folder(entry.path())) level_folders.push_back(entry.path());
   std::sort(level_folders.begin(), level_folders.end());
-  for (const auto& folder : level_folders)
-    if (auto added = collector.add_numbered(*level_of_folder(folder), python_files(folder), run.ignored); !added)
-      return added.error();
+  for (const auto& folder : level_folders) {
+    const int level = *kernelbench_level_of_folder(folder);
+    if (auto added = collector.add_numbered(level, python_files(folder), run.ignored); !added) return added.error();
+  }
 
-  const bool flat_candidates =
-      std::any_of(flat.begin(), flat.end(), [](const fs::path& file) { return problem_of_file(file).has_value(); });
+  const bool flat_candidates = std::any_of(
+      flat.begin(), flat.end(), [](const fs::path& file) { return kernelbench_problem_id_of_file(file).has_value(); });
   if (flat_candidates) {
     fs::path folder = fs::absolute(run_dir).lexically_normal();
     if (folder.filename().empty()) folder = folder.parent_path();  // "runs/level1/"
-    std::optional<int> level = level_of_folder(folder);
+    std::optional<int> level = kernelbench_level_of_folder(folder);
     if (!level && levels.size() == 1) level = levels.front();
     if (!level)
       return make_error(Errc::invalid_argument,
