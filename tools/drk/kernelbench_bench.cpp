@@ -308,6 +308,10 @@ int run_kernelbench_bench(const KernelBenchBenchOptions& options, std::ostream& 
   if (results_path.empty() && !options.references)
     results_path = (fs::path(options.candidates) / "eval_results.json").string();
   ResultFiles results(results_path, levels.size() > 1);
+  // A folder that cannot hold the results fails now, before hours of evaluations.
+  if (!results_path.empty())
+    if (auto made = real_file_system().create_directories(fs::absolute(results_path).parent_path().string()); !made)
+      return fail(made.error().message);
   Status written;
   auto record = [&](const Sample& sample, Json entry) {
     if (auto status = results.add(sample, std::move(entry)); !status && written) written = status;

@@ -15,6 +15,7 @@ namespace drk::tools {
 Status evaluate_in_parallel(const evaluator::EngineOptions& options, size_t jobs,
                             const std::vector<evaluator::CandidateInput>& inputs,
                             const std::function<void(size_t index, const Result<msg::Verdict::Reader>& verdict)>& done) {
+  if (inputs.empty()) return {};
   std::vector<std::unique_ptr<evaluator::EvaluationEngine>> engines;
   const size_t threads = std::max<size_t>(1, std::min(jobs, inputs.size()));
   for (size_t i = 0; i < threads; ++i) {
