@@ -12,69 +12,21 @@
 #include <vector>
 
 #include "tests/doctest_drk.h"
+#include "tests/support/kernelbench_sources.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/ran_program.h"
 
 namespace {
 
+using drk::testing::kHonestRelu;
+using drk::testing::kLinearScale;
+using drk::testing::kRelu;
 using drk::testing::RunDir;
 using drk::testing::Ran;
 
 Ran run_drk(const RunDir& dir, const std::vector<std::string>& arguments) {
   return drk::testing::run_program(dir, DRK_BINARY, arguments);
 }
-
-constexpr const char* kRelu = R"(import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    """Simple model that performs a ReLU activation."""
-    def __init__(self):
-        super(Model, self).__init__()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(x)
-
-batch_size = 16
-dim = 4096
-
-def get_inputs():
-    return [torch.randn(batch_size, dim)]
-
-def get_init_inputs():
-    return []
-)";
-
-// Weights from the seeded constructor, and a plain value among forward's arguments.
-constexpr const char* kLinearScale = R"(import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    """A linear layer, a GELU, then a scale."""
-    def __init__(self, in_features, out_features):
-        super().__init__()
-        self.linear = nn.Linear(in_features, out_features)
-
-    def forward(self, x, factor):
-        return torch.nn.functional.gelu(self.linear(x)) * factor
-
-def get_inputs():
-    return [torch.randn(32, 256), 0.5]
-
-def get_init_inputs():
-    return [256, 128]
-)";
-
-constexpr const char* kHonestRelu = R"(import torch
-import torch.nn as nn
-
-class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return torch.clamp_min(x, 0.0)
-)";
 
 constexpr const char* kHonestLinear = R"(import torch
 import torch.nn as nn

@@ -5,6 +5,7 @@
 //             and without the compile pool (tools/bench/eval_bench.h)
 //   containment  what hostile candidates cost the evaluations beside them (containment_bench.h)
 //   load-inline  KernelBench load_inline builds: torch's against ours (load_inline_bench.h)
+//   kernelbench  KernelBench's evaluation workflow and fast_p table (tools/drk/kernelbench_bench.h)
 // A new benchmark is a subcommand of bench in add_bench_command.
 #include <CLI/CLI.hpp>
 
@@ -21,6 +22,8 @@
 #include "tools/bench/runtime_report.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
+#include "tools/drk/kernelbench_bench.h"
+#include "tools/drk/kernelbench_candidates.h"
 
 namespace drk::tools {
 namespace {
@@ -135,6 +138,52 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
   actions[load_inline_command] = [load_inline_options] {
     return bench::run_load_inline_bench(*load_inline_options, std::cout);
   };
+
+  auto kernelbench_options = std::make_shared<KernelBenchBenchOptions>();
+  CLI::App* kernelbench_command = bench_command->add_subcommand(
+      "kernelbench",
+      "KernelBench's evaluation of a run's candidates: eval_results.json and fast_p\n"
+      "\n"
+      "Evaluates every candidate of a KernelBench run directory (ModelNew files) against its imported\n"
+      "problem with the engine of `drk eval`, writes KernelBench's eval_results.json (with drkernel's\n"
+      "verdict and failed checks under metadata.drk) and prints per level the problems, candidates,\n"
+      "compiled, correct and fast_p at p = 0, 1.0, 1.2, 1.5, 2.0 (speedup: the reference's time over the\n"
+      "candidate's, timed side by side). --references evaluates each imported problem's own Model as\n"
+      "its candidate: which references run here, and their speedups over themselves (docs/kernelbench.md).");
+  auto* candidates_option = kernelbench_command
+                                ->add_option("--candidates", kernelbench_options->candidates,
+                                             "the run directory, in a layout of:\n" + kernelbench_run_layouts())
+                                ->type_name("RUN_DIR");
+  kernelbench_command
+      ->add_flag("--references", kernelbench_options->references,
+                 "evaluate every imported problem's own Model as its candidate (ModelNew = Model)")
+      ->excludes(candidates_option);
+  kernelbench_command->add_option("--kernelbench-dir", kernelbench_options->kernelbench_dir,
+                                  "where the problems were imported, as drk eval's (default $DRK_KERNELBENCH_DIR,\n"
+                                  "else kernels/tasks/kernelbench)")
+      ->type_name("DIR");
+  kernelbench_command->add_option("--import-from", kernelbench_options->import_from,
+                                  "a KernelBench checkout (or levelN folder) to import the problems not imported yet from")
+      ->type_name("PATH");
+  kernelbench_command->add_option("--level", kernelbench_options->levels, "only this level (repeatable; default all)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  kernelbench_command->add_option("--out", kernelbench_options->out,
+                                  "eval_results.json (default RUN_DIR/eval_results.json; with several levels one\n"
+                                  "file per level, FILE's name with _level<N>; --references: none unless given)")
+      ->type_name("FILE");
+  kernelbench_command->add_option("--jobs", kernelbench_options->jobs,
+                                  "candidates evaluated at once, each with its own engine and sandbox (default 1;\n"
+                                  "more share the cores their timings run on)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  add_device_option(*kernelbench_command, "--device", kernelbench_options->engine.device, "the device (default cpu)");
+  add_engine_options(*kernelbench_command, kernelbench_options->engine, /*memory_limit=*/true);
+  kernelbench_command->footer(
+      "Exit status: 0 when every candidate was evaluated or recorded with why it could not be (a\n"
+      "candidate that fails is a result); 1 for a bad run directory, problems not imported, or a results\n"
+      "file that cannot be written.");
+  actions[kernelbench_command] = [kernelbench_options] { return run_kernelbench_bench(*kernelbench_options, std::cout); };
   bench_command->footer("See docs/benchmarks.md.");
 }
 

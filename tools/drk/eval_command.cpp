@@ -13,7 +13,6 @@
 #include <capnp/message.h>
 
 #include "actors/evaluator/evaluation.h"
-#include "actors/verifier/verify.h"
 #include "kernels/catalog/expression.h"
 #include "kernels/catalog/task.h"
 #include "runtime/capnp_json.h"
@@ -21,6 +20,7 @@
 #include "runtime/log.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
+#include "tools/drk/judged_evaluation.h"
 
 namespace drk::tools {
 namespace {
@@ -38,17 +38,6 @@ std::string timing_line(msg::TimingStats::Reader t) {
   return "median " + fixed(t.getMedianUs(), 2) + " us  (p10 " + fixed(t.getP10Us(), 2) + ", p90 " +
          fixed(t.getP90Us(), 2) + ", cv " + fixed(t.getCv(), 3) + "; " + std::to_string(t.getSamples()) +
          " samples x " + std::to_string(t.getCallsPerSample()) + " calls)";
-}
-
-const char* outcome_name(msg::SandboxOutcome outcome) {
-  switch (outcome) {
-    case msg::SandboxOutcome::OK: return "ok";
-    case msg::SandboxOutcome::CRASHED: return "crashed";
-    case msg::SandboxOutcome::TIMED_OUT: return "timed out";
-    case msg::SandboxOutcome::FAILED_TO_LOAD: return "failed to load";
-    case msg::SandboxOutcome::RETURNED_ERROR: return "returned an error";
-  }
-  return "unknown";
 }
 
 void print_kernels(const char* label, capnp::List<msg::GpuKernel>::Reader kernels) {
@@ -115,7 +104,7 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
   } else {
     std::cout << "compiled    yes (" << fixed(r.getCompileMs(), 0) << " ms" << (r.getCompileCached() ? ", cached" : "")
               << ")\n"
-              << "sandbox     " << outcome_name(r.getSandbox());
+              << "sandbox     " << sandbox_outcome_name(r.getSandbox());
     if (e.getSandboxSignal() != 0) std::cout << " (signal " << e.getSandboxSignal() << ")";
     if (e.getCandidateStatus() != 0) std::cout << " (drk_kernel returned " << e.getCandidateStatus() << ")";
     std::cout << "\n"
@@ -179,11 +168,6 @@ int evaluate(const EvalArgs& args) {
   const std::string& candidate_file = args.candidate_file;
   const bool json = args.json;
   evaluator::EngineOptions options = args.options;
-  auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
-  if (!catalog) {
-    log::error() << "drk eval: " << catalog.error().message;
-    return 1;
-  }
   // A .py file is a KernelBench-format candidate (a ModelNew), for a KernelBench problem.
   options.python = std::filesystem::path(candidate_file).extension() == ".py";
   std::ifstream in(candidate_file, std::ios::binary);
@@ -195,7 +179,7 @@ int evaluate(const EvalArgs& args) {
   source << in.rdbuf();
 
   options.evaluator_name = "drk eval";
-  auto engine = evaluator::EvaluationEngine::create(std::move(*catalog), options);
+  auto engine = make_engine(options);
   if (!engine) {
     log::error() << "drk eval: " << engine.error().message;
     return 1;
@@ -213,23 +197,19 @@ int evaluate(const EvalArgs& args) {
   input.python = options.python;
   input.source = source.str();
 
-  capnp::MallocMessageBuilder result_message;
-  auto result = result_message.initRoot<msg::EvalResult>();
-  if (auto status = (*engine)->evaluate(input, result); !status) {
+  capnp::MallocMessageBuilder verdict_message;
+  auto verdict = verdict_message.initRoot<msg::Verdict>();
+  if (auto status = evaluate_and_judge(**engine, input, verdict); !status) {
     log::error() << "drk eval: " << status.error().message;
     return 1;
   }
-  capnp::MallocMessageBuilder verdict_message;
-  auto verdict = verdict_message.initRoot<msg::Verdict>();
-  verifier::verify(result.asReader(), verdict);
-  if (!verdict.hasResult()) verdict.setResult(result.asReader());
 
   if (json) {
     std::cout << json_text(runtime::capnp_json(verdict.asReader())) << "\n";
   } else {
     print_human(task_copy, candidate_file, verdict.asReader());
   }
-  if (!result.getCompiled()) {
+  if (!verdict.getResult().getCompiled()) {
     if (!json) log::error() << "drk eval: the candidate does not compile (the compiler's message is above)";
     return 1;
   }

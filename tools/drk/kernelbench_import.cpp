@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 #include <system_error>
 #include <tuple>
 
 #include "base/json_text.h"
 #include "base/temporary_directory.h"
 #include "kernels/compile/content_hash.h"
+#include "tools/drk/kernelbench_names.h"
 
 namespace drk::tools {
 namespace {
@@ -20,21 +20,10 @@ namespace fs = std::filesystem;
 // shows after each batch.
 constexpr size_t kProblemsPerProbe = 8;
 
-// `levelN` -> N, else nullopt.
-std::optional<int> level_of(const fs::path& folder) {
-  static const std::regex kLevel("level([0-9]+)");
-  std::smatch match;
-  const std::string name = folder.filename().string();
-  if (!std::regex_match(name, match, kLevel)) return std::nullopt;
-  return std::stoi(match[1]);
-}
-
 std::optional<KernelBenchFile> problem_file(const fs::path& file, int level) {
-  static const std::regex kProblem("([0-9]+)_.*\\.py");
-  const std::string name = file.filename().string();
-  std::smatch match;
-  if (!std::regex_match(name, match, kProblem)) return std::nullopt;
-  return KernelBenchFile{level, std::stoi(match[1]), file.stem().string(), fs::absolute(file).lexically_normal().string()};
+  auto problem_id = kernelbench_problem_id_of_file(file);
+  if (!problem_id) return std::nullopt;
+  return KernelBenchFile{level, *problem_id, file.stem().string(), fs::absolute(file).lexically_normal().string()};
 }
 
 void add_level(const fs::path& folder, int level, std::vector<KernelBenchFile>& files) {
@@ -120,7 +109,7 @@ Result<std::vector<KernelBenchFile>> find_kernelbench_files(const std::string& p
   const fs::path root(path);
   std::vector<KernelBenchFile> files;
   if (fs::is_regular_file(root, ec)) {
-    auto file = problem_file(root, level_of(fs::absolute(root).parent_path()).value_or(0));
+    auto file = problem_file(root, kernelbench_level_of_folder(fs::absolute(root).parent_path()).value_or(0));
     if (!file)
       return make_error(Errc::invalid_argument, "'" + path + "' is not a KernelBench problem file: its name must be "
                                                 "ID_Name.py (19_ReLU.py)");
@@ -130,13 +119,14 @@ Result<std::vector<KernelBenchFile>> find_kernelbench_files(const std::string& p
   if (!fs::is_directory(root, ec))
     return make_error(Errc::not_found, "'" + path + "' does not exist: give a KernelBench checkout, a levelN folder "
                                        "or one problem file");
-  if (auto level = level_of(fs::absolute(root).lexically_normal())) {
+  if (auto level = kernelbench_level_of_folder(fs::absolute(root).lexically_normal())) {
     add_level(root, *level, files);
   } else {
     // A checkout keeps its levels in KernelBench/; a folder of levels holds them itself.
     const fs::path base = fs::is_directory(root / "KernelBench", ec) ? root / "KernelBench" : root;
     for (const auto& entry : fs::directory_iterator(base, ec))
-      if (auto level = level_of(entry.path()); level && entry.is_directory()) add_level(entry.path(), *level, files);
+      if (auto level = kernelbench_level_of_folder(entry.path()); level && entry.is_directory())
+        add_level(entry.path(), *level, files);
   }
   if (files.empty())
     return make_error(Errc::not_found, "'" + path + "' holds no KernelBench problem: expected levelN/ID_Name.py files "

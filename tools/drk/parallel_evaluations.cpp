@@ -1,0 +1,49 @@
+#include "tools/drk/parallel_evaluations.h"
+
+#include <capnp/message.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "tools/drk/judged_evaluation.h"
+
+namespace drk::tools {
+
+Status evaluate_in_parallel(const evaluator::EngineOptions& options, size_t jobs,
+                            const std::vector<evaluator::CandidateInput>& inputs,
+                            const std::function<void(size_t index, const Result<msg::Verdict::Reader>& verdict)>& done) {
+  if (inputs.empty()) return {};
+  std::vector<std::unique_ptr<evaluator::EvaluationEngine>> engines;
+  const size_t threads = std::max<size_t>(1, std::min(jobs, inputs.size()));
+  for (size_t i = 0; i < threads; ++i) {
+    auto engine = make_engine(options);
+    if (!engine) return engine.error();
+    engines.push_back(std::move(*engine));
+  }
+  std::atomic<size_t> next{0};
+  std::mutex done_mutex;
+  auto work = [&](evaluator::EvaluationEngine& engine) {
+    for (size_t index; (index = next.fetch_add(1)) < inputs.size();) {
+      capnp::MallocMessageBuilder message;
+      auto verdict = message.initRoot<msg::Verdict>();
+      Status judged = evaluate_and_judge(engine, inputs[index], verdict);
+      std::lock_guard lock(done_mutex);
+      if (judged)
+        done(index, verdict.asReader());
+      else
+        done(index, judged.error());
+    }
+  };
+  if (threads == 1) {
+    work(*engines.front());
+    return {};
+  }
+  std::vector<std::jthread> workers;
+  for (auto& engine : engines) workers.emplace_back([&work, &engine] { work(*engine); });
+  return {};
+}
+
+}  // namespace drk::tools
