@@ -3,9 +3,12 @@
 // drk-sandbox-cuda --python with torch's current stream set to the harness's timed stream; the
 // problem's Model, built in the sandbox before the candidate's code runs, is the timing reference
 // beside it. The problems are written here in KernelBench's format and imported with
-// `drk kernelbench import` (nothing of KernelBench is in this repository). Skipped without a GPU.
+// `drk kernelbench import` (nothing of KernelBench is in this repository). A load_inline CUDA
+// candidate is built by the compile step (nvcc for the device's architecture) and cached. Skipped
+// without a GPU.
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -90,11 +93,58 @@ class ModelNew(nn.Module):
         return torch.mm(A.cpu(), B.cpu())
 )";
 
+constexpr const char* kRelu = R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """A ReLU."""
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+def get_inputs():
+    return [torch.randn(256, 65536)]
+
+def get_init_inputs():
+    return []
+)";
+
+// CUDA through load_inline, launched as most generated kernels are: <<<...>>> on the default
+// stream, which the harness's (blocking) timed stream orders with.
+constexpr const char* kInlineCudaRelu = R"(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cuda_source = """
+__global__ void relu_kernel(const float* x, float* y, long n) {
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = fmaxf(x[i], 0.0f);
+}
+
+torch::Tensor relu_cuda(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    long n = x.numel();
+    relu_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
+"""
+
+relu = load_inline(name="relu_cuda_ext", cpp_sources="torch::Tensor relu_cuda(torch::Tensor x);",
+                   cuda_sources=cuda_source, functions=["relu_cuda"], verbose=False)
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return relu.relu_cuda(x)
+)";
+
 const RunDir& problems() {
   static RunDir dir;
   static const bool imported = [] {
     dir.write("KernelBench/level1/1_Square_matrix_multiplication_.py", kMatmul);
     dir.write("KernelBench/level2/1_Conv2D_ReLU.py", kConvRelu);
+    dir.write("KernelBench/level1/19_ReLU.py", kRelu);
     Ran ran = drk::testing::run_program(dir, DRK_BINARY,
                                         {"kernelbench", "import", dir.file("KernelBench"), "--into", dir.file("records")});
     DRK_REQUIRE_MESSAGE(ran.exit_code == 0, ran.output);
@@ -109,7 +159,8 @@ nlohmann::json evaluate(const std::string& task, const std::string& name, const 
   dir.write(name, source);
   Ran ran = drk::testing::run_program(dir, DRK_BINARY,
                                       {"eval", "--task", task, "--candidate", dir.file(name), "--device", "cuda",
-                                       "--kernelbench-dir", dir.file("records"), "--trials", "2", "--json"});
+                                       "--kernelbench-dir", dir.file("records"), "--trials", "2", "--json",
+                                       "--cache-dir", dir.file("compile-cache")});
   const auto start = ran.output.find('{');
   DRK_REQUIRE_MESSAGE(start != std::string::npos, ran.output);
   auto verdict = nlohmann::json::parse(ran.output.substr(start), nullptr, false);
@@ -144,4 +195,20 @@ DRK_TEST_CASE("an answer on the host is no answer on the device [gpu]") {
   auto verdict = evaluate("kernelbench/level1/1_Square_matrix_multiplication_", "host_new.py", kAnswersOnHost);
   DRK_CHECK_FALSE(verdict["result"].value("correct", true));
   DRK_CHECK_MESSAGE(verdict["result"].value("errorText", "").find("is on cpu") != std::string::npos, verdict.dump());
+}
+
+DRK_TEST_CASE("a load_inline CUDA candidate is built by the compile step, correct, timed, and a cache hit the second time [gpu]") {
+  if (gpu_missing()) return;
+  auto first = evaluate("kernelbench/level1/19_ReLU", "inline_cuda_relu.py", kInlineCudaRelu);
+  const auto& result = first["result"];
+  DRK_REQUIRE_MESSAGE(result.value("correct", false), first.dump());
+  DRK_CHECK_FALSE(result.value("compileCached", true));
+  // One pass over the tensor on both sides: within a factor of two of torch.relu.
+  const double speedup = result.value("speedup", 0.0);
+  DRK_CHECK_MESSAGE((speedup > 0.5 && speedup < 2.0), first.dump());
+  auto second = evaluate("kernelbench/level1/19_ReLU", "inline_cuda_relu.py", kInlineCudaRelu);
+  DRK_CHECK_MESSAGE(second["result"].value("correct", false), second.dump());
+  DRK_CHECK_MESSAGE(second["result"].value("compileCached", false), second.dump());
+  std::printf("load_inline CUDA candidate: compile %.0f ms cold, %.0f ms cached; speedup %.3f\n",
+              result.value("compileMs", 0.0), second["result"].value("compileMs", 0.0), speedup);
 }
