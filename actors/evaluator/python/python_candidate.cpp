@@ -140,6 +140,7 @@ Result<std::string> read_text(const std::string& path) {
 Status load_python_candidate(const PythonCandidateSpec& spec) {
   auto source = read_text(spec.path);
   if (!source) return source.error();
+  if (auto installed = install_prebuilt_extensions(spec.extensions); !installed) return installed;
   PythonLock lock;
   candidate.file = spec.display_name;
   candidate.on_cuda = spec.on_cuda;

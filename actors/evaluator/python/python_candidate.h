@@ -22,7 +22,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "actors/evaluator/python/prebuilt_extensions.h"
 #include "base/result.h"
 #include "drk_kernel.h"
 
@@ -39,6 +41,8 @@ struct PythonCandidateSpec {
   // Model's parameters (parameter_summary() of python_runtime.h); ModelNew's must be the same in
   // number, order, shapes and values, or the load fails saying which differs. "": not checked.
   std::string reference_parameters_json;
+  // What the file's load_inline calls return (prebuilt_extensions.h), installed before it runs.
+  std::vector<PrebuiltModule> extensions;
 };
 
 Status load_python_candidate(const PythonCandidateSpec& spec);
