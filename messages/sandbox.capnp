@@ -46,8 +46,16 @@ struct PythonLoad {
   constants @3 :Text;           # forward's non-tensor arguments: a JSON list of [position, value]
   parameters @4 :Text;          # Model's parameters as python_runtime.h's parameter_summary(): the
                                 # load fails, saying how, when ModelNew's differ
-  referenceSource @5 :Text;     # CUDA: the problem file, whose Model the sandbox builds before the
+  extensions @5 :List(PythonExtension);  # what the file's load_inline calls return, built by the
+                                # compile step (python/prebuilt_extensions.h); none: every call fails
+  referenceSource @6 :Text;     # CUDA: the problem file, whose Model the sandbox builds before the
                                 # candidate runs, as the timing reference beside it (never judged)
+}
+
+# A load_inline extension built outside the sandbox: the call with this `name` gets this module.
+struct PythonExtension {
+  name @0 :Text;
+  path @1 :Text;                # the module (a copy the sandbox may read)
 }
 
 # Call the loaded candidate `calls` times in a row; call i uses sets[i mod len(sets)].

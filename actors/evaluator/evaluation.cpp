@@ -192,7 +192,7 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
     SandboxSession& session;
     ~EndCandidate() { session.end_candidate(); }
   } end_candidate_on_exit{*session};
-  auto loaded = compile_and_load->load(run, (*compiled)->library_path);
+  auto loaded = compile_and_load->load(run, **compiled);
   if (!loaded) return loaded.error();
   if (*loaded)
     if (auto s = check_and_time(run, (*compiled)->library_path, best_known_speedup); !s) return s;

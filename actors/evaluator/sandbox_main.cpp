@@ -171,6 +171,7 @@ void load_python(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply
   spec.init_seed = python.getInitSeed();
   spec.constants_json = python.getConstants();
   spec.reference_parameters_json = python.getParameters();
+  for (auto extension : python.getExtensions()) spec.extensions.push_back({extension.getName(), extension.getPath()});
   spec.on_cuda = harness.device != nullptr;
   spec.reference_source = python.getReferenceSource();
   harness.threads_at_load = thread_count();
@@ -515,7 +516,7 @@ struct SandboxStart {
 
 // What every Python candidate's code may import without opening a file once the filter is in.
 const std::vector<std::string> kPythonPreloads = {"torch", "torch.nn", "torch.nn.functional", "torch.utils.dlpack",
-                                                  "json", "math"};
+                                                  "torch.utils.cpp_extension", "json", "math"};
 
 // The interpreter, warm (torch imported); the GIL stays with this single-threaded process.
 bool start_sandbox_python(const SandboxStart& start) {

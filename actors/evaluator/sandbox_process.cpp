@@ -285,8 +285,8 @@ bool SandboxProcess::wait_until_asleep(std::chrono::microseconds limit) const {
   }
 }
 
-Result<std::string> SandboxProcess::stage_library(const std::string& library_path) {
-  const auto staged = std::filesystem::path(work_dir_.path()) / "candidate.so";
+Result<std::string> SandboxProcess::stage_library(const std::string& library_path, const std::string& staged_name) {
+  const auto staged = std::filesystem::path(work_dir_.path()) / staged_name;
   std::error_code ec;
   std::filesystem::copy_file(library_path, staged, std::filesystem::copy_options::overwrite_existing, ec);
   if (ec) return make_error(Errc::io_error, "cannot copy the candidate '" + library_path + "' into the sandbox's directory: " + ec.message());

@@ -23,8 +23,9 @@
 // waits for the process to exit within a deadline (else kills it) and returns what the sandbox or
 // its launcher printed.
 //
-// stage_library() copies a compiled candidate into the sandbox's working directory, where the
-// sandbox's own user can read it, and returns the copy's path for the load request.
+// stage_library() copies a compiled candidate (or a module it loads: a Python candidate's
+// load_inline extension) into the sandbox's working directory, where the sandbox's own user can
+// read it, and returns the copy's path for the load request.
 //
 // Thread-safety: one owner thread. The destructor kills the sandbox; one that was launched is
 // also reaped and every process left of its own user killed (the zygote does that for its own);
@@ -107,7 +108,8 @@ class SandboxProcess {
   Result<kj::Array<capnp::word>> call(capnp::MessageBuilder& request, std::chrono::milliseconds timeout);
   // Ends the sandbox in order (above) and returns what its launcher printed ("" without one).
   std::string finish(std::chrono::milliseconds timeout);
-  Result<std::string> stage_library(const std::string& library_path);
+  // `staged_name`: the copy's file name in that directory.
+  Result<std::string> stage_library(const std::string& library_path, const std::string& staged_name = "candidate.so");
 
   // The CPU time of all the sandbox's threads so far, read from its process clock here, where
   // the candidate cannot change it; nullopt once it is gone. The kernel keeps another process's

@@ -51,6 +51,7 @@ CompilerOptions python_compiler_options() {
                    "/kernels/compile/python_candidate_check.py"};
   options.source_extension = ".py";
   options.object_extension = ".py";
+  options.load_inline = LoadInlineOptions{};
   return options;
 }
 
@@ -85,6 +86,13 @@ Result<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions options, std:
   return std::unique_ptr<Compiler>(new Compiler(std::move(options), std::move(runner), identity + *header));
 }
 
+Compiler::Compiler(CompilerOptions options, std::shared_ptr<CommandRunner> runner, std::string identity)
+    : options_(std::move(options)), runner_(std::move(runner)), identity_(std::move(identity)) {
+  if (options_.load_inline)
+    extensions_ = std::make_unique<CandidateExtensions>(options_.compiler, options_.cache_dir + "/torch-extensions",
+                                                        *options_.load_inline, *options_.file_system, runner_);
+}
+
 std::string Compiler::command_line() const {
   std::string command = options_.compiler;
   for (const auto& flag : options_.flags) command += " " + flag;
@@ -112,6 +120,19 @@ Status Compiler::adopt(const std::string& source, const std::string& key, std::s
 }
 
 Result<CompiledCandidate> Compiler::compile(const std::string& source) {
+  const auto started = std::chrono::steady_clock::now();
+  auto compiled = compile_object(source);
+  if (!compiled || !extensions_) return compiled;
+  auto built = extensions_->build(source, compiled->library_path, "candidate" + options_.source_extension);
+  if (!built) return built.error();
+  compiled->extensions = std::move(built->modules);
+  compiled->cached = compiled->cached && built->cached;
+  compiled->compiler_output += built->compiler_output;
+  compiled->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  return compiled;
+}
+
+Result<CompiledCandidate> Compiler::compile_object(const std::string& source) {
   auto started = std::chrono::steady_clock::now();
   auto elapsed_ms = [&] {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
@@ -123,7 +144,7 @@ Result<CompiledCandidate> Compiler::compile(const std::string& source) {
   fs::path output_log = dir / (key + ".out");
   const std::string& extension = options_.source_extension;
 
-  CompiledCandidate compiled{library.string(), key, true, 0.0, {}};
+  CompiledCandidate compiled{library.string(), key, true, 0.0, {}, {}};
   FileSystem& files = *options_.file_system;
   if (files.exists(library.string())) {
     if (auto output = files.read_file(output_log.string())) compiled.compiler_output = std::move(*output);

@@ -18,6 +18,10 @@
 // write that fails (a full disk, EIO, a failed rename) leaves no part of a file under a final
 // name and every entry cached before whole.
 //
+// With CompilerOptions::load_inline (Python candidates), compile() then builds the object's
+// load_inline extensions (candidate_extensions.h: a cache of their own, which answers every compile
+// of the same candidate, hit or not) and lists them in CompiledCandidate::extensions.
+//
 // Thread-safety: compile() and adopt() may run on several threads (distinct temporary names per
 // call). Errors: compile_error carries the compiler's message (paths shown as candidate.cpp) and
 // "timed out" for a compile past its deadline; io_error when the compiler cannot run or the
@@ -27,10 +31,12 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kernels/compile/candidate_extensions.h"
 #include "kernels/compile/command_runner.h"
 #include "messages/drk.capnp.h"
 #include "base/file_system.h"
@@ -56,6 +62,9 @@ struct CompilerOptions {
   std::string object_extension = ".so";   // what the cache keeps under <key>
   // The seam through which the cache is read and written (base/file_system.h).
   FileSystem* file_system = &real_file_system();
+  // Set (Python candidates): compile() also builds the object's load_inline extensions, with the
+  // compiler as their Python, into <cache_dir>/torch-extensions (candidate_extensions.h).
+  std::optional<LoadInlineOptions> load_inline;
 };
 
 // nvcc (from $DRK_NVCC, else /usr/local/cuda/bin/nvcc when it exists, else PATH) building a
@@ -65,7 +74,8 @@ CompilerOptions nvcc_compiler_options(const std::string& architecture = "sm_90")
 
 // KernelBench-format Python candidates: the "compiler" is python_candidate_check.py, run by
 // $DRK_PYTHON (else the Python drkernel was built with): a parse without running anything, and a
-// ModelNew must be defined. The object (<key>.py) is the checked source, which drk-sandbox --python runs.
+// ModelNew must be defined. The object (<key>.py) is the checked source, which drk-sandbox --python
+// runs; its load_inline extensions are built too (load_inline: candidate_extensions.h).
 CompilerOptions python_compiler_options();
 
 // The options candidates of `language` are compiled with, by the Evaluator and by a Generator
@@ -79,6 +89,9 @@ struct CompiledCandidate {
   bool cached = false;       // answered from the cache
   double compile_ms = 0.0;   // wall time of this compile() call
   std::string compiler_output;  // what the compiler printed (warnings, nvcc's resource report)
+  // With load_inline: the modules the sandbox loads in place of the candidate's load_inline calls,
+  // one per call in source order (cached counts them too: false when one was built).
+  std::vector<PrebuiltExtension> extensions;
 };
 
 class Compiler {
@@ -107,13 +120,16 @@ class Compiler {
   const CompilerOptions& options() const { return options_; }
 
  private:
-  Compiler(CompilerOptions options, std::shared_ptr<CommandRunner> runner, std::string identity)
-      : options_(std::move(options)), runner_(std::move(runner)), identity_(std::move(identity)) {}
+  Compiler(CompilerOptions options, std::shared_ptr<CommandRunner> runner, std::string identity);
+
+  // The object alone (compile() without the extensions).
+  Result<CompiledCandidate> compile_object(const std::string& source);
 
   CompilerOptions options_;
   std::shared_ptr<CommandRunner> runner_;
   std::string identity_;  // compiler --version text, the native target when asked for, the ABI header
   std::atomic<uint64_t> sequence_{0};
+  std::unique_ptr<CandidateExtensions> extensions_;  // with load_inline
 };
 
 }  // namespace drk::compile

@@ -4,8 +4,11 @@
 // own Model in the Evaluator, both built as KernelBench builds them (the same seed before each
 // constructor). Honest candidates are correct and timed; a candidate that returns its input, that
 // raises, that returns a tensor subclass, whose parameters differ from Model's, or that defines no
-// ModelNew gets a result that says why. Needs a Python with torch (Debian's python3-torch, which
-// tools/scripts/install-deps.sh installs).
+// ModelNew gets a result that says why. A candidate whose C++ comes from load_inline is built by the
+// compile step (once: the second evaluation is a cache hit) and loaded in the sandbox in place of
+// load_inline; C++ that does not compile, a refused flag, arguments drk cannot read and a call
+// drk did not build each get a result that says why. Needs a Python with torch (Debian's
+// python3-torch, which tools/scripts/install-deps.sh installs).
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -101,11 +104,15 @@ const RunDir& problems() {
   return dir;
 }
 
-nlohmann::json evaluate(const std::string& task, const std::string& name, const std::string& source) {
+// `extra`: more arguments of drk eval.
+nlohmann::json evaluate(const std::string& task, const std::string& name, const std::string& source,
+                        const std::vector<std::string>& extra = {}) {
   const RunDir& dir = problems();
   dir.write(name, source);
-  Ran ran = run_drk(dir, {"eval", "--task", task, "--candidate", dir.file(name), "--kernelbench-dir",
-                          dir.file("records"), "--trials", "2", "--budget-ms", "200", "--json"});
+  std::vector<std::string> arguments = {"eval", "--task", task, "--candidate", dir.file(name), "--kernelbench-dir",
+                                        dir.file("records"), "--trials", "2", "--budget-ms", "200", "--json"};
+  arguments.insert(arguments.end(), extra.begin(), extra.end());
+  Ran ran = run_drk(dir, arguments);
   const auto start = ran.output.find('{');
   DRK_REQUIRE_MESSAGE(start != std::string::npos, ran.output);
   auto verdict = nlohmann::json::parse(ran.output.substr(start), nullptr, false);
@@ -114,6 +121,13 @@ nlohmann::json evaluate(const std::string& task, const std::string& name, const 
 }
 
 std::string error_text(const nlohmann::json& verdict) { return verdict["result"].value("errorText", ""); }
+std::string compile_log(const nlohmann::json& verdict) { return verdict["result"].value("compileLog", ""); }
+
+// The load_inline candidates, with a compile cache of their own that all share: torch's
+// precompiled header (a minute on two cores) is built once, by the first of them that compiles.
+nlohmann::json evaluate_relu_extension(const std::string& name, const std::string& source) {
+  return evaluate("kernelbench/level1/19_ReLU", name, source, {"--cache-dir", problems().file("extension-cache")});
+}
 
 }  // namespace
 
@@ -160,5 +174,114 @@ DRK_TEST_CASE("a file without ModelNew does not compile, and says what is missin
   auto verdict = evaluate("kernelbench/level1/19_ReLU", "no_model_new.py", kNoModelNew);
   DRK_CHECK_FALSE(verdict["result"].value("compiled", true));
   DRK_CHECK_MESSAGE(verdict["result"].value("compileLog", "").find("defines no ModelNew") != std::string::npos,
+                    verdict.dump());
+}
+
+namespace {
+
+// ReLU as a raw loop over the tensor's floats, bound by load_inline.
+constexpr const char* kInlineRelu = R"(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+relu_source = """
+torch::Tensor relu_forward(torch::Tensor x) {
+    auto input = x.contiguous();
+    auto output = torch::empty_like(input);
+    const float* in = input.data_ptr<float>();
+    float* out = output.data_ptr<float>();
+    for (int64_t i = 0; i < input.numel(); ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+    return output;
+}
+"""
+
+relu_ext = load_inline(name="relu_ext", cpp_sources=[relu_source], functions=["relu_forward"], verbose=False)
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.relu = relu_ext
+
+    def forward(self, x):
+        return self.relu.relu_forward(x)
+)";
+
+// A candidate whose ModelNew returns ext.FUNCTION(x), where `prelude` binds ext by load_inline.
+std::string inline_candidate(const std::string& prelude, const std::string& function) {
+  return "import torch\nimport torch.nn as nn\n" + prelude +
+         "\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return ext." + function + "(x)\n";
+}
+
+// Line 2 of main.cpp (after torch's #include) does not compile.
+const std::string kInlineBroken = inline_candidate(R"(from torch.utils.cpp_extension import load_inline
+
+ext = load_inline(name="broken_ext", functions=["broken"],
+                  cpp_sources="torch::Tensor broken(torch::Tensor x) { return x * undeclared_value; }")
+)", "broken");
+
+const std::string kInlinePlugin = inline_candidate(R"(import torch.utils.cpp_extension
+
+ext = torch.utils.cpp_extension.load_inline(
+    name="plugged_ext", functions=["twice"], extra_cflags=["-O2", "-fplugin=/tmp/plugin.so"],
+    cpp_sources="torch::Tensor twice(torch::Tensor x) { return x * 2; }")
+)", "twice");
+
+const std::string kInlineComputed = inline_candidate(R"(from torch.utils.cpp_extension import load_inline
+
+def make_source():
+    return "torch::Tensor twice(torch::Tensor x) { return x * 2; }"
+
+ext = load_inline(name="computed_ext", cpp_sources=make_source(), functions=["twice"])
+)", "twice");
+
+// A load_inline the compile step cannot see: reached by a name built at run time.
+const std::string kInlineHidden = inline_candidate(R"(from torch.utils import cpp_extension
+
+build = getattr(cpp_extension, "load_" + "inline")
+ext = build(name="hidden_ext", cpp_sources="torch::Tensor twice(torch::Tensor x) { return x * 2; }",
+            functions=["twice"])
+)", "twice");
+
+}  // namespace
+
+DRK_TEST_CASE("a load_inline candidate is built by the compile step, correct, and a cache hit the second time") {
+  auto first = evaluate_relu_extension("inline_relu.py", kInlineRelu);
+  DRK_CHECK_MESSAGE(first["result"].value("correct", false), first.dump());
+  DRK_CHECK(first["result"].value("speedup", 0.0) > 0.0);
+  DRK_CHECK_FALSE(first["result"].value("compileCached", true));
+  auto second = evaluate_relu_extension("inline_relu.py", kInlineRelu);
+  DRK_CHECK_MESSAGE(second["result"].value("correct", false), second.dump());
+  DRK_CHECK_MESSAGE(second["result"].value("compileCached", false), second.dump());
+  DRK_CHECK(second["result"].value("compileMs", 1e9) < first["result"].value("compileMs", 0.0));
+}
+
+DRK_TEST_CASE("load_inline C++ that does not compile is a compile failure with the compiler's line") {
+  auto verdict = evaluate_relu_extension("inline_broken.py", kInlineBroken);
+  DRK_CHECK_FALSE(verdict["result"].value("compiled", true));
+  DRK_CHECK_MESSAGE(compile_log(verdict).find("extension 'broken_ext' (line 5) does not build") != std::string::npos,
+                    verdict.dump());
+  DRK_CHECK_MESSAGE(compile_log(verdict).find("main.cpp:2:") != std::string::npos, verdict.dump());
+  DRK_CHECK(compile_log(verdict).find("undeclared_value") != std::string::npos);
+}
+
+DRK_TEST_CASE("a load_inline flag that would run another program is a compile failure naming it") {
+  auto verdict = evaluate_relu_extension("inline_plugin.py", kInlinePlugin);
+  DRK_CHECK_FALSE(verdict["result"].value("compiled", true));
+  DRK_CHECK_MESSAGE(compile_log(verdict).find("'-fplugin=/tmp/plugin.so'") != std::string::npos, verdict.dump());
+}
+
+DRK_TEST_CASE("load_inline arguments that are not constants are a compile failure naming the line and argument") {
+  auto verdict = evaluate_relu_extension("inline_computed.py", kInlineComputed);
+  DRK_CHECK_FALSE(verdict["result"].value("compiled", true));
+  DRK_CHECK_MESSAGE(compile_log(verdict).find("candidate.py:8: argument cpp_sources") != std::string::npos,
+                    verdict.dump());
+}
+
+DRK_TEST_CASE("a load_inline call the compile step did not build fails in the sandbox, saying why") {
+  auto verdict = evaluate_relu_extension("inline_hidden.py", kInlineHidden);
+  DRK_CHECK(verdict["result"].value("compiled", false));
+  DRK_CHECK(verdict["result"].value("sandbox", "") == "failedToLoad");
+  DRK_CHECK_MESSAGE(error_text(verdict).find("load_inline(name='hidden_ext') was not built by the compile step") !=
+                        std::string::npos,
                     verdict.dump());
 }

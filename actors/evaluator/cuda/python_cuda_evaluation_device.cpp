@@ -1,5 +1,6 @@
 #include "actors/evaluator/cuda/python_cuda_evaluation_device.h"
 
+#include "actors/evaluator/engine/evaluation_run.h"
 #include "actors/evaluator/engine/python_evaluation.h"
 #include "actors/evaluator/python/python_runtime.h"
 
@@ -23,6 +24,11 @@ void PythonCudaEvaluationDevice::describe_reference(kernels::ReferenceBuild& bui
 
 void PythonCudaEvaluationDevice::fill_load(const EvaluationRun& run, msg::LoadRequest::Builder load) const {
   fill_python_load(run, true, load);
+}
+
+void PythonCudaEvaluationDevice::check_bounds(BoundsCheck&, EvaluationRun& run, const std::string&) const {
+  run.out.getEvidence().setSanitizerNote(
+      "the out-of-bounds check (compute-sanitizer) does not run KernelBench-format Python candidates yet");
 }
 
 }  // namespace drk::evaluator::cuda

@@ -2,6 +2,9 @@
 
 #include <capnp/message.h>
 
+#include <filesystem>
+#include <vector>
+
 #include "kernels/compile/compiled_artifact.h"
 #include "runtime/log.h"
 
@@ -68,18 +71,33 @@ Result<std::optional<compile::CompiledCandidate>> CompileAndLoad::compile(const 
   return std::optional<compile::CompiledCandidate>(std::move(*compiled));
 }
 
-Result<bool> CompileAndLoad::load(EvaluationRun& run, const std::string& library) {
+Result<bool> CompileAndLoad::load(EvaluationRun& run, const compile::CompiledCandidate& compiled) {
   auto out = run.out;
   const auto started = Clock::now();
   if (auto s = session_.begin_candidate(); !s) return s.error();
   device_.before_load(session_, shared_);
-  auto staged = session_.stage_library(library);
+  auto staged = session_.stage_library(compiled.library_path);
   if (!staged) return staged.error();
+  std::vector<compile::PrebuiltExtension> extensions;
+  for (const auto& extension : compiled.extensions) {
+    // Each under a name of its own; the loader only needs the module's suffix kept.
+    const std::string name = "extension" + std::to_string(extensions.size()) + "_" +
+                             std::filesystem::path(extension.module_path).filename().string();
+    auto staged_module = session_.stage_library(extension.module_path, name);
+    if (!staged_module) return staged_module.error();
+    extensions.push_back({extension.name, *staged_module});
+  }
   auto loaded = session_.call(run, options_.load_timeout, [&](msg::SandboxRequest::Builder request) {
     auto load = request.initLoad();
     load.setLibrary(*staged);
     load.setMaxThreads(options_.max_threads);
     device_.fill_load(run, load);
+    if (extensions.empty()) return;
+    auto listed = load.getPython().initExtensions(static_cast<unsigned>(extensions.size()));
+    for (unsigned i = 0; i < listed.size(); ++i) {
+      listed[i].setName(extensions[i].name);
+      listed[i].setPath(extensions[i].module_path);
+    }
   });
   out.setLoadMs(ms_since(started));
   if (!loaded) {

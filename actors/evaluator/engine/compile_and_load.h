@@ -8,7 +8,9 @@
 // `compiled.note` (also logged), and the source was compiled.
 //
 // Load the compiled object into a sandbox no candidate has run in (sandbox_session.h), after what
-// the device measures before any candidate's code shares a process with it.
+// the device measures before any candidate's code shares a process with it. A Python candidate's
+// load_inline extensions, built by the compile step, are copied beside it and named in the load
+// request (LoadRequest.python.extensions), in source order.
 //
 // Outcomes (no compile, a crash or refusal at load) are fields of the result; a returned error is
 // a fault (the compiler or the sandbox cannot be started at all).
@@ -46,9 +48,9 @@ class CompileAndLoad {
   // when it does not compile (compileLog and errorText say why).
   Result<std::optional<compile::CompiledCandidate>> compile(const std::string& source, msg::EvalResult::Builder out,
                                                             Clock::time_point started);
-  // Begins the candidate in a fresh sandbox and loads `library` (loadMs); false when it did not
-  // load (sandbox and errorText say why).
-  Result<bool> load(EvaluationRun& run, const std::string& library);
+  // Begins the candidate in a fresh sandbox and loads what compile() made of it (loadMs); false
+  // when it did not load (sandbox and errorText say why).
+  Result<bool> load(EvaluationRun& run, const compile::CompiledCandidate& compiled);
 
  private:
   const EngineOptions& options_;

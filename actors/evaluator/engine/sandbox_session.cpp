@@ -89,9 +89,9 @@ void SandboxSession::end_candidate() {
   start_spares();
 }
 
-Result<std::string> SandboxSession::stage_library(const std::string& library_path) {
+Result<std::string> SandboxSession::stage_library(const std::string& library_path, const std::string& staged_name) {
   if (auto s = ensure_sandbox(); !s) return s.error();
-  return sandbox_->stage_library(library_path);
+  return sandbox_->stage_library(library_path, staged_name);
 }
 
 uint64_t SandboxSession::build_request(capnp::MallocMessageBuilder& message, const EvaluationRun& run,

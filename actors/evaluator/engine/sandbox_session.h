@@ -53,8 +53,9 @@ class SandboxSession {
   Status begin_candidate();
   // ...and ends: its sandbox, with everything it started, is killed; spares that died are replaced.
   void end_candidate();
-  // The candidate's library copied where its sandbox may read it (SandboxProcess::stage_library).
-  Result<std::string> stage_library(const std::string& library_path);
+  // The candidate's library (or a module it loads) copied where its sandbox may read it
+  // (SandboxProcess::stage_library).
+  Result<std::string> stage_library(const std::string& library_path, const std::string& staged_name = "candidate.so");
   // The process id of the last candidate's sandbox; 0 before the first.
   pid_t last_candidate_pid() const { return last_candidate_pid_; }
 

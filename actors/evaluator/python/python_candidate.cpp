@@ -240,6 +240,7 @@ Result<LoadedModel> build_model(const std::string& source, const char* module_na
 Status load_python_candidate(const PythonCandidateSpec& spec) {
   auto source = read_text(spec.path);
   if (!source) return source.error();
+  if (auto installed = install_prebuilt_extensions(spec.extensions); !installed) return installed;
   PythonLock lock;
   candidate.on_cuda = spec.on_cuda;
   auto init_inputs = python_from_json(spec.init_inputs_json);

@@ -27,7 +27,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "actors/evaluator/python/prebuilt_extensions.h"
 #include "base/result.h"
 #include "drk_kernel.h"
 
@@ -47,6 +49,8 @@ struct PythonCandidateSpec {
   // CUDA: the problem file, whose Model is built (the same way, before any of the candidate's
   // code runs) as the timing reference beside the candidate. "": none.
   std::string reference_source;
+  // What the file's load_inline calls return (prebuilt_extensions.h), installed before it runs.
+  std::vector<PrebuiltModule> extensions;
 };
 
 Status load_python_candidate(const PythonCandidateSpec& spec);
