@@ -48,8 +48,8 @@ struct PythonLoad {
                                 # load fails, saying how, when ModelNew's differ
   extensions @5 :List(PythonExtension);  # what the file's load_inline calls return, built by the
                                 # compile step (python/prebuilt_extensions.h); none: every call fails
-  referenceSource @6 :Text;     # CUDA: the problem file, whose Model the sandbox builds before the
-                                # candidate runs, as the timing reference beside it (never judged)
+  referenceSource @6 :Text;     # the problem file, whose Model the sandbox builds before the candidate
+                                # runs, as the timing reference beside it (never judged)
 }
 
 # A load_inline extension built outside the sandbox: the call with this `name` gets this module.
@@ -67,6 +67,8 @@ struct RunRequest {
   outputChecksum @3 :Bool;      # CPU: reply with the checksum of the last call's outputs as it returned
   timed @4 :Bool;               # the calls are timed: a Python candidate's answer is kept, not copied
                                 # into the outputs (KernelBench times the forward call alone)
+  reference @5 :Bool;           # Python: the calls are the problem's Model, built beside the candidate
+                                # (PythonLoad.referenceSource) as its timing reference; outputs unwritten
 }
 
 # CUDA sandboxes (drk-sandbox-cuda) only; the CPU sandbox answers badRequest. On CUDA a run

@@ -294,6 +294,13 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
     reply.setMessage(harness.kernel ? "a run needs at least one buffer set" : "no candidate is loaded");
     return;
   }
+  // A Python problem's Model beside the candidate, timed on the CPU as the candidate is.
+  const drk_kernel_fn kernel = run.getReference() ? python_reference_kernel() : harness.kernel;
+  if (calls > 0 && run.getReference() && !kernel) {
+    reply.setStatus(msg::SandboxStatus::BAD_REQUEST);
+    reply.setMessage("no timing reference was loaded beside the candidate (a Python problem's Model)");
+    return;
+  }
   CandidateCalls candidate;
   std::vector<RegionRange> ranges;
   if (!make_sets(sets, candidate, ranges, reply)) return;
@@ -350,7 +357,7 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
     call_inputs = inputs[s];
     call_outputs = outputs[s];
     begin_call();
-    status = harness.kernel(&context, call_inputs.data(), static_cast<int32_t>(call_inputs.size()),
+    status = kernel(&context, call_inputs.data(), static_cast<int32_t>(call_inputs.size()),
                             call_outputs.data(), static_cast<int32_t>(call_outputs.size()));
     end_call();
     if (status != DRK_OK) break;

@@ -3,6 +3,8 @@
 # builds with the machine's CUDA LibTorch, runs every test (the GPU ones for real), runs the
 # GPU benchmarks, and prints a short table last. Results also go to $OUT when it is set.
 #   device run, carry [".gpu"]:  bash tools/scripts/gpu-check.sh [--gpu-only]
+# With $KERNELBENCH_DIR (a KernelBench checkout or levelN folder, carried too) it also evaluates
+# each of its problems' own Model as a candidate on the GPU (drk bench kernelbench --references).
 # --gpu-only builds only drk, the sandboxes and the GPU test programs and leaves the CPU tests to
 # CI, so that the check fits one 10-minute device call (the whole of it no longer does).
 set -uo pipefail
@@ -90,6 +92,16 @@ if [ -x "$BUILD_DIR/tools/drk" ]; then
     status=FAILED
   fi
   row "cuda start probe" "$status: $(grep -E '^1 at once' "$out/start-probe.log" | cut -c1-150)"
+  # KernelBench's problems as their own candidates on the GPU (docs/kernelbench.md): which references
+  # run here, their speedups over themselves (the harness's sanity check) and evaluations per hour.
+  # Needs a KernelBench checkout (or a levelN folder) named by $KERNELBENCH_DIR; none is committed.
+  if [ -n "${KERNELBENCH_DIR:-}" ]; then
+    started=$(date +%s)
+    timeout 300 "$drk" bench kernelbench --references --import-from "$KERNELBENCH_DIR" \
+      --kernelbench-dir "$out/kernelbench-records" --device cuda --out "$out/kernelbench-references.json" \
+      > "$out/kernelbench-references.log" 2>&1 && status=ok || status=FAILED
+    row "kernelbench references" "$status ($(( $(date +%s) - started )) s): $(grep -E 'speedup.*median' "$out/kernelbench-references.log" | tail -n 1 | cut -c1-110)"
+  fi
   for bench in tools/bench/*.sh; do
     [ -f "$bench" ] || continue
     name=$(basename "$bench" .sh)

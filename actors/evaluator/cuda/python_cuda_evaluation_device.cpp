@@ -23,7 +23,7 @@ void PythonCudaEvaluationDevice::describe_reference(kernels::ReferenceBuild& bui
 }
 
 void PythonCudaEvaluationDevice::fill_load(const EvaluationRun& run, msg::LoadRequest::Builder load) const {
-  fill_python_load(run, true, load);
+  fill_python_load(run, load);
 }
 
 void PythonCudaEvaluationDevice::check_bounds(BoundsCheck&, EvaluationRun& run, const std::string&) const {

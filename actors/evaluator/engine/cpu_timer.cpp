@@ -17,12 +17,13 @@ constexpr double kAnswerReuseConfirmAbove = 2.0;
 
 }  // namespace
 
-CpuTimer::CpuTimer(SandboxSession& session, const EngineOptions& options, uint64_t order_seed)
-    : session_(session), options_(options), order_rng_(order_seed) {}
+CpuTimer::CpuTimer(SandboxSession& session, const EngineOptions& options, uint64_t order_seed,
+                   bool reference_in_sandbox)
+    : session_(session), options_(options), order_rng_(order_seed), reference_in_sandbox_(reference_in_sandbox) {}
 
 // `calls` calls in the rotating order (EvaluationRun::rotation_calls). The layout has K + 1
 // sets: inputs of sets 0..K-1, outputs of all K + 1.
-Result<SandboxAnswer> CpuTimer::run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed) {
+Result<SandboxAnswer> CpuTimer::run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed, bool reference) {
   const uint32_t inputs = run.set_count() - 1;
   const uint32_t period = inputs * (inputs + 1);
   const uint64_t first = run.rotation_calls;
@@ -32,6 +33,7 @@ Result<SandboxAnswer> CpuTimer::run_rotating_batch(EvaluationRun& run, uint32_t 
     run_request.setCalls(calls);
     run_request.setSwapSeed(run.next_swap_seed());
     run_request.setTimed(timed);
+    run_request.setReference(reference);
     auto list = run_request.initSets(period);
     for (uint32_t j = 0; j < period; ++j)
       fill_buffer_set(list[j], run.layout.sets[(first + j) % inputs].inputs,
@@ -40,7 +42,7 @@ Result<SandboxAnswer> CpuTimer::run_rotating_batch(EvaluationRun& run, uint32_t 
 }
 
 // CPU: this process's clock around "run M calls" round trips, minus an empty round trip; the
-// reference runs here with LibTorch.
+// reference runs here with LibTorch, or (reference_in_sandbox) in the sandbox the same way.
 Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
   auto& candidate_us = samples.candidate_us;
   auto& reference_us = samples.reference_us;
@@ -77,8 +79,12 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
   };
   // Warm-up: a first call faults the output pages in and warms caches; it is not measured.
   if (auto f = failed(candidate_batch(set_count), "timing warm-up")) return *f;
-  for (uint32_t s = 0; s < set_count; ++s)
-    if (auto warm = run.reference->run(run.pristine_copies[s]); !warm) return warm.error();
+  if (reference_in_sandbox_) {
+    if (auto f = failed(run_rotating_batch(run, set_count, true, true), "the reference's timing warm-up")) return *f;
+  } else {
+    for (uint32_t s = 0; s < set_count; ++s)
+      if (auto warm = run.reference->run(run.pristine_copies[s]); !warm) return warm.error();
+  }
 
   std::optional<Status> calibration_failure;
   auto candidate_calls_or = calibrate([&](uint32_t calls) -> Result<double> {
@@ -91,6 +97,13 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
   candidate_calls = *candidate_calls_or;
 
   auto time_reference = [&](uint32_t calls) -> Result<double> {
+    if (reference_in_sandbox_) {
+      auto answer = run_rotating_batch(run, calls, true, true);
+      if (!answer) return answer.error();
+      if (answer->status != msg::SandboxStatus::OK)
+        return make_error(Errc::invalid_argument, "the reference failed beside the candidate: " + answer->message);
+      return std::max(answer->wall_ns - round_trip_ns, 0.0);
+    }
     auto begin = Clock::now();
     for (uint32_t i = 0; i < calls; ++i) {
       auto value = run.reference->run(run.pristine_copies[i % set_count]);

@@ -9,6 +9,10 @@
 // cpuPerWall (the sandbox's CPU time per batch), answerReuseRatio (batches whose outputs hold
 // their own answers against rotated ones, by the sandbox's CPU time).
 //
+// With reference_in_sandbox (KernelBench-format Python problems), the reference is timed in the
+// sandbox as the candidate is: batches of the problem's Model built beside the candidate
+// (RunRequest.reference), on the same pinned CPU, by the same clock net of the same empty trip.
+//
 // Contract, ownership and thread-safety: Timer's (timer.h).
 #pragma once
 
@@ -22,7 +26,7 @@ namespace drk::evaluator {
 class CpuTimer final : public Timer {
  public:
   // `order_seed`: the side that goes first in each round.
-  CpuTimer(SandboxSession& session, const EngineOptions& options, uint64_t order_seed);
+  CpuTimer(SandboxSession& session, const EngineOptions& options, uint64_t order_seed, bool reference_in_sandbox = false);
 
   // One set more than the inputs (its outputs make the rotation, which needs two input sets).
   uint32_t buffer_sets(uint32_t timing_sets) const override { return std::max<uint32_t>(timing_sets, 2) + 1; }
@@ -31,12 +35,14 @@ class CpuTimer final : public Timer {
  private:
   // `timed`: RunRequest.timed (the timing's batches; not the answer-reuse measure, whose two
   // kinds of batch must do the same work).
-  Result<SandboxAnswer> run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed);
+  // `reference`: the calls are the timing reference beside the candidate (RunRequest.reference).
+  Result<SandboxAnswer> run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed, bool reference = false);
   std::optional<Status> measure_answer_reuse(EvaluationRun& run, double call_us);
 
   SandboxSession& session_;
   const EngineOptions& options_;
   std::mt19937_64 order_rng_;
+  bool reference_in_sandbox_;
 };
 
 }  // namespace drk::evaluator

@@ -19,7 +19,7 @@ std::vector<std::string> python_sandbox_arguments(const std::vector<std::string>
   return {"--python", "--python-path", joined};
 }
 
-void fill_python_load(const EvaluationRun& run, bool reference_source, msg::LoadRequest::Builder load) {
+void fill_python_load(const EvaluationRun& run, msg::LoadRequest::Builder load) {
   const auto& reference = dynamic_cast<const PythonReference&>(*run.reference);
   auto python = load.initPython();
   python.setDisplayName("candidate.py");
@@ -27,7 +27,7 @@ void fill_python_load(const EvaluationRun& run, bool reference_source, msg::Load
   python.setInitSeed(reference.init_seed());
   python.setConstants(reference.constants_json());
   python.setParameters(reference.parameters_json());
-  if (reference_source) python.setReferenceSource(reference.source());
+  python.setReferenceSource(reference.source());
 }
 
 }  // namespace drk::evaluator

@@ -25,8 +25,8 @@ Result<std::vector<std::string>> start_evaluator_python();
 // drk-sandbox --python (and drk-sandbox-cuda --python) with `search_path`.
 std::vector<std::string> python_sandbox_arguments(const std::vector<std::string>& search_path);
 
-// The problem's init inputs, init seed, plain arguments and parameters, from the run's
-// PythonReference; with `reference_source`, the problem file too (the sandbox's timing reference).
-void fill_python_load(const EvaluationRun& run, bool reference_source, msg::LoadRequest::Builder load);
+// The problem's init inputs, init seed, plain arguments, parameters and file (whose Model the
+// sandbox builds as the timing reference beside the candidate), from the run's PythonReference.
+void fill_python_load(const EvaluationRun& run, msg::LoadRequest::Builder load);
 
 }  // namespace drk::evaluator

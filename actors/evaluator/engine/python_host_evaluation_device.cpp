@@ -1,5 +1,6 @@
 #include "actors/evaluator/engine/python_host_evaluation_device.h"
 
+#include "actors/evaluator/engine/cpu_timer.h"
 #include "actors/evaluator/engine/python_evaluation.h"
 #include "actors/evaluator/python/python_runtime.h"
 
@@ -21,7 +22,12 @@ void PythonHostEvaluationDevice::describe_reference(kernels::ReferenceBuild& bui
 }
 
 void PythonHostEvaluationDevice::fill_load(const EvaluationRun& run, msg::LoadRequest::Builder load) const {
-  fill_python_load(run, false, load);
+  fill_python_load(run, load);
+}
+
+std::unique_ptr<Timer> PythonHostEvaluationDevice::make_timer(SandboxSession& session, const EngineOptions& options,
+                                                              uint64_t order_seed) const {
+  return std::make_unique<CpuTimer>(session, options, order_seed, true);
 }
 
 }  // namespace drk::evaluator

@@ -1,7 +1,9 @@
 // PythonHostEvaluationDevice: KernelBench-format Python candidates (Language python) on the CPU,
 // in drk-sandbox --python (python/python_candidate.h), with the problem's reference in this
-// process's embedded interpreter (python/python_reference.h). Everything else is the host
-// device's: the shared region, CpuTimer, the guard pages. The contract is EvaluationDevice's.
+// process's embedded interpreter (python/python_reference.h), the judge of correctness; the
+// timing reference is the problem's Model built in the sandbox beside the candidate. Everything
+// else is the host device's: the shared region, CpuTimer, the guard pages. The contract is
+// EvaluationDevice's.
 //
 // The sandbox's interpreter takes the module search path of python_program() (with torch), read
 // once when the device is made; the Evaluator's own interpreter is started with it too.
@@ -24,6 +26,10 @@ class PythonHostEvaluationDevice final : public HostEvaluationDevice {
   void describe_reference(kernels::ReferenceBuild& build) const override;
   // The problem's init inputs, init seed and plain arguments, from the run's PythonReference.
   void fill_load(const EvaluationRun& run, msg::LoadRequest::Builder load) const override;
+  // CpuTimer with the reference timed in the sandbox: the problem's Model beside the candidate,
+  // on the same pinned CPU (both sides run as Python through the same tensors).
+  std::unique_ptr<Timer> make_timer(SandboxSession& session, const EngineOptions& options,
+                                    uint64_t order_seed) const override;
 
  private:
   explicit PythonHostEvaluationDevice(std::vector<std::string> search_path) : search_path_(std::move(search_path)) {}

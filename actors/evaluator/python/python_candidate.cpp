@@ -259,7 +259,7 @@ Status load_python_candidate(const PythonCandidateSpec& spec) {
   }
   // Before any of the candidate's code runs, so that what it does to torch cannot reach the
   // reference's construction.
-  if (spec.on_cuda && !spec.reference_source.empty()) {
+  if (!spec.reference_source.empty()) {
     auto reference = build_model(spec.reference_source, "drk_problem", "problem.py", "Model", init_args, spec, "");
     if (!reference) return make_error(Errc::invalid_argument, "the problem's Model cannot be built beside the candidate: " +
                                                                   reference.error().message);

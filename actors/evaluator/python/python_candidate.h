@@ -13,10 +13,11 @@
 // model allocates, not a copy into the harness's buffer. The answer is kept until the next call,
 // so that freeing it is not in the timed call either.
 //
-// On CUDA every call runs with torch's current stream set to the call's drk_context.stream (the
-// harness's timed stream), and the problem's Model is built beside the candidate as the timing
-// reference (python_reference_kernel()): the timing reference may run beside the candidate, its
-// correctness is judged in the Evaluator.
+// The problem's Model is built beside the candidate as the timing reference
+// (python_reference_kernel()), so that both sides are timed in one process, on one CPU or stream:
+// the timing reference may run beside the candidate, correctness is judged in the Evaluator. On
+// CUDA every call runs with torch's current stream set to the call's drk_context.stream (the
+// harness's timed stream).
 //
 // Thread-safety: the sandbox's main thread, which holds the interpreter's lock. Errors: load
 // returns the reason (the file raises, has no ModelNew, its constructor raises, its parameters are
@@ -46,8 +47,8 @@ struct PythonCandidateSpec {
   // Model's parameters (parameter_summary() of python_runtime.h); ModelNew's must be the same in
   // number, order, shapes and values, or the load fails saying which differs. "": not checked.
   std::string reference_parameters_json;
-  // CUDA: the problem file, whose Model is built (the same way, before any of the candidate's
-  // code runs) as the timing reference beside the candidate. "": none.
+  // The problem file, whose Model is built (the same way, before any of the candidate's code
+  // runs) as the timing reference beside the candidate. "": none.
   std::string reference_source;
   // What the file's load_inline calls return (prebuilt_extensions.h), installed before it runs.
   std::vector<PrebuiltModule> extensions;
