@@ -121,5 +121,8 @@ class SandboxDevice {
 
 // nullptr for the host sandbox; `error` says why a device sandbox cannot start.
 std::unique_ptr<SandboxDevice> make_sandbox_device(const SandboxDeviceOptions& options, std::string& error);
+// Whether this executable's candidates run on a device (drk-sandbox-cuda), known before any device
+// is made: its zygote must start nothing that initialises CUDA, which no forked child could use.
+bool sandbox_runs_on_device();
 
 }  // namespace drk::evaluator

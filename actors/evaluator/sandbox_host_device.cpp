@@ -5,5 +5,6 @@
 namespace drk::evaluator {
 
 std::unique_ptr<SandboxDevice> make_sandbox_device(const SandboxDeviceOptions&, std::string&) { return nullptr; }
+bool sandbox_runs_on_device() { return false; }
 
 }  // namespace drk::evaluator

@@ -522,13 +522,19 @@ struct SandboxStart {
 };
 
 // What every Python candidate's code may import without opening a file once the filter is in.
-const std::vector<std::string> kPythonPreloads = {"torch", "torch.nn", "torch.nn.functional", "torch.utils.dlpack",
-                                                  "torch.utils.cpp_extension", "json", "math"};
+// torch.utils.cpp_extension (whose load_inline prebuilt_extensions.h replaces) asks
+// torch.cuda.is_available() as it is imported, which starts CUDA: a CUDA sandbox's child imports it
+// before its filter (start_python_cuda()), never the zygote.
+std::vector<std::string> python_preloads() {
+  std::vector<std::string> modules = {"torch", "torch.nn", "torch.nn.functional", "torch.utils.dlpack", "json", "math"};
+  if (!sandbox_runs_on_device()) modules.push_back("torch.utils.cpp_extension");
+  return modules;
+}
 
 // The interpreter, warm (torch imported); the GIL stays with this single-threaded process.
 bool start_sandbox_python(const SandboxStart& start) {
   if (!start.python) return true;
-  if (auto started = start_python(start.python_path, kPythonPreloads, true); !started) {
+  if (auto started = start_python(start.python_path, python_preloads(), true); !started) {
     harness.unavailable = started.error().message;
     return false;
   }

@@ -289,4 +289,6 @@ std::unique_ptr<SandboxDevice> make_sandbox_device(const SandboxDeviceOptions& o
   return CudaSandboxDevice::create(options, error);
 }
 
+bool sandbox_runs_on_device() { return true; }
+
 }  // namespace drk::evaluator

@@ -274,7 +274,8 @@ Status load_python_candidate(const PythonCandidateSpec& spec) {
 
 Status start_python_cuda() {
   PythonLock lock;
-  auto started = run_module("import torch\ntorch.cuda.init()\ntorch.empty(1, device='cuda')\n", "drk_cuda_start",
+  auto started = run_module("import torch\nimport torch.utils.cpp_extension\ntorch.cuda.init()\n"
+                            "torch.empty(1, device='cuda')\n", "drk_cuda_start",
                             "the sandbox's start");
   if (!started) return make_error(Errc::unsupported, "torch cannot use the CUDA device in the sandbox: " + started.error().message);
   return {};

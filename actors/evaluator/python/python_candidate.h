@@ -62,7 +62,8 @@ drk_kernel_fn python_reference_kernel();
 const std::string& python_candidate_error();
 void set_keep_python_outputs(bool keep);
 // CUDA sandboxes, before the syscall filter: torch's CUDA state (context, allocator) started, so
-// that a candidate's first CUDA call opens nothing. unsupported with Python's message.
+// that a candidate's first CUDA call opens nothing, and torch.utils.cpp_extension imported (which
+// starts CUDA, so no zygote may). unsupported with Python's message.
 Status start_python_cuda();
 
 }  // namespace drk::evaluator
