@@ -4,8 +4,8 @@
 // own Model in the Evaluator, both built as KernelBench builds them (the same seed before each
 // constructor). Honest candidates are correct and timed; a candidate that returns its input, that
 // raises, that returns a tensor subclass, whose parameters differ from Model's, or that defines no
-// ModelNew gets a result that says why. Needs a Python with torch (Debian's python3-torch, which
-// tools/scripts/install-deps.sh installs).
+// ModelNew gets a result that says why, and a refused answer fails its typed check. Needs a Python
+// with torch (Debian's python3-torch, which tools/scripts/install-deps.sh installs).
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -163,6 +163,14 @@ nlohmann::json evaluate(const std::string& task, const std::string& name, const 
 
 std::string error_text(const nlohmann::json& verdict) { return verdict["result"].value("errorText", ""); }
 
+// The codes of the verdict's failed checks, space-separated.
+std::string failed_checks(const nlohmann::json& verdict) {
+  std::string codes;
+  for (const auto& check : verdict.value("failedChecks", nlohmann::json::array()))
+    codes += (codes.empty() ? "" : " ") + check.value("code", std::string());
+  return codes;
+}
+
 }  // namespace
 
 DRK_TEST_CASE("an honest plain-PyTorch candidate is correct, timed against the problem's Model") {
@@ -189,6 +197,7 @@ DRK_TEST_CASE("an input returned as the answer is refused") {
   auto verdict = evaluate("kernelbench/level1/19_ReLU", "returns_input.py", kReturnsInput);
   DRK_CHECK_FALSE(verdict["result"].value("correct", true));
   DRK_CHECK_MESSAGE(error_text(verdict).find("shares memory with input 1") != std::string::npos, verdict.dump());
+  DRK_CHECK_MESSAGE(failed_checks(verdict) == "output_aliases_input", verdict.dump());
 }
 
 DRK_TEST_CASE("an exception in forward is the candidate's error, with Python's message") {
@@ -196,12 +205,14 @@ DRK_TEST_CASE("an exception in forward is the candidate's error, with Python's m
   DRK_CHECK_FALSE(verdict["result"].value("correct", true));
   DRK_CHECK_MESSAGE(error_text(verdict).find("ValueError: this kernel is not written yet") != std::string::npos,
                     verdict.dump());
+  DRK_CHECK_MESSAGE(failed_checks(verdict) == "candidate_error", verdict.dump());
 }
 
 DRK_TEST_CASE("a tensor subclass is no answer") {
   auto verdict = evaluate("kernelbench/level1/19_ReLU", "subclass.py", kSubclass);
   DRK_CHECK_FALSE(verdict["result"].value("correct", true));
   DRK_CHECK_MESSAGE(error_text(verdict).find("not a torch.Tensor") != std::string::npos, verdict.dump());
+  DRK_CHECK_MESSAGE(failed_checks(verdict).rfind("output_type", 0) == 0, verdict.dump());
 }
 
 DRK_TEST_CASE("a file without ModelNew does not compile, and says what is missing") {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/evaluator/python/harness_access_watch.h"
 #include "actors/evaluator/python/python_runtime.h"
 #include "actors/evaluator/python/python_tensors.h"
 #include "kernels/catalog/reference.h"
@@ -29,6 +30,7 @@ struct LoadedCandidate {
   bool keep_outputs = false;
   at::Tensor kept;  // the last timed call's answer
   std::string error;
+  std::string failed_check;  // the check a refused call failed; "" when it failed otherwise
 };
 
 LoadedCandidate candidate;
@@ -59,8 +61,9 @@ bool shares_memory(const at::Tensor& answer, const at::Tensor& input) {
   return a < b + b_bytes && b < a + a_bytes;
 }
 
-int fail(std::string why) {
+int fail(std::string why, std::string failed_check = "") {
   candidate.error = std::move(why);
+  candidate.failed_check = std::move(failed_check);
   return DRK_E_INTERNAL;
 }
 
@@ -74,10 +77,19 @@ int call_model(const drk_context*, const drk_tensor* inputs, int32_t num_inputs,
   auto args = forward_arguments(input_tensors, candidate.constants);
   if (!args) return fail(args.error().message);
   candidate.kept = at::Tensor();
-  PyRef result(PyObject_Call(candidate.model.get(), args->get(), nullptr));
+  PyRef result;
+  std::string harness_access;
+  {
+    HarnessAccessWatch watch;
+    result = PyRef(PyObject_Call(candidate.model.get(), args->get(), nullptr));
+    harness_access = watch.first_access();
+  }
+  if (!harness_access.empty())
+    return fail("ModelNew.forward reached " + harness_access + ", where the harness's values are", "harness_access");
   if (!result) return fail("ModelNew.forward raised " + python_error_text(candidate.file));
-  auto answer = tensor_from_python(result.get(), "the output of ModelNew.forward");
-  if (!answer) return fail(answer.error().message);
+  std::string failed_check;
+  auto answer = tensor_from_python(result.get(), "the output of ModelNew.forward", &failed_check);
+  if (!answer) return fail(answer.error().message, failed_check);
   at::Tensor expected = tensor_of(outputs[0]);
   if (answer->sizes() != expected.sizes())
     return fail("the output of ModelNew.forward has shape " + shape_text(answer->sizes()) + ", the reference's has " +
@@ -91,7 +103,8 @@ int call_model(const drk_context*, const drk_tensor* inputs, int32_t num_inputs,
   for (size_t i = 0; i < input_tensors.size(); ++i)
     if (shares_memory(*answer, input_tensors[i]))
       return fail("the output of ModelNew.forward shares memory with input " + std::to_string(i + 1) +
-                  ": an input (or a view of one) returned as the answer");
+                      ": an input (or a view of one) returned as the answer",
+                  "output_aliases_input");
   if (candidate.keep_outputs) candidate.kept = std::move(*answer);
   else expected.copy_(*answer);
   return DRK_OK;
@@ -141,6 +154,7 @@ Status load_python_candidate(const PythonCandidateSpec& spec) {
   auto source = read_text(spec.path);
   if (!source) return source.error();
   PythonLock lock;
+  install_harness_access_watch();
   candidate.file = spec.display_name;
   candidate.on_cuda = spec.on_cuda;
   auto module = run_module(*source, "model_new", spec.display_name);
@@ -187,6 +201,7 @@ Status load_python_candidate(const PythonCandidateSpec& spec) {
 
 drk_kernel_fn python_candidate_kernel() { return &call_model; }
 const std::string& python_candidate_error() { return candidate.error; }
+const std::string& python_candidate_failed_check() { return candidate.failed_check; }
 void set_keep_python_outputs(bool keep) { candidate.keep_outputs = keep; }
 
 }  // namespace drk::evaluator
