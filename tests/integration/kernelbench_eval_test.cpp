@@ -4,8 +4,9 @@
 // own Model in the Evaluator, both built as KernelBench builds them (the same seed before each
 // constructor). Honest candidates are correct and timed; a candidate that returns its input, that
 // raises, that returns a tensor subclass, whose parameters differ from Model's, or that defines no
-// ModelNew gets a result that says why, and a refused answer fails its typed check. Needs a Python
-// with torch (Debian's python3-torch, which tools/scripts/install-deps.sh installs).
+// ModelNew gets a result that says why, and a refused answer fails its typed check; operands
+// rounded to float16 fail precision_downgrade against Model in float64. Needs a Python with torch
+// (Debian's python3-torch, which tools/scripts/install-deps.sh installs).
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -63,6 +64,25 @@ def get_inputs():
 
 def get_init_inputs():
     return [256, 128]
+)";
+
+constexpr const char* kMatmul = R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return torch.matmul(A, B)
+
+N = 256
+
+def get_inputs():
+    return [torch.rand(N, N), torch.rand(N, N)]
+
+def get_init_inputs():
+    return []
 )";
 
 constexpr const char* kHonestRelu = R"(import torch
@@ -135,12 +155,31 @@ class Model2(torch.nn.Module):
         return torch.relu(x)
 )";
 
+// The operands rounded to float16, multiplied with float32 accumulation: within KernelBench's
+// tolerance (1e-2), at the edge of the imported task's (1e-4).
+constexpr const char* kHalfOperands = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, A, B):
+        return torch.matmul(A.half().float(), B.half().float())
+)";
+
+constexpr const char* kHonestMatmul = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, A, B):
+        return torch.mm(A, B)
+)";
+
 // The problems, imported once for every test case; their records are in records/.
 const RunDir& problems() {
   static RunDir dir;
   static const bool imported = [] {
     dir.write("KernelBench/level1/19_ReLU.py", kRelu);
     dir.write("KernelBench/level2/7_Linear_GELU_Scale.py", kLinearScale);
+    dir.write("KernelBench/level1/1_Square_matrix_multiplication_.py", kMatmul);
     Ran ran = run_drk(dir, {"kernelbench", "import", dir.file("KernelBench"), "--into", dir.file("records")});
     DRK_REQUIRE_MESSAGE(ran.exit_code == 0, ran.output);
     return true;
@@ -220,4 +259,13 @@ DRK_TEST_CASE("a file without ModelNew does not compile, and says what is missin
   DRK_CHECK_FALSE(verdict["result"].value("compiled", true));
   DRK_CHECK_MESSAGE(verdict["result"].value("compileLog", "").find("defines no ModelNew") != std::string::npos,
                     verdict.dump());
+}
+
+DRK_TEST_CASE("operands rounded to float16 fail precision_downgrade against Model in float64, an honest matmul not") {
+  auto honest = evaluate("kernelbench/level1/1_Square_matrix_multiplication_", "matmul_new.py", kHonestMatmul);
+  DRK_CHECK_MESSAGE(honest["result"]["evidence"].value("precisionChecked", false), honest.dump());
+  DRK_CHECK_MESSAGE(honest.value("honest", false), honest.dump());
+  auto half = evaluate("kernelbench/level1/1_Square_matrix_multiplication_", "half_operands.py", kHalfOperands);
+  DRK_CHECK_MESSAGE(half["result"]["evidence"].value("precisionChecked", false), half.dump());
+  DRK_CHECK_MESSAGE(failed_checks(half) == "precision_downgrade", half.dump());
 }
