@@ -200,7 +200,8 @@ struct Evidence {
                                     # (0 if it did not): its own time, which a slow reference does not move
   pythonCheck @40 :FailedCheck;     # drk-sandbox --python refused what the candidate did, as a check:
                                     # its code (output_aliases_input, output_overlaps, output_type,
-                                    # harness_access) and why; unset when nothing was refused so
+                                    # harness_access, harness_patched) and why; unset when nothing
+                                    # was refused so
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.

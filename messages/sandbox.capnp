@@ -236,7 +236,8 @@ struct SandboxReply {
                                 # call's outputs, taken as it returned
   failedCheck @17 :Text;        # run requests of drk-sandbox --python (status returnedError): the
                                 # check the candidate's call failed ("output_aliases_input",
-                                # "output_overlaps", "output_type", "harness_access"), message says
+                                # "output_overlaps", "output_type", "harness_access",
+                                # "harness_patched"), message says
                                 # why; "" when the call failed otherwise (it raised, a wrong shape)
 }
 

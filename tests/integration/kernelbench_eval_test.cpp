@@ -4,9 +4,10 @@
 // own Model in the Evaluator, both built as KernelBench builds them (the same seed before each
 // constructor). Honest candidates are correct and timed; a candidate that returns its input, that
 // raises, that returns a tensor subclass, whose parameters differ from Model's, or that defines no
-// ModelNew gets a result that says why, and a refused answer fails its typed check; operands
-// rounded to float16 fail precision_downgrade against Model in float64. Needs a Python with torch
-// (Debian's python3-torch, which tools/scripts/install-deps.sh installs).
+// ModelNew gets a result that says why, and a refused answer fails its typed check, as does a
+// harness function replaced at load or in forward; operands rounded to float16 fail
+// precision_downgrade against Model in float64. Needs a Python with torch (Debian's python3-torch,
+// which tools/scripts/install-deps.sh installs).
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -155,6 +156,30 @@ class Model2(torch.nn.Module):
         return torch.relu(x)
 )";
 
+// torch.cuda.Event.elapsed_time replaced through an alias and names built at run time, as no
+// static pattern follows; the CPU harness never calls it, the comparison after a call sees it.
+constexpr const char* kPatchesEventTimer = R"(import torch
+import torch.nn as nn
+
+_timing = vars(torch.cuda)["Ev" + "ent"]
+setattr(_timing, "elapsed_" + "time", lambda self, end_event: 0.001)
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.clamp_min(x, 0.0)
+)";
+
+// A forward that replaces one of torch's functions as it runs, through an alias.
+constexpr const char* kPatchesInForward = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        harness = torch
+        setattr(harness, "allc" + "lose", lambda *args, **kwargs: True)
+        return torch.clamp_min(x, 0.0)
+)";
+
 // The operands rounded to float16, multiplied with float32 accumulation: within KernelBench's
 // tolerance (1e-2), at the edge of the imported task's (1e-4).
 constexpr const char* kHalfOperands = R"(import torch
@@ -259,6 +284,19 @@ DRK_TEST_CASE("a file without ModelNew does not compile, and says what is missin
   DRK_CHECK_FALSE(verdict["result"].value("compiled", true));
   DRK_CHECK_MESSAGE(verdict["result"].value("compileLog", "").find("defines no ModelNew") != std::string::npos,
                     verdict.dump());
+}
+
+DRK_TEST_CASE("a harness function replaced at load, through an alias, fails harness_patched") {
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "patches_event_timer.py", kPatchesEventTimer);
+  DRK_CHECK_FALSE(verdict["result"].value("correct", true));
+  DRK_CHECK_MESSAGE(error_text(verdict).find("torch.cuda.Event.elapsed_time") != std::string::npos, verdict.dump());
+  DRK_CHECK_MESSAGE(failed_checks(verdict) == "harness_patched", verdict.dump());
+}
+
+DRK_TEST_CASE("a harness function replaced by forward fails harness_patched") {
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "patches_in_forward.py", kPatchesInForward);
+  DRK_CHECK_MESSAGE(error_text(verdict).find("torch.allclose") != std::string::npos, verdict.dump());
+  DRK_CHECK_MESSAGE(failed_checks(verdict) == "harness_patched", verdict.dump());
 }
 
 DRK_TEST_CASE("operands rounded to float16 fail precision_downgrade against Model in float64, an honest matmul not") {

@@ -9,11 +9,13 @@
 #include <cmath>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
 
 #include "actors/evaluator/python/harness_access_watch.h"
+#include "actors/evaluator/python/harness_functions.h"
 #include "actors/evaluator/python/python_runtime.h"
 #include "actors/evaluator/python/python_tensors.h"
 #include "kernels/catalog/reference.h"
@@ -25,6 +27,7 @@ struct LoadedCandidate {
   PyRef module;
   PyRef model;
   std::vector<ForwardConstant> constants;
+  std::optional<HarnessFunctions> harness_functions;  // as they were before the file ran
   std::string file;
   bool on_cuda = false;
   bool keep_outputs = false;
@@ -86,6 +89,12 @@ int call_model(const drk_context*, const drk_tensor* inputs, int32_t num_inputs,
   }
   if (!harness_access.empty())
     return fail("ModelNew.forward reached " + harness_access + ", where the harness's values are", "harness_access");
+  // Not while timing: the comparison would be in the timed call. The correctness calls come first.
+  if (!candidate.keep_outputs)
+    if (const std::string replaced = candidate.harness_functions->first_replaced(); !replaced.empty())
+      return fail(replaced + " is no longer the function the harness had before the candidate's file ran: the "
+                             "candidate replaced it (at load or in forward); leave the harness's functions as they are",
+                  "harness_patched");
   if (!result) return fail("ModelNew.forward raised " + python_error_text(candidate.file));
   std::string failed_check;
   auto answer = tensor_from_python(result.get(), "the output of ModelNew.forward", &failed_check);
@@ -155,6 +164,9 @@ Status load_python_candidate(const PythonCandidateSpec& spec) {
   if (!source) return source.error();
   PythonLock lock;
   install_harness_access_watch();
+  auto harness_functions = HarnessFunctions::snapshot();
+  if (!harness_functions) return harness_functions.error();
+  candidate.harness_functions = std::move(*harness_functions);
   candidate.file = spec.display_name;
   candidate.on_cuda = spec.on_cuda;
   auto module = run_module(*source, "model_new", spec.display_name);

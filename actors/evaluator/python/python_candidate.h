@@ -20,8 +20,10 @@
 // returns DRK_E_INTERNAL and python_candidate_error() says why. A call refused for what the
 // candidate did also names the check it failed (python_candidate_failed_check()): its answer is an
 // input or a view of one (output_aliases_input), has elements that share memory
-// (output_overlaps), is not exactly a dense torch.Tensor (output_type), or its forward reached
-// the harness's frames or objects (harness_access, harness_access_watch.h).
+// (output_overlaps), is not exactly a dense torch.Tensor (output_type), its forward reached
+// the harness's frames or objects (harness_access, harness_access_watch.h), or, after a call that
+// is not timed, one of the harness's functions is no longer the one it was before the file ran
+// (harness_patched, harness_functions.h).
 #pragma once
 
 #include <cstdint>
