@@ -77,7 +77,7 @@ class Model(nn.Module):
     def forward(self, A, B):
         return torch.matmul(A, B)
 
-N = 256
+N = 512
 
 def get_inputs():
     return [torch.rand(N, N), torch.rand(N, N)]
@@ -180,8 +180,9 @@ class ModelNew(nn.Module):
         return torch.clamp_min(x, 0.0)
 )";
 
-// The operands rounded to float16, multiplied with float32 accumulation: within KernelBench's
-// tolerance (1e-2), at the edge of the imported task's (1e-4).
+// The operands rounded to float16, multiplied with float32 accumulation: within the imported
+// task's tolerance (1e-4) at N = 512 with a margin (at 256 some draws miss it), yet beyond the
+// float64 comparison's budget.
 constexpr const char* kHalfOperands = R"(import torch
 import torch.nn as nn
 

@@ -12,7 +12,7 @@ class Model(nn.Module):
         return torch.matmul(A, B)
 
 
-N = 256
+N = 512
 
 
 def get_inputs():
