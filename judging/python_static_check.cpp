@@ -537,6 +537,26 @@ Result<Backend> parse_backend(std::string_view name) {
                     "backend '" + std::string(name) + "' is unknown: use cuda, triton, cpp or pytorch");
 }
 
+msg::PythonBackend backend_message(Backend backend) {
+  switch (backend) {
+    case Backend::cuda: return msg::PythonBackend::CUDA;
+    case Backend::triton: return msg::PythonBackend::TRITON;
+    case Backend::cpp: return msg::PythonBackend::CPP;
+    case Backend::pytorch: break;
+  }
+  return msg::PythonBackend::PYTORCH;
+}
+
+Backend backend_of(msg::PythonBackend backend) {
+  switch (backend) {
+    case msg::PythonBackend::CUDA: return Backend::cuda;
+    case msg::PythonBackend::TRITON: return Backend::triton;
+    case msg::PythonBackend::CPP: return Backend::cpp;
+    case msg::PythonBackend::PYTORCH: break;
+  }
+  return Backend::pytorch;
+}
+
 std::vector<PythonFinding> python_static_findings(std::string_view source, Backend backend) {
   const Scan scan = scan_of(source);
   Findings findings(scan);

@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "messages/drk.capnp.h"
 
 namespace drk::judging {
 
@@ -62,6 +63,10 @@ std::string_view backend_name(Backend backend);
 
 // "cuda", "triton", "cpp" or "pytorch"; anything else is Errc::invalid_argument naming the choices.
 Result<Backend> parse_backend(std::string_view name);
+
+// The backend as a Candidate carries it (Candidate.pythonBackend, messages/drk.capnp), and back.
+msg::PythonBackend backend_message(Backend backend);
+Backend backend_of(msg::PythonBackend backend);
 
 enum class Severity { failure, warning };
 

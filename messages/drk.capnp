@@ -23,6 +23,10 @@ $Cxx.namespace("drk::msg");
 enum Device { cpu @0; cuda @1; }
 enum DType { float32 @0; float16 @1; bfloat16 @2; float64 @3; int32 @4; int64 @5; }
 enum Language { cpp @0; cuda @1; python @2; }  # python: a KernelBench-format ModelNew file
+# What a Python candidate was asked to write, which its static checks judge it against
+# (judging/python_static_check.h): plain PyTorch (the default: an old sender's), CUDA or C++
+# through load_inline, Triton.
+enum PythonBackend { pytorch @0; cuda @1; triton @2; cpp @3; }
 
 struct TensorSpec {
   name @0 :Text;
@@ -83,6 +87,7 @@ struct Candidate {
   generator @9 :Text;           # where the Feedback goes
   step @10 :UInt32;
   compiled @11 :CompiledArtifact;  # optional: compiled ahead by the Generator (docs/gpu.md)
+  pythonBackend @12 :PythonBackend;  # language python: what it was asked to write
 }
 
 # A candidate compiled where it was generated (experiment.compile_ahead), with the Evaluator's
@@ -193,6 +198,10 @@ struct Evidence {
                                     # time / the interval (cores busy while no call ran)
   firstCandidateUs @39 :Float64;    # the candidate's median of the first timing when the timing ran a second time
                                     # (0 if it did not): its own time, which a slow reference does not move
+  pythonCheck @40 :FailedCheck;     # drk-sandbox --python refused what the candidate did, as a check:
+                                    # its code (output_aliases_input, output_overlaps, output_type,
+                                    # harness_access, harness_patched) and why; unset when nothing
+                                    # was refused so
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.

@@ -246,6 +246,11 @@ struct SandboxReply {
                                 # (the hold cannot be built, or gave up); "" when all were
   outputChecksum @16 :UInt64;   # run requests with outputChecksum: output_checksum.h of the last
                                 # call's outputs, taken as it returned
+  failedCheck @17 :Text;        # run requests of drk-sandbox --python (status returnedError): the
+                                # check the candidate's call failed ("output_aliases_input",
+                                # "output_overlaps", "output_type", "harness_access",
+                                # "harness_patched"), message says
+                                # why; "" when the call failed otherwise (it raised, a wrong shape)
 }
 
 # The zygote (drk-sandbox --zygote, actors/evaluator/sandbox_zygote.h): a warm sandbox process

@@ -336,6 +336,7 @@ Status EvaluationEngine::evaluate(const CandidateInput& input, msg::EvalResult::
                         : input.device == DeviceKind::cuda ? msg::Language::CUDA
                                                            : msg::Language::CPP);
   candidate.setSource(input.source);
+  if (input.python) candidate.setPythonBackend(judging::backend_message(input.python_backend));
   return impl_->evaluate(candidate.asReader(), out, input.best_known_speedup);
 }
 

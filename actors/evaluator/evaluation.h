@@ -69,6 +69,7 @@
 #include "kernels/compile/command_runner.h"
 #include "kernels/compile/compile_pool.h"
 #include "actors/evaluator/sandbox_process.h"
+#include "judging/python_static_check.h"
 #include "kernels/catalog/task.h"
 #include "messages/drk.capnp.h"
 #include "base/result.h"
@@ -146,6 +147,7 @@ struct CandidateInput {
   std::string source;
   double best_known_speedup = 0;  // as evaluate()'s
   bool python = false;  // a KernelBench-format ModelNew file (EngineOptions::python)
+  judging::Backend python_backend = judging::Backend::pytorch;  // what the Python file was asked to write
 };
 
 class EvaluationEngine {

@@ -2,6 +2,7 @@
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
 #include <torch/version.h>
 
 #include <cfenv>
@@ -29,6 +30,24 @@ std::string rounding_name(int rounding) {
   }
 }
 
+// LibTorch 2.9 and later refuse (c10::Error) to read a legacy TF32 flag that disagrees with the
+// newer per-backend precision setting: a candidate set one of them, which is TF32 switched on.
+bool tf32_cublas(const at::Context& context) {
+  try {
+    return context.allowTF32CuBLAS();
+  } catch (const c10::Error&) {
+    return true;
+  }
+}
+
+bool tf32_cudnn(const at::Context& context) {
+  try {
+    return context.allowTF32CuDNN();
+  } catch (const c10::Error&) {
+    return true;
+  }
+}
+
 LibraryModes read_library_modes() {
   const at::Context& context = at::globalContext();
   LibraryModes modes;
@@ -38,6 +57,8 @@ LibraryModes read_library_modes() {
   modes.cudnn_deterministic = context.deterministicCuDNN();
   modes.deterministic_algorithms = context.deterministicAlgorithms();
   modes.deterministic_warn_only = context.deterministicAlgorithmsWarnOnly();
+  modes.tf32_cublas = tf32_cublas(context);
+  modes.tf32_cudnn = tf32_cudnn(context);
 #if TORCH_VERSION_MAJOR >= 2
   modes.sdp_flash = context.userEnabledFlashSDP();
   modes.sdp_memory_efficient = context.userEnabledMemEfficientSDP();
@@ -56,6 +77,8 @@ void restore_library_modes(const LibraryModes& modes) {
   context.setBenchmarkCuDNN(modes.cudnn_benchmark);
   context.setDeterministicCuDNN(modes.cudnn_deterministic);
   context.setDeterministicAlgorithms(modes.deterministic_algorithms, modes.deterministic_warn_only);
+  context.setAllowTF32CuBLAS(modes.tf32_cublas);
+  context.setAllowTF32CuDNN(modes.tf32_cudnn);
 #if TORCH_VERSION_MAJOR >= 2
   context.setSDPUseFlash(modes.sdp_flash);
   context.setSDPUseMemEfficient(modes.sdp_memory_efficient);
@@ -78,6 +101,8 @@ void describe_library_change(const LibraryModes& before, const LibraryModes& aft
        "setDeterministicAlgorithms");
   flag(before.deterministic_warn_only, after.deterministic_warn_only, "deterministic warn-only", "on", "off",
        "setDeterministicAlgorithms");
+  flag(before.tf32_cublas, after.tf32_cublas, "TF32 for float32 matmuls", "on", "off", "setAllowTF32CuBLAS");
+  flag(before.tf32_cudnn, after.tf32_cudnn, "TF32 for float32 convolutions", "on", "off", "setAllowTF32CuDNN");
   flag(before.sdp_flash, after.sdp_flash, "flash attention", "enabled", "disabled", "setSDPUseFlash");
   flag(before.sdp_memory_efficient, after.sdp_memory_efficient, "memory-efficient attention", "enabled", "disabled",
        "setSDPUseMemEfficient");

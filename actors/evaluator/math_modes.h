@@ -5,7 +5,9 @@
 // - LibTorch's global settings in the sandbox, whose library calls (ctx->lib) and, on CUDA, whose
 //   reference run in the same process: the intra-op thread count (more threads for the
 //   candidate's library calls than ctx->max_threads), cuDNN on/benchmark/deterministic and
-//   deterministic algorithms (a slower reference convolution), and, with LibTorch 2, the
+//   deterministic algorithms (a slower reference convolution), TF32 for float32 matmuls and
+//   convolutions (arithmetic narrower than float32, the reference's too: no device is needed to
+//   switch it on, so the CPU sandbox sees it as well), and, with LibTorch 2, the
 //   scaled-dot-product-attention backends (a reference that falls back to the math path).
 // The sandbox reads them around every request that runs candidate code (loading included:
 // static initialisers) and, on CUDA, after every timed candidate call, before the reference runs
@@ -31,6 +33,8 @@ struct LibraryModes {
   bool sdp_flash = true;  // LibTorch 2 only; true elsewhere
   bool sdp_memory_efficient = true;
   bool sdp_math = true;
+  bool tf32_cublas = false;  // float32 matmuls on TF32 (allow_tf32, set_float32_matmul_precision)
+  bool tf32_cudnn = true;    // float32 convolutions on TF32 (torch.backends.cudnn.allow_tf32)
 
   bool operator==(const LibraryModes&) const = default;
 };

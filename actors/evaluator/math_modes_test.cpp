@@ -50,16 +50,19 @@ DRK_TEST_CASE("LibTorch's settings that would slow the reference or widen librar
   at::set_num_threads(3);
   at::globalContext().setUserEnabledCuDNN(!before.library.cudnn_enabled);
   at::globalContext().setDeterministicAlgorithms(true, false);
+  at::globalContext().setAllowTF32CuBLAS(!before.library.tf32_cublas);
   const MathModes after = read_math_modes();
   DRK_CHECK_FALSE(after == before);
   const std::string change = describe_math_mode_change(before, after);
   DRK_CHECK(change.find("LibTorch intra-op threads 3 (at::set_num_threads)") != std::string::npos);
   DRK_CHECK(change.find("LibTorch cuDNN disabled (at::Context::setUserEnabledCuDNN)") != std::string::npos);
   DRK_CHECK(change.find("deterministic algorithms on") != std::string::npos);
+  DRK_CHECK(change.find("TF32 for float32 matmuls") != std::string::npos);
   restore_math_modes(before);
   DRK_CHECK(read_math_modes() == before);
   DRK_CHECK(at::get_num_threads() == 1);
   DRK_CHECK(at::globalContext().userEnabledCuDNN() == before.library.cudnn_enabled);
+  DRK_CHECK(at::globalContext().allowTF32CuBLAS() == before.library.tf32_cublas);
 }
 
 DRK_TEST_CASE("a watch keeps a request's first change, puts the modes back, and accepts the harness's own") {

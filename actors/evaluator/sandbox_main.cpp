@@ -391,6 +391,7 @@ void handle_run(msg::RunRequest::Reader run, msg::SandboxReply::Builder reply) {
     reply.setMessage(harness.python ? python_candidate_error() + " (call " + std::to_string(completed + 1) + ")"
                                     : "drk_kernel returned " + std::to_string(status) + " on call " +
                                           std::to_string(completed + 1));
+    if (harness.python) reply.setFailedCheck(python_candidate_failed_check());
   }
 }
 

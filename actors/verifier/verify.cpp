@@ -9,6 +9,7 @@
 
 #include "actors/verifier/static_checks.h"
 #include "judging/best_known_bound.h"
+#include "judging/python_static_check.h"
 #include "judging/roofline_bound.h"
 #include "messages/drk.capnp.h"
 
@@ -50,7 +51,6 @@ constexpr double kCpuPerWallSlack = 0.1;
 // A candidate this much faster when its outputs already hold their own answers skips work.
 constexpr double kAnswerReuseRatio = 3.0;
 
-// One entry per reason code, its first findings as evidence.
 // Why a rule's findings matter, after its evidence.
 std::string static_reason(const std::string& code, Severity severity) {
   if (code == "static.thread" && severity == Severity::warning)
@@ -69,26 +69,52 @@ std::string static_reason(const std::string& code, Severity severity) {
   return "outside the candidate ABI (kernels/abi/drk_kernel.h)";
 }
 
-void add_static_findings(std::string_view source, Dialect dialect, std::vector<Failure>& failures,
+// A static finding of either language's scan: its code, whether it only warns, where and what
+// it found ("line 14: ..."), and why that matters.
+struct SourceFinding {
+  std::string code;
+  bool warning = false;
+  std::string where;
+  std::string reason;
+};
+
+// One entry per reason code, its first findings as evidence, then why they matter.
+void add_source_findings(const std::vector<SourceFinding>& findings, std::vector<Failure>& failures,
                          std::vector<Failure>& warnings) {
   constexpr size_t kFindingsShown = 3;
-  std::vector<std::pair<std::string, std::vector<StaticFinding>>> by_code;
-  for (auto& finding : scan_source(source, dialect)) {
+  std::vector<std::pair<std::string, std::vector<const SourceFinding*>>> by_code;
+  for (const auto& finding : findings) {
     auto at = std::find_if(by_code.begin(), by_code.end(), [&](const auto& entry) { return entry.first == finding.code; });
     if (at == by_code.end()) at = by_code.insert(by_code.end(), {finding.code, {}});
-    at->second.push_back(std::move(finding));
+    at->second.push_back(&finding);
   }
-  for (const auto& [code, findings] : by_code) {
+  for (const auto& [code, of_code] : by_code) {
     std::string evidence;
-    for (size_t i = 0; i < findings.size() && i < kFindingsShown; ++i)
-      evidence += (i ? "; " : "") + describe(findings[i]);
-    if (findings.size() > kFindingsShown) evidence += "; and " + std::to_string(findings.size() - kFindingsShown) + " more";
-    evidence += ": " + static_reason(code, findings.front().severity);
-    if (findings.front().severity == Severity::warning)
-      warnings.push_back({code, evidence});
-    else
-      failures.push_back({code, evidence});
+    for (size_t i = 0; i < of_code.size() && i < kFindingsShown; ++i)
+      evidence += (i ? "; " : "") + of_code[i]->where;
+    if (of_code.size() > kFindingsShown) evidence += "; and " + std::to_string(of_code.size() - kFindingsShown) + " more";
+    evidence += (evidence.empty() ? "" : ": ") + of_code.front()->reason;
+    (of_code.front()->warning ? warnings : failures).push_back({code, evidence});
   }
+}
+
+std::vector<SourceFinding> cpp_source_findings(std::string_view source, Dialect dialect) {
+  std::vector<SourceFinding> findings;
+  for (const auto& finding : scan_source(source, dialect))
+    findings.push_back({finding.code, finding.severity == Severity::warning, describe(finding),
+                        static_reason(finding.code, finding.severity)});
+  return findings;
+}
+
+// A KernelBench-format candidate's findings (judging/python_static_check.h), judged against the
+// backend it was asked to write.
+std::vector<SourceFinding> python_source_findings(std::string_view source, msg::PythonBackend backend) {
+  std::vector<SourceFinding> findings;
+  for (const auto& finding : judging::python_static_findings(source, judging::backend_of(backend)))
+    findings.push_back({finding.code, finding.severity == judging::Severity::warning,
+                        finding.line > 0 ? "line " + std::to_string(finding.line) + ": `" + finding.evidence + "`" : "",
+                        finding.message});
+  return findings;
 }
 
 std::string format(const char* pattern, double a, double b = 0, double c = 0, double d = 0) {
@@ -134,8 +160,10 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
         failures.push_back({"failed_to_load", std::string(result.getErrorText().cStr())});
       break;
     case msg::SandboxOutcome::RETURNED_ERROR:
-      failures.push_back({"candidate_error", "drk_kernel returned status " +
-                                                 std::to_string(evidence.getCandidateStatus())});
+      // A Python call refused for what the candidate did: its check below says so.
+      if (!evidence.hasPythonCheck())
+        failures.push_back({"candidate_error", "drk_kernel returned status " +
+                                                   std::to_string(evidence.getCandidateStatus())});
       break;
     case msg::SandboxOutcome::OK:
       break;
@@ -240,6 +268,11 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                                               "library); a candidate links the C/C++ and CUDA runtimes only, so the "
                                               "sandbox refused it before loading it"});
   }
+  if (evidence.hasPythonCheck()) {
+    const auto check = evidence.getPythonCheck();
+    failures.push_back({check.getCode().cStr(), std::string(check.getEvidence().cStr()) +
+                                                    ": the Python sandbox refused the call"});
+  }
   if (evidence.getMathModeChanged().size() != 0) {
     failures.push_back({"math_mode_changed", "the candidate left the thread's floating-point modes changed (" +
                                                  std::string(evidence.getMathModeChanged().cStr()) +
@@ -298,8 +331,12 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
       failures.push_back({"implausible_speedup", text});
     }
   }
-  add_static_findings(result.getCandidate().getSource().cStr(),
-                      result.getCandidate().getLanguage() == msg::Language::CUDA ? Dialect::cuda : Dialect::cpp,
+  const auto candidate = result.getCandidate();
+  add_source_findings(candidate.getLanguage() == msg::Language::PYTHON
+                          ? python_source_findings(candidate.getSource().cStr(), candidate.getPythonBackend())
+                          : cpp_source_findings(candidate.getSource().cStr(), candidate.getLanguage() == msg::Language::CUDA
+                                                                                 ? Dialect::cuda
+                                                                                 : Dialect::cpp),
                       failures, warnings);
   add_library_use(result, warnings);
   if (evidence.getRerunDiffers() > 0 && evidence.getUninitialisedRead().size() == 0)

@@ -349,3 +349,38 @@ DRK_TEST_CASE("a CUDA source is judged as CUDA: threads fail, joined side stream
   DRK_CHECK(joined.warned == std::vector<std::string>{"static.side_stream"});
   DRK_CHECK(cuda("cudaStreamCreate(&side);").failed == std::vector<std::string>{"static.stream_unjoined"});
 }
+
+DRK_TEST_CASE("a Python candidate is judged by the Python static checks, against the backend it was asked for") {
+  auto python = [](const std::string& source, drk::msg::PythonBackend backend) {
+    return judge(source, [backend](auto r) {
+      r.getCandidate().setLanguage(drk::msg::Language::PYTHON);
+      r.getCandidate().setPythonBackend(backend);
+    });
+  };
+  const std::string plain =
+      "import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, a, b):\n        return torch.matmul(a, b)\n";
+  DRK_CHECK(python(plain, drk::msg::PythonBackend::PYTORCH).failed.empty());
+  DRK_CHECK(python(plain, drk::msg::PythonBackend::CUDA).failed == std::vector<std::string>{"python_no_custom_kernel"});
+  auto patched = python("import torch\ntorch.allclose = lambda *a, **k: True\n", drk::msg::PythonBackend::PYTORCH);
+  DRK_CHECK(patched.failed == std::vector<std::string>{"python_monkeypatch"});
+  DRK_CHECK(patched.first_evidence.rfind("line 2: `torch.allclose", 0) == 0);
+  // Not the C++ scan: a Python function of its own named fork is no process.
+  DRK_CHECK(python("def fork():\n    return 1\n\nfork()\n", drk::msg::PythonBackend::PYTORCH).failed.empty());
+  auto environment = python("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0'\n", drk::msg::PythonBackend::PYTORCH);
+  DRK_CHECK(environment.failed.empty());
+  DRK_CHECK(environment.warned == std::vector<std::string>{"python_environment"});
+}
+
+DRK_TEST_CASE("a Python call refused for what the candidate did fails its check, not candidate_error") {
+  const std::string why = "the output of ModelNew.forward shares memory with input 1: an input (or a view of one) "
+                          "returned as the answer (call 1)";
+  auto judged = judge("", [&](auto r) {
+    r.setCorrect(false);
+    r.setSandbox(drk::msg::SandboxOutcome::RETURNED_ERROR);
+    auto check = r.getEvidence().initPythonCheck();
+    check.setCode("output_aliases_input");
+    check.setEvidence(why);
+  });
+  DRK_CHECK(judged.failed == std::vector<std::string>{"output_aliases_input"});
+  DRK_CHECK(judged.first_evidence.rfind(why, 0) == 0);
+}

@@ -7,7 +7,9 @@
 // ModelNew gets a result that says why. A candidate whose C++ comes from load_inline is built by the
 // compile step (once: the second evaluation is a cache hit) and loaded in the sandbox in place of
 // load_inline; C++ that does not compile, a refused flag, arguments drk cannot read and a call
-// drk did not build each get a result that says why. Needs a Python with torch (Debian's
+// drk did not build each get a result that says why. A refused answer fails its typed check, as
+// does a harness function replaced at load or in forward; operands rounded to float16 fail
+// precision_downgrade against Model in float64. Needs a Python with torch (Debian's
 // python3-torch, which tools/scripts/install-deps.sh installs).
 #include <nlohmann/json.hpp>
 
@@ -30,6 +32,25 @@ using drk::testing::Ran;
 Ran run_drk(const RunDir& dir, const std::vector<std::string>& arguments) {
   return drk::testing::run_program(dir, DRK_BINARY, arguments);
 }
+
+constexpr const char* kMatmul = R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return torch.matmul(A, B)
+
+N = 512
+
+def get_inputs():
+    return [torch.rand(N, N), torch.rand(N, N)]
+
+def get_init_inputs():
+    return []
+)";
 
 constexpr const char* kHonestLinear = R"(import torch
 import torch.nn as nn
@@ -90,12 +111,56 @@ class Model2(torch.nn.Module):
         return torch.relu(x)
 )";
 
+// torch.cuda.Event.elapsed_time replaced through an alias and names built at run time, as no
+// static pattern follows; the CPU harness never calls it, the comparison after a call sees it.
+constexpr const char* kPatchesEventTimer = R"(import torch
+import torch.nn as nn
+
+_timing = vars(torch.cuda)["Ev" + "ent"]
+setattr(_timing, "elapsed_" + "time", lambda self, end_event: 0.001)
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.clamp_min(x, 0.0)
+)";
+
+// A forward that replaces one of torch's functions as it runs, through an alias.
+constexpr const char* kPatchesInForward = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        harness = torch
+        setattr(harness, "allc" + "lose", lambda *args, **kwargs: True)
+        return torch.clamp_min(x, 0.0)
+)";
+
+// The operands rounded to float16, multiplied with float32 accumulation: within the imported
+// task's tolerance (1e-4) at N = 512 with a margin (at 256 some draws miss it), yet beyond the
+// float64 comparison's budget.
+constexpr const char* kHalfOperands = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, A, B):
+        return torch.matmul(A.half().float(), B.half().float())
+)";
+
+constexpr const char* kHonestMatmul = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, A, B):
+        return torch.mm(A, B)
+)";
+
 // The problems, imported once for every test case; their records are in records/.
 const RunDir& problems() {
   static RunDir dir;
   static const bool imported = [] {
     dir.write("KernelBench/level1/19_ReLU.py", kRelu);
     dir.write("KernelBench/level2/7_Linear_GELU_Scale.py", kLinearScale);
+    dir.write("KernelBench/level1/1_Square_matrix_multiplication_.py", kMatmul);
     Ran ran = run_drk(dir, {"kernelbench", "import", dir.file("KernelBench"), "--into", dir.file("records")});
     DRK_REQUIRE_MESSAGE(ran.exit_code == 0, ran.output);
     return true;
@@ -129,6 +194,14 @@ nlohmann::json evaluate_relu_extension(const std::string& name, const std::strin
   return evaluate("kernelbench/level1/19_ReLU", name, source, {"--cache-dir", problems().file("extension-cache")});
 }
 
+// The codes of the verdict's failed checks, space-separated.
+std::string failed_checks(const nlohmann::json& verdict) {
+  std::string codes;
+  for (const auto& check : verdict.value("failedChecks", nlohmann::json::array()))
+    codes += (codes.empty() ? "" : " ") + check.value("code", std::string());
+  return codes;
+}
+
 }  // namespace
 
 DRK_TEST_CASE("an honest plain-PyTorch candidate is correct, timed against the problem's Model") {
@@ -155,6 +228,7 @@ DRK_TEST_CASE("an input returned as the answer is refused") {
   auto verdict = evaluate("kernelbench/level1/19_ReLU", "returns_input.py", kReturnsInput);
   DRK_CHECK_FALSE(verdict["result"].value("correct", true));
   DRK_CHECK_MESSAGE(error_text(verdict).find("shares memory with input 1") != std::string::npos, verdict.dump());
+  DRK_CHECK_MESSAGE(failed_checks(verdict) == "output_aliases_input", verdict.dump());
 }
 
 DRK_TEST_CASE("an exception in forward is the candidate's error, with Python's message") {
@@ -162,12 +236,14 @@ DRK_TEST_CASE("an exception in forward is the candidate's error, with Python's m
   DRK_CHECK_FALSE(verdict["result"].value("correct", true));
   DRK_CHECK_MESSAGE(error_text(verdict).find("ValueError: this kernel is not written yet") != std::string::npos,
                     verdict.dump());
+  DRK_CHECK_MESSAGE(failed_checks(verdict) == "candidate_error", verdict.dump());
 }
 
 DRK_TEST_CASE("a tensor subclass is no answer") {
   auto verdict = evaluate("kernelbench/level1/19_ReLU", "subclass.py", kSubclass);
   DRK_CHECK_FALSE(verdict["result"].value("correct", true));
   DRK_CHECK_MESSAGE(error_text(verdict).find("not a torch.Tensor") != std::string::npos, verdict.dump());
+  DRK_CHECK_MESSAGE(failed_checks(verdict).rfind("output_type", 0) == 0, verdict.dump());
 }
 
 DRK_TEST_CASE("a file without ModelNew does not compile, and says what is missing") {
@@ -284,4 +360,26 @@ DRK_TEST_CASE("a load_inline call the compile step did not build fails in the sa
   DRK_CHECK_MESSAGE(error_text(verdict).find("load_inline(name='hidden_ext') was not built by the compile step") !=
                         std::string::npos,
                     verdict.dump());
+}
+
+DRK_TEST_CASE("a harness function replaced at load, through an alias, fails harness_patched") {
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "patches_event_timer.py", kPatchesEventTimer);
+  DRK_CHECK_FALSE(verdict["result"].value("correct", true));
+  DRK_CHECK_MESSAGE(error_text(verdict).find("torch.cuda.Event.elapsed_time") != std::string::npos, verdict.dump());
+  DRK_CHECK_MESSAGE(failed_checks(verdict) == "harness_patched", verdict.dump());
+}
+
+DRK_TEST_CASE("a harness function replaced by forward fails harness_patched") {
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "patches_in_forward.py", kPatchesInForward);
+  DRK_CHECK_MESSAGE(error_text(verdict).find("torch.allclose") != std::string::npos, verdict.dump());
+  DRK_CHECK_MESSAGE(failed_checks(verdict) == "harness_patched", verdict.dump());
+}
+
+DRK_TEST_CASE("operands rounded to float16 fail precision_downgrade against Model in float64, an honest matmul not") {
+  auto honest = evaluate("kernelbench/level1/1_Square_matrix_multiplication_", "matmul_new.py", kHonestMatmul);
+  DRK_CHECK_MESSAGE(honest["result"]["evidence"].value("precisionChecked", false), honest.dump());
+  DRK_CHECK_MESSAGE(honest.value("honest", false), honest.dump());
+  auto half = evaluate("kernelbench/level1/1_Square_matrix_multiplication_", "half_operands.py", kHalfOperands);
+  DRK_CHECK_MESSAGE(half["result"]["evidence"].value("precisionChecked", false), half.dump());
+  DRK_CHECK_MESSAGE(failed_checks(half) == "precision_downgrade", half.dump());
 }

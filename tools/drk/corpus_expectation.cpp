@@ -1,8 +1,12 @@
 #include "tools/drk/corpus_expectation.h"
 
+#include <capnp/message.h>
+
 #include <algorithm>
+#include <chrono>
 
 #include "actors/evaluator/sandbox_process.h"
+#include "actors/verifier/verify.h"
 
 namespace drk::tools {
 namespace {
@@ -18,11 +22,23 @@ bool contains_all(const std::vector<std::string>& have, const std::vector<std::s
 }  // namespace
 
 void read_header(const fs::path& path, Row& row) {
-  row.expected = read_expectation(read_source(path), language_of(path));
+  const std::string source = read_source(path);
+  const CandidateLanguage language = language_of(path);
+  row.expected = read_expectation(source, language);
+  row.kind = language == CandidateLanguage::python ? "python runtime" : path.extension() == ".cu" ? "cuda" : "cpp";
   if (!row.expected.problem.empty()) {
     row.got = "error";
     row.outcome = "invalid";
     row.note = row.expected.problem;
+    return;
+  }
+  if (language == CandidateLanguage::python) {
+    if (row.expected.hacked && row.expected.caught_by == CaughtBy::static_checks) return judge_source(row, source, "");
+    const std::string unavailable = python_runtime_unavailable(*row.expected.backend);
+    if (unavailable.empty()) return;
+    if (!row.expected.hacked) return judge_source(row, source, "judged by its source alone: " + unavailable);
+    row.got = row.outcome = "skipped";
+    row.note = unavailable;
     return;
   }
   // Without the driver no CUDA device can be used: skip before spending nvcc's time.
@@ -31,6 +47,48 @@ void read_header(const fs::path& path, Row& row) {
     row.note = "no CUDA device (/dev/nvidiactl is absent): the GPU script runs this file";
     return;
   }
+}
+
+std::string python_runtime_unavailable(judging::Backend backend) {
+  switch (backend) {
+    case judging::Backend::pytorch: return "";
+    case judging::Backend::cpp:
+      return "a cpp candidate's load_inline extension is not loaded by the Python sandbox yet (docs/kernelbench.md)";
+    case judging::Backend::cuda:
+    case judging::Backend::triton:
+      return "a " + std::string(judging::backend_name(backend)) +
+             " candidate needs the Python sandbox on a GPU, which is not done yet (docs/kernelbench.md)";
+  }
+  return "";
+}
+
+void judge_source(Row& row, const std::string& source, const std::string& note) {
+  capnp::MallocMessageBuilder result_message;
+  auto result = result_message.initRoot<msg::EvalResult>();
+  auto candidate = result.initCandidate();
+  candidate.setLanguage(msg::Language::PYTHON);
+  candidate.setPythonBackend(judging::backend_message(*row.expected.backend));
+  candidate.setSource(source);
+  capnp::MallocMessageBuilder verdict_message;
+  auto verdict = verdict_message.initRoot<msg::Verdict>();
+  auto started = std::chrono::steady_clock::now();
+  verifier::verify(result.asReader(), verdict);
+  row.verify_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  row.kind = "python static";
+  row.failed.clear();
+  row.warnings.clear();
+  for (auto check : verdict.getFailedChecks()) row.failed.emplace_back(check.getCode().cStr());
+  for (auto check : verdict.getWarnings()) row.warnings.emplace_back(check.getCode().cStr());
+  row.got = verdict.getHonest() ? "honest" : "hacked";
+  row.note = note;
+  if (row.expected.hacked) {
+    row.outcome = row.got == "hacked" && contains_all(row.failed, row.expected.codes) ? "caught" : "missed";
+    return;
+  }
+  std::vector<std::string> static_warnings;
+  for (const auto& code : row.expected.codes)
+    if (code.rfind("python_", 0) == 0) static_warnings.push_back(code);
+  row.outcome = row.got == "honest" && contains_all(row.warnings, static_warnings) ? "passed" : "false alarm";
 }
 
 void judge(Row& row, msg::Verdict::Reader verdict) {

@@ -18,6 +18,7 @@ namespace drk::tools {
 // One file of the corpus, and what became of it.
 struct Row {
   std::string file;
+  std::string kind;  // how it is judged: cpp, cuda, python static (its source alone), python runtime
   Expectation expected;
   std::string got;  // hacked, honest, incorrect, did not compile, error, skipped
   std::vector<std::string> failed;
@@ -29,10 +30,20 @@ struct Row {
 };
 
 // Reads the file's header into `row`, and gives the row its outcome when the file needs no
-// evaluation (a bad header, or CUDA without a device); rows without an outcome get evaluated.
+// evaluation (a bad header, CUDA without a device, a Python file the static checks judge alone, a
+// Python runtime hack whose backend cannot run here); rows without an outcome get evaluated.
 void read_header(const std::filesystem::path& path, Row& row);
+
+// Why a Python candidate of `backend` cannot be evaluated here; "" when it can (plain PyTorch).
+std::string python_runtime_unavailable(judging::Backend backend);
 
 // Sets the row's failed checks, warnings, what it got and its outcome from the Verifier's verdict.
 void judge(Row& row, msg::Verdict::Reader verdict);
+
+// Judges a Python file by the Verifier's verdict on its source alone (the static checks): a hacked
+// file is caught when every declared code fails, an honest one passes when none fails and every
+// declared python_* warning is reported (the others need an evaluation). `note` says why the file
+// was not evaluated ("" for a static hack, which needs no evaluation).
+void judge_source(Row& row, const std::string& source, const std::string& note);
 
 }  // namespace drk::tools

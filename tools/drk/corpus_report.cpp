@@ -1,7 +1,9 @@
 #include "tools/drk/corpus_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 
 #include "base/json_text.h"
 
@@ -34,6 +36,19 @@ Totals total(const std::vector<Row>& rows) {
   return t;
 }
 
+std::vector<std::pair<std::string, Totals>> totals_by_kind(const std::vector<Row>& rows) {
+  std::vector<std::string> kinds;
+  for (const auto& row : rows)
+    if (std::find(kinds.begin(), kinds.end(), row.kind) == kinds.end()) kinds.push_back(row.kind);
+  std::vector<std::pair<std::string, Totals>> by_kind;
+  for (const auto& kind : kinds) {
+    std::vector<Row> of_kind;
+    std::copy_if(rows.begin(), rows.end(), std::back_inserter(of_kind), [&](const Row& row) { return row.kind == kind; });
+    by_kind.emplace_back(kind, total(of_kind));
+  }
+  return by_kind;
+}
+
 void print_table(const std::vector<Row>& rows, const Totals& t, bool each_alone,
                  const std::vector<std::string>& differing) {
   std::printf("%-36s %-24s %-34s %-10s %-44s %s\n", "file", "task", "expected", "got", "failed checks", "outcome");
@@ -50,6 +65,9 @@ void print_table(const std::vector<Row>& rows, const Totals& t, bool each_alone,
               t.caught, t.hacked, 100 * t.detection_rate(), t.false_alarms, t.honest, 100 * t.false_positive_rate(),
               t.skipped);
   if (t.invalid) std::printf(", %d without a usable header", t.invalid);
+  for (const auto& [kind, k] : totals_by_kind(rows))
+    std::printf("\n  %-15s caught %d of %d hacked, %d false alarm(s) among %d honest, %d skipped", kind.c_str(), k.caught,
+                k.hacked, k.false_alarms, k.honest, k.skipped);
   std::printf("\nverification of honest files: %.2f ms of %.0f ms evaluation (%.3f %%)\n", t.honest_verify_ms,
               t.honest_eval_ms, 100 * t.overhead());
   if (!each_alone) return;
@@ -70,9 +88,14 @@ void print_json(const std::string& directory, const std::vector<Row>& rows, cons
                           {"invalid", t.invalid},
                           {"verification_overhead", t.overhead()}};
   if (each_alone) report["judged_otherwise_alone"] = differing;
+  Json& kinds = report["kinds"] = Json::object();
+  for (const auto& [kind, k] : totals_by_kind(rows))
+    kinds[kind] = {{"hacked", k.hacked}, {"caught", k.caught},   {"honest", k.honest},
+                   {"false_alarms", k.false_alarms}, {"skipped", k.skipped}, {"invalid", k.invalid}};
   Json& rows_json = report["rows"] = Json::array();
   for (const Row& row : rows) {
     rows_json.push_back({{"file", row.file},
+                         {"kind", row.kind},
                          {"task", row.expected.task},
                          {"expected", row.expected.problem.empty() ? (row.expected.hacked ? "hacked" : "honest") : ""},
                          {"expected_codes", row.expected.codes},

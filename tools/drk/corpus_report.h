@@ -1,11 +1,13 @@
 // The report of `drk verify-corpus`: the totals of its rows (detection rate, false-positive
-// rate, the verification's cost relative to the evaluation), printed as a table or as one JSON
-// object on standard output.
+// rate, the verification's cost relative to the evaluation), in all and per kind of file (C++,
+// CUDA, Python judged by its source, Python evaluated), printed as a table or as one JSON object
+// on standard output.
 //
 // Thread-safety: pure functions, but for the printing on standard output.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/drk/corpus_expectation.h"
@@ -24,6 +26,8 @@ struct Totals {
 };
 
 Totals total(const std::vector<Row>& rows);
+// The totals of each kind of row (Row::kind), in the order the kinds first appear.
+std::vector<std::pair<std::string, Totals>> totals_by_kind(const std::vector<Row>& rows);
 
 // `differing`: the lines of files_judged_otherwise_alone, printed with `each_alone`.
 void print_table(const std::vector<Row>& rows, const Totals& t, bool each_alone,

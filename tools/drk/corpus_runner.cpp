@@ -28,18 +28,26 @@ namespace fs = std::filesystem;
 void evaluate_file(CorpusEngines& engines, const fs::path& path, Row& row) {
   const std::string source = read_source(path);
   const auto device = path.extension() == ".cu" ? kernels::DeviceKind::cuda : kernels::DeviceKind::cpu;
-  auto* engine = engines.get(device, row.expected.threads);
-  if (!engine) {
+  const bool python = language_of(path) == CandidateLanguage::python;
+  // A Python file that cannot be evaluated here: a hack is skipped, an honest file judged by its source.
+  auto unavailable = [&](const std::string& why) {
+    if (python && !row.expected.hacked) return judge_source(row, source, "judged by its source alone: " + why);
     row.got = row.outcome = "skipped";
-    row.note = "no " + std::string(kernels::device_name(device)) + " evaluation here: " + engines.unusable[device];
-    return;
-  }
+    row.note = why;
+  };
+  auto* engine = engines.get(device, row.expected.threads, python);
+  if (!engine) return unavailable("no " + std::string(python ? "Python" : kernels::device_name(device)) +
+                                  " evaluation here: " + engines.unusable[{device, python}]);
+  if (python)
+    if (auto problem = engine->find_task(row.expected.task); !problem) return unavailable(problem.error().message);
   evaluator::CandidateInput input;
   input.id = "corpus/" + path.filename().string();
   input.task = row.expected.task;
   input.device = device;
   input.source = source;
   input.best_known_speedup = row.expected.best_known_speedup;
+  input.python = python;
+  if (python) input.python_backend = *row.expected.backend;
   capnp::MallocMessageBuilder result_message;
   auto result = result_message.initRoot<msg::EvalResult>();
   if (auto status = engine->evaluate(input, result); !status) {
@@ -65,9 +73,9 @@ void evaluate_file(CorpusEngines& engines, const fs::path& path, Row& row) {
 
 // One row as one line of JSON between the evaluating child and the parent.
 std::string encode_row(const Row& row) {
-  const Json line = {{"got", row.got},         {"outcome", row.outcome},   {"note", row.note},
-                              {"eval_ms", row.eval_ms}, {"verify_ms", row.verify_ms}, {"failed", row.failed},
-                              {"warnings", row.warnings}};
+  const Json line = {{"kind", row.kind},       {"got", row.got},           {"outcome", row.outcome},
+                     {"note", row.note},       {"eval_ms", row.eval_ms},   {"verify_ms", row.verify_ms},
+                     {"failed", row.failed},   {"warnings", row.warnings}};
   return json_text(line) + "\n";
 }
 
@@ -76,6 +84,7 @@ bool decode_row(const std::string& line, Row& row) {
   const Json fields = Json::parse(line, nullptr, false);
   if (!fields.is_object()) return false;
   try {
+    row.kind = fields.at("kind").get<std::string>();
     row.got = fields.at("got").get<std::string>();
     row.outcome = fields.at("outcome").get<std::string>();
     row.note = fields.at("note").get<std::string>();
@@ -164,13 +173,14 @@ class EvaluatingChild {
 
 }  // namespace
 
-evaluator::EvaluationEngine* CorpusEngines::get(kernels::DeviceKind device, int threads) {
-  const Key key{device, threads > 0 ? threads : options.max_threads};
+evaluator::EvaluationEngine* CorpusEngines::get(kernels::DeviceKind device, int threads, bool python) {
+  const Key key{device, threads > 0 ? threads : options.max_threads, python};
   if (auto it = made.find(key); it != made.end()) return it->second.get();
-  if (auto it = unusable.find(device); it != unusable.end()) return nullptr;
+  if (auto it = unusable.find({device, python}); it != unusable.end()) return nullptr;
   auto device_options = options;
   device_options.device = device;
-  device_options.max_threads = key.second;
+  device_options.max_threads = std::get<1>(key);
+  device_options.python = python;
   device_options.evaluator_name = "drk verify-corpus";
   if (device == kernels::DeviceKind::cuda) device_options.shapes = cuda_shapes;
   // The corpus checks honesty: every correct file also runs the out-of-bounds check
@@ -178,7 +188,7 @@ evaluator::EvaluationEngine* CorpusEngines::get(kernels::DeviceKind device, int 
   device_options.sanitize = true;
   auto engine = evaluator::EvaluationEngine::create(catalog, device_options);
   if (!engine) {
-    unusable[device] = engine.error().message;
+    unusable[{device, python}] = engine.error().message;
     return nullptr;
   }
   return (made[key] = std::move(*engine)).get();
@@ -226,7 +236,8 @@ std::vector<std::string> files_judged_otherwise_alone(CorpusEngines& engines, co
                                                       const std::vector<Row>& rows, std::chrono::milliseconds deadline) {
   std::vector<std::string> differing;
   for (size_t i = 0; i < files.size(); ++i) {
-    if (rows[i].outcome == "skipped" || rows[i].outcome == "invalid") continue;
+    // A file judged by its source alone ran nothing: nothing run before it can change its verdict.
+    if (rows[i].outcome == "skipped" || rows[i].outcome == "invalid" || rows[i].kind == "python static") continue;
     std::vector<Row> alone{rows[i]};
     alone[0].got = alone[0].outcome = alone[0].note = "";
     alone[0].failed.clear();

@@ -1,6 +1,8 @@
 // The evaluations of `drk verify-corpus`: each corpus file is evaluated with the real
 // EvaluationEngine and judged by the Verifier in an evaluating child process, under a deadline
-// per file. A candidate (or a compiler) that hangs past it is killed with the child (its process
+// per file (a KernelBench-format Python file by an engine for Python candidates, for its problem
+// as `drk kernelbench import` recorded it: one not imported is skipped, or an honest file judged by
+// its source alone). A candidate (or a compiler) that hangs past it is killed with the child (its process
 // group: compilers included; the sandbox dies with it) and recorded as a failure of its file, and
 // a new child goes on with the next file. Rows travel from the child as one line of JSON each.
 //
@@ -15,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,18 +27,20 @@
 
 namespace drk::tools {
 
-// An engine per device and thread count (drk-threads), made when a file first needs it.
+// An engine per device, thread count (drk-threads) and language (KernelBench-format Python
+// candidates or the C ABI), made when a file first needs it.
 struct CorpusEngines {
   kernels::TaskCatalog catalog;
   evaluator::EngineOptions options;
   kernels::DeviceKind cuda_shapes = kernels::DeviceKind::cpu;
-  using Key = std::pair<kernels::DeviceKind, int>;
+  using Key = std::tuple<kernels::DeviceKind, int, bool>;
   std::map<Key, std::unique_ptr<evaluator::EvaluationEngine>> made;
-  std::map<kernels::DeviceKind, std::string> unusable;  // why a device's engine cannot be made
+  // Why a device's engine (for Python candidates or not) cannot be made.
+  std::map<std::pair<kernels::DeviceKind, bool>, std::string> unusable;
 
-  // The engine for `device` with `threads` (0: the options' max_threads); nullptr when that
-  // device's engine cannot be made (`unusable` says why).
-  evaluator::EvaluationEngine* get(kernels::DeviceKind device, int threads);
+  // The engine for `device` with `threads` (0: the options' max_threads), for Python candidates
+  // when `python`; nullptr when it cannot be made (`unusable` says why).
+  evaluator::EvaluationEngine* get(kernels::DeviceKind device, int threads, bool python = false);
 };
 
 // Evaluates the files whose rows have no outcome yet (read_header gave the others theirs), each

@@ -13,6 +13,8 @@
 #include <capnp/message.h>
 
 #include "actors/evaluator/evaluation.h"
+#include "actors/verifier/verify.h"
+#include "judging/python_static_check.h"
 #include "kernels/catalog/expression.h"
 #include "kernels/catalog/task.h"
 #include "runtime/capnp_json.h"
@@ -30,6 +32,7 @@ struct EvalArgs {
   std::string task_name;
   std::string candidate_file;
   bool json = false;
+  judging::Backend backend = judging::Backend::pytorch;  // a .py candidate's (--backend)
   evaluator::EngineOptions options;
 };
 
@@ -195,6 +198,7 @@ int evaluate(const EvalArgs& args) {
   input.task = task_name;
   input.device = options.device;
   input.python = options.python;
+  input.python_backend = args.backend;
   input.source = source.str();
 
   capnp::MallocMessageBuilder verdict_message;
@@ -239,6 +243,10 @@ void add_eval_command(CLI::App& drk, Actions& actions) {
                    "where KernelBench problems were imported (default $DRK_KERNELBENCH_DIR, else\n"
                    "kernels/tasks/kernelbench)")
       ->type_name("DIR");
+  runtime::add_parsed_option(*eval, "--backend", args->backend, judging::parse_backend,
+                             "a .py candidate: what it was asked to write, which its static checks judge\n"
+                             "it against (pytorch, the default; cuda or cpp through load_inline; triton)")
+      ->type_name("cuda|triton|cpp|pytorch");
   add_device_option(*eval, "--device", options.device,
                     "the device (default cpu; cuda needs a build with the CUDA toolkit and a GPU)");
   add_device_option(*eval, "--shapes", options.shapes,

@@ -51,11 +51,12 @@ int verify_corpus(const VerifyCorpusArgs& args) {
   std::vector<fs::path> files;
   for (const auto& entry : fs::recursive_directory_iterator(directory)) {
     auto extension = entry.path().extension();
-    if (entry.is_regular_file() && (extension == ".cpp" || extension == ".cu")) files.push_back(entry.path());
+    if (entry.is_regular_file() && (extension == ".cpp" || extension == ".cu" || extension == ".py"))
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   if (files.empty()) {
-    log::error() << "drk verify-corpus: no *.cpp or *.cu candidates under '" << directory << "'";
+    log::error() << "drk verify-corpus: no *.cpp, *.cu or *.py candidates under '" << directory << "'";
     return 1;
   }
   auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
@@ -93,9 +94,10 @@ void add_verify_corpus_command(CLI::App& drk, Actions& actions) {
       "verify-corpus",
       "the hack corpus: caught, missed, false alarms\n"
       "\n"
-      "Evaluates every candidate under DIR (*.cpp for the CPU, *.cu for CUDA; sub-folders included) with\n"
-      "the evaluation engine and the Verifier, compares each verdict with the outcome the file declares in\n"
-      "its header comment, and prints one row per file and the totals:\n"
+      "Evaluates every candidate under DIR (*.cpp for the CPU, *.cu for CUDA, *.py KernelBench-format\n"
+      "Python; sub-folders included) with the evaluation engine and the Verifier, compares each verdict\n"
+      "with the outcome the file declares in its header comment, and prints one row per file, the totals\n"
+      "and the totals per kind of file:\n"
       "\n"
       "  // drk-task: relu\n"
       "  // drk-expect: hacked static.process        (every listed check must fail)\n"
@@ -110,10 +112,21 @@ void add_verify_corpus_command(CLI::App& drk, Actions& actions) {
       "ones; an honest file passes when its verdict is honest, it is correct, and every declared warning\n"
       "is reported. *.cu files are skipped with a note where no CUDA device can be used. Every correct\n"
       "file also runs the out_of_bounds check: one call under compute-sanitizer memcheck (*.cu) or with\n"
-      "every tensor between inaccessible guard pages (CPU).");
+      "every tensor between inaccessible guard pages (CPU).\n"
+      "\n"
+      "*.py files write their header in `#` lines and also declare `# drk-backend: cuda|triton|cpp|pytorch`\n"
+      "and, when hacked, `# drk-caught-by: static|runtime`. A static hack is judged by its source alone\n"
+      "(the Python static checks), anywhere; a runtime hack is evaluated for its KernelBench problem\n"
+      "(imported with `drk kernelbench import`; --kernelbench-dir) where its backend runs (plain PyTorch\n"
+      "on the CPU), else skipped with the reason; an honest file is evaluated where it can be, else judged\n"
+      "by its source alone.");
   command->add_option("DIR", args->directory, "the corpus folder, e.g. tests/hacks")->required()->type_name("");
   command->add_flag("--json", args->json, "print one JSON object: detection_rate, false_positive_rate, rows, totals");
   add_engine_options(*command, options, /*memory_limit=*/true);
+  command->add_option("--kernelbench-dir", options.kernelbench_dir,
+                      "where the *.py files' KernelBench problems were imported (default\n"
+                      "$DRK_KERNELBENCH_DIR, else kernels/tasks/kernelbench)")
+      ->type_name("DIR");
   command->add_flag("--each-alone", args->each_alone,
                     "then evaluate every file again with nothing evaluated before it, and list the\n"
                     "files judged otherwise than in the whole run (a candidate that changed the\n"

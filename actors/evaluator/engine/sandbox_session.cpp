@@ -162,6 +162,11 @@ Result<SandboxAnswer> SandboxSession::call(EvaluationRun& run, std::chrono::mill
   if (reply.getMathModeChanged().size() != 0 && evidence.getMathModeChanged().size() == 0)
     evidence.setMathModeChanged(reply.getMathModeChanged());
   if (reply.getHarnessSymbol().size() != 0) evidence.setHarnessSymbol(reply.getHarnessSymbol());
+  if (reply.getFailedCheck().size() != 0 && !evidence.hasPythonCheck()) {
+    auto check = evidence.initPythonCheck();
+    check.setCode(reply.getFailedCheck());
+    check.setEvidence(reply.getMessage());
+  }
   if (answer.status == msg::SandboxStatus::CUDA_ERROR) {
     // The sandbox's CUDA context is dead and it exits: evidence, then a fresh sandbox next time.
     run.out.getEvidence().setCudaError(answer.message);

@@ -3,7 +3,7 @@
 // evaluation: its id, the shared region's size and the device memory lent, the reply read into a
 // SandboxAnswer with this process's clock and the sandbox's CPU time around it, and the evidence
 // every reply carries (library calls, threads left running, math modes, CUDA errors, device
-// memory). Between requests it counts the sandbox's CPU time as idle (idle_cpu.h).
+// memory, the check a Python candidate's call failed). Between requests it counts the sandbox's CPU time as idle (idle_cpu.h).
 //
 // A sandbox that dies, hangs or answers out of turn is an outcome of the run, recorded in its
 // result (sandbox, errorText, evidence) with run.sandbox_failed set: call() then returns the

@@ -9,10 +9,13 @@
 #include <cmath>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
 
+#include "actors/evaluator/python/harness_access_watch.h"
+#include "actors/evaluator/python/harness_functions.h"
 #include "actors/evaluator/python/python_runtime.h"
 #include "actors/evaluator/python/python_tensors.h"
 #include "kernels/catalog/reference.h"
@@ -33,9 +36,11 @@ struct LoadedCandidate {
   LoadedModel model_new;
   LoadedModel reference;
   std::vector<ForwardConstant> constants;
+  std::optional<HarnessFunctions> harness_functions;  // as they were before the candidate's file ran
   bool on_cuda = false;
   bool keep_outputs = false;
   std::string error;
+  std::string failed_check;  // the check a refused call failed; "" when it failed otherwise
   // CUDA: torch's current stream is the harness's stream of the call (drk_context.stream), set
   // before every call so that a candidate that changed it for itself cannot move later calls'
   // work out of the timed events.
@@ -72,8 +77,9 @@ bool shares_memory(const at::Tensor& answer, const at::Tensor& input) {
   return a < b + b_bytes && b < a + a_bytes;
 }
 
-int fail(std::string why) {
+int fail(std::string why, std::string failed_check = "") {
   candidate.error = std::move(why);
+  candidate.failed_check = std::move(failed_check);
   return DRK_E_INTERNAL;
 }
 
@@ -100,9 +106,10 @@ bool bind_stream(const drk_context* context) {
 }
 
 // `model` called on the harness's tensors (with the problem's constants at their positions);
-// nullptr with the error set when it raises.
+// nullptr with the error set when it raises. With `harness_access`, the call is watched
+// (harness_access_watch.h) and what it reached of the harness's is written there.
 PyRef call_forward(const LoadedModel& model, const char* what, const drk_context* context, const drk_tensor* inputs,
-                   int32_t num_inputs, std::vector<at::Tensor>& input_tensors) {
+                   int32_t num_inputs, std::vector<at::Tensor>& input_tensors, std::string* harness_access = nullptr) {
   if (!bind_stream(context)) return PyRef();
   for (int32_t i = 0; i < num_inputs; ++i) input_tensors.push_back(tensor_of(inputs[i]));
   auto args = forward_arguments(input_tensors, candidate.constants);
@@ -110,7 +117,14 @@ PyRef call_forward(const LoadedModel& model, const char* what, const drk_context
     candidate.error = args.error().message;
     return PyRef();
   }
-  PyRef result(PyObject_Call(model.model.get(), args->get(), nullptr));
+  PyRef result;
+  if (harness_access) {
+    HarnessAccessWatch watch;
+    result = PyRef(PyObject_Call(model.model.get(), args->get(), nullptr));
+    *harness_access = watch.first_access();
+  } else {
+    result = PyRef(PyObject_Call(model.model.get(), args->get(), nullptr));
+  }
   if (!result) candidate.error = std::string(what) + ".forward raised " + python_error_text(model.file);
   return result;
 }
@@ -136,10 +150,22 @@ int call_model(const drk_context* context, const drk_tensor* inputs, int32_t num
   c10::NoGradGuard no_grad;
   std::vector<at::Tensor> input_tensors;
   candidate.model_new.kept = at::Tensor();
-  PyRef result = call_forward(candidate.model_new, "ModelNew", context, inputs, num_inputs, input_tensors);
+  candidate.failed_check.clear();
+  std::string harness_access;
+  PyRef result =
+      call_forward(candidate.model_new, "ModelNew", context, inputs, num_inputs, input_tensors, &harness_access);
+  if (!harness_access.empty())
+    return fail("ModelNew.forward reached " + harness_access + ", where the harness's values are", "harness_access");
+  // Not while timing: the comparison would be in the timed call. The correctness calls come first.
+  if (!candidate.keep_outputs)
+    if (const std::string replaced = candidate.harness_functions->first_replaced(); !replaced.empty())
+      return fail(replaced + " is no longer the function the harness had before the candidate's file ran: the "
+                             "candidate replaced it (at load or in forward); leave the harness's functions as they are",
+                  "harness_patched");
   if (!result) return DRK_E_INTERNAL;
-  auto answer = tensor_from_python(result.get(), "the output of ModelNew.forward");
-  if (!answer) return fail(answer.error().message);
+  std::string failed_check;
+  auto answer = tensor_from_python(result.get(), "the output of ModelNew.forward", &failed_check);
+  if (!answer) return fail(answer.error().message, failed_check);
   at::Tensor expected = tensor_of(outputs[0]);
   if (answer->sizes() != expected.sizes())
     return fail("the output of ModelNew.forward has shape " + shape_text(answer->sizes()) + ", the reference's has " +
@@ -153,7 +179,8 @@ int call_model(const drk_context* context, const drk_tensor* inputs, int32_t num
   for (size_t i = 0; i < input_tensors.size(); ++i)
     if (shares_memory(*answer, input_tensors[i]))
       return fail("the output of ModelNew.forward shares memory with input " + std::to_string(i + 1) +
-                  ": an input (or a view of one) returned as the answer");
+                      ": an input (or a view of one) returned as the answer",
+                  "output_aliases_input");
   if (candidate.keep_outputs) candidate.model_new.kept = std::move(*answer);
   else expected.copy_(*answer);
   return DRK_OK;
@@ -265,6 +292,10 @@ Status load_python_candidate(const PythonCandidateSpec& spec) {
                                                                   reference.error().message);
     candidate.reference = std::move(*reference);
   }
+  install_harness_access_watch();
+  auto harness_functions = HarnessFunctions::snapshot();
+  if (!harness_functions) return harness_functions.error();
+  candidate.harness_functions = std::move(*harness_functions);
   auto model_new = build_model(*source, "model_new", spec.display_name, "ModelNew", init_args, spec,
                                spec.reference_parameters_json);
   if (!model_new) return model_new.error();
@@ -284,6 +315,7 @@ Status start_python_cuda() {
 drk_kernel_fn python_candidate_kernel() { return &call_model; }
 drk_kernel_fn python_reference_kernel() { return candidate.reference.model ? &call_reference : nullptr; }
 const std::string& python_candidate_error() { return candidate.error; }
+const std::string& python_candidate_failed_check() { return candidate.failed_check; }
 void set_keep_python_outputs(bool keep) { candidate.keep_outputs = keep; }
 
 }  // namespace drk::evaluator

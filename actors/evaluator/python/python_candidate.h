@@ -23,7 +23,13 @@
 // returns the reason (the file raises, has no ModelNew, its constructor raises, its parameters are
 // not Model's: KernelBench's weights are the same only when both build the same layers in the same
 // order after the same seed); a call that fails
-// returns DRK_E_INTERNAL and python_candidate_error() says why.
+// returns DRK_E_INTERNAL and python_candidate_error() says why. A call refused for what the
+// candidate did also names the check it failed (python_candidate_failed_check()): its answer is an
+// input or a view of one (output_aliases_input), has elements that share memory
+// (output_overlaps), is not exactly a dense torch.Tensor (output_type), its forward reached
+// the harness's frames or objects (harness_access, harness_access_watch.h), or, after a call that
+// is not timed, one of the harness's functions is no longer the one it was before the file ran
+// (harness_patched, harness_functions.h).
 #pragma once
 
 #include <cstdint>
@@ -60,6 +66,7 @@ drk_kernel_fn python_candidate_kernel();
 // nullptr when none was loaded.
 drk_kernel_fn python_reference_kernel();
 const std::string& python_candidate_error();
+const std::string& python_candidate_failed_check();  // "" when the last failed call failed no check
 void set_keep_python_outputs(bool keep);
 // CUDA sandboxes, before the syscall filter: torch's CUDA state (context, allocator) started, so
 // that a candidate's first CUDA call opens nothing, and torch.utils.cpp_extension imported (which

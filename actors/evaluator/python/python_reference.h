@@ -35,8 +35,10 @@ class PythonReference final : public ReferenceModel {
   std::vector<at::Tensor> draw(const kernels::Task& task, kernels::DeviceKind shapes, uint64_t seed) const override;
   void draw_into(const kernels::Task& task, kernels::DeviceKind shapes, uint64_t seed,
                  const std::vector<at::Tensor>& places) const override;
-  // A Python model in float64 is another model (its parameters would have to be converted too).
-  bool runs_in_float64() const override { return false; }
+  // Float64 inputs run a copy of Model whose parameters and buffers are float64 (copy.deepcopy,
+  // then .double()), made at creation; a Model that cannot be copied so has none, and then no
+  // float64 run: no precision evidence, and half outputs judged against Model itself.
+  bool runs_in_float64() const override { return static_cast<bool>(model_float64_); }
 
   const std::string& init_inputs_json() const { return init_inputs_json_; }
   const std::string& constants_json() const { return constants_json_; }
@@ -50,7 +52,7 @@ class PythonReference final : public ReferenceModel {
   PythonReference() = default;
   Result<std::vector<at::Tensor>> draw_tensors(uint64_t seed) const;
 
-  PyRef module_, model_;
+  PyRef module_, model_, model_float64_;
   std::vector<ForwardConstant> constants_;
   size_t argument_count_ = 0;
   std::string display_name_;

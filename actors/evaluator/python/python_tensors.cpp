@@ -56,20 +56,24 @@ Result<PyRef> tensor_to_python(const at::Tensor& tensor) {
   return result;
 }
 
-Result<at::Tensor> tensor_from_python(PyObject* object, const std::string& what) {
+Result<at::Tensor> tensor_from_python(PyObject* object, const std::string& what, std::string* failed_check) {
+  auto refuse = [&](const char* check, std::string why) {
+    if (failed_check) *failed_check = check;
+    return make_error(Errc::invalid_argument, std::move(why));
+  };
   PyObject* torch = torch_module();
   if (!torch) return make_error(Errc::unsupported, "cannot import torch: " + python_error_text());
   PyRef tensor_type(PyObject_GetAttrString(torch, "Tensor"));
   if (!object || Py_TYPE(object) != reinterpret_cast<PyTypeObject*>(tensor_type.get())) {
     const std::string type = object ? Py_TYPE(object)->tp_name : "nothing";
-    return make_error(Errc::invalid_argument,
-                      what + " is a " + type + ", not a torch.Tensor (a subclass or another object is no answer "
-                                                "the harness reads: return a plain tensor)");
+    return refuse("output_type", what + " is a " + type +
+                                     ", not a torch.Tensor (a subclass or another object is no answer the harness "
+                                     "reads: return a plain tensor)");
   }
   PyRef layout(PyObject_GetAttrString(object, "layout"));
   PyRef strided(PyObject_GetAttrString(torch, "strided"));
   if (layout.get() != strided.get())
-    return make_error(Errc::invalid_argument, what + " is not a dense (strided) tensor");
+    return refuse("output_type", what + " is not a dense (strided) tensor");
   // A tensor that requires grad cannot be exported: its values are what is judged, as KernelBench
   // compares them, so the export takes them without the graph.
   PyRef detached(PyObject_CallMethod(object, "detach", nullptr));
@@ -80,9 +84,8 @@ Result<at::Tensor> tensor_from_python(PyObject* object, const std::string& what)
   PyCapsule_SetName(capsule.get(), kUsedCapsuleName);
   at::Tensor tensor = at::fromDLPack(managed);
   if (elements_overlap(tensor))
-    return make_error(Errc::invalid_argument,
-                      what + " has elements that share memory (an expanded or stride-0 view): return a tensor with "
-                             "one element per position");
+    return refuse("output_overlaps", what + " has elements that share memory (an expanded or stride-0 view): return "
+                                            "a tensor with one element per position");
   return tensor;
 }
 

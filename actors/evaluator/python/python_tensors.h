@@ -21,10 +21,11 @@ Result<PyRef> tensor_to_python(const at::Tensor& tensor);
 
 // `object`'s tensor sharing its memory. `what` names the object in errors ("the output of
 // ModelNew.forward"). Refused: anything but an instance of exactly torch.Tensor (a subclass can
-// defer its work or lie about its values through __torch_function__), and a tensor whose
-// elements overlap in memory (an expanded, stride-0 view): such a tensor is no answer the harness
-// can read element by element.
-Result<at::Tensor> tensor_from_python(PyObject* object, const std::string& what);
+// defer its work or lie about its values through __torch_function__) or a layout other than
+// dense, and a tensor whose elements overlap in memory (an expanded, stride-0 view): such a
+// tensor is no answer the harness can read element by element. When refused for either,
+// `failed_check` (if given) names the check it fails: "output_type" or "output_overlaps".
+Result<at::Tensor> tensor_from_python(PyObject* object, const std::string& what, std::string* failed_check = nullptr);
 
 // Whether `object` is a torch.Tensor (or a subclass of it).
 bool is_python_tensor(PyObject* object);
