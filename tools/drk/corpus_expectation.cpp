@@ -51,13 +51,14 @@ void read_header(const fs::path& path, Row& row) {
 
 std::string python_runtime_unavailable(judging::Backend backend) {
   switch (backend) {
-    case judging::Backend::pytorch: return "";
-    case judging::Backend::cpp:
-      return "a cpp candidate's load_inline extension is not loaded by the Python sandbox yet (docs/kernelbench.md)";
+    case judging::Backend::pytorch:
+    case judging::Backend::cpp: return "";
     case judging::Backend::cuda:
+      return evaluator::nvidia_driver_present()
+                 ? ""
+                 : "no CUDA device (/dev/nvidiactl is absent): the GPU script runs this cuda file";
     case judging::Backend::triton:
-      return "a " + std::string(judging::backend_name(backend)) +
-             " candidate needs the Python sandbox on a GPU, which is not done yet (docs/kernelbench.md)";
+      return "Triton candidates are not evaluated yet (docs/kernelbench.md)";
   }
   return "";
 }

@@ -34,7 +34,8 @@ struct Row {
 // Python runtime hack whose backend cannot run here); rows without an outcome get evaluated.
 void read_header(const std::filesystem::path& path, Row& row);
 
-// Why a Python candidate of `backend` cannot be evaluated here; "" when it can (plain PyTorch).
+// Why a Python candidate of `backend` cannot be evaluated here; "" when it can (plain PyTorch and
+// load_inline C++ anywhere, load_inline CUDA where a GPU is).
 std::string python_runtime_unavailable(judging::Backend backend);
 
 // Sets the row's failed checks, warnings, what it got and its outcome from the Verifier's verdict.

@@ -27,8 +27,12 @@ namespace fs = std::filesystem;
 // Evaluates a file whose header `row` already holds, and judges its verdict.
 void evaluate_file(CorpusEngines& engines, const fs::path& path, Row& row) {
   const std::string source = read_source(path);
-  const auto device = path.extension() == ".cu" ? kernels::DeviceKind::cuda : kernels::DeviceKind::cpu;
   const bool python = language_of(path) == CandidateLanguage::python;
+  // CUDA C++, and Python files written for the GPU (their load_inline CUDA, their Triton).
+  const bool on_gpu = path.extension() == ".cu" ||
+                      (python && row.expected.backend && (*row.expected.backend == judging::Backend::cuda ||
+                                                          *row.expected.backend == judging::Backend::triton));
+  const auto device = on_gpu ? kernels::DeviceKind::cuda : kernels::DeviceKind::cpu;
   // A Python file that cannot be evaluated here: a hack is skipped, an honest file judged by its source.
   auto unavailable = [&](const std::string& why) {
     if (python && !row.expected.hacked) return judge_source(row, source, "judged by its source alone: " + why);

@@ -71,6 +71,13 @@ if [ -x "$BUILD_DIR/tools/drk" ]; then
   timeout 240 "$drk" verify-corpus tests/hacks/cuda --threads 8 --deadline-s 60 > "$out/corpus-cuda.log" 2>&1 \
     && status=ok || status=FAILED
   row "cuda hack corpus" "$status: $(grep -iE 'detection|caught' "$out/corpus-cuda.log" | tail -n 1)"
+  # The Python hack corpus on the GPU: its cuda runtime hacks and honest files evaluated for the
+  # test's own KernelBench-format problems (tests/corpus/kernelbench), the rest judged by source.
+  "$drk" kernelbench import tests/corpus/kernelbench --into "$out/corpus-python-records" > "$out/corpus-python.log" 2>&1
+  timeout 300 "$drk" verify-corpus tests/hacks/python --kernelbench-dir "$out/corpus-python-records" --device cuda \
+    --threads 8 --deadline-s 120 --cache-dir "$out/corpus-python-cache" >> "$out/corpus-python.log" 2>&1 \
+    && status=ok || status=FAILED
+  row "python hack corpus" "$status: $(grep -iE 'detection|caught' "$out/corpus-python.log" | tail -n 1)"
   # Energy per call from NVML on a kernel long enough to read (cross_entropy at its published shape).
   "$drk" eval --task cross_entropy --candidate tests/candidates/cuda/cross_entropy.cu --device cuda --threads 8 \
     --energy-ms 500 > "$out/eval-energy.log" 2>&1 && status=ok || status=FAILED
