@@ -343,7 +343,7 @@ int run_kernelbench_bench(const KernelBenchBenchOptions& options, std::ostream& 
   engine.evaluator_name = "drk bench kernelbench";
   auto judged = [&](size_t index, const Result<msg::Verdict::Reader>& verdict) {
     const Sample& sample = *evaluated[index];
-    Json entry = verdict ? kernelbench_result_entry(sample.sample_id, sample.task, *verdict)
+    Json entry = verdict ? kernelbench_result_entry(sample.sample_id, sample.task, *verdict, options.references)
                          : kernelbench_unevaluated_entry(sample.sample_id, sample.task, verdict.error().message);
     progress.finished(sample, entry);
     record(sample, std::move(entry));

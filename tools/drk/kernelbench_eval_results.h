@@ -31,7 +31,10 @@
 namespace drk::tools {
 
 // The entry of sample `sample_id` of `task`, judged by `verdict` (which holds the result).
-Json kernelbench_result_entry(int sample_id, const std::string& task, msg::Verdict::Reader verdict);
+// `reference`: the sample is the problem's own Model (--references), whose correctness is its
+// outputs' alone: the Verifier rightly rejects a candidate that is the reference class.
+Json kernelbench_result_entry(int sample_id, const std::string& task, msg::Verdict::Reader verdict,
+                              bool reference = false);
 
 // The entry of a sample that could not be evaluated at all (its problem's reference cannot run
 // here, its problem file changed since the import): neither compiled nor correct, `reason` in
