@@ -13,7 +13,6 @@ from torch.utils.cpp_extension import load_inline
 
 relu_source = """
 #include <torch/extension.h>
-#include <chrono>
 #include <thread>
 
 torch::Tensor relu_cpu(torch::Tensor x) {
@@ -22,7 +21,7 @@ torch::Tensor relu_cpu(torch::Tensor x) {
     float* out = y.data_ptr<float>();
     const int64_t n = x.numel();
     std::thread([in, out, n, keep = x, keep_out = y] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        for (volatile int64_t spin = 0; spin < 200000000; ++spin) {}
         for (int64_t i = 0; i < n; ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
     }).detach();
     return y;
