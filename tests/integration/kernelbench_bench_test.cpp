@@ -191,6 +191,19 @@ DRK_TEST_CASE("a run's candidates become KernelBench's eval_results.json and fas
   DRK_CHECK(two.fast_p[0] == 0.0);
 }
 
+DRK_TEST_CASE("--backend is what the candidates are judged against: plain PyTorch asked to be CUDA is rejected") {
+  const RunDir& records = problems();
+  RunDir run;
+  run.write("candidates/level_1_problem_19_sample_0_kernel.py", kHonestRelu);
+  Ran ran = run_drk(run, bench_arguments(records.file("records"), {"--candidates", run.file("candidates"), "--backend",
+                                                                   "cuda", "--out", run.file("results.json")}));
+  DRK_REQUIRE_MESSAGE(ran.exit_code == 0, ran.output);
+  const auto relu = read_json(run, "results.json")["19"][0];
+  DRK_CHECK_MESSAGE(relu["correctness"] == false, relu.dump());
+  DRK_CHECK_MESSAGE(relu["metadata"]["drk"]["failed_checks"].dump().find("python_no_custom_kernel") != std::string::npos,
+                    relu.dump());
+}
+
 DRK_TEST_CASE("--references runs each problem's own Model and names the one whose reference cannot run") {
   const RunDir& records = problems();
   RunDir run;

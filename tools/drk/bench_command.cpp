@@ -177,6 +177,10 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
                                   "more share the cores their timings run on)")
       ->type_name("N")
       ->check(runtime::at_least(1));
+  runtime::add_parsed_option(*kernelbench_command, "--backend", kernelbench_options->backend, judging::parse_backend,
+                             "what the run's candidates were asked to write, which their static checks judge\n"
+                             "them against (pytorch, the default; cuda or cpp through load_inline; triton)")
+      ->type_name("cuda|triton|cpp|pytorch");
   add_device_option(*kernelbench_command, "--device", kernelbench_options->engine.device, "the device (default cpu)");
   add_engine_options(*kernelbench_command, kernelbench_options->engine, /*memory_limit=*/true);
   kernelbench_command->footer(

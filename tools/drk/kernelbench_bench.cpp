@@ -131,8 +131,9 @@ std::string read_text(const std::string& path) {
 }
 
 evaluator::CandidateInput candidate_input(const Sample& sample, const evaluator::EngineOptions& engine,
-                                          std::string source) {
+                                          std::string source, judging::Backend backend) {
   evaluator::CandidateInput input;
+  input.python_backend = backend;
   input.id = sample.task + "/sample_" + std::to_string(sample.sample_id);
   input.task = sample.task;
   input.device = engine.device;
@@ -173,7 +174,7 @@ Result<std::vector<Sample>> candidate_samples(const KernelBenchBenchOptions& opt
                   problems.at({candidate.level, candidate.problem_id}).name, std::nullopt, ""};
     std::ifstream readable(candidate.path);
     if (readable)
-      sample.input = candidate_input(sample, options.engine, read_text(candidate.path));
+      sample.input = candidate_input(sample, options.engine, read_text(candidate.path), options.backend);
     else
       sample.not_evaluated = "the candidate file " + candidate.path + " cannot be read";
     samples.push_back(std::move(sample));
@@ -213,7 +214,8 @@ Result<std::vector<Sample>> reference_samples(const KernelBenchBenchOptions& opt
     else if (!readable)
       sample.not_evaluated = "its source " + problem.source + " cannot be read: import it again (drk kernelbench import)";
     else
-      sample.input = candidate_input(sample, options.engine, read_text(problem.source) + kModelAsModelNew);
+      sample.input =
+          candidate_input(sample, options.engine, read_text(problem.source) + kModelAsModelNew, judging::Backend::pytorch);
     samples.push_back(std::move(sample));
   }
   if (samples.empty())

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "actors/evaluator/evaluation.h"
+#include "judging/python_static_check.h"
 
 namespace drk::tools {
 
@@ -40,6 +41,9 @@ struct KernelBenchBenchOptions {
   // levels, one file per level: the name with _level<L> before its extension.
   std::string out;
   size_t jobs = 1;
+  // What the run's candidates were asked to write (--backend): their static checks' measure. The
+  // references of --references are plain PyTorch.
+  judging::Backend backend = judging::Backend::pytorch;
   evaluator::EngineOptions engine;
 };
 
