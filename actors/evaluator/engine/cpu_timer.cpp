@@ -64,6 +64,9 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
     round_trip_ns = std::min(round_trip_ns, answer->wall_ns);
   }
 
+  // A batch's time in this process net of the empty round trip.
+  auto net_ns = [&](const SandboxAnswer& answer) { return std::max(answer.wall_ns - round_trip_ns, 0.0); };
+
   // Calibration: double the batch until it lasts half the target (the first batches also warm
   // caches up), then scale it to the target.
   double target_ns = options_.target_batch_ms * 1e6;
@@ -91,7 +94,7 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
     auto answer = candidate_batch(calls);
     calibration_failure = failed(answer, "timing");
     if (calibration_failure) return make_error(Errc::sandbox_crashed, "the candidate failed during calibration");
-    return std::max(answer->wall_ns - round_trip_ns, 0.0);
+    return net_ns(*answer);
   });
   if (!candidate_calls_or) return *calibration_failure;
   candidate_calls = *candidate_calls_or;
@@ -102,7 +105,7 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
       if (!answer) return answer.error();
       if (answer->status != msg::SandboxStatus::OK)
         return make_error(Errc::invalid_argument, "the reference failed beside the candidate: " + answer->message);
-      return std::max(answer->wall_ns - round_trip_ns, 0.0);
+      return net_ns(*answer);
     }
     auto begin = Clock::now();
     for (uint32_t i = 0; i < calls; ++i) {
@@ -131,14 +134,14 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
       } else {
         auto answer = candidate_batch(candidate_calls);
         if (auto f = failed(answer, "timing")) return *f;
-        candidate_us.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / 1000.0 / candidate_calls);
+        candidate_us.push_back(net_ns(*answer) / 1000.0 / candidate_calls);
         // Over the whole round trip: one thread's CPU time cannot exceed it, whatever the
         // sandbox does around the calls (the timing's net wall time, or the calls' own span, is
         // short of that work: short batches of one call then read as 1.3-1.5 threads). Inexact
         // readings are left out: a tick's error is several batches long.
         if (answer->wall_ns > 0 && answer->cpu_exact) run.batch_cpu_per_wall.push_back(answer->cpu_ns / answer->wall_ns);
         if (answer->sandbox_ns > 0)
-          clock_ratios.push_back(std::max(answer->wall_ns - round_trip_ns, 0.0) / static_cast<double>(answer->sandbox_ns));
+          clock_ratios.push_back(net_ns(*answer) / static_cast<double>(answer->sandbox_ns));
       }
     }
     if (settle_rule(options_).settled(candidate_us, reference_us, ms_since(timing_started))) break;
