@@ -84,7 +84,7 @@ struct EvaluationEngine::Impl {
   Status check_candidate(msg::Candidate::Reader candidate, const kernels::Task& task) const;
   EvaluationRun make_run(const kernels::Task& task, msg::EvalResult::Builder out);
   // The steps after a successful load.
-  Status check_and_time(EvaluationRun& run, const std::string& library, double best_known_speedup);
+  Status check_and_time(EvaluationRun& run, const compile::CompiledCandidate& compiled, double best_known_speedup);
   // swap_between_calls: the re-timing of an implausible result, with input_swaps.h's swaps.
   Status run_timing(EvaluationRun& run, bool swap_between_calls);
 };
@@ -195,14 +195,14 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   auto loaded = compile_and_load->load(run, **compiled);
   if (!loaded) return loaded.error();
   if (*loaded)
-    if (auto s = check_and_time(run, (*compiled)->library_path, best_known_speedup); !s) return s;
+    if (auto s = check_and_time(run, **compiled, best_known_speedup); !s) return s;
   if (!out.getCorrect()) out.setSpeedup(0.0);
   session->record_idle_cpu(run);
   out.getEvidence().setMaxThreads(options.max_threads);
   return {};
 }
 
-Status EvaluationEngine::Impl::check_and_time(EvaluationRun& run, const std::string& library,
+Status EvaluationEngine::Impl::check_and_time(EvaluationRun& run, const compile::CompiledCandidate& compiled,
                                               double best_known_speedup) {
   auto out = run.out;
   auto phase_started = Clock::now();
@@ -229,7 +229,7 @@ Status EvaluationEngine::Impl::check_and_time(EvaluationRun& run, const std::str
     if (auto s = run_timing(run, true); !s) return s;
   }
   out.setTimingMs(ms_since(phase_started));
-  if (out.getCorrect() && (options.sanitize || beyond || beyond_best)) device->check_bounds(*bounds, run, library);
+  if (out.getCorrect() && (options.sanitize || beyond || beyond_best)) device->check_bounds(*bounds, run, compiled);
   return {};
 }
 
@@ -281,6 +281,7 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
     impl->references.emplace(task.name, std::make_unique<ExpressionReference>(std::move(*reference)));
   }
   compile::CompilerOptions compiler_options = compile::compiler_options_for(impl->device->language());
+  impl->device->configure_compiler(compiler_options);
   compiler_options.cache_dir = options.cache_dir;
   compiler_options.timeout = options.compile_timeout;
   auto compiler =
@@ -316,7 +317,7 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
                                   *engine.shared_store);
   engine.trials.emplace(engine.options, *engine.session);
   engine.timer = engine.device->make_timer(*engine.session, engine.options, mix(engine.secret, 0xC0FFEE));
-  engine.bounds.emplace(engine.options, *engine.session, *engine.shared_store);
+  engine.bounds.emplace(engine.options, *engine.session, *engine.shared_store, *engine.device);
   engine.device->start_warm_up();
   return std::unique_ptr<EvaluationEngine>(new EvaluationEngine(std::move(impl)));
 }

@@ -128,6 +128,8 @@ struct EngineOptions {
   // it also runs, whatever this says, for a result beyond the roofline bound.
   bool sanitize = false;
   std::chrono::milliseconds sanitizer_timeout{180000};  // start, load and one call under memcheck
+  // Start, load and the one call of a Triton candidate that compiles its kernels (triton_warm_up.h).
+  std::chrono::milliseconds triton_warm_up_timeout{180000};
   // KernelBench-format Python candidates (Language python: a ModelNew file) instead of the C ABI,
   // for KernelBench problems imported into `kernelbench_dir` (docs/kernelbench.md; "": the default,
   // kernels::default_kernelbench_directory()).

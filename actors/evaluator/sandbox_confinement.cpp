@@ -136,25 +136,31 @@ Status install_syscall_filter(const SyscallFilterOptions& options) {
   // ipc:// endpoints either.
   added = added && add_rule(filter, not_permitted, SCMP_SYS(socket));
   // Files: read only. Opening for writing, creating, truncating are refused; so are the calls
-  // that change names, links, modes, owners and times, and new shared memory.
-  std::vector<unsigned> write_flags = {unsigned(O_WRONLY), unsigned(O_CREAT), unsigned(O_TRUNC), unsigned(O_APPEND)};
-  if (!options.allow_read_write_opens) write_flags.push_back(unsigned(O_RDWR));
-  for (unsigned flag : write_flags) {
-    added = added && add_rule(filter, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, flag, flag));
-    added = added &&
-            add_rule(filter, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, flag, flag));
+  // that change names, links, modes and times (allow_file_writes: the Triton warm-up's compilers
+  // may), owners and extended attributes, and new shared memory.
+  if (!options.allow_file_writes) {
+    std::vector<unsigned> write_flags = {unsigned(O_WRONLY), unsigned(O_CREAT), unsigned(O_TRUNC), unsigned(O_APPEND)};
+    if (!options.allow_read_write_opens) write_flags.push_back(unsigned(O_RDWR));
+    for (unsigned flag : write_flags) {
+      added = added &&
+              add_rule(filter, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, flag, flag));
+      added = added &&
+              add_rule(filter, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, flag, flag));
+    }
+    for (int call : {SCMP_SYS(creat), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat),
+                     SCMP_SYS(renameat2), SCMP_SYS(rmdir), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(link),
+                     SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(chmod), SCMP_SYS(fchmod),
+                     SCMP_SYS(fchmodat), SCMP_SYS(truncate), SCMP_SYS(ftruncate), SCMP_SYS(fallocate),
+                     SCMP_SYS(utimes), SCMP_SYS(utimensat), SCMP_SYS(futimesat)})
+      added = added && add_rule(filter, not_permitted, call);
   }
   added = added && add_rule(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2));
   if (!options.allow_shared_anonymous_memory || options.allow_processes)
     added = added && add_rule(filter, not_permitted, SCMP_SYS(mmap), 1,
                               SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_SHARED | MAP_ANONYMOUS, MAP_SHARED | MAP_ANONYMOUS));
   for (int call :
-       {SCMP_SYS(creat), SCMP_SYS(open_by_handle_at), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename),
-        SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(rmdir), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(link),
-        SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(chmod), SCMP_SYS(fchmod),
-        SCMP_SYS(fchmodat), SCMP_SYS(chown), SCMP_SYS(fchown), SCMP_SYS(lchown), SCMP_SYS(fchownat),
-        SCMP_SYS(truncate), SCMP_SYS(ftruncate), SCMP_SYS(fallocate), SCMP_SYS(mknod), SCMP_SYS(mknodat),
-        SCMP_SYS(utimes), SCMP_SYS(utimensat), SCMP_SYS(futimesat), SCMP_SYS(setxattr), SCMP_SYS(lsetxattr),
+       {SCMP_SYS(open_by_handle_at), SCMP_SYS(chown), SCMP_SYS(fchown), SCMP_SYS(lchown), SCMP_SYS(fchownat),
+        SCMP_SYS(mknod), SCMP_SYS(mknodat), SCMP_SYS(setxattr), SCMP_SYS(lsetxattr),
         SCMP_SYS(fsetxattr), SCMP_SYS(removexattr), SCMP_SYS(lremovexattr), SCMP_SYS(fremovexattr),
         SCMP_SYS(memfd_create), SCMP_SYS(shmget), SCMP_SYS(shmat), SCMP_SYS(setrlimit), SCMP_SYS(prlimit64),
         SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root),

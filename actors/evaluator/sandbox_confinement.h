@@ -96,6 +96,10 @@ struct SyscallFilterOptions {
   // Such memory is shared only with the process's children, and a sandbox without
   // allow_processes has none; with it, the mapping stays refused.
   bool allow_shared_anonymous_memory = false;
+  // Creating, writing, renaming and removing files, and changing their modes (the Triton warm-up,
+  // whose compilers write their output: triton_warm_up.h). What it may write is then bounded by
+  // its user (its working directory, with a user of its own) and RLIMIT_FSIZE, not the filter.
+  bool allow_file_writes = false;
 };
 
 // The sandbox's syscall filter (above).

@@ -72,6 +72,8 @@ struct Harness {
   MathModeWatch math_modes;
   // --python: candidates are KernelBench-format Python files (python_candidate.h), not objects.
   bool python = false;
+  // --allow-compilers: the Triton warm-up, whose candidate's Triton starts compilers.
+  bool allow_compilers = false;
 };
 
 Harness harness;
@@ -174,6 +176,7 @@ void load_python(msg::LoadRequest::Reader load, msg::SandboxReply::Builder reply
   for (auto extension : python.getExtensions()) spec.extensions.push_back({extension.getName(), extension.getPath()});
   spec.on_cuda = harness.device != nullptr;
   spec.reference_source = python.getReferenceSource();
+  spec.processes_allowed = harness.allow_compilers;
   harness.threads_at_load = thread_count();
   harness.loaded = true;
   if (auto loaded = load_python_candidate(spec); !loaded) {
@@ -521,6 +524,7 @@ struct SandboxStart {
   int max_threads = 1;
   SandboxDeviceOptions device;
   bool allow_processes = false;  // under a launcher, which starts processes of its own
+  bool allow_compilers = false;  // the Triton warm-up: compilers run and write files
   bool python = false;
   std::vector<std::string> python_path;  // --python-path, ':'-separated
 };
@@ -549,6 +553,7 @@ bool start_sandbox_python(const SandboxStart& start) {
 // candidate must not do, then serves.
 int serve_candidates(const SandboxStart& start) {
   harness.python = start.python;
+  harness.allow_compilers = start.allow_compilers;
   start_sandbox_python(start);
   set_library_threads(start.max_threads);
   harness.separate_allocations = start.device.separate_allocations;
@@ -558,7 +563,8 @@ int serve_candidates(const SandboxStart& start) {
     if (auto started = start_python_cuda(); !started) harness.unavailable = started.error().message;
   SyscallFilterOptions filter;
   filter.self = getpid();
-  filter.allow_processes = start.allow_processes;
+  filter.allow_processes = start.allow_processes || start.allow_compilers;
+  filter.allow_file_writes = start.allow_compilers;
   // NVML and CUPTI's profiler open the driver's device files when first asked (energy, metrics),
   // and the profiler maps shared anonymous memory.
   filter.allow_read_write_opens = harness.device != nullptr;
@@ -577,6 +583,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--zygote") == 0) zygote = true;
     if (std::strcmp(argv[i], "--allow-processes") == 0) start.allow_processes = true;
+    if (std::strcmp(argv[i], "--allow-compilers") == 0) start.allow_compilers = true;
     if (std::strcmp(argv[i], "--separate-allocations") == 0) start.device.separate_allocations = true;
     if (std::strcmp(argv[i], "--python") == 0) start.python = true;
     if (i + 1 == argc) break;  // the options below take a value

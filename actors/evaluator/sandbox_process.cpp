@@ -147,6 +147,7 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptio
   spec.argv.insert(spec.argv.end(), options.program_arguments.begin(), options.program_arguments.end());
   // A launcher starts processes of its own: the sandbox under it is left without the filter's ban.
   if (!options.launcher.empty()) spec.argv.push_back("--allow-processes");
+  if (options.allow_compilers) spec.argv.push_back("--allow-compilers");
   const bool own_user = getuid() == 0 && options.own_user;
   spec.descriptors = {prepared->request_read.get(), prepared->reply_write.get(), region_fd};
   spec.output_fd = output->write.get();
@@ -159,6 +160,12 @@ Result<std::unique_ptr<SandboxProcess>> SandboxProcess::start(const SandboxOptio
     absolute.max_file_bytes = uint64_t{1} << 30;
     absolute.max_open_files = std::max<uint64_t>(options.max_open_files, 4096);
     absolute.max_tasks = 0;
+  }
+  // Compilers write their output and start a few processes each (gcc: cc1, as, ld).
+  if (options.allow_compilers) {
+    absolute.max_file_bytes = uint64_t{256} << 20;
+    absolute.max_open_files = std::max<uint64_t>(options.max_open_files, 1024);
+    if (absolute.max_tasks > 0) absolute.max_tasks += 64;
   }
   spec.limits = absolute;
   spec.work_directory = process->work_dir_.path();
@@ -295,6 +302,14 @@ Result<std::string> SandboxProcess::stage_library(const std::string& library_pat
                                            std::filesystem::perms::group_exec | std::filesystem::perms::others_exec,
                                ec);
   return staged.string();
+}
+
+Status SandboxProcess::stage_directory(const std::string& directory, const std::string& staged_name) {
+  std::error_code ec;
+  std::filesystem::copy(directory, std::filesystem::path(work_dir_.path()) / staged_name,
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) return make_error(Errc::io_error, "cannot copy '" + directory + "' into the sandbox's directory: " + ec.message());
+  return {};
 }
 
 Result<kj::Array<capnp::word>> SandboxProcess::call(capnp::MessageBuilder& request, std::chrono::milliseconds timeout) {

@@ -90,6 +90,9 @@ struct SandboxOptions {
   bool separate_allocations = false;
   // Arguments for the sandbox program itself (its zygote's too), e.g. drk-sandbox --python's.
   std::vector<std::string> program_arguments;
+  // The Triton warm-up (engine/triton_warm_up.h): it may start processes (Triton's compilers) and
+  // write files (drk-sandbox --allow-compilers), still under its own user, limits and network.
+  bool allow_compilers = false;
 };
 
 // The limits a sandbox of `options` runs under.
@@ -110,6 +113,8 @@ class SandboxProcess {
   std::string finish(std::chrono::milliseconds timeout);
   // `staged_name`: the copy's file name in that directory.
   Result<std::string> stage_library(const std::string& library_path, const std::string& staged_name = "candidate.so");
+  // `directory` copied into that directory as `staged_name`, readable (not writable) by the sandbox.
+  Status stage_directory(const std::string& directory, const std::string& staged_name);
 
   // The CPU time of all the sandbox's threads so far, read from its process clock here, where
   // the candidate cannot change it; nullopt once it is gone. The kernel keeps another process's

@@ -73,7 +73,7 @@ class ScriptedDevice final : public EvaluationDevice {
   std::unique_ptr<Timer> make_timer(SandboxSession&, const EngineOptions&, uint64_t) const override {
     return std::make_unique<ScriptedTimer>(log_, script_, peak_bytes_per_s_);
   }
-  void check_bounds(BoundsCheck&, EvaluationRun&, const std::string&) const override {
+  void check_bounds(BoundsCheck&, EvaluationRun&, const drk::compile::CompiledCandidate&) const override {
     log_.push_back("bounds check");
   }
 

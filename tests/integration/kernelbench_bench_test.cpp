@@ -222,7 +222,10 @@ DRK_TEST_CASE("--references runs each problem's own Model and names the one whos
   DRK_CHECK(refs["23"][0]["correctness"] == true);
   DRK_CHECK(refs["40"][0]["compiled"] == false);
   DRK_CHECK(refs["40"][0]["metadata"].value("other_error", "").find("AttributeError") != std::string::npos);
-  DRK_CHECK(printed_row(ran.output, 1).fast_p[0] == doctest::Approx(2.0 / 3).epsilon(0.002));
+  // Both references that run are correct and timed: fast_0 counts them. (Seen once under a load of
+  // three builds on two cores: 1/3, with both rows correct; the rows say why when it recurs.)
+  DRK_CHECK_MESSAGE(printed_row(ran.output, 1).fast_p[0] == doctest::Approx(2.0 / 3).epsilon(0.002),
+                    refs.dump() + "\n" + ran.output);
 }
 
 DRK_TEST_CASE("a run directory that does not exist names itself and the layouts, and evaluates nothing") {

@@ -139,6 +139,29 @@ class ModelNew(nn.Module):
         return relu.relu_cuda(x)
 )";
 
+// Triton, as most Triton candidates are written: a @triton.jit kernel launched from forward, compiled
+// at its first call (the warm-up's, in a sandbox that may run ptxas and gcc) and found in the cache
+// the warm-up left by the candidate's own sandbox, which may run no compiler.
+constexpr const char* kTritonRelu = R"(import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(y_ptr + offsets, tl.maximum(x, 0.0), mask=mask)
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        n = x.numel()
+        relu_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
+        return y
+)";
+
 const RunDir& problems() {
   static RunDir dir;
   static const bool imported = [] {
@@ -211,4 +234,16 @@ DRK_TEST_CASE("a load_inline CUDA candidate is built by the compile step, correc
   DRK_CHECK_MESSAGE(second["result"].value("compileCached", false), second.dump());
   std::printf("load_inline CUDA candidate: compile %.0f ms cold, %.0f ms cached; speedup %.3f\n",
               result.value("compileMs", 0.0), second["result"].value("compileMs", 0.0), speedup);
+}
+
+DRK_TEST_CASE("a Triton candidate compiles in its warm-up and runs from that cache in its own sandbox [gpu]") {
+  if (gpu_missing()) return;
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "triton_relu.py", kTritonRelu);
+  const auto& result = verdict["result"];
+  DRK_REQUIRE_MESSAGE(result.value("correct", false), verdict.dump());
+  // One pass over the tensor on both sides: within a factor of two of torch.relu.
+  const double speedup = result.value("speedup", 0.0);
+  DRK_CHECK_MESSAGE((speedup > 0.5 && speedup < 2.0), verdict.dump());
+  std::printf("Triton candidate: compile (its warm-up) %.0f ms, load %.0f ms; speedup %.3f\n",
+              result.value("compileMs", 0.0), result.value("loadMs", 0.0), speedup);
 }

@@ -282,6 +282,18 @@ class ModelNew(nn.Module):
         return self.relu.relu_forward(x)
 )";
 
+// The same ReLU also reading the float past the end of its input, into nothing (every answer is
+// right).
+const std::string kInlineReadsPastEnd = [] {
+  std::string source = kInlineRelu;
+  const std::string exact = "out[i] = in[i] > 0.0f ? in[i] : 0.0f;";
+  source.replace(source.find(exact), exact.size(),
+                 "{ " + exact + " if (i + 1 == input.numel()) { volatile float past = in[i + 1]; (void)past; } }");
+  const std::string name = "name=\"relu_ext\"";
+  source.replace(source.find(name), name.size(), "name=\"past_ext\"");
+  return source;
+}();
+
 // A candidate whose ModelNew returns ext.FUNCTION(x), where `prelude` binds ext by load_inline.
 std::string inline_candidate(const std::string& prelude, const std::string& function) {
   return "import torch\nimport torch.nn as nn\n" + prelude +
@@ -382,4 +394,35 @@ DRK_TEST_CASE("operands rounded to float16 fail precision_downgrade against Mode
   auto half = evaluate("kernelbench/level1/1_Square_matrix_multiplication_", "half_operands.py", kHalfOperands);
   DRK_CHECK_MESSAGE(half["result"]["evidence"].value("precisionChecked", false), half.dump());
   DRK_CHECK_MESSAGE(failed_checks(half) == "precision_downgrade", half.dump());
+}
+
+DRK_TEST_CASE("the out-of-bounds check loads a load_inline candidate as its own sandbox does, and catches a read past its input") {
+  auto honest = evaluate("kernelbench/level1/19_ReLU", "inline_relu_checked.py", kInlineRelu,
+                         {"--cache-dir", problems().file("extension-cache"), "--sanitize"});
+  const auto& evidence = honest["result"]["evidence"];
+  DRK_CHECK_MESSAGE(honest["result"].value("correct", false), honest.dump());
+  DRK_CHECK_MESSAGE(evidence.value("sanitizerRan", false), honest.dump());
+  DRK_CHECK_MESSAGE(evidence.value("sanitizerErrors", "").empty(), honest.dump());
+  auto past = evaluate("kernelbench/level1/19_ReLU", "inline_past_end.py", kInlineReadsPastEnd,
+                       {"--cache-dir", problems().file("extension-cache"), "--sanitize"});
+  DRK_CHECK_MESSAGE(past["result"]["evidence"].value("sanitizerErrors", "").find("a read at byte") != std::string::npos,
+                    past.dump());
+  DRK_CHECK_MESSAGE(failed_checks(past).find("out_of_bounds") != std::string::npos, past.dump());
+}
+
+DRK_TEST_CASE("a process the candidate starts is refused with a message that names it, not a killed sandbox") {
+  const std::string shells_out = R"(import subprocess
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        subprocess.run(["true"])
+        return torch.relu(x)
+)";
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "shells_out.py", shells_out);
+  DRK_CHECK_FALSE(verdict["result"].value("correct", true));
+  DRK_CHECK_MESSAGE(error_text(verdict).find("the sandbox starts no process: subprocess.Popen(['true'])") !=
+                        std::string::npos,
+                    verdict.dump());
 }

@@ -28,6 +28,15 @@ means; drkernel: ratio of medians).
 
   python3 tools/bench/kernelbench_compare.py --drk build-gpu/tools/drk [--kernelbench .kb] \
       [--tasks relu,softmax,matmul] [--shapes cpu|cuda]
+
+With --problem (a KernelBench problem file, levelN/NAME.py) and --candidate files (KernelBench-format
+ModelNew files: load_inline CUDA, Triton, PyTorch), both harnesses evaluate those candidates as they
+are: KernelBench's way on the problem's own Model and get_inputs() (the same seed before both
+constructions, TORCH_EXTENSIONS_DIR and TRITON_CACHE_DIR in a build folder of its own, cold then
+warm), drkernel's with `drk kernelbench import` of the problem and `drk eval --device cuda`.
+
+  python3 tools/bench/kernelbench_compare.py --problem KernelBench/level1/19_ReLU.py \
+      --candidate relu_inline_cuda.py --candidate relu_triton.py [--kernelbench .kb]
 """
 import argparse
 import json
@@ -122,13 +131,10 @@ class ModelNew(nn.Module):
 '''
 
 
-def kernelbench_one(args):
-    """One evaluation the KernelBench way, in this process; prints one JSON line."""
-    started = time.perf_counter()
+def load_time_fn(args):
+    """KernelBench's timing function when its checkout is given, else this script's copy; and which."""
     import torch
-    import torch.nn as nn
 
-    imported = time.perf_counter()
     timer_source = "this script's copy of KernelBench's cuda_event procedure"
     timing_file = os.path.join(args.kernelbench or "", "src", "kernelbench", "timing.py")
     time_fn = None
@@ -164,6 +170,55 @@ def kernelbench_one(args):
                     times.append(start.elapsed_time(end))
             return times
 
+    return time_fn, timer_source
+
+
+def measure(args, model, model_new, make_inputs, time_fn):
+    """KernelBench's correctness trials (fresh inputs per seed, allclose at 1e-4) and its timing of
+    each side; (correct trials, candidate mean us, reference mean us, correctness s, timing s)."""
+    import torch
+
+    started = time.perf_counter()
+    torch.manual_seed(42)
+    seeds = [torch.randint(0, 2**32 - 1, (1,)).item() for _ in range(args.trials)]
+    passed = 0
+    with torch.no_grad():
+        for seed in seeds:
+            torch.manual_seed(seed)
+            xs = make_inputs()
+            expected = model(*xs)
+            torch.cuda.synchronize()
+            got = model_new(*xs)
+            torch.cuda.synchronize()
+            passed += int(got.shape == expected.shape and torch.allclose(expected, got, atol=1e-4, rtol=1e-4))
+    checked = time.perf_counter()
+    torch.manual_seed(42)
+    xs = make_inputs()
+    with torch.no_grad():
+        new_ms = time_fn(model_new, xs, num_trials=args.perf_trials, verbose=False, device=torch.device("cuda"))
+        ref_ms = time_fn(model, xs, num_trials=args.perf_trials, verbose=False, device=torch.device("cuda"))
+    timed = time.perf_counter()
+    return passed, sum(new_ms) / len(new_ms) * 1e3, sum(ref_ms) / len(ref_ms) * 1e3, checked - started, timed - checked
+
+
+def report(timer_source, trials, passed, new_us, ref_us, import_s, compile_s, correctness_s, timing_s):
+    print(json.dumps({
+        "timer": timer_source, "correct_trials": passed, "trials": trials,
+        "candidate_mean_us": new_us, "reference_mean_us": ref_us,
+        "speedup": ref_us / new_us if new_us > 0 else 0.0,
+        "import_s": import_s, "compile_s": compile_s, "correctness_s": correctness_s, "timing_s": timing_s,
+    }))
+
+
+def kernelbench_one(args):
+    """One evaluation the KernelBench way, in this process; prints one JSON line."""
+    started = time.perf_counter()
+    import torch
+    import torch.nn as nn
+
+    imported = time.perf_counter()
+    time_fn, timer_source = load_time_fn(args)
+
     task = read_task(args.task)
     shapes = task["shapes"][args.shapes]
     forward = eval("lambda *inputs: " + FORWARD[args.task], {"torch": torch})
@@ -185,36 +240,70 @@ def kernelbench_one(args):
     compiled = time.perf_counter()
 
     input_shapes = [shapes[name] for name in task["inputs"]]
-    torch.manual_seed(42)
-    seeds = [torch.randint(0, 2**32 - 1, (1,)).item() for _ in range(args.trials)]
-    passed = 0
-    with torch.no_grad():
-        for seed in seeds:
-            torch.manual_seed(seed)
-            xs = [torch.rand(*shape).cuda() for shape in input_shapes]
-            expected = model(*xs)
-            torch.cuda.synchronize()
-            got = model_new(*xs)
-            torch.cuda.synchronize()
-            passed += int(got.shape == expected.shape and torch.allclose(expected, got, atol=1e-4, rtol=1e-4))
-    checked = time.perf_counter()
+    passed, new_us, ref_us, correctness_s, timing_s = measure(
+        args, model, model_new, lambda: [torch.rand(*shape).cuda() for shape in input_shapes], time_fn)
+    report(timer_source, args.trials, passed, new_us, ref_us, imported - started, compiled - imported, correctness_s,
+           timing_s)
 
+
+def kernelbench_one_python(args):
+    """A KernelBench-format candidate the KernelBench way, in this process: the problem file's Model
+    and get_inputs(), the candidate's ModelNew (its load_inline building into --build-dir, Triton's
+    cache there too), the same seed before each construction; prints one JSON line."""
+    started = time.perf_counter()
+    import torch
+
+    imported = time.perf_counter()
+    time_fn, timer_source = load_time_fn(args)
+    os.environ["TORCH_EXTENSIONS_DIR"] = args.build_dir
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(args.build_dir, "triton")
+    problem, candidate = {}, {}
+    for path, namespace in ((args.problem, problem), (args.candidate, candidate)):
+        with open(path) as f:
+            exec(compile(f.read(), path, "exec"), namespace)
+    init_inputs = problem["get_init_inputs"]()
     torch.manual_seed(42)
-    xs = [torch.rand(*shape).cuda() for shape in input_shapes]
-    with torch.no_grad():
-        new_ms = time_fn(model_new, xs, num_trials=args.perf_trials, verbose=False, device=torch.device("cuda"))
-        ref_ms = time_fn(model, xs, num_trials=args.perf_trials, verbose=False, device=torch.device("cuda"))
-    timed = time.perf_counter()
-    new_mean = sum(new_ms) / len(new_ms)
-    ref_mean = sum(ref_ms) / len(ref_ms)
-    print(json.dumps({
-        "timer": timer_source,
-        "correct_trials": passed, "trials": args.trials,
-        "candidate_mean_us": new_mean * 1e3, "reference_mean_us": ref_mean * 1e3,
-        "speedup": ref_mean / new_mean if new_mean > 0 else 0.0,
-        "import_s": imported - started, "compile_s": compiled - imported,
-        "correctness_s": checked - compiled, "timing_s": timed - checked,
-    }))
+    model = problem["Model"](*init_inputs).cuda()
+    torch.manual_seed(42)
+    model_new = candidate["ModelNew"](*init_inputs).cuda()
+    torch.cuda.synchronize()
+    compiled = time.perf_counter()
+
+    def make_inputs():
+        return [x.cuda() if isinstance(x, torch.Tensor) else x for x in problem["get_inputs"]()]
+
+    passed, new_us, ref_us, correctness_s, timing_s = measure(args, model, model_new, make_inputs, time_fn)
+    report(timer_source, args.trials, passed, new_us, ref_us, imported - started, compiled - imported, correctness_s,
+           timing_s)
+
+
+def problem_task(problem):
+    """drkernel's task name of a KernelBench problem file (.../levelN/NAME.py)."""
+    level = os.path.basename(os.path.dirname(os.path.abspath(problem)))
+    if not re.fullmatch(r"level\d+", level):
+        raise SystemExit("--problem %s: a KernelBench problem file sits in a levelN folder (KernelBench/level1/19_ReLU.py)"
+                         % problem)
+    return "kernelbench/%s/%s" % (level, os.path.splitext(os.path.basename(problem))[0])
+
+
+def compare_python(args, candidate, work, records):
+    """Both harnesses on one KernelBench-format candidate, cold then warm; returns the rows."""
+    rows = []
+    name = os.path.splitext(os.path.basename(candidate))[0]
+    kb_command = [sys.executable, os.path.abspath(__file__), "--one-python", "--problem", args.problem, "--candidate",
+                  candidate, "--build-dir", os.path.join(work, name, "torch-extensions"), "--trials", str(args.trials),
+                  "--perf-trials", str(args.perf_trials), "--kernelbench", args.kernelbench or ""]
+    for label in ("cold", "warm"):
+        seconds, result = run_timed(kb_command)
+        rows.append(("KernelBench (its eval)", label, seconds, result))
+    drk_command = [args.drk, "eval", "--task", problem_task(args.problem), "--candidate", candidate, "--device", "cuda",
+                   "--kernelbench-dir", records, "--trials", str(args.trials), "--energy-ms", "0",
+                   "--cache-dir", os.path.join(work, name, "drk-cache"), "--json"]
+    env = dict(os.environ, DRK_SOURCE_DIR=ROOT)
+    for label in ("cold", "warm"):
+        seconds, result = run_timed(drk_command, env)
+        rows.append(("drkernel (drk eval)", label, seconds, result))
+    return rows
 
 
 def run_timed(command, env=None):
@@ -256,6 +345,11 @@ def print_task(args, task_name, rows):
     print("\n%s at %s shapes (%s), %d correctness trials; wall time of one evaluation (its own process)" % (
         task_name, args.shapes, ", ".join("%s %s" % (n, "x".join(map(str, shapes[n]))) for n in task["inputs"]),
         args.trials))
+    return print_rows(task_name, rows)
+
+
+def print_rows(task_name, rows):
+    """The rows of both harnesses, cold and warm, and the summary line; the summary."""
     print("%-26s %-5s %9s %8s %12s %12s  %s" % ("harness", "cache", "seconds", "speedup", "candidate", "reference",
                                               "split"))
     for harness, label, seconds, r in rows:
@@ -294,12 +388,23 @@ def main():
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--perf-trials", type=int, default=100, help="KernelBench's timed calls per side")
     parser.add_argument("--json", action="store_true", help="print one JSON object last, a row per task")
+    parser.add_argument("--problem", help="a KernelBench problem file (levelN/NAME.py): compare on --candidate instead")
+    parser.add_argument("--candidate", action="append", default=[],
+                        help="a KernelBench-format candidate of --problem (repeatable): load_inline CUDA, Triton or PyTorch")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--one-python", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--task", help=argparse.SUPPRESS)
     parser.add_argument("--build-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         kernelbench_one(args)
+        return
+    if args.one_python:
+        args.candidate = args.candidate[0]
+        kernelbench_one_python(args)
+        return
+    if args.problem:
+        compare_candidates(args)
         return
     tasks = [t for t in args.tasks.split(",") if t]
     unknown = [t for t in tasks if t not in FORWARD]
@@ -321,6 +426,31 @@ def main():
         print(json.dumps({"shapes": args.shapes, "trials": args.trials, "timer": timer, "tasks": summaries}))
     print("per evaluation, KernelBench / drkernel: " + ", ".join(
         "%s %.1fx cold, %.1fx warm" % (t["task"], t["ratio_cold"], t["ratio_warm"]) for t in summaries))
+
+
+def compare_candidates(args):
+    """--problem with its --candidate files: both harnesses on each."""
+    if not args.candidate:
+        raise SystemExit("--problem needs at least one --candidate (a KernelBench-format ModelNew file)")
+    work = tempfile.mkdtemp(prefix="drk-kb-compare-")
+    summaries = []
+    try:
+        records = os.path.join(work, "records")
+        imported = subprocess.run([args.drk, "kernelbench", "import", args.problem, "--into", records],
+                                  capture_output=True, text=True)
+        if imported.returncode != 0:
+            raise SystemExit("drk kernelbench import %s failed: %s" % (args.problem, imported.stdout + imported.stderr))
+        for candidate in args.candidate:
+            rows = compare_python(args, candidate, work, records)
+            print("\n%s on %s, %d correctness trials; wall time of one evaluation (its own process)" % (
+                os.path.basename(candidate), problem_task(args.problem), args.trials))
+            summaries.append(print_rows(os.path.basename(candidate), rows))
+            timer = rows[0][3]["timer"]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("\nKernelBench timer: " + timer)
+    if args.json:
+        print(json.dumps({"problem": args.problem, "trials": args.trials, "timer": timer, "candidates": summaries}))
 
 
 if __name__ == "__main__":

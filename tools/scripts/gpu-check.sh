@@ -74,7 +74,7 @@ if [ -x "$BUILD_DIR/tools/drk" ]; then
   # The Python hack corpus on the GPU: its cuda runtime hacks and honest files evaluated for the
   # test's own KernelBench-format problems (tests/corpus/kernelbench), the rest judged by source.
   "$drk" kernelbench import tests/corpus/kernelbench --into "$out/corpus-python-records" > "$out/corpus-python.log" 2>&1
-  timeout 300 "$drk" verify-corpus tests/hacks/python --kernelbench-dir "$out/corpus-python-records" --device cuda \
+  timeout 300 "$drk" verify-corpus tests/hacks/python --kernelbench-dir "$out/corpus-python-records" \
     --threads 8 --deadline-s 120 --cache-dir "$out/corpus-python-cache" >> "$out/corpus-python.log" 2>&1 \
     && status=ok || status=FAILED
   row "python hack corpus" "$status: $(grep -iE 'detection|caught' "$out/corpus-python.log" | tail -n 1)"

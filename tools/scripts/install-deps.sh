@@ -13,6 +13,7 @@ packages=(
   libspdlog-dev         # the one logger (runtime/log.h); brings libfmt-dev
   libseccomp-dev        # the sandbox's syscall filter
   python3-torch         # describes KernelBench problem files (drk kernelbench import), same LibTorch
+  pybind11-dev          # torch/extension.h includes it: load_inline candidates build against it
   libpython3-dev        # the embedded CPython of KernelBench references and Python candidates
   libopenblas0-openmp   # LibTorch's BLAS: the honest CPU baseline (netlib's reference BLAS otherwise)
   clang libclang-rt-14-dev  # libFuzzer, ASan and UBSan for tests/fuzz (decode_fuzz_smoke)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <capnp/message.h>
+#include <cuda_runtime_api.h>
 
 #include "actors/evaluator/engine/bounds_check.h"
 #include "actors/evaluator/engine/cuda_timer.h"
@@ -31,6 +32,21 @@ void CudaEvaluationDevice::configure_sandbox(EngineOptions& options) const {
   // default: with hardware metrics asked for, the sandboxes keep the Evaluator's user.
   if (options.hardware_metrics) options.sandbox.own_user = false;
   options.sandbox.max_open_files = std::max<uint64_t>(options.sandbox.max_open_files, 1024);
+}
+
+// nvcc's -arch and load_inline's architecture: this GPU's (sm_90 on the H200). Without a device the
+// defaults stay, and the sandbox says why nothing runs.
+void CudaEvaluationDevice::configure_compiler(compile::CompilerOptions& options) const {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  const std::string architecture = "sm_" + std::to_string(major) + std::to_string(minor);
+  for (auto& flag : options.flags)
+    if (flag.rfind("-arch=", 0) == 0) flag = "-arch=" + architecture;
+  if (options.load_inline) options.load_inline->cuda_architecture = architecture;
 }
 
 void CudaEvaluationDevice::describe_reference(kernels::ReferenceBuild& build) const {
@@ -93,9 +109,10 @@ std::unique_ptr<Timer> CudaEvaluationDevice::make_timer(SandboxSession& session,
   return std::make_unique<CudaTimer>(session, options, peaks_, order_seed);
 }
 
-void CudaEvaluationDevice::check_bounds(BoundsCheck& check, EvaluationRun& run, const std::string& library) const {
-  check.sanitizer(run, library, false);
-  check.sanitizer(run, library, true);
+void CudaEvaluationDevice::check_bounds(BoundsCheck& check, EvaluationRun& run,
+                                        const compile::CompiledCandidate& compiled) const {
+  check.sanitizer(run, compiled, false);
+  check.sanitizer(run, compiled, true);
 }
 
 }  // namespace drk::evaluator::cuda

@@ -22,6 +22,7 @@ class CudaEvaluationDevice : public EvaluationDevice {
   kernels::DeviceKind kind() const override { return kernels::DeviceKind::cuda; }
   msg::Language language() const override { return msg::Language::CUDA; }
   void configure_sandbox(EngineOptions& options) const override;
+  void configure_compiler(compile::CompilerOptions& options) const override;
   void describe_reference(kernels::ReferenceBuild& build) const override;
   bool spares_beside_candidate() const override { return spares_beside_candidate_; }
   TensorStore* device_store() override { return resident_ ? &store_ : nullptr; }
@@ -33,7 +34,7 @@ class CudaEvaluationDevice : public EvaluationDevice {
   void before_load(SandboxSession& session, TensorStore& shared) override;
   std::unique_ptr<Timer> make_timer(SandboxSession& session, const EngineOptions& options,
                                     uint64_t order_seed) const override;
-  void check_bounds(BoundsCheck& check, EvaluationRun& run, const std::string& library) const override;
+  void check_bounds(BoundsCheck& check, EvaluationRun& run, const compile::CompiledCandidate& compiled) const override;
 
  private:
   bool resident_;

@@ -1,5 +1,6 @@
 #include "actors/evaluator/cuda/python_cuda_evaluation_device.h"
 
+#include "actors/evaluator/engine/bounds_check.h"
 #include "actors/evaluator/engine/evaluation_run.h"
 #include "actors/evaluator/engine/python_evaluation.h"
 #include "actors/evaluator/python/python_runtime.h"
@@ -26,9 +27,11 @@ void PythonCudaEvaluationDevice::fill_load(const EvaluationRun& run, msg::LoadRe
   fill_python_load(run, load);
 }
 
-void PythonCudaEvaluationDevice::check_bounds(BoundsCheck&, EvaluationRun& run, const std::string&) const {
-  run.out.getEvidence().setSanitizerNote(
-      "the out-of-bounds check (compute-sanitizer) does not run KernelBench-format Python candidates yet");
+// memcheck only: a Python candidate's answer is a tensor it allocates, so no output is left
+// unwritten for initcheck to watch.
+void PythonCudaEvaluationDevice::check_bounds(BoundsCheck& check, EvaluationRun& run,
+                                              const compile::CompiledCandidate& compiled) const {
+  check.sanitizer(run, compiled, false);
 }
 
 }  // namespace drk::evaluator::cuda

@@ -5,6 +5,9 @@
 // What differs in timing: the reference timed beside the candidate is the problem's own Model,
 // which the sandbox builds from the problem file (LoadRequest.python.referenceSource) before any
 // of the candidate's code runs; both sides run on the harness's stream as torch's current stream.
+// A candidate that imports Triton compiles its kernels in a warm-up call first
+// (engine/triton_warm_up.h). The out-of-bounds check is compute-sanitizer memcheck on one call of
+// the candidate in a sandbox of its own, loaded as its own sandbox loads it.
 // The contract is EvaluationDevice's.
 #pragma once
 
@@ -27,7 +30,7 @@ class PythonCudaEvaluationDevice final : public CudaEvaluationDevice {
   void fill_load(const EvaluationRun& run, msg::LoadRequest::Builder load) const override;
   // Not under compute-sanitizer yet (its separate sandbox loads no Python problem): the evidence's
   // sanitizerNote says so, rather than a sanitizer run that cannot load the file.
-  void check_bounds(BoundsCheck& check, EvaluationRun& run, const std::string& library) const override;
+  void check_bounds(BoundsCheck& check, EvaluationRun& run, const compile::CompiledCandidate& compiled) const override;
 
  private:
   PythonCudaEvaluationDevice(const EngineOptions& options, std::vector<std::string> search_path)

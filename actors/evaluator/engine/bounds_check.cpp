@@ -1,11 +1,8 @@
 #include "actors/evaluator/engine/bounds_check.h"
 
-#include <capnp/message.h>
-#include <capnp/serialize.h>
-
 #include "actors/evaluator/compute_sanitizer.h"
+#include "actors/evaluator/engine/seed_mix.h"
 #include "actors/evaluator/guarded_tensors.h"
-#include "actors/evaluator/sandbox_channel.h"
 
 namespace drk::evaluator {
 namespace {
@@ -14,77 +11,23 @@ constexpr uint64_t kSanitizerSeedSalt = 0x5a417a45u;  // the sanitized call's in
 
 }  // namespace
 
-struct BoundsCheck::SeparateCall {
-  bool ran = false;     // loaded and called once
-  std::string failure;  // why not, when the sandbox said
-  std::string output;   // what the sandbox (or its launcher) printed
-  SandboxExit exit;
-};
-
-// One call of the candidate in a sandbox of its own (under `launcher` when it has one) whose
-// tensors each have an allocation of their own, on fresh inputs, its outputs poisoned (left
-// unwritten on a device): the out-of-bounds check's call. The warm sandbox is untouched.
-// nullopt, with the reason in `note`, when that sandbox cannot be had.
-std::optional<BoundsCheck::SeparateCall> BoundsCheck::call_separately(EvaluationRun& run, const std::string& library,
-                                                                     std::vector<std::string> launcher,
-                                                                     std::string& note) {
-  SandboxOptions separate = options_.sandbox;
-  separate.launcher = std::move(launcher);
-  separate.separate_allocations = true;
-  // Its tensors in allocations of their own, copied from the shared region: one set there.
-  EvaluationRun host = run;
-  host.store = &shared_;
-  host.lay_out(make_layout(*run.task, run.shapes, 1));
-  if (auto s = host.reserve(host.layout.bytes); !s) {
-    note = "no shared memory for the separate call: " + s.error().message;
-    return std::nullopt;
-  }
-  auto process = SandboxProcess::start(separate, shared_.region().fd());
-  if (!process) {
-    note = "its sandbox did not start: " + process.error().message;
-    return std::nullopt;
-  }
-  auto staged = (*process)->stage_library(library);
-  if (!staged) {
-    note = staged.error().message;
-    return std::nullopt;
-  }
-  host.write_inputs(0, mix(run.seed, kSanitizerSeedSalt));
-  host.poison_outputs(0);
-  SeparateCall call;
-  auto send = [&](const std::function<void(msg::SandboxRequest::Builder)>& fill) {
-    capnp::MallocMessageBuilder message;
-    session_.build_request(message, host, fill);
-    auto words = (*process)->call(message, options_.sanitizer_timeout);
-    if (!words) {
-      call.failure = words.error().message;
-      return false;
-    }
-    capnp::FlatArrayMessageReader reader(*words, frame_reader_options());
-    auto reply = reader.getRoot<msg::SandboxReply>();
-    if (reply.getStatus() != msg::SandboxStatus::OK && reply.getStatus() != msg::SandboxStatus::CUDA_ERROR) {
-      call.failure = reply.getMessage().cStr();
-      return false;
-    }
-    return true;
-  };
-  call.ran = send([&](msg::SandboxRequest::Builder request) {
-    auto load = request.initLoad();
-    load.setLibrary(*staged);
-    load.setMaxThreads(options_.max_threads);
-  }) && send([&](msg::SandboxRequest::Builder request) {
-    auto run_request = request.initRun();
-    run_request.setCalls(1);
-    fill_buffer_sets(run_request.initSets(1), host.layout, {0});
-  });
-  call.output = (*process)->finish(std::chrono::milliseconds(30000));
-  call.exit = (*process)->exit();
-  return call;
+// The check's call: fresh inputs of its own, each tensor in an allocation of its own.
+std::optional<SeparateCallOutcome> BoundsCheck::call(EvaluationRun& run, const compile::CompiledCandidate& compiled,
+                                                     std::vector<std::string> launcher, std::string& note) {
+  SeparateCallSpec spec;
+  spec.sandbox = options_.sandbox;
+  spec.sandbox.launcher = std::move(launcher);
+  spec.sandbox.separate_allocations = true;
+  spec.max_threads = options_.max_threads;
+  spec.input_seed = mix(run.seed, kSanitizerSeedSalt);
+  spec.timeout = options_.sanitizer_timeout;
+  spec.fill_load = [&](msg::LoadRequest::Builder load) { device_.fill_load(run, load); };
+  return call_separately(spec, compiled, run, session_, shared_, note);
 }
 
 // CUDA: one call under compute-sanitizer memcheck (initcheck: under initcheck); its error lines
 // become evidence.
-void BoundsCheck::sanitizer(EvaluationRun& run, const std::string& library, bool initcheck) {
+void BoundsCheck::sanitizer(EvaluationRun& run, const compile::CompiledCandidate& compiled, bool initcheck) {
   auto evidence = run.out.getEvidence();
   auto sanitizer = find_compute_sanitizer();
   if (!sanitizer) {
@@ -98,7 +41,7 @@ void BoundsCheck::sanitizer(EvaluationRun& run, const std::string& library, bool
   if (!initcheck) launcher.insert(launcher.end(), {"--padding", "4096"});
   launcher.insert(launcher.end(), {"--print-limit", "8", "--error-exitcode", std::to_string(kSanitizerErrorExit)});
   std::string note;
-  const auto call = call_separately(run, library, std::move(launcher), note);
+  const auto call = this->call(run, compiled, std::move(launcher), note);
   if (!call) {
     evidence.setSanitizerNote("compute-sanitizer: " + note);
     return;
@@ -130,10 +73,10 @@ void BoundsCheck::sanitizer(EvaluationRun& run, const std::string& library, bool
 
 // CPU: one call with every tensor between guard pages (guarded_tensors.h); a fault in a guard
 // becomes evidence.
-void BoundsCheck::guarded_call(EvaluationRun& run, const std::string& library) {
+void BoundsCheck::guarded_call(EvaluationRun& run, const compile::CompiledCandidate& compiled) {
   auto evidence = run.out.getEvidence();
   std::string note;
-  const auto call = call_separately(run, library, {}, note);
+  const auto call = this->call(run, compiled, {}, note);
   if (!call) {
     evidence.setSanitizerNote("guard pages: " + note);
     return;

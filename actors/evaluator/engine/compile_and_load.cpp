@@ -2,16 +2,17 @@
 
 #include <capnp/message.h>
 
-#include <filesystem>
-#include <vector>
 
+#include "actors/evaluator/engine/candidate_staging.h"
+#include "actors/evaluator/engine/triton_warm_up.h"
+#include "base/file_system.h"
 #include "kernels/compile/compiled_artifact.h"
 #include "runtime/log.h"
 
 namespace drk::evaluator {
 
 CompileAndLoad::CompileAndLoad(const EngineOptions& options, compile::CompilePool& pool, SandboxSession& session,
-                               EvaluationDevice& device, TensorStore& shared)
+                               EvaluationDevice& device, HostTensorStore& shared)
     : options_(options), pool_(pool), session_(session), device_(device), shared_(shared) {}
 
 void CompileAndLoad::compile_ahead(msg::Candidate::Reader candidate) {
@@ -76,28 +77,22 @@ Result<bool> CompileAndLoad::load(EvaluationRun& run, const compile::CompiledCan
   const auto started = Clock::now();
   if (auto s = session_.begin_candidate(); !s) return s.error();
   device_.before_load(session_, shared_);
-  auto staged = session_.stage_library(compiled.library_path);
+  auto staged = stage_candidate(compiled, [&](const std::string& path, const std::string& name) {
+    return session_.stage_library(path, name);
+  });
   if (!staged) return staged.error();
-  std::vector<compile::PrebuiltExtension> extensions;
-  for (const auto& extension : compiled.extensions) {
-    // Each under a name of its own; the loader only needs the module's suffix kept.
-    const std::string name = "extension" + std::to_string(extensions.size()) + "_" +
-                             std::filesystem::path(extension.module_path).filename().string();
-    auto staged_module = session_.stage_library(extension.module_path, name);
-    if (!staged_module) return staged_module.error();
-    extensions.push_back({extension.name, *staged_module});
+  if (auto warmed = warm_up_triton(run, compiled); !warmed) {
+    if (warmed.error().code != Errc::invalid_argument && warmed.error().code != Errc::unsupported)
+      return warmed.error();
+    out.setLoadMs(ms_since(started));
+    out.setSandbox(msg::SandboxOutcome::FAILED_TO_LOAD);
+    out.setErrorText(warmed.error().message);
+    return false;
   }
   auto loaded = session_.call(run, options_.load_timeout, [&](msg::SandboxRequest::Builder request) {
     auto load = request.initLoad();
-    load.setLibrary(*staged);
-    load.setMaxThreads(options_.max_threads);
     device_.fill_load(run, load);
-    if (extensions.empty()) return;
-    auto listed = load.getPython().initExtensions(static_cast<unsigned>(extensions.size()));
-    for (unsigned i = 0; i < listed.size(); ++i) {
-      listed[i].setName(extensions[i].name);
-      listed[i].setPath(extensions[i].module_path);
-    }
+    fill_staged_load(*staged, options_.max_threads, load);
   });
   out.setLoadMs(ms_since(started));
   if (!loaded) {
@@ -111,6 +106,20 @@ Result<bool> CompileAndLoad::load(EvaluationRun& run, const compile::CompiledCan
     return false;
   }
   return true;
+}
+
+Status CompileAndLoad::warm_up_triton(EvaluationRun& run, const compile::CompiledCandidate& compiled) {
+  if (device_.language() != msg::Language::PYTHON || device_.kind() != kernels::DeviceKind::cuda) return {};
+  auto source = real_file_system().read_file(compiled.library_path);
+  if (!source) return source.error();
+  if (!uses_triton(*source)) return {};
+  const auto started = Clock::now();
+  auto cache = triton_warm_up(options_, compiled, run, session_, shared_,
+                              [&](msg::LoadRequest::Builder load) { device_.fill_load(run, load); });
+  // Triton compiles its kernels in the warm-up: compile time.
+  run.out.setCompileMs(run.out.getCompileMs() + ms_since(started));
+  if (!cache) return cache.error();
+  return session_.stage_directory(cache->path(), "triton-cache");
 }
 
 }  // namespace drk::evaluator

@@ -10,7 +10,9 @@
 // Load the compiled object into a sandbox no candidate has run in (sandbox_session.h), after what
 // the device measures before any candidate's code shares a process with it. A Python candidate's
 // load_inline extensions, built by the compile step, are copied beside it and named in the load
-// request (LoadRequest.python.extensions), in source order.
+// request (candidate_staging.h). A Python candidate on CUDA that imports Triton is first called
+// once in a sandbox that may run Triton's compilers (triton_warm_up.h); the Triton cache it left
+// is copied beside the candidate, and the warm-up's time counts as compile time (compileMs).
 //
 // Outcomes (no compile, a crash or refusal at load) are fields of the result; a returned error is
 // a fault (the compiler or the sandbox cannot be started at all).
@@ -25,6 +27,7 @@
 #include "actors/evaluator/engine/engine_clock.h"
 #include "actors/evaluator/engine/evaluation_device.h"
 #include "actors/evaluator/engine/evaluation_run.h"
+#include "actors/evaluator/engine/host_tensor_store.h"
 #include "actors/evaluator/engine/sandbox_session.h"
 #include "actors/evaluator/evaluation.h"
 #include "kernels/compile/compile_pool.h"
@@ -34,7 +37,7 @@ namespace drk::evaluator {
 class CompileAndLoad {
  public:
   CompileAndLoad(const EngineOptions& options, compile::CompilePool& pool, SandboxSession& session,
-                 EvaluationDevice& device, TensorStore& shared);
+                 EvaluationDevice& device, HostTensorStore& shared);
 
   // EvaluationEngine::compile_ahead(): files the object the candidate carries (when verified) and
   // submits the source; what became of the object waits for the candidate's record_artifact().
@@ -53,11 +56,16 @@ class CompileAndLoad {
   Result<bool> load(EvaluationRun& run, const compile::CompiledCandidate& compiled);
 
  private:
+  // A Python candidate on CUDA that imports Triton: its warm-up (triton_warm_up.h), whose cache is
+  // staged into the candidate's sandbox. invalid_argument or unsupported: it failed or cannot run
+  // here (the result's reason).
+  Status warm_up_triton(EvaluationRun& run, const compile::CompiledCandidate& compiled);
+
   const EngineOptions& options_;
   compile::CompilePool& pool_;
   SandboxSession& session_;
   EvaluationDevice& device_;
-  TensorStore& shared_;
+  HostTensorStore& shared_;
   // What became of the objects shipped with candidates compiled ahead, by candidate id, until
   // their evaluate() takes it.
   std::map<std::string, Status> adopted_;

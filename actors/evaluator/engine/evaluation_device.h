@@ -26,6 +26,7 @@
 #include "actors/evaluator/engine/timer.h"
 #include "actors/evaluator/evaluation.h"
 #include "kernels/catalog/reference_build.h"
+#include "kernels/compile/compiler.h"
 
 namespace drk::evaluator {
 
@@ -42,6 +43,8 @@ class EvaluationDevice {
   virtual msg::Language language() const = 0;
   // At create(): the sandbox program and the limits it needs (`options.sandbox`).
   virtual void configure_sandbox(EngineOptions& options) const = 0;
+  // At create(): the compiler's options for this device (the GPU's architecture).
+  virtual void configure_compiler(compile::CompilerOptions&) const {}
   // What the reference runs on, from this process's build (kernels::reference_build()).
   virtual void describe_reference(kernels::ReferenceBuild& build) const = 0;
   // Whether spares are started also when a candidate begins, not only when one ends.
@@ -69,8 +72,8 @@ class EvaluationDevice {
   // The timer of this kind of sandbox; `order_seed` orders its sides.
   virtual std::unique_ptr<Timer> make_timer(SandboxSession& session, const EngineOptions& options,
                                             uint64_t order_seed) const = 0;
-  // The out-of-bounds check of a correct candidate (`library`: its compiled object).
-  virtual void check_bounds(BoundsCheck& check, EvaluationRun& run, const std::string& library) const = 0;
+  // The out-of-bounds check of a correct candidate (`compiled`: its object and modules).
+  virtual void check_bounds(BoundsCheck& check, EvaluationRun& run, const compile::CompiledCandidate& compiled) const = 0;
 };
 
 // The device of `options.device`; unsupported for a device this build cannot run (cuda without the

@@ -15,8 +15,9 @@ std::unique_ptr<Timer> HostEvaluationDevice::make_timer(SandboxSession& session,
   return std::make_unique<CpuTimer>(session, options, order_seed);
 }
 
-void HostEvaluationDevice::check_bounds(BoundsCheck& check, EvaluationRun& run, const std::string& library) const {
-  check.guarded_call(run, library);
+void HostEvaluationDevice::check_bounds(BoundsCheck& check, EvaluationRun& run,
+                                        const compile::CompiledCandidate& compiled) const {
+  check.guarded_call(run, compiled);
 }
 
 }  // namespace drk::evaluator

@@ -24,7 +24,7 @@ class HostEvaluationDevice : public EvaluationDevice {
   void before_load(SandboxSession&, TensorStore&) override {}
   std::unique_ptr<Timer> make_timer(SandboxSession& session, const EngineOptions& options,
                                     uint64_t order_seed) const override;
-  void check_bounds(BoundsCheck& check, EvaluationRun& run, const std::string& library) const override;
+  void check_bounds(BoundsCheck& check, EvaluationRun& run, const compile::CompiledCandidate& compiled) const override;
 };
 
 }  // namespace drk::evaluator

@@ -94,6 +94,11 @@ Result<std::string> SandboxSession::stage_library(const std::string& library_pat
   return sandbox_->stage_library(library_path, staged_name);
 }
 
+Status SandboxSession::stage_directory(const std::string& directory, const std::string& staged_name) {
+  if (auto s = ensure_sandbox(); !s) return s.error();
+  return sandbox_->stage_directory(directory, staged_name);
+}
+
 uint64_t SandboxSession::build_request(capnp::MallocMessageBuilder& message, const EvaluationRun& run,
                                        const RequestFill& fill) {
   auto request = message.initRoot<msg::SandboxRequest>();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "actors/evaluator/python/harness_access_watch.h"
+#include "actors/evaluator/python/process_refusal.h"
 #include "actors/evaluator/python/harness_functions.h"
 #include "actors/evaluator/python/python_runtime.h"
 #include "actors/evaluator/python/python_tensors.h"
@@ -269,6 +270,16 @@ Status load_python_candidate(const PythonCandidateSpec& spec) {
   if (!source) return source.error();
   if (auto installed = install_prebuilt_extensions(spec.extensions); !installed) return installed;
   PythonLock lock;
+  // Triton's cache is the sandbox's own triton-cache folder (triton_warm_up.h), its temporary
+  // files under the sandbox's folder: where the warm-up's compilers may write, and the candidate's
+  // sandbox finds what they wrote.
+  if (auto placed = run_module("import os, tempfile\n"
+                               "os.environ['TRITON_CACHE_DIR'] = os.path.join(os.getcwd(), 'triton-cache')\n"
+                               "tempfile.tempdir = os.environ['TMPDIR'] = os.path.join(os.getcwd(), 'tmp')\n"
+                               "try:\n    os.makedirs(tempfile.tempdir, exist_ok=True)\nexcept OSError:\n    pass\n",
+                               "drk_candidate_folders", "the sandbox's load");
+      !placed)
+    return placed.error();
   candidate.on_cuda = spec.on_cuda;
   auto init_inputs = python_from_json(spec.init_inputs_json);
   if (!init_inputs) return init_inputs.error();
@@ -293,6 +304,7 @@ Status load_python_candidate(const PythonCandidateSpec& spec) {
     candidate.reference = std::move(*reference);
   }
   install_harness_access_watch();
+  install_process_refusal(!spec.processes_allowed);
   auto harness_functions = HarnessFunctions::snapshot();
   if (!harness_functions) return harness_functions.error();
   candidate.harness_functions = std::move(*harness_functions);
@@ -309,6 +321,27 @@ Status start_python_cuda() {
                             "torch.empty(1, device='cuda')\n", "drk_cuda_start",
                             "the sandbox's start");
   if (!started) return make_error(Errc::unsupported, "torch cannot use the CUDA device in the sandbox: " + started.error().message);
+  // Triton asks ptxas its version for every kernel's cache key, and `file` (through
+  // platform.architecture()) for its launchers' keys, even for what its cache holds: new
+  // processes. Asked here, before the filter, their answers are kept for the candidate's calls.
+  // Without Triton (or its ptxas) there is nothing to ask; a Triton candidate then fails in its
+  // warm-up, which says why.
+  (void)run_module(
+      "import importlib.util\nimport torch\n"
+      "if importlib.util.find_spec('triton') is not None:\n"
+      "    try:\n"
+      "        from triton.backends.compiler import GPUTarget\n"
+      "        from triton.backends.nvidia.compiler import CUDABackend\n"
+      "        major, minor = torch.cuda.get_device_capability()\n"
+      "        CUDABackend(GPUTarget('cuda', major * 10 + minor, 32)).hash()\n"
+      "    except Exception:\n"
+      "        pass\n"
+      "    try:\n"
+      "        from triton.backends.nvidia import driver\n"
+      "        driver.platform_key()\n"
+      "    except Exception:\n"
+      "        pass\n",
+      "drk_triton_start", "the sandbox's start");
   return {};
 }
 

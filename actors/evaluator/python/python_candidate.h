@@ -58,6 +58,8 @@ struct PythonCandidateSpec {
   std::string reference_source;
   // What the file's load_inline calls return (prebuilt_extensions.h), installed before it runs.
   std::vector<PrebuiltModule> extensions;
+  // The Triton warm-up's sandbox: Python may start processes (process_refusal.h refuses otherwise).
+  bool processes_allowed = false;
 };
 
 Status load_python_candidate(const PythonCandidateSpec& spec);

@@ -152,6 +152,17 @@ Result<PyRef> run_module(const std::string& source, const std::string& module_na
   if (!code) return make_error(Errc::invalid_argument, python_error_text(file_name));
   PyRef module(PyModule_New(module_name.c_str()));
   if (!module) return make_error(Errc::internal, python_error_text());
+  // The source in linecache under the file's name, as if read from it: inspect.getsource() finds
+  // it there (Triton's @jit reads its kernels' source so), and tracebacks show its lines.
+  PyRef linecache(PyImport_ImportModule("linecache"));
+  PyRef cache(linecache ? PyObject_GetAttrString(linecache.get(), "cache") : nullptr);
+  PyRef text(PyUnicode_FromStringAndSize(source.data(), static_cast<Py_ssize_t>(source.size())));
+  PyRef lines(text ? PyObject_CallMethod(text.get(), "splitlines", "O", Py_True) : nullptr);
+  PyRef entry(lines ? Py_BuildValue("(nOOs)", static_cast<Py_ssize_t>(source.size()), Py_None, lines.get(),
+                                    file_name.c_str())
+                    : nullptr);
+  if (!cache || !entry || PyObject_SetItem(cache.get(), PyRef(PyUnicode_FromString(file_name.c_str())).get(), entry.get()) != 0)
+    return make_error(Errc::internal, "cannot enter " + file_name + " into linecache: " + python_error_text());
   PyObject* globals = PyModule_GetDict(module.get());  // borrowed
   PyRef file(PyUnicode_FromString(file_name.c_str()));
   PyDict_SetItemString(globals, "__file__", file.get());

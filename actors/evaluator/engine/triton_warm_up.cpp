@@ -1,0 +1,90 @@
+#include "actors/evaluator/engine/triton_warm_up.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "actors/evaluator/engine/seed_mix.h"
+#include "actors/evaluator/engine/separate_call.h"
+
+namespace drk::evaluator {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kWarmUpSeedSalt = 0x7a17a3u;   // the warm-up call's inputs: a draw of their own
+constexpr uint64_t kMaxCacheBytes = uint64_t{512} << 20;
+constexpr size_t kMaxCacheFiles = 20000;
+
+}  // namespace
+
+Status copy_triton_cache(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  uint64_t bytes = 0;
+  size_t files = 0;
+  for (fs::recursive_directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path target = to / fs::relative(it->path(), from);
+    const fs::file_status status = it->symlink_status(ec);
+    if (ec) break;
+    if (fs::is_directory(status)) {
+      fs::create_directories(target, ec);
+    } else if (fs::is_regular_file(status)) {
+      bytes += it->file_size(ec);
+      if (++files > kMaxCacheFiles || bytes > kMaxCacheBytes)
+        return make_error(Errc::invalid_argument, "the Triton warm-up left more than " +
+                                                      std::to_string(kMaxCacheFiles) + " files or " +
+                                                      std::to_string(kMaxCacheBytes >> 20) + " MiB in its cache");
+      fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, ec);
+    }
+    if (ec) break;
+  }
+  if (ec) return make_error(Errc::io_error, "cannot copy the Triton warm-up's cache " + from.string() + ": " + ec.message());
+  return {};
+}
+
+bool uses_triton(const std::string& python_source) {
+  static const std::regex imports_triton(R"((^|\n)\s*(import\s+triton\b|from\s+triton\b))");
+  return std::regex_search(python_source, imports_triton);
+}
+
+Result<TemporaryDirectory> triton_warm_up(const EngineOptions& options, const compile::CompiledCandidate& compiled,
+                                          EvaluationRun& run, SandboxSession& session, HostTensorStore& shared,
+                                          const std::function<void(msg::LoadRequest::Builder)>& fill_load) {
+  // Without a user of its own, a sandbox that may write files could write whatever the Evaluator's
+  // user may.
+  if (getuid() != 0 || !options.sandbox.own_user)
+    return make_error(Errc::unsupported,
+                      "a Triton candidate compiles its kernels in a warm-up sandbox that may write files, which runs "
+                      "only under a user of its own: run the Evaluator as root (and without eval.hardware_metrics, "
+                      "whose sandboxes keep the Evaluator's user)");
+  auto cache = TemporaryDirectory::create("drk-triton-cache");
+  if (!cache) return cache.error();
+  // Readable by the candidate's sandbox, whose user is not this process's.
+  fs::permissions(cache->path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                     fs::perms::others_read | fs::perms::others_exec);
+  SeparateCallSpec spec;
+  spec.sandbox = options.sandbox;
+  spec.sandbox.allow_compilers = true;
+  spec.max_threads = options.max_threads;
+  spec.input_seed = mix(run.seed, kWarmUpSeedSalt);
+  spec.timeout = options.triton_warm_up_timeout;
+  spec.fill_load = fill_load;
+  Status copied;
+  spec.after_call = [&](const std::string& directory) {
+    const fs::path left = fs::path(directory) / "triton-cache";
+    std::error_code ec;
+    if (fs::is_directory(fs::symlink_status(left, ec))) copied = copy_triton_cache(left, cache->path());
+  };
+  std::string note;
+  auto call = call_separately(spec, compiled, run, session, shared, note);
+  if (!call) return make_error(Errc::io_error, "the Triton warm-up's sandbox: " + note);
+  if (!call->ran)
+    return make_error(Errc::invalid_argument,
+                      "the Triton warm-up call (one call in a sandbox that may run Triton's compilers) failed: " +
+                          (call->failure.empty() ? describe_exit(call->exit) : call->failure));
+  if (!copied) return copied.error();
+  return std::move(*cache);
+}
+
+}  // namespace drk::evaluator

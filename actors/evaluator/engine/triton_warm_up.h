@@ -1,0 +1,47 @@
+// The Triton warm-up: a Triton candidate's kernels compile when first called (Triton's JIT runs
+// ptxas, and gcc for its launchers, and writes its cache), which the candidate's sandbox forbids
+// (no new process, no file written). So before the candidate is loaded into its sandbox, it is
+// called once in a sandbox of its own that may run compilers (SandboxOptions.allow_compilers:
+// processes and file writes allowed, under its own user, in its own directory, with its network,
+// CPU, memory and file-size limits) on inputs of their own draw, Triton's cache being that
+// sandbox's triton-cache folder. The folder is then copied into the candidate's sandbox as its
+// triton-cache, where its calls find every kernel compiled (docs/kernelbench.md, "Triton").
+// A kernel that the warm-up call did not compile (a specialisation only later calls meet) would
+// need a compiler in the candidate's sandbox: the filter ends it, and the result says so.
+//
+// Thread-safety: the engine's thread only. Errors: triton_warm_up() returns invalid_argument with
+// what the warm-up call said when it failed (a Triton compile error, the candidate raising),
+// unsupported when the sandbox would have no user of its own (the Evaluator is not root, or
+// hardware metrics keep its user), and io_error when its sandbox cannot be had or its cache
+// cannot be copied.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "actors/evaluator/engine/evaluation_run.h"
+#include "actors/evaluator/engine/host_tensor_store.h"
+#include "actors/evaluator/engine/sandbox_session.h"
+#include "actors/evaluator/evaluation.h"
+#include "base/result.h"
+#include "base/temporary_directory.h"
+#include "kernels/compile/compiler.h"
+
+namespace drk::evaluator {
+
+// Whether a Python candidate's source imports Triton (its kernels then compile at their first call).
+bool uses_triton(const std::string& python_source);
+
+// The Triton cache a warm-up left in `from`, copied into `to`: folders and regular files only, never
+// following a link (which would make the Evaluator copy a file the candidate's user cannot read);
+// invalid_argument past 20000 files or 512 MiB, io_error when a copy fails.
+Status copy_triton_cache(const std::filesystem::path& from, const std::filesystem::path& to);
+
+// The warm-up of `compiled` (a Python candidate on CUDA) for `run`; the folder of Triton's cache it
+// left, owned by the caller. `fill_load`: the load request's Python part (the device's).
+Result<TemporaryDirectory> triton_warm_up(const EngineOptions& options, const compile::CompiledCandidate& compiled,
+                                          EvaluationRun& run, SandboxSession& session, HostTensorStore& shared,
+                                          const std::function<void(msg::LoadRequest::Builder)>& fill_load);
+
+}  // namespace drk::evaluator

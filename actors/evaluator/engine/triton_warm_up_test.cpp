@@ -1,0 +1,58 @@
+// The Triton warm-up's pieces that need no GPU: which candidates it runs for, and the copy of the
+// cache it leaves, which must never follow a link the candidate planted.
+#include "actors/evaluator/engine/triton_warm_up.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "base/temporary_directory.h"
+#include "tests/doctest_drk.h"
+
+using namespace drk;
+using namespace drk::evaluator;
+namespace fs = std::filesystem;
+
+namespace {
+
+void write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+DRK_TEST_CASE("a candidate that imports Triton is warmed up; one that only names it is not") {
+  DRK_CHECK(uses_triton("import torch\nimport triton\nimport triton.language as tl\n"));
+  DRK_CHECK(uses_triton("from triton import language as tl\n"));
+  DRK_CHECK(uses_triton("import torch\n    import triton  # inside a function\n"));
+  DRK_CHECK_FALSE(uses_triton("import torch\n# a Triton kernel would be faster\n"));
+  DRK_CHECK_FALSE(uses_triton("import torch\nx = 'import tritonic'\n"));
+  DRK_CHECK_FALSE(uses_triton("import tritonclient\n"));
+}
+
+DRK_TEST_CASE("the warm-up's cache is copied file by file, and a link it left is not followed") {
+  auto from = TemporaryDirectory::create("drk-test-cache-from");
+  auto to = TemporaryDirectory::create("drk-test-cache-to");
+  auto secret = TemporaryDirectory::create("drk-test-secret");
+  DRK_REQUIRE((from && to && secret));
+  const fs::path source(from->path());
+  write(source / "ab12" / "kernel.cubin", "cubin");
+  write(source / "ab12" / "kernel.json", "{}");
+  write(source / "cd34" / "__triton_launcher.so", "launcher");
+  write(fs::path(secret->path()) / "shadow", "not the candidate's");
+  fs::create_symlink(fs::path(secret->path()) / "shadow", source / "cd34" / "stolen.so");
+  fs::create_directory_symlink(secret->path(), source / "elsewhere");
+
+  DRK_REQUIRE(copy_triton_cache(source, to->path()));
+  const fs::path copy(to->path());
+  DRK_CHECK(read(copy / "ab12" / "kernel.cubin") == "cubin");
+  DRK_CHECK(read(copy / "ab12" / "kernel.json") == "{}");
+  DRK_CHECK(read(copy / "cd34" / "__triton_launcher.so") == "launcher");
+  DRK_CHECK_FALSE(fs::exists(fs::symlink_status(copy / "cd34" / "stolen.so")));
+  DRK_CHECK_FALSE(fs::exists(fs::symlink_status(copy / "elsewhere")));
+}
