@@ -20,9 +20,10 @@
 #include "kernels/schedule/policy_checkpoint.h"
 #include "kernels/schedule/problem.h"
 #include "kernels/schedule/render.h"
+#include "actors/generator/llm/llm_settings.h"
+#include "actors/generator/llm_generator_actor.h"
 #include "base/fnv1a.h"
 #include "runtime/log.h"
-#include "base/fnv1a.h"
 
 namespace drk::generator {
 namespace {
@@ -460,15 +461,20 @@ class GeneratorActor final : public runtime::Actor {
 }  // namespace
 
 std::unique_ptr<runtime::Actor> make_generator_actor(const runtime::ActorSpec& spec) {
+  if (uses_llm_backend(spec.experiment)) return make_llm_generator_actor(spec);
   return std::make_unique<GeneratorActor>(spec);
 }
 
 std::vector<runtime::ExperimentKey> generator_experiment_keys() {
-  return {{"seed", runtime::ValueKind::integer, "1"},
-          {"eval_timeout_s", runtime::ValueKind::number, "60"},
-          {"compile_ahead", runtime::ValueKind::flag, "false"},
-          {"eval.compile_workers", runtime::ValueKind::integer, "2", {}, 1},
-          {"device", runtime::ValueKind::text, "cpu", {"cpu", "cuda"}}};
+  std::vector<runtime::ExperimentKey> keys = {{"seed", runtime::ValueKind::integer, "1"},
+                                              {"eval_timeout_s", runtime::ValueKind::number, "60"},
+                                              {"compile_ahead", runtime::ValueKind::flag, "false"},
+                                              {"eval.compile_workers", runtime::ValueKind::integer, "2", {}, 1},
+                                              {"device", runtime::ValueKind::text, "cpu", {"cpu", "cuda"}}};
+  for (auto& key : llm_experiment_keys()) keys.push_back(std::move(key));
+  return keys;
 }
+
+Status generator_experiment_check(const YAML::Node& experiment) { return llm_experiment_check(experiment); }
 
 }  // namespace drk::generator

@@ -2,7 +2,8 @@
 // time, answering the requests in order with the replies of its script: an answer (any status,
 // headers, body), a stream (a chunked body in pieces, e.g. server-sent events), a hold (no answer:
 // it waits until the client gives up and closes), a drop (some bytes, then the connection closes),
-// or raw bytes (not HTTP). A request beyond the script is answered 500 "script exhausted".
+// or raw bytes (not HTTP). A request beyond the script is answered 500 "script exhausted", or
+// by the responder when one is given (a function of the request: a model that reads its prompt).
 // Each request is recorded (target, body, headers) before it is answered.
 // Stopped and joined by the destructor; a client that holds no connection lets it end at once.
 // Thread-safety: requests() may be read from the test's thread.
@@ -17,6 +18,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -76,8 +78,11 @@ struct RecordedRequest {
 
 class ScriptedHttpServer {
  public:
-  explicit ScriptedHttpServer(std::vector<ScriptedReply> script)
+  using Responder = std::function<ScriptedReply(const RecordedRequest&)>;
+
+  explicit ScriptedHttpServer(std::vector<ScriptedReply> script, Responder responder = {})
       : script_(std::move(script)),
+        responder_(std::move(responder)),
         acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}),
         thread_([this] { serve(); }) {}
 
@@ -116,10 +121,11 @@ class ScriptedHttpServer {
       for (const auto& field : request) recorded.headers[std::string(field.name_string())] = std::string(field.value());
       {
         std::lock_guard lock(mutex_);
-        requests_.push_back(std::move(recorded));
+        requests_.push_back(recorded);
       }
-      const ScriptedReply reply =
-          next < script_.size() ? script_[next++] : ScriptedReply::answer(500, "{\"error\":\"script exhausted\"}");
+      const ScriptedReply reply = next < script_.size() ? script_[next++]
+                                  : responder_        ? responder_(recorded)
+                                                      : ScriptedReply::answer(500, "{\"error\":\"script exhausted\"}");
       reply_with(socket, reply);
     }
   }
@@ -163,6 +169,7 @@ class ScriptedHttpServer {
   }
 
   std::vector<ScriptedReply> script_;
+  Responder responder_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   unsigned short port_ = acceptor_.local_endpoint().port();
