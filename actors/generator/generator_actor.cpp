@@ -20,8 +20,10 @@
 #include "kernels/schedule/policy_checkpoint.h"
 #include "kernels/schedule/problem.h"
 #include "kernels/schedule/render.h"
+#include "actors/generator/finished_trajectories.h"
 #include "actors/generator/llm/llm_settings.h"
 #include "actors/generator/llm_generator_actor.h"
+#include "actors/generator/turn_outcome.h"
 #include "base/fnv1a.h"
 #include "runtime/log.h"
 
@@ -43,12 +45,7 @@ struct RecordedTurn {
   std::string candidate_id;
   std::vector<float> observation;
   Sampled sampled;
-  double reward = 0.0;
-  bool correct = false;
-  bool honest = false;
-  double speedup = 0.0;
-  double coverage = 1.0;
-  bool screened = false;  // answered by the Oracle's cost model, not measured
+  TurnOutcome outcome;
 };
 
 // A trajectory in progress: its request, its RNG, the turns done and the candidate in flight.
@@ -73,11 +70,6 @@ struct Rollout {
 
   msg::Task::Reader task_reader() { return task->getRoot<msg::Task>().asReader(); }
   uint32_t turn() const { return static_cast<uint32_t>(done.size()) + 1; }
-};
-
-struct Finished {
-  uint32_t step = 0;
-  std::unique_ptr<capnp::MallocMessageBuilder> trajectory;  // msg::Trajectory
 };
 
 // experiment.device: the device the run evaluates on, whose scheduling space the policy serves
@@ -105,14 +97,6 @@ uint32_t experiment_compile_workers(const YAML::Node& experiment) {
   const uint32_t workers = eval && eval["compile_workers"] ? eval["compile_workers"].as<uint32_t>() : 2;
   if (workers < 1) throw std::runtime_error("experiment.eval.compile_workers must be at least 1");
   return workers;
-}
-
-// The share of the candidate's GPU time spent in its own kernels (CUPTI, the Evaluator's
-// GpuProfile); CPU candidates have no profiler: all measured time is their own.
-// A turn that was never evaluated (its schedule did not render) has none on CUDA.
-double coverage_of(schedule::Device device, const std::optional<msg::EvalResult::Reader>& result) {
-  if (device == schedule::Device::cpu) return 1.0;
-  return result && result->hasGpu() ? result->getGpu().getCoverage() : 0.0;
 }
 
 class GeneratorActor final : public runtime::Actor {
@@ -240,12 +224,8 @@ class GeneratorActor final : public runtime::Actor {
 
   void on_request(runtime::ActorContext& context, msg::RolloutRequest::Reader request) {
     const std::string id = request.getTrajectoryId().cStr();
-    if (auto finished = finished_.find(id); finished != finished_.end()) {
-      send_trajectory(context, *finished->second.trajectory);
-      return;
-    }
-    if (rollouts_.count(id)) return;
-    forget_old_steps(request.getStep());
+    if (finished_.send_again(context, id) || rollouts_.count(id)) return;
+    finished_.forget_old_steps(request.getStep());
 
     Rollout& rollout = rollouts_[id];
     rollout.id = id;
@@ -302,7 +282,7 @@ class GeneratorActor final : public runtime::Actor {
         return;
       }
       record(rollout, PreviousTurn{turn.sampled.choice, false, false, false, 0.0, 0.0},
-             coverage_of(rollout.problem->device, std::nullopt), false);
+             unevaluated_outcome(rollout.problem->device == schedule::Device::cuda));
     }
     finish(context, rollout);
   }
@@ -318,7 +298,7 @@ class GeneratorActor final : public runtime::Actor {
     const schedule::Choice& choice = turn.sampled.choice;
     const auto family_knobs = schedule::knobs(choice.family, choice.device);
     // A failed send (busy, unknown recipient) is retried by the deadline below.
-    (void)context.send(destination(context, "oracle"), [&](msg::Envelope::Builder envelope) {
+    (void)context.send(first_member(context, "oracle"), [&](msg::Envelope::Builder envelope) {
       auto candidate = runtime::init_payload<msg::Candidate>(envelope);
       candidate.setId(turn.candidate_id);
       candidate.setTrajectoryId(rollout.id);
@@ -358,43 +338,26 @@ class GeneratorActor final : public runtime::Actor {
     if (found == rollouts_.end()) return;
     Rollout& rollout = found->second;
     if (!rollout.problem || rollout.pending.candidate_id != candidate_id) return;
-    const auto verdict = feedback.getVerdict();
-    const auto result = verdict.getResult();
     rollout.timer_token = 0;
-    // A screened candidate was not measured (docs/cost-model.md): its reward is the cost model's
-    // prediction, and only a correct kernel earns a reward above 0.
-    const bool predicted_correct = feedback.getScreened() && feedback.getReward() > 0;
+    const TurnOutcome outcome = turn_outcome(feedback, rollout.problem->device == schedule::Device::cuda);
     record(rollout,
-           PreviousTurn{rollout.pending.sampled.choice, result.getCompiled() || predicted_correct,
-                        result.getCorrect() || predicted_correct, verdict.getHonest(), result.getSpeedup(),
-                        feedback.getReward()},
-           coverage_of(rollout.problem->device, result), feedback.getScreened());
+           PreviousTurn{rollout.pending.sampled.choice, outcome.compiled, outcome.correct, outcome.honest,
+                        outcome.speedup, outcome.reward},
+           outcome);
     start_turn(context, rollout);
   }
 
-  void record(Rollout& rollout, const PreviousTurn& outcome, double coverage, bool screened) {
+  void record(Rollout& rollout, const PreviousTurn& previous, const TurnOutcome& outcome) {
     RecordedTurn turn = std::move(rollout.pending);
-    turn.coverage = coverage;
-    turn.screened = screened;
-    turn.reward = outcome.reward;
-    turn.correct = outcome.correct;
-    turn.honest = outcome.honest;
-    turn.speedup = outcome.speedup;
+    turn.outcome = outcome;
     rollout.done.push_back(std::move(turn));
-    rollout.previous = outcome;
+    rollout.previous = previous;
     rollout.pending = RecordedTurn{};
   }
 
   void finish(runtime::ActorContext& context, Rollout& rollout) {
-    Finished finished;
-    finished.step = rollout.step;
-    finished.trajectory = std::make_unique<capnp::MallocMessageBuilder>();
-    auto trajectory = finished.trajectory->initRoot<msg::Trajectory>();
-    trajectory.setId(rollout.id);
-    trajectory.setStep(rollout.step);
-    trajectory.setTask(rollout.task_reader().getName());
-    trajectory.setSampleIndex(rollout.sample_index);
-    trajectory.setPolicyVersion(rollout.policy_version);
+    auto trajectory = finished_.begin(rollout.id, rollout.step, rollout.task_reader().getName(),
+                                      rollout.sample_index, rollout.policy_version);
     auto turns = trajectory.initTurns(static_cast<unsigned>(rollout.done.size()));
     for (size_t index = 0; index < rollout.done.size(); ++index) {
       const RecordedTurn& done = rollout.done[index];
@@ -411,37 +374,11 @@ class GeneratorActor final : public runtime::Actor {
         actions.set(static_cast<unsigned>(knob), done.sampled.decisions[knob]);
         logprobs.set(static_cast<unsigned>(knob), done.sampled.logprobs[knob]);
       }
-      turn.setReward(done.reward);
-      turn.setCorrect(done.correct);
-      turn.setHonest(done.honest);
-      turn.setSpeedup(done.speedup);
-      turn.setCoverage(done.coverage);
-      turn.setScreened(done.screened);
+      write_outcome(done.outcome, turn);
     }
-    send_trajectory(context, *finished.trajectory);
     const std::string id = rollout.id;
-    finished_[id] = std::move(finished);
+    finished_.finish(context, id);
     rollouts_.erase(id);
-  }
-
-  void send_trajectory(runtime::ActorContext& context, capnp::MallocMessageBuilder& trajectory) {
-    // A lost Trajectory is asked for again: the Learner re-sends its request on a deadline.
-    (void)context.send(destination(context, "learner"), [&](msg::Envelope::Builder envelope) {
-      runtime::set_payload<msg::Trajectory>(envelope, trajectory.getRoot<msg::Trajectory>().asReader());
-    });
-  }
-
-  // Finished trajectories are kept for the step in progress and the one before it (a
-  // restarted Learner re-issues its current step); older ones are never asked for again.
-  void forget_old_steps(uint32_t step) {
-    for (auto it = finished_.begin(); it != finished_.end();) {
-      it = it->second.step + 2 <= step ? finished_.erase(it) : std::next(it);
-    }
-  }
-
-  static std::string destination(runtime::ActorContext& context, const std::string& role) {
-    const auto members = context.members(role);
-    return members.empty() ? role : members.front();
   }
 
   const uint64_t seed_;
@@ -453,7 +390,7 @@ class GeneratorActor final : public runtime::Actor {
   bool compile_poll_scheduled_ = false;
   uint32_t policy_version_ = 0;
   std::map<std::string, Rollout> rollouts_;
-  std::map<std::string, Finished> finished_;
+  FinishedTrajectories finished_;
   std::map<uint64_t, std::string> timers_;  // timer token -> trajectory id
   uint64_t next_token_ = 1;
 };

@@ -13,11 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "actors/generator/finished_trajectories.h"
 #include "actors/generator/llm/code_block.h"
 #include "actors/generator/llm/llm_settings.h"
 #include "actors/generator/llm/openai_client.h"
 #include "actors/generator/llm/prompt_builder.h"
 #include "actors/generator/llm/prompt_templates.h"
+#include "actors/generator/turn_outcome.h"
 #include "base/file_system.h"
 #include "base/fnv1a.h"
 #include "judging/feedback_report.h"
@@ -35,12 +37,7 @@ constexpr std::chrono::milliseconds kAnswerPollMs{10};
 struct LlmTurn {
   std::string candidate_id;
   std::vector<float> token_logprobs;
-  double reward = 0.0;
-  bool correct = false;
-  bool honest = false;
-  double speedup = 0.0;
-  double coverage = 1.0;
-  bool screened = false;
+  TurnOutcome outcome;
 };
 
 struct LlmRollout {
@@ -53,7 +50,7 @@ struct LlmRollout {
   bool kernelbench = false;
   Conversation conversation;
   std::vector<LlmTurn> done;
-  LlmTurn pending;
+  LlmTurn pending;  // its outcome: unevaluated_outcome() until its Feedback comes
   std::optional<std::shared_future<Result<Completion>>> answer;  // the model's answer, awaited
   std::string source;                                            // the candidate in flight
   uint64_t timer_token = 0;
@@ -61,11 +58,6 @@ struct LlmRollout {
   msg::Task::Reader task_reader() { return task->getRoot<msg::Task>().asReader(); }
   uint32_t turn() const { return static_cast<uint32_t>(done.size()) + 1; }
   bool awaiting_feedback() const { return !source.empty(); }
-};
-
-struct FinishedTrajectory {
-  uint32_t step = 0;
-  std::unique_ptr<capnp::MallocMessageBuilder> trajectory;  // msg::Trajectory
 };
 
 std::string enumerant_name(capnp::DynamicEnum value) {
@@ -151,12 +143,8 @@ class LlmGeneratorActor final : public runtime::Actor {
 
   void on_request(runtime::ActorContext& context, msg::RolloutRequest::Reader request) {
     const std::string id = request.getTrajectoryId().cStr();
-    if (auto finished = finished_.find(id); finished != finished_.end()) {
-      send_trajectory(context, *finished->second.trajectory);
-      return;
-    }
-    if (rollouts_.count(id)) return;
-    forget_old_steps(request.getStep());
+    if (finished_.send_again(context, id) || rollouts_.count(id)) return;
+    finished_.forget_old_steps(request.getStep());
 
     LlmRollout& rollout = rollouts_[id];
     rollout.id = id;
@@ -205,10 +193,12 @@ class LlmGeneratorActor final : public runtime::Actor {
       return;
     }
     rollout.pending = LlmTurn{};
+    rollout.pending.outcome = unevaluated_outcome(rollout.task_reader().getDevice() == msg::Device::CUDA);
     rollout.pending.candidate_id = rollout.id + "/t" + std::to_string(rollout.turn());
     rollout.source.clear();
     std::optional<uint64_t> seed;
-    if (settings_.sampling.seed) seed = *settings_.sampling.seed + fnv1a_64(rollout.pending.candidate_id);
+    // 31 bits: llama.cpp's server reads a 32-bit seed, vLLM's and OpenAI's a signed 64-bit one.
+    if (settings_.sampling.seed) seed = (*settings_.sampling.seed + fnv1a_64(rollout.pending.candidate_id)) & 0x7fffffffu;
     rollout.answer = client_->submit(rollout.conversation, seed);
     schedule_answer_poll(context);
   }
@@ -272,7 +262,7 @@ class LlmGeneratorActor final : public runtime::Actor {
     if (!rollout.awaiting_feedback()) return;
     const auto task = rollout.task_reader();
     // A failed send (busy, unknown recipient) is retried by the deadline below.
-    (void)context.send(destination(context, "oracle"), [&](msg::Envelope::Builder envelope) {
+    (void)context.send(first_member(context, "oracle"), [&](msg::Envelope::Builder envelope) {
       auto candidate = runtime::init_payload<msg::Candidate>(envelope);
       candidate.setId(rollout.pending.candidate_id);
       candidate.setTrajectoryId(rollout.id);
@@ -303,21 +293,10 @@ class LlmGeneratorActor final : public runtime::Actor {
     if (found == rollouts_.end()) return;
     LlmRollout& rollout = found->second;
     if (!rollout.awaiting_feedback() || rollout.pending.candidate_id != candidate_id) return;
-    const auto verdict = feedback.getVerdict();
-    const auto result = verdict.getResult();
     rollout.timer_token = 0;
     rollout.source.clear();
-    const bool predicted_correct = feedback.getScreened() && feedback.getReward() > 0;
-    LlmTurn& turn = rollout.pending;
-    turn.reward = feedback.getReward();
-    turn.correct = result.getCorrect() || predicted_correct;
-    turn.honest = verdict.getHonest();
-    turn.speedup = result.getSpeedup();
-    turn.coverage = rollout.task_reader().getDevice() == msg::Device::CUDA
-                        ? (result.hasGpu() ? result.getGpu().getCoverage() : 0.0)
-                        : 1.0;
-    turn.screened = feedback.getScreened();
-    rollout.done.push_back(std::move(turn));
+    rollout.pending.outcome = turn_outcome(feedback, rollout.task_reader().getDevice() == msg::Device::CUDA);
+    rollout.done.push_back(std::move(rollout.pending));
     if (rollout.done.size() < rollout.turns) {
       const std::string summary = feedback.getSummary().cStr();
       const auto groups = judging::parse_feedback_report(summary);
@@ -330,15 +309,8 @@ class LlmGeneratorActor final : public runtime::Actor {
   }
 
   void finish(runtime::ActorContext& context, LlmRollout& rollout) {
-    FinishedTrajectory finished;
-    finished.step = rollout.step;
-    finished.trajectory = std::make_unique<capnp::MallocMessageBuilder>();
-    auto trajectory = finished.trajectory->initRoot<msg::Trajectory>();
-    trajectory.setId(rollout.id);
-    trajectory.setStep(rollout.step);
-    trajectory.setTask(rollout.task_reader().getName());
-    trajectory.setSampleIndex(rollout.sample_index);
-    trajectory.setPolicyVersion(rollout.policy_version);
+    auto trajectory = finished_.begin(rollout.id, rollout.step, rollout.task_reader().getName(),
+                                      rollout.sample_index, rollout.policy_version);
     auto turns = trajectory.initTurns(static_cast<unsigned>(rollout.done.size()));
     for (size_t index = 0; index < rollout.done.size(); ++index) {
       const LlmTurn& done = rollout.done[index];
@@ -347,36 +319,11 @@ class LlmGeneratorActor final : public runtime::Actor {
       auto logprobs = turn.initActionLogprobs(static_cast<unsigned>(done.token_logprobs.size()));
       for (size_t token = 0; token < done.token_logprobs.size(); ++token)
         logprobs.set(static_cast<unsigned>(token), done.token_logprobs[token]);
-      turn.setReward(done.reward);
-      turn.setCorrect(done.correct);
-      turn.setHonest(done.honest);
-      turn.setSpeedup(done.speedup);
-      turn.setCoverage(done.coverage);
-      turn.setScreened(done.screened);
+      write_outcome(done.outcome, turn);
     }
-    send_trajectory(context, *finished.trajectory);
     const std::string id = rollout.id;
-    finished_[id] = std::move(finished);
+    finished_.finish(context, id);
     rollouts_.erase(id);
-  }
-
-  void send_trajectory(runtime::ActorContext& context, capnp::MallocMessageBuilder& trajectory) {
-    // A lost Trajectory is asked for again: the Learner re-sends its request on a deadline.
-    (void)context.send(destination(context, "learner"), [&](msg::Envelope::Builder envelope) {
-      runtime::set_payload<msg::Trajectory>(envelope, trajectory.getRoot<msg::Trajectory>().asReader());
-    });
-  }
-
-  // As the embedded Generator: finished trajectories of this step and the one before are kept.
-  void forget_old_steps(uint32_t step) {
-    for (auto it = finished_.begin(); it != finished_.end();) {
-      it = it->second.step + 2 <= step ? finished_.erase(it) : std::next(it);
-    }
-  }
-
-  static std::string destination(runtime::ActorContext& context, const std::string& role) {
-    const auto members = context.members(role);
-    return members.empty() ? role : members.front();
   }
 
   const LlmSettings settings_;
@@ -385,7 +332,7 @@ class LlmGeneratorActor final : public runtime::Actor {
   std::unique_ptr<OpenAiClient> client_;
   bool answer_poll_scheduled_ = false;
   std::map<std::string, LlmRollout> rollouts_;
-  std::map<std::string, FinishedTrajectory> finished_;
+  FinishedTrajectories finished_;
   std::map<uint64_t, std::string> timers_;  // timer token -> trajectory id
   uint64_t next_token_ = 1;
 };

@@ -19,8 +19,8 @@
 // Requests to the model run on the client's threads (generator.max_in_flight); the actor looks
 // at the answers every 10 ms while any is awaited (no other thread can wake it).
 //
-// Sampling seed: generator.seed, when set, plus a hash of the candidate id: a turn's request is
-// the same whatever the interleaving.
+// Sampling seed: generator.seed, when set, plus a hash of the candidate id, in 31 bits: a turn's
+// request is the same whatever the interleaving.
 // Thread-safety: an actor. Errors: settings, templates or an API key that cannot be read are a
 // fault at start (load_topology refuses the first two before anything starts).
 #pragma once
