@@ -167,3 +167,14 @@ DRK_TEST_CASE("Retry-After in seconds is honoured; a date falls back to the back
   DRK_CHECK(drk::http_client::parse_retry_after("7") == std::optional(7000ms));
   DRK_CHECK_FALSE(drk::http_client::parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT").has_value());
 }
+
+DRK_TEST_CASE("https to a server that does not speak TLS fails in the handshake, naming it") {
+  ScriptedHttpServer server({});
+  auto url = parse_http_url("https://127.0.0.1:" + std::to_string(server.port()) + "/v1");
+  DRK_REQUIRE(url.ok());
+  std::vector<std::chrono::milliseconds> waits;
+  HttpClient client(*url, RetryPolicy{2, 100ms, 1000ms}, {}, [&](std::chrono::milliseconds delay) { waits.push_back(delay); });
+  auto response = client.post(chat_request(), within(10s));
+  DRK_REQUIRE_FALSE(response.ok());
+  DRK_CHECK(response.error().message.find("TLS handshake") != std::string::npos);
+}
