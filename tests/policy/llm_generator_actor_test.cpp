@@ -10,9 +10,11 @@
 
 #include "actors/generator/generator_actor.h"
 #include "runtime/payload.h"
+#include "runtime/topology/topology.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/fake_actor_context.h"
 #include "tests/support/relu_rollout.h"
+#include "tests/support/run_dir.h"
 #include "tests/support/scripted_http_server.h"
 
 namespace drk::generator {
@@ -132,6 +134,25 @@ DRK_TEST_CASE("an answer without a code block and a server that fails are turns 
   DRK_REQUIRE(second["messages"].size() == 4);
   DRK_CHECK(std::string(second["messages"][3]["content"]).find("no fenced code block") != std::string::npos);
   DRK_CHECK(nlohmann::json::parse(requests[2].body)["messages"] == second["messages"]);
+}
+
+DRK_TEST_CASE("generator.backend: openai without an endpoint, or with a misspelt key, is refused at load with its line") {
+  runtime::register_experiment_keys(generator_experiment_keys());
+  runtime::register_experiment_check(generator_experiment_check);
+  testing::RunDir dir;
+  const std::string head = "name: t\nactors: [{role: a}]\nexperiment:\n  generator:\n    backend: openai\n";
+  auto good = runtime::load_topology(dir.write("g.yaml", head + "    endpoint: http://127.0.0.1:8000/v1\n    model: m\n"));
+  DRK_REQUIRE_MESSAGE(good.ok(), good.error().message);
+  auto no_endpoint = runtime::load_topology(dir.write("e.yaml", head + "    model: m\n"));
+  DRK_REQUIRE_FALSE(no_endpoint.ok());
+  DRK_CHECK_MESSAGE(no_endpoint.error().message.find("experiment.generator.endpoint and experiment.generator.model are needed") !=
+                        std::string::npos,
+                    no_endpoint.error().message);
+  auto misspelt = runtime::load_topology(
+      dir.write("m.yaml", head + "    endpoint: http://127.0.0.1:8000/v1\n    model: m\n    temprature: 0.5\n"));
+  DRK_REQUIRE_FALSE(misspelt.ok());
+  DRK_CHECK_MESSAGE(misspelt.error().message.find("m.yaml:8") != std::string::npos, misspelt.error().message);
+  DRK_CHECK(misspelt.error().message.find("temprature") != std::string::npos);
 }
 
 }  // namespace drk::generator
