@@ -20,6 +20,7 @@
 #include "kernels/schedule/policy_checkpoint.h"
 #include "kernels/schedule/problem.h"
 #include "kernels/schedule/render.h"
+#include "actors/generator/candidate_resends.h"
 #include "actors/generator/finished_trajectories.h"
 #include "actors/generator/llm/llm_settings.h"
 #include "actors/generator/llm_generator_actor.h"
@@ -104,11 +105,9 @@ class GeneratorActor final : public runtime::Actor {
   explicit GeneratorActor(const runtime::ActorSpec& spec)
       : seed_(spec.experiment["seed"] ? spec.experiment["seed"].as<uint64_t>() : 1),
         index_(spec.index),
-        eval_timeout_ms_(static_cast<int64_t>(
-            1000.0 * (spec.experiment["eval_timeout_s"] ? spec.experiment["eval_timeout_s"].as<double>()
-                                                        : 60.0))),
         compile_ahead_(experiment_compile_ahead(spec.experiment)),
-        policy_(seed_, experiment_device(spec.experiment)) {}
+        policy_(seed_, experiment_device(spec.experiment)),
+        resends_(eval_timeout(spec.experiment)) {}
 
   void on_start(runtime::ActorContext& context) override {
     load_checkpoint(context.spec().run_dir);
@@ -122,11 +121,8 @@ class GeneratorActor final : public runtime::Actor {
       on_request(context, *request);
     } else if (const auto feedback = runtime::payload_of<msg::Feedback>(envelope)) {
       on_feedback(context, *feedback);
-    } else if (envelope.getBody().isControl()) {
-      auto control = envelope.getBody().getControl();
-      if (control.isPeerRestarted() && std::string_view(control.getPeerRestarted().cStr()) != context.self()) {
-        for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
-      }
+    } else if (another_actor_restarted(context, envelope)) {
+      for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
     }
   }
 
@@ -135,11 +131,9 @@ class GeneratorActor final : public runtime::Actor {
       poll_compiles(context);
       return;
     }
-    const auto found = timers_.find(token);
-    if (found == timers_.end()) return;
-    const std::string trajectory_id = found->second;
-    timers_.erase(found);
-    auto rollout = rollouts_.find(trajectory_id);
+    const auto trajectory_id = resends_.due(token);
+    if (!trajectory_id) return;
+    auto rollout = rollouts_.find(*trajectory_id);
     if (rollout == rollouts_.end() || rollout->second.timer_token != token) return;
     send_candidate(context, rollout->second);
   }
@@ -325,9 +319,7 @@ class GeneratorActor final : public runtime::Actor {
       }
     });
     rollout.sent = true;
-    rollout.timer_token = next_token_++;
-    timers_[rollout.timer_token] = rollout.id;
-    context.start_timer(std::chrono::milliseconds(eval_timeout_ms_), rollout.timer_token);
+    rollout.timer_token = resends_.start(context, rollout.id);
   }
 
   void on_feedback(runtime::ActorContext& context, msg::Feedback::Reader feedback) {
@@ -383,7 +375,6 @@ class GeneratorActor final : public runtime::Actor {
 
   const uint64_t seed_;
   const uint32_t index_;
-  const int64_t eval_timeout_ms_;
   const bool compile_ahead_;
   schedule::Policy policy_;
   std::unique_ptr<compile::CompilePool> compile_pool_;  // compile_ahead on a node that can compile
@@ -391,8 +382,7 @@ class GeneratorActor final : public runtime::Actor {
   uint32_t policy_version_ = 0;
   std::map<std::string, Rollout> rollouts_;
   FinishedTrajectories finished_;
-  std::map<uint64_t, std::string> timers_;  // timer token -> trajectory id
-  uint64_t next_token_ = 1;
+  CandidateResends resends_;
 };
 
 }  // namespace

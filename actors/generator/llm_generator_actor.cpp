@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/generator/candidate_resends.h"
 #include "actors/generator/finished_trajectories.h"
 #include "actors/generator/llm/code_block.h"
 #include "actors/generator/llm/llm_settings.h"
@@ -92,8 +93,7 @@ class LlmGeneratorActor final : public runtime::Actor {
   explicit LlmGeneratorActor(const runtime::ActorSpec& spec)
       : settings_(settings_of(spec.experiment)),
         templates_(templates_of(settings_)),
-        eval_timeout_ms_(static_cast<int64_t>(
-            1000.0 * (spec.experiment["eval_timeout_s"] ? spec.experiment["eval_timeout_s"].as<double>() : 60.0))) {}
+        resends_(eval_timeout(spec.experiment)) {}
 
   void on_start(runtime::ActorContext&) override {
     auto key = load_api_key(settings_);
@@ -106,11 +106,8 @@ class LlmGeneratorActor final : public runtime::Actor {
       on_request(context, *request);
     } else if (const auto feedback = runtime::payload_of<msg::Feedback>(envelope)) {
       on_feedback(context, *feedback);
-    } else if (envelope.getBody().isControl()) {
-      auto control = envelope.getBody().getControl();
-      if (control.isPeerRestarted() && std::string_view(control.getPeerRestarted().cStr()) != context.self()) {
-        for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
-      }
+    } else if (another_actor_restarted(context, envelope)) {
+      for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
     }
   }
 
@@ -119,11 +116,9 @@ class LlmGeneratorActor final : public runtime::Actor {
       poll_answers(context);
       return;
     }
-    const auto found = timers_.find(token);
-    if (found == timers_.end()) return;
-    const std::string trajectory_id = found->second;
-    timers_.erase(found);
-    auto rollout = rollouts_.find(trajectory_id);
+    const auto trajectory_id = resends_.due(token);
+    if (!trajectory_id) return;
+    auto rollout = rollouts_.find(*trajectory_id);
     if (rollout == rollouts_.end() || rollout->second.timer_token != token) return;
     send_candidate(context, rollout->second);
   }
@@ -280,9 +275,7 @@ class LlmGeneratorActor final : public runtime::Actor {
       candidate.setGenerator(context.self());
       candidate.setStep(rollout.step);
     });
-    rollout.timer_token = next_token_++;
-    timers_[rollout.timer_token] = rollout.id;
-    context.start_timer(std::chrono::milliseconds(eval_timeout_ms_), rollout.timer_token);
+    rollout.timer_token = resends_.start(context, rollout.id);
   }
 
   void on_feedback(runtime::ActorContext& context, msg::Feedback::Reader feedback) {
@@ -328,13 +321,11 @@ class LlmGeneratorActor final : public runtime::Actor {
 
   const LlmSettings settings_;
   const PromptTemplates templates_;
-  const int64_t eval_timeout_ms_;
   std::unique_ptr<OpenAiClient> client_;
   bool answer_poll_scheduled_ = false;
   std::map<std::string, LlmRollout> rollouts_;
   FinishedTrajectories finished_;
-  std::map<uint64_t, std::string> timers_;  // timer token -> trajectory id
-  uint64_t next_token_ = 1;
+  CandidateResends resends_;
 };
 
 }  // namespace
