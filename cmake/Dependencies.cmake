@@ -25,6 +25,8 @@ find_package(SQLite3 REQUIRED)
 # copy keeps its config in usr/share/cmake/nlohmann_json, which CMAKE_PREFIX_PATH reaches.
 find_package(nlohmann_json 3 REQUIRED)
 find_package(Boost REQUIRED)
+# https for the language-model Generators (runtime/http_client/): Beast's TLS stream over OpenSSL.
+find_package(OpenSSL REQUIRED)
 find_package(Torch REQUIRED)
 # KernelBench's Python problems and candidates run in an embedded CPython whose torch is the
 # LibTorch above (actors/evaluator/python/python_runtime.h): Debian's python3 with python3-torch,

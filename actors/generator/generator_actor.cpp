@@ -20,9 +20,13 @@
 #include "kernels/schedule/policy_checkpoint.h"
 #include "kernels/schedule/problem.h"
 #include "kernels/schedule/render.h"
+#include "actors/generator/candidate_resends.h"
+#include "actors/generator/finished_trajectories.h"
+#include "actors/generator/llm/llm_settings.h"
+#include "actors/generator/llm_generator_actor.h"
+#include "actors/generator/turn_outcome.h"
 #include "base/fnv1a.h"
 #include "runtime/log.h"
-#include "base/fnv1a.h"
 
 namespace drk::generator {
 namespace {
@@ -42,12 +46,7 @@ struct RecordedTurn {
   std::string candidate_id;
   std::vector<float> observation;
   Sampled sampled;
-  double reward = 0.0;
-  bool correct = false;
-  bool honest = false;
-  double speedup = 0.0;
-  double coverage = 1.0;
-  bool screened = false;  // answered by the Oracle's cost model, not measured
+  TurnOutcome outcome;
 };
 
 // A trajectory in progress: its request, its RNG, the turns done and the candidate in flight.
@@ -72,11 +71,6 @@ struct Rollout {
 
   msg::Task::Reader task_reader() { return task->getRoot<msg::Task>().asReader(); }
   uint32_t turn() const { return static_cast<uint32_t>(done.size()) + 1; }
-};
-
-struct Finished {
-  uint32_t step = 0;
-  std::unique_ptr<capnp::MallocMessageBuilder> trajectory;  // msg::Trajectory
 };
 
 // experiment.device: the device the run evaluates on, whose scheduling space the policy serves
@@ -106,24 +100,14 @@ uint32_t experiment_compile_workers(const YAML::Node& experiment) {
   return workers;
 }
 
-// The share of the candidate's GPU time spent in its own kernels (CUPTI, the Evaluator's
-// GpuProfile); CPU candidates have no profiler: all measured time is their own.
-// A turn that was never evaluated (its schedule did not render) has none on CUDA.
-double coverage_of(schedule::Device device, const std::optional<msg::EvalResult::Reader>& result) {
-  if (device == schedule::Device::cpu) return 1.0;
-  return result && result->hasGpu() ? result->getGpu().getCoverage() : 0.0;
-}
-
 class GeneratorActor final : public runtime::Actor {
  public:
   explicit GeneratorActor(const runtime::ActorSpec& spec)
       : seed_(spec.experiment["seed"] ? spec.experiment["seed"].as<uint64_t>() : 1),
         index_(spec.index),
-        eval_timeout_ms_(static_cast<int64_t>(
-            1000.0 * (spec.experiment["eval_timeout_s"] ? spec.experiment["eval_timeout_s"].as<double>()
-                                                        : 60.0))),
         compile_ahead_(experiment_compile_ahead(spec.experiment)),
-        policy_(seed_, experiment_device(spec.experiment)) {}
+        policy_(seed_, experiment_device(spec.experiment)),
+        resends_(eval_timeout(spec.experiment)) {}
 
   void on_start(runtime::ActorContext& context) override {
     load_checkpoint(context.spec().run_dir);
@@ -137,11 +121,8 @@ class GeneratorActor final : public runtime::Actor {
       on_request(context, *request);
     } else if (const auto feedback = runtime::payload_of<msg::Feedback>(envelope)) {
       on_feedback(context, *feedback);
-    } else if (envelope.getBody().isControl()) {
-      auto control = envelope.getBody().getControl();
-      if (control.isPeerRestarted() && std::string_view(control.getPeerRestarted().cStr()) != context.self()) {
-        for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
-      }
+    } else if (another_actor_restarted(context, envelope)) {
+      for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
     }
   }
 
@@ -150,11 +131,9 @@ class GeneratorActor final : public runtime::Actor {
       poll_compiles(context);
       return;
     }
-    const auto found = timers_.find(token);
-    if (found == timers_.end()) return;
-    const std::string trajectory_id = found->second;
-    timers_.erase(found);
-    auto rollout = rollouts_.find(trajectory_id);
+    const auto trajectory_id = resends_.due(token);
+    if (!trajectory_id) return;
+    auto rollout = rollouts_.find(*trajectory_id);
     if (rollout == rollouts_.end() || rollout->second.timer_token != token) return;
     send_candidate(context, rollout->second);
   }
@@ -239,12 +218,8 @@ class GeneratorActor final : public runtime::Actor {
 
   void on_request(runtime::ActorContext& context, msg::RolloutRequest::Reader request) {
     const std::string id = request.getTrajectoryId().cStr();
-    if (auto finished = finished_.find(id); finished != finished_.end()) {
-      send_trajectory(context, *finished->second.trajectory);
-      return;
-    }
-    if (rollouts_.count(id)) return;
-    forget_old_steps(request.getStep());
+    if (finished_.send_again(context, id) || rollouts_.count(id)) return;
+    finished_.forget_old_steps(request.getStep());
 
     Rollout& rollout = rollouts_[id];
     rollout.id = id;
@@ -301,7 +276,7 @@ class GeneratorActor final : public runtime::Actor {
         return;
       }
       record(rollout, PreviousTurn{turn.sampled.choice, false, false, false, 0.0, 0.0},
-             coverage_of(rollout.problem->device, std::nullopt), false);
+             unevaluated_outcome(rollout.problem->device == schedule::Device::cuda));
     }
     finish(context, rollout);
   }
@@ -317,7 +292,7 @@ class GeneratorActor final : public runtime::Actor {
     const schedule::Choice& choice = turn.sampled.choice;
     const auto family_knobs = schedule::knobs(choice.family, choice.device);
     // A failed send (busy, unknown recipient) is retried by the deadline below.
-    (void)context.send(destination(context, "oracle"), [&](msg::Envelope::Builder envelope) {
+    (void)context.send(first_member(context, "oracle"), [&](msg::Envelope::Builder envelope) {
       auto candidate = runtime::init_payload<msg::Candidate>(envelope);
       candidate.setId(turn.candidate_id);
       candidate.setTrajectoryId(rollout.id);
@@ -344,9 +319,7 @@ class GeneratorActor final : public runtime::Actor {
       }
     });
     rollout.sent = true;
-    rollout.timer_token = next_token_++;
-    timers_[rollout.timer_token] = rollout.id;
-    context.start_timer(std::chrono::milliseconds(eval_timeout_ms_), rollout.timer_token);
+    rollout.timer_token = resends_.start(context, rollout.id);
   }
 
   void on_feedback(runtime::ActorContext& context, msg::Feedback::Reader feedback) {
@@ -357,43 +330,26 @@ class GeneratorActor final : public runtime::Actor {
     if (found == rollouts_.end()) return;
     Rollout& rollout = found->second;
     if (!rollout.problem || rollout.pending.candidate_id != candidate_id) return;
-    const auto verdict = feedback.getVerdict();
-    const auto result = verdict.getResult();
     rollout.timer_token = 0;
-    // A screened candidate was not measured (docs/cost-model.md): its reward is the cost model's
-    // prediction, and only a correct kernel earns a reward above 0.
-    const bool predicted_correct = feedback.getScreened() && feedback.getReward() > 0;
+    const TurnOutcome outcome = turn_outcome(feedback, rollout.problem->device == schedule::Device::cuda);
     record(rollout,
-           PreviousTurn{rollout.pending.sampled.choice, result.getCompiled() || predicted_correct,
-                        result.getCorrect() || predicted_correct, verdict.getHonest(), result.getSpeedup(),
-                        feedback.getReward()},
-           coverage_of(rollout.problem->device, result), feedback.getScreened());
+           PreviousTurn{rollout.pending.sampled.choice, outcome.compiled, outcome.correct, outcome.honest,
+                        outcome.speedup, outcome.reward},
+           outcome);
     start_turn(context, rollout);
   }
 
-  void record(Rollout& rollout, const PreviousTurn& outcome, double coverage, bool screened) {
+  void record(Rollout& rollout, const PreviousTurn& previous, const TurnOutcome& outcome) {
     RecordedTurn turn = std::move(rollout.pending);
-    turn.coverage = coverage;
-    turn.screened = screened;
-    turn.reward = outcome.reward;
-    turn.correct = outcome.correct;
-    turn.honest = outcome.honest;
-    turn.speedup = outcome.speedup;
+    turn.outcome = outcome;
     rollout.done.push_back(std::move(turn));
-    rollout.previous = outcome;
+    rollout.previous = previous;
     rollout.pending = RecordedTurn{};
   }
 
   void finish(runtime::ActorContext& context, Rollout& rollout) {
-    Finished finished;
-    finished.step = rollout.step;
-    finished.trajectory = std::make_unique<capnp::MallocMessageBuilder>();
-    auto trajectory = finished.trajectory->initRoot<msg::Trajectory>();
-    trajectory.setId(rollout.id);
-    trajectory.setStep(rollout.step);
-    trajectory.setTask(rollout.task_reader().getName());
-    trajectory.setSampleIndex(rollout.sample_index);
-    trajectory.setPolicyVersion(rollout.policy_version);
+    auto trajectory = finished_.begin(rollout.id, rollout.step, rollout.task_reader().getName(),
+                                      rollout.sample_index, rollout.policy_version);
     auto turns = trajectory.initTurns(static_cast<unsigned>(rollout.done.size()));
     for (size_t index = 0; index < rollout.done.size(); ++index) {
       const RecordedTurn& done = rollout.done[index];
@@ -410,65 +366,42 @@ class GeneratorActor final : public runtime::Actor {
         actions.set(static_cast<unsigned>(knob), done.sampled.decisions[knob]);
         logprobs.set(static_cast<unsigned>(knob), done.sampled.logprobs[knob]);
       }
-      turn.setReward(done.reward);
-      turn.setCorrect(done.correct);
-      turn.setHonest(done.honest);
-      turn.setSpeedup(done.speedup);
-      turn.setCoverage(done.coverage);
-      turn.setScreened(done.screened);
+      write_outcome(done.outcome, turn);
     }
-    send_trajectory(context, *finished.trajectory);
     const std::string id = rollout.id;
-    finished_[id] = std::move(finished);
+    finished_.finish(context, id);
     rollouts_.erase(id);
-  }
-
-  void send_trajectory(runtime::ActorContext& context, capnp::MallocMessageBuilder& trajectory) {
-    // A lost Trajectory is asked for again: the Learner re-sends its request on a deadline.
-    (void)context.send(destination(context, "learner"), [&](msg::Envelope::Builder envelope) {
-      runtime::set_payload<msg::Trajectory>(envelope, trajectory.getRoot<msg::Trajectory>().asReader());
-    });
-  }
-
-  // Finished trajectories are kept for the step in progress and the one before it (a
-  // restarted Learner re-issues its current step); older ones are never asked for again.
-  void forget_old_steps(uint32_t step) {
-    for (auto it = finished_.begin(); it != finished_.end();) {
-      it = it->second.step + 2 <= step ? finished_.erase(it) : std::next(it);
-    }
-  }
-
-  static std::string destination(runtime::ActorContext& context, const std::string& role) {
-    const auto members = context.members(role);
-    return members.empty() ? role : members.front();
   }
 
   const uint64_t seed_;
   const uint32_t index_;
-  const int64_t eval_timeout_ms_;
   const bool compile_ahead_;
   schedule::Policy policy_;
   std::unique_ptr<compile::CompilePool> compile_pool_;  // compile_ahead on a node that can compile
   bool compile_poll_scheduled_ = false;
   uint32_t policy_version_ = 0;
   std::map<std::string, Rollout> rollouts_;
-  std::map<std::string, Finished> finished_;
-  std::map<uint64_t, std::string> timers_;  // timer token -> trajectory id
-  uint64_t next_token_ = 1;
+  FinishedTrajectories finished_;
+  CandidateResends resends_;
 };
 
 }  // namespace
 
 std::unique_ptr<runtime::Actor> make_generator_actor(const runtime::ActorSpec& spec) {
+  if (uses_llm_backend(spec.experiment)) return make_llm_generator_actor(spec);
   return std::make_unique<GeneratorActor>(spec);
 }
 
 std::vector<runtime::ExperimentKey> generator_experiment_keys() {
-  return {{"seed", runtime::ValueKind::integer, "1"},
-          {"eval_timeout_s", runtime::ValueKind::number, "60"},
-          {"compile_ahead", runtime::ValueKind::flag, "false"},
-          {"eval.compile_workers", runtime::ValueKind::integer, "2", {}, 1},
-          {"device", runtime::ValueKind::text, "cpu", {"cpu", "cuda"}}};
+  std::vector<runtime::ExperimentKey> keys = {{"seed", runtime::ValueKind::integer, "1"},
+                                              {"eval_timeout_s", runtime::ValueKind::number, "60"},
+                                              {"compile_ahead", runtime::ValueKind::flag, "false"},
+                                              {"eval.compile_workers", runtime::ValueKind::integer, "2", {}, 1},
+                                              {"device", runtime::ValueKind::text, "cpu", {"cpu", "cuda"}}};
+  for (auto& key : llm_experiment_keys()) keys.push_back(std::move(key));
+  return keys;
 }
+
+Status generator_experiment_check(const YAML::Node& experiment) { return llm_experiment_check(experiment); }
 
 }  // namespace drk::generator

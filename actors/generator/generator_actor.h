@@ -1,4 +1,6 @@
-// GeneratorActor: runs trajectories of the embedded policy. For each RolloutRequest it plays
+// GeneratorActor: runs trajectories of the embedded policy (experiment.generator.backend: policy,
+// the default; with `openai` make_generator_actor() makes the language-model Generator of
+// llm_generator_actor.h instead). For each RolloutRequest it plays
 // `turns` turns: observe -> sample a schedule (editing the previous turn's from turn 2) ->
 // render a candidate -> Candidate to the Oracle -> wait for its Feedback. After the last turn
 // the Trajectory (observations, decisions, behaviour log-probabilities, rewards, correctness,
@@ -45,7 +47,11 @@ namespace drk::generator {
 
 std::unique_ptr<runtime::Actor> make_generator_actor(const runtime::ActorSpec& spec);
 
-// The experiment keys this actor reads (runtime/topology/experiment_keys.h).
+// The experiment keys this actor reads (runtime/topology/experiment_keys.h), both backends'.
 std::vector<runtime::ExperimentKey> generator_experiment_keys();
+
+// The load-time check of experiment.generator.* (llm/llm_settings.h): endpoint, model, key
+// sources, the prompt templates.
+Status generator_experiment_check(const YAML::Node& experiment);
 
 }  // namespace drk::generator

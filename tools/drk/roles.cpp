@@ -29,6 +29,7 @@ void register_roles() {
                            oracle::oracle_experiment_keys(), learner::learner_experiment_keys()}) {
     runtime::register_experiment_keys(keys);
   }
+  runtime::register_experiment_check(generator::generator_experiment_check);
   runtime::register_experiment_check(evaluator::evaluator_experiment_check);
   runtime::register_experiment_check(learner::learner_experiment_check);
   runtime::register_experiment_check(oracle::oracle_experiment_check);

@@ -8,7 +8,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bash "$root/../shared/gpu/stage.sh"
 cd "$root/.gpu"
-for package in libsqlite3-dev libsqlite3-0 libseccomp-dev libseccomp2 libcli11-dev nlohmann-json3-dev libsodium-dev \
+for package in libsqlite3-dev libsqlite3-0 libseccomp-dev libseccomp2 libcli11-dev nlohmann-json3-dev libsodium-dev libssl-dev \
   libspdlog-dev libspdlog1.10 libfmt-dev libfmt9; do
   ls "${package}"_*.deb >/dev/null 2>&1 || apt-get download -qq "$package"
 done

@@ -12,6 +12,7 @@ packages=(
   libsodium-dev         # SHA-256 of the compile cache (kernels/compile/content_hash.h)
   libspdlog-dev         # the one logger (runtime/log.h); brings libfmt-dev
   libseccomp-dev        # the sandbox's syscall filter
+  libssl-dev            # https of the language-model Generators (runtime/http_client/)
   python3-torch         # describes KernelBench problem files (drk kernelbench import), same LibTorch
   pybind11-dev          # torch/extension.h includes it: load_inline candidates build against it
   libpython3-dev        # the embedded CPython of KernelBench references and Python candidates

@@ -1,0 +1,64 @@
+#include "actors/generator/llm/prompt_builder.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "base/temporary_directory.h"
+#include "tests/doctest_drk.h"
+
+using namespace drk::generator;
+
+DRK_TEST_CASE("the default templates load and turn 1 of a KernelBench problem quotes its source and backend") {
+  auto templates = load_prompt_templates(default_prompts_directory());
+  DRK_REQUIRE_MESSAGE(templates.ok(), templates.error().describe());
+  TaskBrief task;
+  task.name = "kernelbench/level1/19_ReLU";
+  task.device = "cuda";
+  task.kernelbench = true;
+  task.backend = "triton";
+  task.problem_source = "class Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n";
+  const Conversation conversation = opening_conversation(*templates, task);
+  DRK_REQUIRE(conversation.size() == 2);
+  DRK_CHECK(conversation[0].role == "system");
+  DRK_CHECK(conversation[1].role == "user");
+  DRK_CHECK(conversation[1].content.find("return torch.relu(x)") != std::string::npos);
+  DRK_CHECK(conversation[1].content.find("Backend: triton") != std::string::npos);
+  DRK_CHECK(conversation[1].content.find("ModelNew") != std::string::npos);
+  DRK_CHECK(conversation[1].content.find("{{") == std::string::npos);
+}
+
+DRK_TEST_CASE("turn 1 of a task of ours states its tensors, reference and the C ABI") {
+  auto templates = load_prompt_templates(default_prompts_directory());
+  DRK_REQUIRE(templates.ok());
+  TaskBrief task{"relu", "cpu", false, "", "", "elementwise", "C++", "x: float32[4096]", "y: float32[4096]",
+                 "y = max(x, 0)"};
+  const std::string text = opening_conversation(*templates, task)[1].content;
+  DRK_CHECK(text.find("x: float32[4096]") != std::string::npos);
+  DRK_CHECK(text.find("y = max(x, 0)") != std::string::npos);
+  DRK_CHECK(text.find("drk_kernel(const drk_context* ctx") != std::string::npos);
+  DRK_CHECK(text.find("{{") == std::string::npos);
+}
+
+DRK_TEST_CASE("a later turn carries the feedback, one group a line") {
+  auto templates = load_prompt_templates(default_prompts_directory());
+  DRK_REQUIRE(templates.ok());
+  const ChatMessage message = feedback_message(
+      *templates, {2, 3, "did_not_compile", "status=did_not_compile; compile_log=\"a; b\"; reward=0.000", 0.0});
+  DRK_CHECK(message.role == "user");
+  DRK_CHECK(message.content.find("- status=did_not_compile\n- compile_log=\"a; b\"\n- reward=0.000") !=
+            std::string::npos);
+  DRK_CHECK(message.content.find("turn 2 of 3") != std::string::npos);
+}
+
+DRK_TEST_CASE("a template with a placeholder it may not use is refused, naming the file and the allowed ones") {
+  auto created = drk::TemporaryDirectory::create("drk-prompts");
+  DRK_REQUIRE(created.ok());
+  const drk::TemporaryDirectory& directory = *created;
+  for (const auto& entry : std::filesystem::directory_iterator(default_prompts_directory()))
+    std::filesystem::copy(entry.path(), directory.path() + "/" + entry.path().filename().string());
+  std::ofstream(directory.path() + "/feedback.md") << "Turn {{turn}}: {{speedup}}\n";
+  auto templates = load_prompt_templates(directory.path());
+  DRK_REQUIRE_FALSE(templates.ok());
+  DRK_CHECK(templates.error().message.find("feedback.md uses {{speedup}}") != std::string::npos);
+  DRK_CHECK(templates.error().message.find("{{feedback}}") != std::string::npos);
+}

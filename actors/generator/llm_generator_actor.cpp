@@ -1,0 +1,337 @@
+#include "actors/generator/llm_generator_actor.h"
+
+#include "messages/drk.capnp.h"
+#include "runtime/payload.h"
+#include <capnp/dynamic.h>
+#include <capnp/message.h>
+
+#include <future>
+#include <limits>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "actors/generator/candidate_resends.h"
+#include "actors/generator/finished_trajectories.h"
+#include "actors/generator/llm/code_block.h"
+#include "actors/generator/llm/llm_settings.h"
+#include "actors/generator/llm/openai_client.h"
+#include "actors/generator/llm/prompt_builder.h"
+#include "actors/generator/llm/prompt_templates.h"
+#include "actors/generator/turn_outcome.h"
+#include "base/file_system.h"
+#include "base/fnv1a.h"
+#include "judging/feedback_report.h"
+#include "judging/python_static_check.h"
+#include "kernels/catalog/kernelbench_problem.h"
+#include "runtime/log.h"
+
+namespace drk::generator {
+namespace {
+
+constexpr uint64_t kAnswerPollToken = std::numeric_limits<uint64_t>::max();
+constexpr std::chrono::milliseconds kAnswerPollMs{10};
+
+// One played turn, as it goes into the Trajectory.
+struct LlmTurn {
+  std::string candidate_id;
+  std::vector<float> token_logprobs;
+  TurnOutcome outcome;
+};
+
+struct LlmRollout {
+  std::string id;
+  uint32_t step = 0;
+  uint32_t sample_index = 0;
+  uint32_t turns = 1;
+  uint32_t policy_version = 0;
+  std::unique_ptr<capnp::MallocMessageBuilder> task;  // the request's msg::Task, owned
+  bool kernelbench = false;
+  Conversation conversation;
+  std::vector<LlmTurn> done;
+  LlmTurn pending;  // its outcome: unevaluated_outcome() until its Feedback comes
+  std::optional<std::shared_future<Result<Completion>>> answer;  // the model's answer, awaited
+  std::string source;                                            // the candidate in flight
+  uint64_t timer_token = 0;
+
+  msg::Task::Reader task_reader() { return task->getRoot<msg::Task>().asReader(); }
+  uint32_t turn() const { return static_cast<uint32_t>(done.size()) + 1; }
+  bool awaiting_feedback() const { return !source.empty(); }
+};
+
+std::string enumerant_name(capnp::DynamicEnum value) {
+  KJ_IF_MAYBE(enumerant, value.getEnumerant()) { return enumerant->getProto().getName().cStr(); }
+  return std::to_string(value.getRaw());
+}
+
+// "x: float32[1024, 1024]", one tensor a line.
+std::string tensor_lines(capnp::List<msg::TensorSpec>::Reader tensors) {
+  std::string out;
+  for (const auto tensor : tensors) {
+    out += "- " + std::string(tensor.getName().cStr()) + ": " + enumerant_name(tensor.getDtype()) + "[";
+    bool first = true;
+    for (const int64_t extent : tensor.getShape()) {
+      out += (first ? "" : ", ") + std::to_string(extent);
+      first = false;
+    }
+    out += "]\n";
+  }
+  return out;
+}
+
+// The problem file of a KernelBench task, as imported (kernels/catalog/kernelbench_problem.h).
+Result<std::string> kernelbench_source(const std::string& name) {
+  auto problem = kernels::load_kernelbench_problem(kernels::default_kernelbench_directory(), name);
+  if (!problem) return problem.error();
+  return real_file_system().read_file(problem->source);
+}
+
+class LlmGeneratorActor final : public runtime::Actor {
+ public:
+  explicit LlmGeneratorActor(const runtime::ActorSpec& spec)
+      : settings_(settings_of(spec.experiment)),
+        templates_(templates_of(settings_)),
+        resends_(eval_timeout(spec.experiment)) {}
+
+  void on_start(runtime::ActorContext&) override {
+    auto key = load_api_key(settings_);
+    if (!key) throw std::runtime_error(key.error().message);
+    client_ = std::make_unique<OpenAiClient>(settings_, std::move(*key));
+  }
+
+  void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
+    if (const auto request = runtime::payload_of<msg::RolloutRequest>(envelope)) {
+      on_request(context, *request);
+    } else if (const auto feedback = runtime::payload_of<msg::Feedback>(envelope)) {
+      on_feedback(context, *feedback);
+    } else if (another_actor_restarted(context, envelope)) {
+      for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
+    }
+  }
+
+  void on_timer(runtime::ActorContext& context, uint64_t token) override {
+    if (token == kAnswerPollToken) {
+      poll_answers(context);
+      return;
+    }
+    const auto trajectory_id = resends_.due(token);
+    if (!trajectory_id) return;
+    auto rollout = rollouts_.find(*trajectory_id);
+    if (rollout == rollouts_.end() || rollout->second.timer_token != token) return;
+    send_candidate(context, rollout->second);
+  }
+
+ private:
+  static LlmSettings settings_of(const YAML::Node& experiment) {
+    auto settings = llm_settings(experiment);
+    if (!settings) throw std::runtime_error(settings.error().message);
+    return std::move(*settings);
+  }
+
+  static PromptTemplates templates_of(const LlmSettings& settings) {
+    auto templates = load_prompt_templates(settings.prompts_dir);
+    if (!templates) throw std::runtime_error(templates.error().message);
+    return std::move(*templates);
+  }
+
+  void on_request(runtime::ActorContext& context, msg::RolloutRequest::Reader request) {
+    const std::string id = request.getTrajectoryId().cStr();
+    if (finished_.send_again(context, id) || rollouts_.count(id)) return;
+    finished_.forget_old_steps(request.getStep());
+
+    LlmRollout& rollout = rollouts_[id];
+    rollout.id = id;
+    rollout.step = request.getStep();
+    rollout.sample_index = request.getSampleIndex();
+    rollout.turns = std::max<uint32_t>(request.getTurns(), 1);
+    rollout.policy_version = request.getPolicyVersion();
+    rollout.task = std::make_unique<capnp::MallocMessageBuilder>();
+    rollout.task->setRoot(request.getTask());
+    auto brief = task_brief(rollout.task_reader());
+    if (!brief) {
+      // A KernelBench problem whose file cannot be read here: the trajectory ends empty and the
+      // Learner's step goes on.
+      log::warn() << context.self() << ": trajectory " << id << " ends empty: " << brief.error().describe();
+      finish(context, rollout);
+      return;
+    }
+    rollout.kernelbench = brief->kernelbench;
+    rollout.conversation = opening_conversation(templates_, *brief);
+    start_turn(context, rollout);
+  }
+
+  Result<TaskBrief> task_brief(msg::Task::Reader task) const {
+    TaskBrief brief;
+    brief.name = task.getName().cStr();
+    brief.device = task.getDevice() == msg::Device::CUDA ? "cuda" : "cpu";
+    brief.kernelbench = brief.name.rfind("kernelbench/", 0) == 0;
+    if (brief.kernelbench) {
+      auto source = kernelbench_source(brief.name);
+      if (!source) return source.error();
+      brief.problem_source = std::move(*source);
+      brief.backend = settings_.kernelbench_backend;
+      return brief;
+    }
+    brief.family = task.getFamily().cStr();
+    brief.language = task.getDevice() == msg::Device::CUDA ? "CUDA C++" : "C++";
+    brief.inputs = tensor_lines(task.getInputs());
+    brief.outputs = tensor_lines(task.getOutputs());
+    brief.reference = task.getReference().cStr();
+    return brief;
+  }
+
+  void start_turn(runtime::ActorContext& context, LlmRollout& rollout) {
+    if (rollout.done.size() >= rollout.turns) {
+      finish(context, rollout);
+      return;
+    }
+    rollout.pending = LlmTurn{};
+    rollout.pending.outcome = unevaluated_outcome(rollout.task_reader().getDevice() == msg::Device::CUDA);
+    rollout.pending.candidate_id = rollout.id + "/t" + std::to_string(rollout.turn());
+    rollout.source.clear();
+    std::optional<uint64_t> seed;
+    // 31 bits: llama.cpp's server reads a 32-bit seed, vLLM's and OpenAI's a signed 64-bit one.
+    if (settings_.sampling.seed) seed = (*settings_.sampling.seed + fnv1a_64(rollout.pending.candidate_id)) & 0x7fffffffu;
+    rollout.answer = client_->submit(rollout.conversation, seed);
+    schedule_answer_poll(context);
+  }
+
+  void poll_answers(runtime::ActorContext& context) {
+    answer_poll_scheduled_ = false;
+    std::vector<std::string> ready;
+    for (auto& [id, rollout] : rollouts_) {
+      if (rollout.answer && rollout.answer->wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+        ready.push_back(id);
+    }
+    // Taking an answer may finish its rollout (erased from rollouts_): by id, not by iterator.
+    for (const auto& id : ready) {
+      if (auto found = rollouts_.find(id); found != rollouts_.end()) take_answer(context, found->second);
+    }
+    schedule_answer_poll(context);
+  }
+
+  void schedule_answer_poll(runtime::ActorContext& context) {
+    if (answer_poll_scheduled_) return;
+    for (const auto& [id, rollout] : rollouts_) {
+      if (rollout.answer) {
+        answer_poll_scheduled_ = true;
+        context.start_timer(kAnswerPollMs, kAnswerPollToken);
+        return;
+      }
+    }
+  }
+
+  void take_answer(runtime::ActorContext& context, LlmRollout& rollout) {
+    const Result<Completion> answer = rollout.answer->get();
+    rollout.answer.reset();
+    if (!answer) {
+      // The model's server gave no answer: the conversation stays as it was for the next turn.
+      log::warn() << context.self() << ": " << rollout.pending.candidate_id
+                  << " has no answer: " << answer.error().describe();
+      fail_turn(context, rollout, "no answer", "the model's server gave no answer: " + answer.error().message, false);
+      return;
+    }
+    rollout.pending.token_logprobs = answer->token_logprobs;
+    rollout.conversation.push_back({"assistant", answer->text});
+    auto block = last_code_block(answer->text);
+    if (!block) {
+      fail_turn(context, rollout, "no candidate", block.error().message, true);
+      return;
+    }
+    rollout.source = std::move(block->code);
+    send_candidate(context, rollout);
+  }
+
+  // A turn without a candidate: reward 0, and the reason, told to the model when `tell` holds.
+  void fail_turn(runtime::ActorContext& context, LlmRollout& rollout, const std::string& status,
+                 const std::string& reason, bool tell) {
+    rollout.done.push_back(std::move(rollout.pending));
+    if (tell && rollout.done.size() < rollout.turns)
+      rollout.conversation.push_back(feedback_message(templates_, {rollout.turn(), rollout.turns, status, reason, 0.0}));
+    start_turn(context, rollout);
+  }
+
+  void send_candidate(runtime::ActorContext& context, LlmRollout& rollout) {
+    if (!rollout.awaiting_feedback()) return;
+    const auto task = rollout.task_reader();
+    // A failed send (busy, unknown recipient) is retried by the deadline below.
+    (void)context.send(first_member(context, "oracle"), [&](msg::Envelope::Builder envelope) {
+      auto candidate = runtime::init_payload<msg::Candidate>(envelope);
+      candidate.setId(rollout.pending.candidate_id);
+      candidate.setTrajectoryId(rollout.id);
+      candidate.setTurn(rollout.turn());
+      candidate.setTask(task.getName());
+      candidate.setDevice(task.getDevice());
+      if (rollout.kernelbench) {
+        candidate.setLanguage(msg::Language::PYTHON);
+        candidate.setPythonBackend(judging::backend_message(*judging::parse_backend(settings_.kernelbench_backend)));
+      } else {
+        candidate.setLanguage(task.getDevice() == msg::Device::CUDA ? msg::Language::CUDA : msg::Language::CPP);
+      }
+      candidate.setSource(rollout.source);
+      candidate.setPolicyVersion(rollout.policy_version);
+      candidate.setGenerator(context.self());
+      candidate.setStep(rollout.step);
+    });
+    rollout.timer_token = resends_.start(context, rollout.id);
+  }
+
+  void on_feedback(runtime::ActorContext& context, msg::Feedback::Reader feedback) {
+    const std::string candidate_id = feedback.getCandidateId().cStr();
+    const auto slash = candidate_id.rfind("/t");
+    if (slash == std::string::npos) return;
+    auto found = rollouts_.find(candidate_id.substr(0, slash));
+    if (found == rollouts_.end()) return;
+    LlmRollout& rollout = found->second;
+    if (!rollout.awaiting_feedback() || rollout.pending.candidate_id != candidate_id) return;
+    rollout.timer_token = 0;
+    rollout.source.clear();
+    rollout.pending.outcome = turn_outcome(feedback, rollout.task_reader().getDevice() == msg::Device::CUDA);
+    rollout.done.push_back(std::move(rollout.pending));
+    if (rollout.done.size() < rollout.turns) {
+      const std::string summary = feedback.getSummary().cStr();
+      const auto groups = judging::parse_feedback_report(summary);
+      const auto status = groups.find("status");
+      rollout.conversation.push_back(feedback_message(
+          templates_, {rollout.turn(), rollout.turns, status != groups.end() ? status->second : "evaluated", summary,
+                       feedback.getReward()}));
+    }
+    start_turn(context, rollout);
+  }
+
+  void finish(runtime::ActorContext& context, LlmRollout& rollout) {
+    auto trajectory = finished_.begin(rollout.id, rollout.step, rollout.task_reader().getName(),
+                                      rollout.sample_index, rollout.policy_version);
+    auto turns = trajectory.initTurns(static_cast<unsigned>(rollout.done.size()));
+    for (size_t index = 0; index < rollout.done.size(); ++index) {
+      const LlmTurn& done = rollout.done[index];
+      auto turn = turns[static_cast<unsigned>(index)];
+      turn.setCandidateId(done.candidate_id);
+      auto logprobs = turn.initActionLogprobs(static_cast<unsigned>(done.token_logprobs.size()));
+      for (size_t token = 0; token < done.token_logprobs.size(); ++token)
+        logprobs.set(static_cast<unsigned>(token), done.token_logprobs[token]);
+      write_outcome(done.outcome, turn);
+    }
+    const std::string id = rollout.id;
+    finished_.finish(context, id);
+    rollouts_.erase(id);
+  }
+
+  const LlmSettings settings_;
+  const PromptTemplates templates_;
+  std::unique_ptr<OpenAiClient> client_;
+  bool answer_poll_scheduled_ = false;
+  std::map<std::string, LlmRollout> rollouts_;
+  FinishedTrajectories finished_;
+  CandidateResends resends_;
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Actor> make_llm_generator_actor(const runtime::ActorSpec& spec) {
+  return std::make_unique<LlmGeneratorActor>(spec);
+}
+
+}  // namespace drk::generator
