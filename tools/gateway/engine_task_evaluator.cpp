@@ -2,10 +2,22 @@
 
 #include <capnp/message.h>
 
+#include <algorithm>
+
 #include "tools/drk/judged_evaluation.h"
 #include "tools/gateway/evaluation_result.h"
 
 namespace drk::gateway {
+
+evaluator::Measurement measurement_for(const EvaluateRequest& request, const evaluator::EngineOptions& engine) {
+  evaluator::Measurement measurement{engine.trials, engine.max_samples, engine.call_timeout};
+  if (request.num_correct_trials) measurement.trials = static_cast<uint32_t>(*request.num_correct_trials);
+  if (request.num_perf_trials) measurement.max_samples = static_cast<uint32_t>(*request.num_perf_trials);
+  if (request.timeout)
+    measurement.call_timeout = std::max(std::chrono::milliseconds(1),
+                                        std::chrono::milliseconds(static_cast<int64_t>(*request.timeout * 1000)));
+  return measurement;
+}
 
 Result<std::unique_ptr<TaskEvaluator>> EngineTaskEvaluator::create(const EngineEvaluatorSettings& settings,
                                                                     size_t worker) {
@@ -36,11 +48,18 @@ Json EngineTaskEvaluator::evaluate(const EvaluateRequest& request) {
   input.python = true;
   input.python_backend = request.backend;
   input.source = request.kernel_code;
+  const evaluator::Measurement measurement = measurement_for(request, settings_.engine);
+  if (auto set = engine_->set_measurement(measurement); !set)
+    return failed_result(request, "invalid_request", set.error().message, weights, 0);
   capnp::MallocMessageBuilder message;
   auto verdict = message.initRoot<msg::Verdict>();
   if (auto judged = tools::evaluate_and_judge(*engine_, input, verdict); !judged)
     return failed_result(request, "evaluation_error", judged.error().message, weights, 0);
-  return evaluated_result(request, verdict.asReader(), weights, 0);
+  Json answer = evaluated_result(request, verdict.asReader(), weights, 0);
+  answer["metadata"]["measured"] = {{"trials", measurement.trials},
+                                    {"max_timed_samples", measurement.max_samples},
+                                    {"call_timeout_s", measurement.call_timeout.count() / 1000.0}};
+  return answer;
 }
 
 }  // namespace drk::gateway

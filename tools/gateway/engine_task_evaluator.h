@@ -8,6 +8,14 @@
 // a CUDA engine, and on a CPU gateway get a failed result (error_code "unsupported_backend") that
 // says so.
 //
+// KernelGYM's per-request knobs (measurement_for): num_correct_trials sets the correctness trials,
+// num_perf_trials the timed samples per side at most (a sample is a batch of calls: ~1 ms of them
+// on the CPU, a round of calls on CUDA; the timing stops earlier once its medians are precise),
+// timeout the seconds one sandbox call (a trial or a timed batch) may take: a candidate that hangs
+// is stopped then, with error_code "timeout". A knob not given keeps the gateway's (drk serve
+// --trials...). num_warmup is not applied (the timing calibrates its batches instead). What was
+// applied is in the result's metadata.measured.
+//
 // Thread-safety: one thread per object (an engine serves one thread); the ReferenceProblems are
 // shared. Errors: create() returns the engine's (a device this build cannot run, LibTorch on
 // netlib's BLAS...).
@@ -27,6 +35,9 @@ struct EngineEvaluatorSettings {
   oracle::RewardWeights weights;
   std::shared_ptr<ReferenceProblems> references;
 };
+
+// The engine's measurement for `request`: its knobs where given, else `engine`'s options.
+evaluator::Measurement measurement_for(const EvaluateRequest& request, const evaluator::EngineOptions& engine);
 
 class EngineTaskEvaluator : public TaskEvaluator {
  public:

@@ -8,7 +8,7 @@ Error refuse(const std::string& field, const std::string& what) {
 }
 
 template <typename T>
-Status read_number(const Json& body, const char* field, T& into) {
+Status read_number(const Json& body, const char* field, std::optional<T>& into) {
   if (!body.contains(field) || body[field].is_null()) return {};
   if (!body[field].is_number()) return refuse(field, "must be a number");
   into = body[field].get<T>();
@@ -73,24 +73,32 @@ Result<EvaluateRequest> parse_evaluate_request(const Json& body, const std::stri
   if (request.entry_point != "Model")
     return refuse("entry_point", "must be Model: drkernel evaluates KernelBench's format, whose reference class is "
                                  "Model and whose candidate class is ModelNew, got '" + request.entry_point + "'");
-  if (request.num_correct_trials < 1 || request.num_perf_trials < 1 || request.num_warmup < 0 || request.timeout <= 0)
-    return make_error(Errc::invalid_argument, "num_correct_trials and num_perf_trials must be at least 1, num_warmup "
-                                              "at least 0 and timeout positive");
+  if (request.num_correct_trials && *request.num_correct_trials < 1)
+    return refuse("num_correct_trials", "must be at least 1");
+  if (request.num_perf_trials && *request.num_perf_trials < 1) return refuse("num_perf_trials", "must be at least 1");
+  if (request.num_warmup && *request.num_warmup < 0) return refuse("num_warmup", "must be at least 0");
+  if (request.timeout && !(*request.timeout > 0)) return refuse("timeout", "must be a positive number of seconds");
   return request;
 }
 
-Json evaluate_request_json(const EvaluateRequest& request) {
-  return Json{{"task_id", request.task_id},
-              {"reference_code", request.reference_code},
-              {"kernel_code", request.kernel_code},
-              {"backend", std::string(judging::backend_name(request.backend))},
-              {"entry_point", request.entry_point},
-              {"num_correct_trials", request.num_correct_trials},
-              {"num_perf_trials", request.num_perf_trials},
-              {"num_warmup", request.num_warmup},
-              {"timeout", request.timeout},
-              {"priority", request.priority},
+Json requested_knobs_json(const EvaluateRequest& request) {
+  const auto or_null = [](const auto& value) { return value ? Json(*value) : Json(); };
+  return Json{{"num_correct_trials", or_null(request.num_correct_trials)},
+              {"num_perf_trials", or_null(request.num_perf_trials)},
+              {"num_warmup", or_null(request.num_warmup)},
+              {"timeout", or_null(request.timeout)},
               {"enable_profiling", request.enable_profiling}};
+}
+
+Json evaluate_request_json(const EvaluateRequest& request) {
+  Json json{{"task_id", request.task_id},
+            {"reference_code", request.reference_code},
+            {"kernel_code", request.kernel_code},
+            {"backend", std::string(judging::backend_name(request.backend))},
+            {"entry_point", request.entry_point},
+            {"priority", request.priority}};
+  json.update(requested_knobs_json(request));
+  return json;
 }
 
 }  // namespace drk::gateway

@@ -28,14 +28,6 @@ Json common_fields(const EvaluateRequest& request, double processing_seconds, co
               {"reward_formula", reward_formula_json(weights)}};
 }
 
-Json requested_knobs(const EvaluateRequest& request) {
-  return Json{{"num_correct_trials", request.num_correct_trials},
-              {"num_perf_trials", request.num_perf_trials},
-              {"num_warmup", request.num_warmup},
-              {"timeout", request.timeout},
-              {"enable_profiling", request.enable_profiling}};
-}
-
 }  // namespace
 
 Json reward_formula_json(const oracle::RewardWeights& weights) {
@@ -87,7 +79,7 @@ Json evaluated_result(const EvaluateRequest& request, msg::Verdict::Reader verdi
                         {"reference_build", result.getReferenceBuild().cStr()},
                         {"evaluator", result.getEvaluator().cStr()},
                         {"eval_ms", result.getEvalMs()},
-                        {"requested", requested_knobs(request)}};
+                        {"requested", requested_knobs_json(request)}};
   return answer;
 }
 
@@ -106,7 +98,7 @@ Json failed_result(const EvaluateRequest& request, const std::string& error_code
   answer["reward"] = 0.0;
   answer["metadata"] = {{"verdict", "not evaluated"}, {"failed_checks", Json::array()},
                         {"feedback", "status=not_evaluated; error=\"" + message + "\""},
-                        {"requested", requested_knobs(request)}};
+                        {"requested", requested_knobs_json(request)}};
   return answer;
 }
 
