@@ -37,6 +37,7 @@ namespace {
 using drk::testing::http_request;
 using drk::testing::kHonestRelu;
 using drk::testing::kRelu;
+using drk::testing::kReturnsInput;
 using drk::testing::RunDir;
 using drk::testing::SpawnedProgram;
 using drk::testing::SseTestClient;
@@ -44,14 +45,6 @@ using Json = nlohmann::json;
 
 // An evaluation on two loaded cores takes seconds; a stream waits this long for each result.
 constexpr std::chrono::seconds kResultWait{300};
-
-constexpr const char* kReturnsInput = R"(import torch
-import torch.nn as nn
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        return x.clamp_(min=0.0)
-)";
 
 constexpr const char* kWrongAnswer = R"(import torch
 import torch.nn as nn

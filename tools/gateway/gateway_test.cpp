@@ -2,10 +2,11 @@
 // evaluation engine (the engine's own path is tests/integration/gateway_serve_test.cpp): submit,
 // status and results; idempotent ids; batches; 429 with Retry-After when the queue is full;
 // DELETE of a queued task; a restart that loses no accepted task (queued or running); a result
-// pushed to an open stream; health, queue, workers and metrics.
+// pushed to an open stream; health, queue, workers and metrics; KernelGYM's knobs passed on as given.
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "runtime/http/http_server.h"
@@ -156,6 +157,52 @@ DRK_TEST_CASE("a malformed request is refused with the field it is about") {
   DRK_CHECK(bad_backend.status == 400);
   DRK_CHECK(bad_backend.body.find("fortran") != std::string::npos);
   DRK_CHECK(http_request(served.server->port(), "POST", "/evaluate", "not json").status == 400);
+  auto no_trials = http_request(served.server->port(), "POST", "/evaluate",
+                                R"({"reference_code": "x", "kernel_code": "y", "num_correct_trials": 0})");
+  DRK_CHECK(no_trials.status == 400);
+  DRK_CHECK(no_trials.body.find("num_correct_trials") != std::string::npos);
+  auto no_time = http_request(served.server->port(), "POST", "/evaluate",
+                              R"({"reference_code": "x", "kernel_code": "y", "timeout": 0})");
+  DRK_CHECK(no_time.status == 400);
+  DRK_CHECK(no_time.body.find("timeout") != std::string::npos);
+}
+
+DRK_TEST_CASE("KernelGYM's knobs reach the evaluator as given, and stay unset where not given") {
+  drk::testing::RunDir dir;
+  std::optional<EvaluateRequest> seen;
+  std::mutex seen_mutex;
+  struct Recording : ScriptedEvaluator {
+    Recording(std::optional<EvaluateRequest>& into, std::mutex& mutex) : into_(into), mutex_(mutex) {}
+    Json evaluate(const EvaluateRequest& request) override {
+      std::lock_guard lock(mutex_);
+      into_ = request;
+      return ScriptedEvaluator::evaluate(request);
+    }
+    std::optional<EvaluateRequest>& into_;
+    std::mutex& mutex_;
+  };
+  Served served(options_in(dir), [&](size_t) -> drk::Result<std::unique_ptr<TaskEvaluator>> {
+    return std::unique_ptr<TaskEvaluator>(std::make_unique<Recording>(seen, seen_mutex));
+  });
+  drk::testing::SseTestClient stream(served.server->port(), "/results/stream");
+  auto given = http_request(served.server->port(), "POST", "/evaluate",
+                            R"({"task_id": "given", "reference_code": "x", "kernel_code": "honest",
+                                "num_correct_trials": 3, "num_perf_trials": 7, "timeout": 2.5})");
+  DRK_REQUIRE(given.status == 200);
+  streamed_result(stream, "given");
+  {
+    std::lock_guard lock(seen_mutex);
+    DRK_REQUIRE(seen.has_value());
+    DRK_CHECK(seen->num_correct_trials == 3);
+    DRK_CHECK(seen->num_perf_trials == 7);
+    DRK_CHECK(seen->timeout == 2.5);
+    DRK_CHECK_FALSE(seen->num_warmup.has_value());
+  }
+  DRK_REQUIRE(http_request(served.server->port(), "POST", "/evaluate", evaluate_body("plain", "honest")).status == 200);
+  streamed_result(stream, "plain");
+  std::lock_guard lock(seen_mutex);
+  DRK_CHECK_FALSE(seen->num_correct_trials.has_value());
+  DRK_CHECK_FALSE(seen->timeout.has_value());
 }
 
 DRK_TEST_CASE("a full queue answers 429 with Retry-After; the same id again is idempotent; a queued task is cancelled") {
