@@ -1,16 +1,35 @@
 #include "tools/gateway/evaluation_result.h"
 
+#include <string_view>
+
 #include "judging/feedback_report.h"
 
 namespace drk::gateway {
 namespace {
 
+// The Verifier's checks that say a candidate failed (crashed, hung, raised, did not load) rather
+// than cheated (actors/verifier/verify.h); every other failed check is evidence of a hack.
+bool is_plain_failure(std::string_view code) {
+  return code == "sandbox_crashed" || code == "sandbox_timeout" || code == "candidate_error" ||
+         code == "failed_to_load";
+}
+
+// Compiled, and rejected for a hack: a check beyond the plain failures failed, whether the
+// candidate ran to the end or the sandbox refused the call that gave it away.
+bool is_decoy(msg::Verdict::Reader verdict) {
+  if (!verdict.getResult().getCompiled()) return false;
+  for (auto check : verdict.getFailedChecks())
+    if (!is_plain_failure(check.getCode().cStr())) return true;
+  return false;
+}
+
 std::string error_code_of(msg::Verdict::Reader verdict) {
   const auto result = verdict.getResult();
   if (!result.getCompiled()) return "compilation_error";
+  if (is_decoy(verdict)) return "decoy_kernel";
   if (result.getSandbox() == msg::SandboxOutcome::TIMED_OUT) return "timeout";
   if (result.getSandbox() != msg::SandboxOutcome::OK) return "runtime_error";
-  if (!verdict.getHonest()) return "decoy_kernel";
+  if (!verdict.getHonest()) return "runtime_error";
   if (!result.getCorrect()) return "correctness_error";
   return "";
 }
@@ -55,12 +74,11 @@ Json evaluated_result(const EvaluateRequest& request, msg::Verdict::Reader verdi
       result.getCandidate().getDevice() == msg::Device::CUDA ? result.getGpu().getCoverage() : 1.0;
   const double value = oracle::reward(weights, verdict, coverage);
   const std::string error_code = error_code_of(verdict);
-  const bool ran = result.getCompiled() && result.getSandbox() == msg::SandboxOutcome::OK;
   Json answer = common_fields(request, processing_seconds, weights);
   answer["status"] = "completed";
   answer["compiled"] = result.getCompiled();
   answer["correctness"] = result.getCorrect() && verdict.getHonest();
-  answer["decoy_kernel"] = ran && !verdict.getHonest();
+  answer["decoy_kernel"] = is_decoy(verdict);
   answer["reference_runtime"] = result.getReferenceTiming().getMedianUs() / 1000.0;
   answer["kernel_runtime"] = result.getCandidateTiming().getMedianUs() / 1000.0;
   answer["speedup"] = verdict.getHonest() ? result.getSpeedup() : 0.0;

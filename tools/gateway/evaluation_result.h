@@ -5,8 +5,10 @@
 // the Verifier's verdict, every failed check with its evidence, the coverage and the feedback
 // text a Generator would get (judging/feedback_report.h).
 //
-// decoy_kernel is true when the candidate ran but the Verifier rejected it (it returns the
-// reference's answer, skips work, reads the harness...): its reward is 0 whatever it measured.
+// decoy_kernel is true when the Verifier rejected a compiled candidate for a hack (it returns its
+// input, skips work, reads the harness...: any failed check but a crash, a hang, a raised error or
+// a failed load), also when the sandbox refused the call that gave it away: its reward is 0
+// whatever it measured, and its error_code "decoy_kernel".
 //
 // Thread-safety: pure functions.
 #pragma once
