@@ -347,6 +347,16 @@ compile::CompilePool& EvaluationEngine::compile_pool() { return *impl_->compile_
 const kernels::TaskCatalog& EvaluationEngine::catalog() const { return impl_->catalog; }
 Result<const kernels::Task*> EvaluationEngine::find_task(const std::string& name) { return impl_->find_task(name); }
 const EngineOptions& EvaluationEngine::options() const { return impl_->options; }
+
+Status EvaluationEngine::set_measurement(const Measurement& measurement) {
+  if (measurement.trials == 0 || measurement.max_samples == 0 || measurement.call_timeout.count() <= 0)
+    return make_error(Errc::invalid_argument, "a measurement needs at least 1 trial, 1 timed sample and a positive "
+                                              "call timeout");
+  impl_->options.trials = measurement.trials;
+  impl_->options.max_samples = measurement.max_samples;
+  impl_->options.call_timeout = measurement.call_timeout;
+  return {};
+}
 pid_t EvaluationEngine::sandbox_pid() const { return impl_->session->last_candidate_pid(); }
 
 }  // namespace drk::evaluator

@@ -141,6 +141,16 @@ struct EngineOptions {
 // invalid_argument naming both otherwise.
 Result<bool> parse_launch_latency(std::string_view text);
 
+// What the evaluations of an engine measure, as the EngineOptions fields of the same names: the
+// correctness trials, the timed samples per side at most, and the time one sandbox call (a trial
+// or a timed batch) may take. drk serve sets it per request (KernelGYM's num_correct_trials,
+// num_perf_trials and timeout).
+struct Measurement {
+  uint32_t trials = 5;
+  uint32_t max_samples = 200;
+  std::chrono::milliseconds call_timeout{10000};
+};
+
 // A candidate as people hand it over (`drk eval`); actors pass msg::Candidate.
 struct CandidateInput {
   std::string id;
@@ -178,6 +188,9 @@ class EvaluationEngine {
   // reference cannot run.
   Result<const kernels::Task*> find_task(const std::string& name);
   const EngineOptions& options() const;
+  // The measurement of the evaluations that follow, in place of the options' (the engine's steps
+  // read them at each evaluation); invalid_argument for zero trials, samples or call timeout.
+  Status set_measurement(const Measurement& measurement);
   // The warm sandbox's process id, 0 when none is running (tests watch replacements with it).
   pid_t sandbox_pid() const;
 

@@ -26,6 +26,7 @@ namespace {
 using drk::testing::kHonestRelu;
 using drk::testing::kLinearScale;
 using drk::testing::kRelu;
+using drk::testing::kReturnsInput;
 using drk::testing::RunDir;
 using drk::testing::Ran;
 
@@ -75,14 +76,6 @@ class ModelNew(nn.Module):
 
     def forward(self, x, factor):
         return torch.nn.functional.gelu(x @ self.weight.t()) * factor
-)";
-
-constexpr const char* kReturnsInput = R"(import torch
-import torch.nn as nn
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        return x.clamp_(min=0.0)
 )";
 
 constexpr const char* kRaises = R"(import torch

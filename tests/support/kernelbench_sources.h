@@ -1,6 +1,6 @@
 // KernelBench-format sources the KernelBench integration tests share (nothing of KernelBench is in
 // this repository): problems as KernelBench writes them (a Model, get_inputs(), get_init_inputs())
-// and an honest candidate (a ModelNew).
+// an honest candidate (a ModelNew) and a hacking one.
 #pragma once
 
 namespace drk::testing {
@@ -57,6 +57,15 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         return torch.clamp_min(x, 0.0)
+)";
+
+// A kRelu candidate that returns its input, rectified in place: the output aliases the input.
+inline constexpr const char* kReturnsInput = R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x.clamp_(min=0.0)
 )";
 
 }  // namespace drk::testing
