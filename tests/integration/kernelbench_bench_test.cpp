@@ -224,8 +224,9 @@ DRK_TEST_CASE("--references runs each problem's own Model and names the one whos
   DRK_CHECK(refs["40"][0]["metadata"].value("other_error", "").find("AttributeError") != std::string::npos);
   // Both references that run are correct and timed: fast_0 counts them. (Seen once under a load of
   // three builds on two cores: 1/3, with both rows correct; the rows say why when it recurs.)
+  const std::string rows_and_output = refs.dump() + "\n" + ran.output;
   DRK_CHECK_MESSAGE(printed_row(ran.output, 1).fast_p[0] == doctest::Approx(2.0 / 3).epsilon(0.002),
-                    refs.dump() + "\n" + ran.output);
+                    rows_and_output);
 }
 
 DRK_TEST_CASE("a run directory that does not exist names itself and the layouts, and evaluates nothing") {
