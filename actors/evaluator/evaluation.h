@@ -145,10 +145,11 @@ Result<bool> parse_launch_latency(std::string_view text);
 // correctness trials, the timed samples per side at most, and the time one sandbox call (a trial
 // or a timed batch) may take. drk serve sets it per request (KernelGYM's num_correct_trials,
 // num_perf_trials and timeout).
+// The caller sets every field (the engine's own values are its EngineOptions').
 struct Measurement {
-  uint32_t trials = 5;
-  uint32_t max_samples = 200;
-  std::chrono::milliseconds call_timeout{10000};
+  uint32_t trials = 0;
+  uint32_t max_samples = 0;
+  std::chrono::milliseconds call_timeout{0};
 };
 
 // A candidate as people hand it over (`drk eval`); actors pass msg::Candidate.

@@ -26,6 +26,16 @@ class CandidateResends {
   uint64_t start(runtime::ActorContext& context, const std::string& trajectory_id);
   // The trajectory whose timer `token` is, once; nullopt for a token of another timer.
   std::optional<std::string> due(uint64_t token);
+  // The rollout (of `rollouts`, a map by trajectory id whose values keep their `timer_token`) whose
+  // candidate timer `token` is and still counts; nullptr for another timer or a superseded one.
+  template <typename Rollouts>
+  typename Rollouts::mapped_type* due_rollout(uint64_t token, Rollouts& rollouts) {
+    const auto trajectory_id = due(token);
+    if (!trajectory_id) return nullptr;
+    auto rollout = rollouts.find(*trajectory_id);
+    if (rollout == rollouts.end() || rollout->second.timer_token != token) return nullptr;
+    return &rollout->second;
+  }
 
  private:
   std::chrono::milliseconds after_;

@@ -131,11 +131,7 @@ class GeneratorActor final : public runtime::Actor {
       poll_compiles(context);
       return;
     }
-    const auto trajectory_id = resends_.due(token);
-    if (!trajectory_id) return;
-    auto rollout = rollouts_.find(*trajectory_id);
-    if (rollout == rollouts_.end() || rollout->second.timer_token != token) return;
-    send_candidate(context, rollout->second);
+    if (auto* rollout = resends_.due_rollout(token, rollouts_)) send_candidate(context, *rollout);
   }
 
  private:
