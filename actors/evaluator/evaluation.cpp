@@ -247,6 +247,12 @@ Status EvaluationEngine::Impl::run_timing(EvaluationRun& run, bool swap_between_
   if (!measured || !out.getCorrect() || samples.candidate_us.empty()) return measured;
   TimingSummary candidate_summary = summarize(samples.candidate_us, samples.candidate_calls);
   TimingSummary reference_summary = summarize(samples.reference_us, samples.reference_calls);
+  // A reference that took no time is a measurement that failed, not a speedup of 0 for a correct
+  // candidate (seen once on a loaded machine: a reward as if the candidate were slow).
+  if (!(reference_summary.median > 0))
+    return make_error(Errc::internal, "the reference's timing measured no time over " +
+                                          std::to_string(samples.reference_us.size()) +
+                                          " samples: evaluate the candidate again");
   fill_timing(candidate_summary, out.initCandidateTiming());
   fill_timing(reference_summary, out.initReferenceTiming());
   fill_roofline(run, candidate_summary.median);

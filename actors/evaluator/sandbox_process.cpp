@@ -304,12 +304,13 @@ Result<std::string> SandboxProcess::stage_library(const std::string& library_pat
   return staged.string();
 }
 
-Status SandboxProcess::stage_directory(const std::string& directory, const std::string& staged_name) {
+Result<std::string> SandboxProcess::stage_directory(const std::string& directory, const std::string& staged_name) {
   std::error_code ec;
-  std::filesystem::copy(directory, std::filesystem::path(work_dir_.path()) / staged_name,
+  const std::filesystem::path staged = std::filesystem::path(work_dir_.path()) / staged_name;
+  std::filesystem::copy(directory, staged,
                         std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing, ec);
   if (ec) return make_error(Errc::io_error, "cannot copy '" + directory + "' into the sandbox's directory: " + ec.message());
-  return {};
+  return staged.string();
 }
 
 Result<kj::Array<capnp::word>> SandboxProcess::call(capnp::MessageBuilder& request, std::chrono::milliseconds timeout) {

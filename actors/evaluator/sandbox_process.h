@@ -113,8 +113,9 @@ class SandboxProcess {
   std::string finish(std::chrono::milliseconds timeout);
   // `staged_name`: the copy's file name in that directory.
   Result<std::string> stage_library(const std::string& library_path, const std::string& staged_name = "candidate.so");
-  // `directory` copied into that directory as `staged_name`, readable (not writable) by the sandbox.
-  Status stage_directory(const std::string& directory, const std::string& staged_name);
+  // `directory` copied into that directory as `staged_name`, readable (not writable) by the
+  // sandbox; the copy's path.
+  Result<std::string> stage_directory(const std::string& directory, const std::string& staged_name);
 
   // The CPU time of all the sandbox's threads so far, read from its process clock here, where
   // the candidate cannot change it; nullopt once it is gone. The kernel keeps another process's

@@ -78,6 +78,20 @@ if [ -x "$BUILD_DIR/tools/drk" ]; then
     --threads 8 --deadline-s 120 --cache-dir "$out/corpus-python-cache" >> "$out/corpus-python.log" 2>&1 \
     && status=ok || status=FAILED
   row "python hack corpus" "$status: $(grep -iE 'detection|caught' "$out/corpus-python.log" | tail -n 1)"
+  # A reward client written only from KernelGYM's documented API against `drk serve` on the GPU
+  # (docs/gateway.md): the same ReLU as load_inline CUDA, Triton and PyTorch, each correct.
+  "$drk" serve configs/quickstart.yaml --set run_dir="$out/serve" --set experiment.device=cuda --port 0 \
+    --workers 2 --cache-dir "$out/serve-cache" > "$out/serve.log" 2>&1 &
+  serve_pid=$!
+  for _ in $(seq 60); do grep -q "listening on" "$out/serve.log" && break; sleep 1; done
+  serve_url=$(grep -oE 'http://[0-9.]+:[0-9]+' "$out/serve.log" | head -n 1)
+  timeout 300 python3 tools/gateway/kernelgym_client.py --url "${serve_url:-http://127.0.0.1:1}" \
+    --reference tests/corpus/kernelbench/level1/19_ReLU.py --candidate cuda=tests/candidates/kernelbench/relu_cuda.py \
+    --candidate triton=tests/candidates/kernelbench/relu_triton.py \
+    --candidate pytorch=tests/candidates/kernelbench/relu_pytorch.py --expect-correct > "$out/kernelgym-client.log" 2>&1 \
+    && status=ok || status=FAILED
+  kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null
+  row "kernelgym client (drk serve)" "$status: $(grep -oE '^[a-z]+ .*speedup=[0-9.]+' "$out/kernelgym-client.log" | awk '{print $1, $NF}' | tr '\n' ' ')"
   # Energy per call from NVML on a kernel long enough to read (cross_entropy at its published shape).
   "$drk" eval --task cross_entropy --candidate tests/candidates/cuda/cross_entropy.cu --device cuda --threads 8 \
     --energy-ms 500 > "$out/eval-energy.log" 2>&1 && status=ok || status=FAILED

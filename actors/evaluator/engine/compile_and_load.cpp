@@ -119,7 +119,9 @@ Status CompileAndLoad::warm_up_triton(EvaluationRun& run, const compile::Compile
   // Triton compiles its kernels in the warm-up: compile time.
   run.out.setCompileMs(run.out.getCompileMs() + ms_since(started));
   if (!cache) return cache.error();
-  return session_.stage_directory(cache->path(), "triton-cache");
+  auto staged = session_.stage_directory(cache->path(), "triton-cache");
+  if (!staged) return staged.error();
+  return relocate_triton_groups(*staged);
 }
 
 }  // namespace drk::evaluator

@@ -94,7 +94,7 @@ Result<std::string> SandboxSession::stage_library(const std::string& library_pat
   return sandbox_->stage_library(library_path, staged_name);
 }
 
-Status SandboxSession::stage_directory(const std::string& directory, const std::string& staged_name) {
+Result<std::string> SandboxSession::stage_directory(const std::string& directory, const std::string& staged_name) {
   if (auto s = ensure_sandbox(); !s) return s.error();
   return sandbox_->stage_directory(directory, staged_name);
 }

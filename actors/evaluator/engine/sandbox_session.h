@@ -57,8 +57,8 @@ class SandboxSession {
   // (SandboxProcess::stage_library).
   Result<std::string> stage_library(const std::string& library_path, const std::string& staged_name = "candidate.so");
   // The folder `directory` copied into the candidate's sandbox's directory as `staged_name`
-  // (SandboxProcess::stage_directory).
-  Status stage_directory(const std::string& directory, const std::string& staged_name);
+  // (SandboxProcess::stage_directory); the copy's path.
+  Result<std::string> stage_directory(const std::string& directory, const std::string& staged_name);
   // The process id of the last candidate's sandbox; 0 before the first.
   pid_t last_candidate_pid() const { return last_candidate_pid_; }
 

@@ -5,8 +5,11 @@
 #include <filesystem>
 #include <regex>
 
+#include <nlohmann/json.hpp>
+
 #include "actors/evaluator/engine/seed_mix.h"
 #include "actors/evaluator/engine/separate_call.h"
+#include "base/file_system.h"
 
 namespace drk::evaluator {
 namespace {
@@ -40,6 +43,31 @@ Status copy_triton_cache(const fs::path& from, const fs::path& to) {
     if (ec) break;
   }
   if (ec) return make_error(Errc::io_error, "cannot copy the Triton warm-up's cache " + from.string() + ": " + ec.message());
+  return {};
+}
+
+Status relocate_triton_groups(const fs::path& cache_root) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(cache_root, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path group = it->path();
+    if (!it->is_regular_file(ec) || !group.filename().string().starts_with("__grp__")) continue;
+    auto text = real_file_system().read_file(group.string());
+    if (!text) return text.error();
+    auto json = nlohmann::json::parse(*text, nullptr, false);
+    if (json.is_discarded() || !json.is_object() || !json.contains("child_paths") || !json["child_paths"].is_object())
+      return make_error(Errc::invalid_argument, "the Triton cache group " + group.string() + " is not Triton's JSON");
+    for (auto& [name, child] : json["child_paths"].items()) {
+      if (!child.is_string()) continue;
+      // Triton's paths are CACHE/KEY/FILE: the same key's folder and file here.
+      const fs::path old_path(child.get<std::string>());
+      const fs::path moved = cache_root / old_path.parent_path().filename() / old_path.filename();
+      if (fs::is_regular_file(fs::symlink_status(moved, ec))) child = moved.string();
+    }
+    // Read by the candidate's sandbox, whose user is not this process's.
+    if (auto written = write_file_atomically(real_file_system(), group.string(), json.dump(), 0644); !written)
+      return written;
+  }
+  if (ec) return make_error(Errc::io_error, "cannot read the Triton cache " + cache_root.string() + ": " + ec.message());
   return {};
 }
 

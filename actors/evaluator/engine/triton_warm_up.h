@@ -38,6 +38,13 @@ bool uses_triton(const std::string& python_source);
 // invalid_argument past 20000 files or 512 MiB, io_error when a copy fails.
 Status copy_triton_cache(const std::filesystem::path& from, const std::filesystem::path& to);
 
+// Triton's cache groups (KEY/__grp__NAME.json) name their files by absolute path, the warm-up
+// sandbox's: rewritten to the same files under `cache_root`, where the cache now is, else every
+// lookup in the candidate's sandbox misses and Triton compiles again (which its filter refuses). A
+// path whose file is not under `cache_root` is left as it is (the lookup then misses). io_error when
+// a group cannot be read or written, invalid_argument when one is not Triton's JSON.
+Status relocate_triton_groups(const std::filesystem::path& cache_root);
+
 // The warm-up of `compiled` (a Python candidate on CUDA) for `run`; the folder of Triton's cache it
 // left, owned by the caller. `fill_load`: the load request's Python part (the device's).
 Result<TemporaryDirectory> triton_warm_up(const EngineOptions& options, const compile::CompiledCandidate& compiled,

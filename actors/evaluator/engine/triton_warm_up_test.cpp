@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "base/temporary_directory.h"
 #include "tests/doctest_drk.h"
 
@@ -55,4 +57,30 @@ DRK_TEST_CASE("the warm-up's cache is copied file by file, and a link it left is
   DRK_CHECK(read(copy / "cd34" / "__triton_launcher.so") == "launcher");
   DRK_CHECK_FALSE(fs::exists(fs::symlink_status(copy / "cd34" / "stolen.so")));
   DRK_CHECK_FALSE(fs::exists(fs::symlink_status(copy / "elsewhere")));
+}
+
+DRK_TEST_CASE("the cache's groups name its files where it now is, not where the warm-up left them") {
+  auto cache = TemporaryDirectory::create("drk-test-cache-staged");
+  DRK_REQUIRE(cache);
+  const fs::path root(cache->path());
+  write(root / "ab12" / "relu_kernel.cubin", "cubin");
+  write(root / "ab12" / "relu_kernel.json", "{}");
+  write(root / "ab12" / "__grp__relu_kernel.json",
+        R"({"child_paths": {"relu_kernel.cubin": "/tmp/drk-sandbox-warm/triton-cache/ab12/relu_kernel.cubin",)"
+        R"( "relu_kernel.json": "/tmp/drk-sandbox-warm/triton-cache/ab12/relu_kernel.json",)"
+        R"( "relu_kernel.ptx": "/tmp/drk-sandbox-warm/triton-cache/ab12/relu_kernel.ptx"}})");
+  write(root / "cd34" / "__triton_launcher.so", "launcher");
+
+  DRK_REQUIRE(relocate_triton_groups(root));
+  const auto group = nlohmann::json::parse(read(root / "ab12" / "__grp__relu_kernel.json"));
+  DRK_CHECK(group["child_paths"]["relu_kernel.cubin"] == (root / "ab12" / "relu_kernel.cubin").string());
+  DRK_CHECK(group["child_paths"]["relu_kernel.json"] == (root / "ab12" / "relu_kernel.json").string());
+  // Not in the cache: left as it was, so that Triton's lookup misses rather than reads elsewhere.
+  DRK_CHECK(group["child_paths"]["relu_kernel.ptx"] == "/tmp/drk-sandbox-warm/triton-cache/ab12/relu_kernel.ptx");
+  DRK_CHECK(read(root / "cd34" / "__triton_launcher.so") == "launcher");
+
+  write(root / "ef56" / "__grp__broken.json", "not json");
+  auto broken = relocate_triton_groups(root);
+  DRK_REQUIRE_FALSE(broken);
+  DRK_CHECK(broken.error().message.find("__grp__broken.json") != std::string::npos);
 }

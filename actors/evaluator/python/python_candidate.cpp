@@ -321,13 +321,18 @@ Status start_python_cuda() {
                             "torch.empty(1, device='cuda')\n", "drk_cuda_start",
                             "the sandbox's start");
   if (!started) return make_error(Errc::unsupported, "torch cannot use the CUDA device in the sandbox: " + started.error().message);
-  // Triton asks ptxas its version for every kernel's cache key, and `file` (through
-  // platform.architecture()) for its launchers' keys, even for what its cache holds: new
-  // processes. Asked here, before the filter, their answers are kept for the candidate's calls.
+  // Triton asks ptxas its version for every kernel's cache key, `file` (through
+  // platform.architecture()) for its launchers' keys and `ldconfig -p` for libcuda's folder, even
+  // for what its cache holds: new processes. Asked here, before the filter, their answers are
+  // kept (functools.lru_cache) for the candidate's calls. platform.architecture() keeps none of
+  // its own and, refused its `file`, answers differently: its launcher keys would then miss the
+  // cache the warm-up filled, so it is memoised too, in the warm-up and the candidate's sandbox.
   // Without Triton (or its ptxas) there is nothing to ask; a Triton candidate then fails in its
   // warm-up, which says why.
   (void)run_module(
-      "import importlib.util\nimport torch\n"
+      "import functools\nimport importlib.util\nimport platform\nimport torch\n"
+      "platform.architecture = functools.lru_cache(maxsize=None)(platform.architecture)\n"
+      "platform.architecture()\n"
       "if importlib.util.find_spec('triton') is not None:\n"
       "    try:\n"
       "        from triton.backends.compiler import GPUTarget\n"
@@ -338,9 +343,13 @@ Status start_python_cuda() {
       "        pass\n"
       "    try:\n"
       "        from triton.backends.nvidia import driver\n"
-      "        driver.platform_key()\n"
       "    except Exception:\n"
-      "        pass\n",
+      "        driver = None\n"
+      "    for probe in ('platform_key', 'libcuda_dirs', 'library_dirs'):\n"
+      "        try:\n"
+      "            getattr(driver, probe)()\n"
+      "        except Exception:\n"
+      "            pass\n",
       "drk_triton_start", "the sandbox's start");
   return {};
 }
