@@ -16,6 +16,7 @@
 #include "tests/support/first_gpu.h"
 #include "tests/support/ran_program.h"
 #include "tests/support/run_dir.h"
+#include "tests/support/test_engine.h"
 
 namespace {
 
@@ -111,57 +112,6 @@ def get_init_inputs():
     return []
 )";
 
-// CUDA through load_inline, launched as most generated kernels are: <<<...>>> on the default
-// stream, which the harness's (blocking) timed stream orders with.
-constexpr const char* kInlineCudaRelu = R"(import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-cuda_source = """
-__global__ void relu_kernel(const float* x, float* y, long n) {
-    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
-    if (i < n) y[i] = fmaxf(x[i], 0.0f);
-}
-
-torch::Tensor relu_cuda(torch::Tensor x) {
-    auto y = torch::empty_like(x);
-    long n = x.numel();
-    relu_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
-    return y;
-}
-"""
-
-relu = load_inline(name="relu_cuda_ext", cpp_sources="torch::Tensor relu_cuda(torch::Tensor x);",
-                   cuda_sources=cuda_source, functions=["relu_cuda"], verbose=False)
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        return relu.relu_cuda(x)
-)";
-
-// Triton, as most Triton candidates are written: a @triton.jit kernel launched from forward, compiled
-// at its first call (the warm-up's, in a sandbox that may run ptxas and gcc) and found in the cache
-// the warm-up left by the candidate's own sandbox, which may run no compiler.
-constexpr const char* kTritonRelu = R"(import torch
-import torch.nn as nn
-import triton
-import triton.language as tl
-
-@triton.jit
-def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    x = tl.load(x_ptr + offsets, mask=mask)
-    tl.store(y_ptr + offsets, tl.maximum(x, 0.0), mask=mask)
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        y = torch.empty_like(x)
-        n = x.numel()
-        relu_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
-        return y
-)";
-
 const RunDir& problems() {
   static RunDir dir;
   static const bool imported = [] {
@@ -190,6 +140,15 @@ nlohmann::json evaluate(const std::string& task, const std::string& name, const 
   DRK_REQUIRE_MESSAGE(verdict.is_object(), ran.output);
   return verdict;
 }
+
+// CUDA through load_inline, launched as most generated kernels are: <<<...>>> on the default
+// stream, which the harness's (blocking) timed stream orders with.
+std::string inline_cuda_relu() { return drk::testing::candidate_source("kernelbench/relu_cuda.py"); }
+
+// Triton, as most Triton candidates are written: a @triton.jit kernel launched from forward, compiled
+// at its first call (the warm-up's, in a sandbox that may run ptxas and gcc) and found in the cache
+// the warm-up left by the candidate's own sandbox, which may run no compiler.
+std::string triton_relu() { return drk::testing::candidate_source("kernelbench/relu_triton.py"); }
 
 bool gpu_missing() { return !drk::testing::first_gpu_or_skip(); }
 
@@ -222,14 +181,14 @@ DRK_TEST_CASE("an answer on the host is no answer on the device [gpu]") {
 
 DRK_TEST_CASE("a load_inline CUDA candidate is built by the compile step, correct, timed, and a cache hit the second time [gpu]") {
   if (gpu_missing()) return;
-  auto first = evaluate("kernelbench/level1/19_ReLU", "inline_cuda_relu.py", kInlineCudaRelu);
+  auto first = evaluate("kernelbench/level1/19_ReLU", "inline_cuda_relu.py", inline_cuda_relu());
   const auto& result = first["result"];
   DRK_REQUIRE_MESSAGE(result.value("correct", false), first.dump());
   DRK_CHECK_FALSE(result.value("compileCached", true));
   // One pass over the tensor on both sides: within a factor of two of torch.relu.
   const double speedup = result.value("speedup", 0.0);
   DRK_CHECK_MESSAGE((speedup > 0.5 && speedup < 2.0), first.dump());
-  auto second = evaluate("kernelbench/level1/19_ReLU", "inline_cuda_relu.py", kInlineCudaRelu);
+  auto second = evaluate("kernelbench/level1/19_ReLU", "inline_cuda_relu.py", inline_cuda_relu());
   DRK_CHECK_MESSAGE(second["result"].value("correct", false), second.dump());
   DRK_CHECK_MESSAGE(second["result"].value("compileCached", false), second.dump());
   std::printf("load_inline CUDA candidate: compile %.0f ms cold, %.0f ms cached; speedup %.3f\n",
@@ -238,7 +197,7 @@ DRK_TEST_CASE("a load_inline CUDA candidate is built by the compile step, correc
 
 DRK_TEST_CASE("a Triton candidate compiles in its warm-up and runs from that cache in its own sandbox [gpu]") {
   if (gpu_missing()) return;
-  auto verdict = evaluate("kernelbench/level1/19_ReLU", "triton_relu.py", kTritonRelu);
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "triton_relu.py", triton_relu());
   const auto& result = verdict["result"];
   DRK_REQUIRE_MESSAGE(result.value("correct", false), verdict.dump());
   // One pass over the tensor on both sides: within a factor of two of torch.relu.
