@@ -39,8 +39,8 @@ fields in docs/archive.md) and builds, from the turns a language model played
         input_ids            prompts followed by responses
         attention_mask       1 on every prompt and answer token
         position_ids         0, 1, ... over the attended tokens
-    ``non_tensor_batch`` (one entry per row): uid (rows of one task, step and turn share it: a
-    GRPO group), raw_prompt (the messages), response_text (the answer), trajectory_id, turn,
+    ``non_tensor_batch`` (one entry per row): uid (rows of one task, step and turn share it: the
+    group drkernel's TRLOO compares a turn within, and a GRPO group for verl), raw_prompt (the messages), response_text (the answer), trajectory_id, turn,
     step, policy_version, model, task, candidate_id, mrs_decision, prs_decision.
     ``meta_info``: source "drkernel", rows, pad_token_id.
 
