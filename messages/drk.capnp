@@ -355,6 +355,12 @@ struct Scored {
   screened @3 :Bool;            # as Feedback.screened: the reward is predicted, not measured
 }
 
+# One message of a conversation with a language model, as OpenAI's chat API has it.
+struct ChatMessage {
+  role @0 :Text;                # system | user | assistant
+  content @1 :Text;
+}
+
 struct Turn {
   candidateId @0 :Text;
   family @1 :Text;
@@ -371,10 +377,17 @@ struct Turn {
   advantage @10 :Float64;
   return @11 :Float64;
   trained @12 :Bool;             # the turn's decisions entered the policy loss
-  rejectedBy @13 :Text;          # why not: no_advantage | prs | mrs_band | mrs_veto | rollback; "" when trained
+  rejectedBy @13 :Text;          # why not: no_advantage | malformed | stale | prs | mrs_band | mrs_veto | rollback;
+                                 # "" when trained
   learnerLogprobs @14 :List(Float32);  # per decision under the Learner's policy before the update
   keptDecisions @15 :List(Bool); # per decision: the policy chose "keep" (the previous turn's option)
   screened @16 :Bool;            # not measured: reward and correct are the Oracle's cost-model prediction
+  # A language model's turn (generator.backend: openai); empty for the embedded policy. The turn's
+  # prompt is the previous turn's prompt followed by promptAdded (turn 1: the system message and
+  # the task), so that a trajectory carries each message once (docs/archive.md).
+  promptAdded @17 :List(ChatMessage);  # messages added to the conversation since the previous turn's request
+  answer @18 :Text;              # the model's whole answer ("" when the server gave none)
+  model @19 :Text;               # the served model asked (generator.model); "" for the embedded policy
 }
 
 # Generator -> Learner: a finished trajectory.

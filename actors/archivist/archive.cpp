@@ -46,6 +46,8 @@ CREATE TABLE IF NOT EXISTS samples (
   policy_version INTEGER, family TEXT, reward REAL, advantage REAL, return REAL, trained INTEGER,
   rejected_by TEXT, correct INTEGER, honest INTEGER, speedup REAL, coverage REAL, actions TEXT,
   logprobs TEXT, learner_logprobs TEXT, kept TEXT);
+CREATE TABLE IF NOT EXISTS sample_conversations (
+  candidate_id TEXT PRIMARY KEY, prompt TEXT, answer TEXT, model TEXT);
 CREATE TABLE IF NOT EXISTS screened (
   candidate_id TEXT PRIMARY KEY REFERENCES candidates(id));
 CREATE TABLE IF NOT EXISTS step_screening (
@@ -129,6 +131,31 @@ std::vector<double> parse_numbers(const std::string& text) {
   if (!array.is_array()) return values;
   for (const auto& value : array) values.push_back(value.is_number() ? value.get<double>() : std::nan(""));
   return values;
+}
+
+// The prompt of each turn of a language model's trajectory, as a JSON array of {role, content}:
+// the previous turn's prompt followed by the messages the turn added (Turn.promptAdded).
+std::vector<std::string> turn_prompts(capnp::List<msg::Turn>::Reader turns) {
+  std::vector<std::string> prompts;
+  Json conversation = Json::array();
+  for (const auto turn : turns) {
+    for (const auto message : turn.getPromptAdded())
+      conversation.push_back({{"role", message.getRole().cStr()}, {"content", message.getContent().cStr()}});
+    prompts.push_back(json_text(conversation));
+  }
+  return prompts;
+}
+
+// Text that is not an array of {role, content} (a damaged row) reads as no messages.
+std::vector<PromptMessage> parse_prompt(const std::string& text) {
+  const auto array = Json::parse(text, nullptr, false);
+  std::vector<PromptMessage> messages;
+  if (!array.is_array()) return messages;
+  for (const auto& message : array) {
+    if (!message.is_object()) continue;
+    messages.push_back({message.value("role", ""), message.value("content", "")});
+  }
+  return messages;
 }
 
 const char* sandbox_name(msg::SandboxOutcome outcome) {
@@ -284,8 +311,16 @@ Status Archive::record_step(msg::StepReport::Reader report) {
 Status Archive::record_trajectory(msg::Trajectory::Reader trajectory) {
   if (auto status = exec("BEGIN"); !status) return status;
   const auto turns = trajectory.getTurns();
+  const auto prompts = turn_prompts(turns);
   for (unsigned index = 0; index < turns.size(); ++index) {
     const auto turn = turns[index];
+    bool ok = true;
+    if (turn.getModel().size() != 0) {
+      Statement conversation(db_.get(), "INSERT OR REPLACE INTO sample_conversations VALUES (?,?,?,?)");
+      conversation.text(turn.getCandidateId().cStr()).text(prompts[index]).text(turn.getAnswer().cStr())
+          .text(turn.getModel().cStr());
+      ok = conversation.step() == SQLITE_DONE;
+    }
     Statement insert(db_.get(),
                      "INSERT OR REPLACE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     insert.text(turn.getCandidateId().cStr()).text(trajectory.getId().cStr()).integer(index + 1)
@@ -296,7 +331,7 @@ Status Archive::record_trajectory(msg::Trajectory::Reader trajectory) {
         .real(turn.getSpeedup()).real(turn.getCoverage()).text(json_numbers(turn.getActions()))
         .text(json_numbers(turn.getActionLogprobs())).text(json_numbers(turn.getLearnerLogprobs()))
         .text(json_numbers(turn.getKeptDecisions()));
-    if (insert.step() != SQLITE_DONE) {
+    if (!ok || insert.step() != SQLITE_DONE) {
       Error error = sqlite_error("cannot record the turns of trajectory '" + std::string(trajectory.getId().cStr()) + "'");
       (void)exec("ROLLBACK");
       return error;
@@ -370,16 +405,26 @@ Result<std::vector<StepRow>> Archive::steps() const {
 }
 
 Result<std::vector<TrainingSample>> Archive::training_samples() const {
-  Statement query(db_.get(), R"sql(
+  const auto samples_query = [](const std::string& conversation_columns, const std::string& conversation_join) {
+    return R"sql(
     SELECT s.candidate_id, s.trajectory_id, s.task, s.family, s.turn, s.step, s.policy_version,
       COALESCE(f.summary, ''), COALESCE(c.source, ''), COALESCE(c.schedule, ''), s.reward,
       s.advantage, s.return, s.trained, s.rejected_by, s.correct, s.honest, s.speedup, s.coverage,
-      s.actions, s.logprobs, s.learner_logprobs, s.kept, sc.candidate_id IS NOT NULL
+      s.actions, s.logprobs, s.learner_logprobs, s.kept, sc.candidate_id IS NOT NULL, )sql" +
+           conversation_columns + R"sql(
     FROM samples s LEFT JOIN candidates c ON c.id = s.candidate_id
     LEFT JOIN screened sc ON sc.candidate_id = s.candidate_id
     LEFT JOIN samples p ON p.trajectory_id = s.trajectory_id AND p.turn = s.turn - 1
-    LEFT JOIN feedback f ON f.candidate_id = p.candidate_id
-    ORDER BY s.step, s.trajectory_id, s.turn)sql");
+    LEFT JOIN feedback f ON f.candidate_id = p.candidate_id )sql" +
+           conversation_join + R"sql(
+    ORDER BY s.step, s.trajectory_id, s.turn)sql";
+  };
+  Statement joined(db_.get(), samples_query("COALESCE(lm.prompt, ''), COALESCE(lm.answer, ''), COALESCE(lm.model, '')",
+                                            "LEFT JOIN sample_conversations lm ON lm.candidate_id = s.candidate_id")
+                                  .c_str());
+  // The archive of a run from before sample_conversations existed (opened read-only: not migrated).
+  Statement plain(db_.get(), samples_query("'', '', ''", "").c_str());
+  Statement& query = joined.prepared() ? joined : plain;
   if (!query.prepared()) {
     return make_error(Errc::not_found, "archive '" + path_ +
                                            "' has no training samples (recorded by runs since the samples "
@@ -413,6 +458,9 @@ Result<std::vector<TrainingSample>> Archive::training_samples() const {
     sample.learner_logprobs = parse_numbers(query.column_text(21));
     for (const double value : parse_numbers(query.column_text(22))) sample.kept.push_back(value != 0.0);
     sample.screened = query.column_integer(23) != 0;
+    sample.prompt = parse_prompt(query.column_text(24));
+    sample.answer = query.column_text(25);
+    sample.model = query.column_text(26);
     samples.push_back(std::move(sample));
   }
   return samples;

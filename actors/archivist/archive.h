@@ -2,7 +2,8 @@
 // (source, schedule, result, verdict, reward, the feedback its Generator got), every policy
 // version, every step report (with its rollback, rejection-sampling and trust-region fields),
 // and every trained turn as a training sample (the Learner's Trajectory copies: actions,
-// log-probabilities, advantage, return, whether it entered the loss; docs/archive.md).
+// log-probabilities, advantage, return, whether it entered the loss, and a language model's
+// prompt and answer; docs/archive.md).
 // Records are keyed by candidate id, version and step and written with INSERT OR REPLACE, so a
 // message delivered twice (after a restart) is recorded once.
 //
@@ -65,6 +66,12 @@ struct StepRow {
   uint32_t measured = 0, screened = 0;
 };
 
+// One message of the conversation a language model was asked with.
+struct PromptMessage {
+  std::string role;  // system | user | assistant
+  std::string content;
+};
+
 // One turn as a training sample (docs/archive.md gives the JSONL form).
 struct TrainingSample {
   std::string candidate_id, trajectory_id, task, family;
@@ -82,6 +89,11 @@ struct TrainingSample {
   std::vector<int64_t> actions;
   std::vector<double> logprobs, learner_logprobs;
   std::vector<bool> kept;
+  // A language model's turn (generator.backend: openai): the whole conversation its request sent,
+  // the answer and the served model. model is "" for the embedded policy's turns (and for turns
+  // recorded before these existed), which have neither prompt nor answer.
+  std::vector<PromptMessage> prompt;
+  std::string answer, model;
 };
 
 struct TaskTally {

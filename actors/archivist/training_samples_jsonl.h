@@ -1,6 +1,9 @@
 // The training samples of an archive as JSON Lines (`drk archive export --format jsonl`): one
-// JSON object per turn, the fields and their meaning in docs/archive.md. Python RL trainers read
-// it with `json.loads` per line.
+// JSON object per turn, the fields and their meaning in docs/archive.md: a language model's turn
+// with the whole prompt it was asked with, its answer and model; every turn with its reward,
+// advantage, return and the Learner's MRS and PRS decisions. Python RL trainers read it with
+// `json.loads` per line (tools/trainer_bridge/drk_to_trainer.py builds TRL records and verl
+// batches from it).
 //
 // Thread-safety: pure functions; the stream is the caller's.
 // Errors: write_training_samples_jsonl passes on the archive's error (an archive without

@@ -1,6 +1,7 @@
 // drk archive export --format jsonl: a small archive built here (Scored records with their
 // feedback, the Learner's trajectory copies, a step report) exported and each line parsed as
-// JSON; text that is not UTF-8 or needs escaping still makes valid JSON.
+// JSON; text that is not UTF-8 or needs escaping still makes valid JSON; a language model's
+// turns carry their whole prompt, answer and model, the embedded policy's null there.
 #include "actors/archivist/training_samples_jsonl.h"
 
 #include <capnp/message.h>
@@ -90,7 +91,8 @@ DRK_TEST_CASE("every exported line is a JSON object with the training fields") {
   size_t count = 0;
   const std::set<std::string> required = {"task", "turn", "feedback", "candidate", "reward", "advantage",
                                           "logprobs", "mask", "trajectory_id", "candidate_id",
-                                          "policy_version", "step", "screened"};
+                                          "policy_version", "step", "screened", "mrs_decision",
+                                          "prs_decision", "model", "prompt", "answer"};
   while (std::getline(lines, line)) {
     const auto value = nlohmann::json::parse(line);  // throws on malformed JSON
     DRK_REQUIRE(value.is_object());
@@ -117,6 +119,128 @@ DRK_TEST_CASE("every exported line is a JSON object with the training fields") {
   DRK_CHECK(out.str().find("\"screened\":true") == std::string::npos);  // every turn here was measured
   DRK_CHECK(out.str().find("\"mask\":[0,0]") != std::string::npos);
   DRK_CHECK(out.str().find("\"kept\":[false,true]") != std::string::npos);
+}
+
+// A language model's trajectory as its Generator sends it: each turn's request adds the messages
+// that follow the previous request (turn 2: the answer to turn 1 and the feedback on it).
+void record_llm_trajectory(Archive& archive, const std::string& id) {
+  capnp::MallocMessageBuilder message;
+  auto trajectory = message.initRoot<msg::Trajectory>();
+  trajectory.setId(id);
+  trajectory.setStep(1);
+  trajectory.setTask("relu");
+  trajectory.setPolicyVersion(4);
+  auto turns = trajectory.initTurns(2);
+  const std::vector<std::vector<std::pair<std::string, std::string>>> added = {
+      {{"system", "You write kernels."}, {"user", "Write relu."}},
+      {{"assistant", "```cpp\nslow\n```"}, {"user", "status=correct speedup=0.5"}}};
+  for (unsigned index = 0; index < 2; ++index) {
+    auto turn = turns[index];
+    turn.setCandidateId(id + "/t" + std::to_string(index + 1));
+    auto messages = turn.initPromptAdded(static_cast<unsigned>(added[index].size()));
+    for (unsigned m = 0; m < added[index].size(); ++m) {
+      messages[m].setRole(added[index][m].first);
+      messages[m].setContent(added[index][m].second);
+    }
+    turn.setAnswer(index == 0 ? "```cpp\nslow\n```" : "```cpp\nfast\n```");
+    turn.setModel("Qwen/Qwen3-8B");
+    auto logprobs = turn.initActionLogprobs(3);
+    for (unsigned token = 0; token < 3; ++token) logprobs.set(token, -0.5f * static_cast<float>(token + 1));
+    turn.setReward(index == 0 ? 0.25 : 1.0);
+    turn.setAdvantage(index == 0 ? -0.5 : 0.5);
+    turn.setReturn(index == 0 ? 1.25 : 1.0);
+    turn.setRejectedBy("malformed");  // the embedded Learner reads no knob decisions in it
+    record_scored(archive, id + "/t" + std::to_string(index + 1), id, index + 1, index == 0 ? 0.25 : 1.0,
+                  "status=correct");
+  }
+  DRK_REQUIRE(archive.record_trajectory(trajectory.asReader()).ok());
+}
+
+std::vector<nlohmann::json> exported(const Archive& archive) {
+  std::ostringstream out;
+  auto written = write_training_samples_jsonl(archive, out);
+  DRK_REQUIRE(written.ok());
+  std::vector<nlohmann::json> lines;
+  std::istringstream text(out.str());
+  std::string line;
+  while (std::getline(text, line)) lines.push_back(nlohmann::json::parse(line));
+  DRK_CHECK(lines.size() == *written);
+  return lines;
+}
+
+DRK_TEST_CASE("a language model's turn exports its whole prompt, answer, model and log-probabilities") {
+  testing::RunDir dir;
+  auto archive = Archive::open((dir.path() / "a.sqlite").string());
+  DRK_REQUIRE(archive.ok());
+  record_llm_trajectory(*archive, "s1/relu/0");
+  const auto lines = exported(*archive);
+  DRK_REQUIRE(lines.size() == 2);
+  const auto& first = lines[0];
+  const auto& second = lines[1];
+  const auto opening = nlohmann::json::array({{{"role", "system"}, {"content", "You write kernels."}},
+                                              {{"role", "user"}, {"content", "Write relu."}}});
+  DRK_CHECK(first.at("prompt") == opening);
+  // Turn 2 was asked with the whole conversation: turn 1's prompt, its answer and the feedback.
+  DRK_REQUIRE(second.at("prompt").size() == 4);
+  DRK_CHECK(second.at("prompt")[2] == nlohmann::json({{"role", "assistant"}, {"content", "```cpp\nslow\n```"}}));
+  DRK_CHECK(second.at("prompt")[3].at("content") == "status=correct speedup=0.5");
+  DRK_CHECK(second.at("answer") == "```cpp\nfast\n```");
+  DRK_CHECK(second.at("model") == "Qwen/Qwen3-8B");
+  DRK_CHECK(second.at("logprobs") == nlohmann::json::array({-0.5, -1.0, -1.5}));
+  DRK_CHECK(second.at("policy_version") == 4);
+  DRK_CHECK(first.at("advantage") == -0.5);
+  DRK_CHECK(first.at("return") == 1.25);
+  DRK_CHECK(second.at("reward") == 1.0);
+  // Neither MRS nor PRS judged it: its Learner could not read it.
+  DRK_CHECK(second.at("rejected_by") == "malformed");
+  DRK_CHECK(second.at("mrs_decision").is_null());
+  DRK_CHECK(second.at("prs_decision").is_null());
+}
+
+DRK_TEST_CASE("the embedded policy's turns export prompt, answer and model as null, and their MRS and PRS decisions") {
+  testing::RunDir dir;
+  auto archive = Archive::open((dir.path() / "a.sqlite").string());
+  DRK_REQUIRE(archive.ok());
+  record_trajectory(*archive, "s0/relu/0", {0.5, 1.0});  // turn 1 trained, turn 2 rejected by PRS
+  const auto lines = exported(*archive);
+  DRK_REQUIRE(lines.size() == 2);
+  for (const auto& line : lines) {
+    DRK_CHECK(line.at("prompt").is_null());
+    DRK_CHECK(line.at("answer").is_null());
+    DRK_CHECK(line.at("model").is_null());
+  }
+  DRK_CHECK(lines[0].at("mrs_decision") == "kept");
+  DRK_CHECK(lines[0].at("prs_decision") == "kept");
+  DRK_CHECK(lines[1].at("mrs_decision") == "kept");
+  DRK_CHECK(lines[1].at("prs_decision") == "rejected");
+}
+
+DRK_TEST_CASE("an archive from before prompts were recorded exports, read-only, with them null, and gains the table when written") {
+  testing::RunDir dir;
+  const std::string path = (dir.path() / "a.sqlite").string();
+  {
+    auto archive = Archive::open(path);
+    DRK_REQUIRE(archive.ok());
+    record_llm_trajectory(*archive, "s1/relu/0");
+    sqlite3* db = nullptr;
+    DRK_REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    DRK_CHECK(sqlite3_exec(db, "DROP TABLE sample_conversations", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto old = Archive::open(path, true);
+  DRK_REQUIRE(old.ok());
+  const auto lines = exported(*old);
+  DRK_REQUIRE(lines.size() == 2);
+  DRK_CHECK(lines[1].at("prompt").is_null());
+  DRK_CHECK(lines[1].at("reward") == 1.0);
+
+  auto migrated = Archive::open(path);
+  DRK_REQUIRE(migrated.ok());
+  record_llm_trajectory(*migrated, "s1/relu/1");
+  const auto after = exported(*migrated);
+  DRK_REQUIRE(after.size() == 4);
+  DRK_CHECK(after[1].at("prompt").is_null());
+  DRK_CHECK(after[3].at("prompt").size() == 4);
 }
 
 DRK_TEST_CASE("a sample's text is escaped: quotes, backslashes and control characters come back as they were") {

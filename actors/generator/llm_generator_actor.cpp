@@ -37,6 +37,8 @@ constexpr std::chrono::milliseconds kAnswerPollMs{10};
 // One played turn, as it goes into the Trajectory.
 struct LlmTurn {
   std::string candidate_id;
+  Conversation prompt_added;  // the messages this turn's request added to the previous one's
+  std::string answer;         // the model's whole answer ("" when the server gave none)
   std::vector<float> token_logprobs;
   TurnOutcome outcome;
 };
@@ -50,6 +52,7 @@ struct LlmRollout {
   std::unique_ptr<capnp::MallocMessageBuilder> task;  // the request's msg::Task, owned
   bool kernelbench = false;
   Conversation conversation;
+  size_t messages_asked = 0;  // the conversation's messages that a request has already sent
   std::vector<LlmTurn> done;
   LlmTurn pending;  // its outcome: unevaluated_outcome() until its Feedback comes
   std::optional<std::shared_future<Result<Completion>>> answer;  // the model's answer, awaited
@@ -187,6 +190,9 @@ class LlmGeneratorActor final : public runtime::Actor {
     rollout.pending.outcome = unevaluated_outcome(rollout.task_reader().getDevice() == msg::Device::CUDA);
     rollout.pending.candidate_id = rollout.id + "/t" + std::to_string(rollout.turn());
     rollout.source.clear();
+    rollout.pending.prompt_added.assign(rollout.conversation.begin() + static_cast<std::ptrdiff_t>(rollout.messages_asked),
+                                        rollout.conversation.end());
+    rollout.messages_asked = rollout.conversation.size();
     std::optional<uint64_t> seed;
     // 31 bits: llama.cpp's server reads a 32-bit seed, vLLM's and OpenAI's a signed 64-bit one.
     if (settings_.sampling.seed) seed = (*settings_.sampling.seed + fnv1a_64(rollout.pending.candidate_id)) & 0x7fffffffu;
@@ -230,6 +236,7 @@ class LlmGeneratorActor final : public runtime::Actor {
       return;
     }
     rollout.pending.token_logprobs = answer->token_logprobs;
+    rollout.pending.answer = answer->text;
     rollout.conversation.push_back({"assistant", answer->text});
     auto block = last_code_block(answer->text);
     if (!block) {
@@ -305,6 +312,13 @@ class LlmGeneratorActor final : public runtime::Actor {
       const LlmTurn& done = rollout.done[index];
       auto turn = turns[static_cast<unsigned>(index)];
       turn.setCandidateId(done.candidate_id);
+      auto added = turn.initPromptAdded(static_cast<unsigned>(done.prompt_added.size()));
+      for (size_t message = 0; message < done.prompt_added.size(); ++message) {
+        added[static_cast<unsigned>(message)].setRole(done.prompt_added[message].role);
+        added[static_cast<unsigned>(message)].setContent(done.prompt_added[message].content);
+      }
+      turn.setAnswer(done.answer);
+      turn.setModel(settings_.sampling.model);
       auto logprobs = turn.initActionLogprobs(static_cast<unsigned>(done.token_logprobs.size()));
       for (size_t token = 0; token < done.token_logprobs.size(); ++token)
         logprobs.set(static_cast<unsigned>(token), done.token_logprobs[token]);

@@ -7,7 +7,8 @@
 // message. After the last turn the Trajectory goes to the Learner, each Turn with the answer's
 // token log-probabilities in actionLogprobs (where the embedded policy's behaviour
 // log-probabilities go; no family, observation or actions: the embedded Learner trains nothing
-// from them and marks them malformed).
+// from them and marks them malformed), the messages its request added to the conversation
+// (promptAdded), the whole answer and the model: what a Python trainer needs (docs/archive.md).
 //
 // Failures are turns, not crashes: an answer without a code block, or no answer at all (the
 // server failed past its retries or the deadline), is a turn with reward 0 and the reason, which
