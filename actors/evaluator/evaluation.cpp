@@ -361,6 +361,7 @@ Status EvaluationEngine::set_measurement(const Measurement& measurement) {
   impl_->options.trials = measurement.trials;
   impl_->options.max_samples = measurement.max_samples;
   impl_->options.call_timeout = measurement.call_timeout;
+  impl_->options.warmup_calls = measurement.warmup_calls;
   return {};
 }
 pid_t EvaluationEngine::sandbox_pid() const { return impl_->session->last_candidate_pid(); }

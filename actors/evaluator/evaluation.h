@@ -23,7 +23,8 @@
 //      round trip, M chosen so a batch lasts ~1 ms; the reference is timed here with
 //      at::set_num_threads(max_threads); batches of both are interleaved in random order,
 //      rotating over several input sets in shared memory, until the standard error of both
-//      medians is under 1 % or the timing budget is spent;
+//      medians is under 1 % or the timing budget is spent; `warmup_calls` untimed calls a side
+//      come right before the first timed batch;
 //   5. a last batch on freshly drawn inputs (same addresses; the outputs keep the previous
 //      inputs' answers, a finite second poison) whose outputs must still be correct: catches
 //      results cached across timed calls and work skipped when the output already holds numbers
@@ -108,6 +109,9 @@ struct EngineOptions {
   uint32_t max_samples = 200;
   double target_relative_error = 0.01;    // standard error of the median / median
   uint32_t timing_sets = 3;               // input sets rotated between calls
+  // Untimed calls of each side right before the timed ones, beyond the engine's own warm-up (the
+  // first calls and, on the CPU, the batch calibration): KernelGYM's num_warmup (drk serve).
+  uint32_t warmup_calls = 0;
   // CUDA only.
   std::optional<kernels::DeviceKind> shapes;  // whose shapes to evaluate at; default: the device's
   // Inputs drawn, outputs poisoned and checked on the GPU, in device memory this engine owns and
@@ -142,14 +146,15 @@ struct EngineOptions {
 Result<bool> parse_launch_latency(std::string_view text);
 
 // What the evaluations of an engine measure, as the EngineOptions fields of the same names: the
-// correctness trials, the timed samples per side at most, and the time one sandbox call (a trial
-// or a timed batch) may take. drk serve sets it per request (KernelGYM's num_correct_trials,
-// num_perf_trials and timeout).
+// correctness trials, the timed samples per side at most, the time one sandbox call (a trial or a
+// timed batch) may take, and the untimed calls a side before the timed ones. drk serve sets it per
+// request (KernelGYM's num_correct_trials, num_perf_trials, timeout and num_warmup).
 // The caller sets every field (the engine's own values are its EngineOptions').
 struct Measurement {
   uint32_t trials = 0;
   uint32_t max_samples = 0;
   std::chrono::milliseconds call_timeout{0};
+  uint32_t warmup_calls = 0;
 };
 
 // A candidate as people hand it over (`drk eval`); actors pass msg::Candidate.

@@ -46,8 +46,21 @@ Error describe_failure(const HttpUrl& url, std::string_view during, const ErrorC
   return make_error(Errc::peer_unavailable, where);
 }
 
+// The server's certificate failed verification (`verified`, OpenSSL's X509_V_ERR_*): the same
+// certificate fails again, so this is not worth a retry; the message names the fix.
+Error refused_certificate(const HttpUrl& url, long verified, const std::string& ca_file) {
+  const std::string reason = X509_verify_cert_error_string(verified);
+  const std::string where = url.base() + ": the TLS handshake: the server's certificate is refused: " + reason;
+  if (verified == X509_V_ERR_HOSTNAME_MISMATCH || verified == X509_V_ERR_IP_ADDRESS_MISMATCH)
+    return make_error(Errc::invalid_argument, where + " (it is not issued for '" + url.host +
+                                                  "': use the host name the certificate names in the endpoint)");
+  const std::string trusted = ca_file.empty() ? "the system's certificate store" : "ca_file " + ca_file;
+  return make_error(Errc::invalid_argument, where + " (checked against " + trusted +
+                                                "; set ca_file to the certificate, or the CA, that issued it)");
+}
+
 http::request<http::string_body> build_request(const HttpUrl& url, const HttpRequest& request) {
-  http::request<http::string_body> out{http::verb::post, request.target, 11};
+  http::request<http::string_body> out{http::string_to_verb(request.method), request.target, 11};
   const bool default_port = url.port == (url.tls ? "443" : "80");
   out.set(http::field::host, default_port ? url.host : url.host + ":" + url.port);
   out.set(http::field::user_agent, "drkernel");
@@ -127,14 +140,19 @@ Result<HttpResponse> http_exchange(const HttpUrl& url, const HttpRequest& reques
                                           "): " + setup.message());
   tls.set_verify_mode(asio::ssl::verify_peer);
   beast::ssl_stream<beast::tcp_stream> stream(io, tls);
-  stream.set_verify_callback(asio::ssl::host_name_verification(url.host));
-  if (!SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str()))
+  // OpenSSL's own host check (an IP address as such), so that a mismatch is a verify result that
+  // names it.
+  if (!SSL_set1_host(stream.native_handle(), url.host.c_str()) ||
+      !SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str()))
     return make_error(Errc::io_error, url.base() + ": the TLS server name cannot be set");
   beast::get_lowest_layer(stream).expires_at(options.deadline);
   if (auto error = complete(io, [&](auto handler) { beast::get_lowest_layer(stream).async_connect(*endpoints, handler); }))
     return describe_failure(url, "connecting", error);
-  if (auto error = complete(io, [&](auto handler) { stream.async_handshake(asio::ssl::stream_base::client, handler); }))
-    return describe_failure(url, "the TLS handshake (is the certificate valid for this host?)", error);
+  if (auto error = complete(io, [&](auto handler) { stream.async_handshake(asio::ssl::stream_base::client, handler); })) {
+    if (const long verified = SSL_get_verify_result(stream.native_handle()); verified != X509_V_OK)
+      return refused_certificate(url, verified, options.ca_file);
+    return describe_failure(url, "the TLS handshake", error);
+  }
   return send_and_read(stream, io, url, request, options);
 }
 

@@ -3,9 +3,9 @@
 // engine and the Verifier. An honest ModelNew is correct and rewarded; one that returns its input
 // is a decoy with reward 0; one that answers wrong is incorrect; a cuda candidate on this CPU
 // gateway is answered unsupported_backend; a batch is evaluated whole; KernelGYM's per-request
-// knobs (num_correct_trials, timeout) are applied; every result reaches an open result stream. A
-// gateway SIGKILLed with tasks queued and restarted on the same state directory delivers their
-// results. Against the real server: 413 for a body beyond the limit, 401 without the token of
+// knobs (num_correct_trials, num_perf_trials, num_warmup, timeout, enable_profiling) are applied;
+// every result reaches an open result stream. A gateway SIGKILLed with tasks queued and restarted
+// on the same state directory delivers their results. Against the real server: 413 for a body beyond the limit, 401 without the token of
 // --token-file. Needs a Python with torch (Debian's python3-torch, as kernelbench_eval_test).
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -45,6 +45,10 @@ using Json = nlohmann::json;
 
 // An evaluation on two loaded cores takes seconds; a stream waits this long for each result.
 constexpr std::chrono::seconds kResultWait{300};
+
+// num_warmup of the knobs' request: more calls than the rest of an evaluation of kHonestRelu runs
+// (its timing is at most 7 samples of ~1 ms batches a side), and about a second's worth.
+constexpr uint64_t kWarmupCalls = 20000;
 
 constexpr const char* kWrongAnswer = R"(import torch
 import torch.nn as nn
@@ -202,10 +206,15 @@ DRK_TEST_CASE("drk serve judges honest and hacking ModelNews, batches, streams r
   auto knobs = request("knobs", kHonestRelu);
   knobs["num_correct_trials"] = 3;
   knobs["num_perf_trials"] = 7;
-  knobs["num_warmup"] = 1;
+  knobs["num_warmup"] = kWarmupCalls;
+  knobs["enable_profiling"] = true;
   server.post("/evaluate", knobs);
+  auto profiled = request("profiled", kHonestRelu);
+  profiled["num_perf_trials"] = 7;
+  profiled["enable_profiling"] = true;
+  server.post("/evaluate", profiled);
   server.post("/evaluate", request("on-cuda", kHonestRelu, "cuda"));
-  auto results = server.results({"returns-input", "wrong", "knobs", "on-cuda"});
+  auto results = server.results({"returns-input", "wrong", "knobs", "profiled", "on-cuda"});
 
   const Json& decoy = results["returns-input"];
   DRK_CHECK_MESSAGE(decoy["decoy_kernel"] == true, decoy.dump());
@@ -223,7 +232,24 @@ DRK_TEST_CASE("drk serve judges honest and hacking ModelNews, batches, streams r
   DRK_CHECK(measured["metadata"]["trials"] == 3);
   DRK_CHECK(measured["metadata"]["measured"]["trials"] == 3);
   DRK_CHECK(measured["metadata"]["measured"]["max_timed_samples"] == 7);
-  DRK_CHECK(measured["metadata"]["requested"]["num_warmup"] == 1);
+  DRK_CHECK(measured["metadata"]["requested"]["num_warmup"] == kWarmupCalls);
+  DRK_CHECK(measured["metadata"]["measured"]["warmup_calls"] == kWarmupCalls);
+  DRK_CHECK(honest["metadata"]["measured"]["warmup_calls"] == 0);
+  // The sandbox counts the calls it ran: the warm-up's are there, beyond what an evaluation
+  // without them runs.
+  const Json& profile = measured["metadata"]["profile"];
+  DRK_CHECK_MESSAGE(profile["candidate_calls"].get<uint64_t>() >= kWarmupCalls, profile.dump());
+  const Json& unwarmed = results["profiled"]["metadata"]["profile"];
+  DRK_CHECK_MESSAGE(unwarmed["candidate_calls"].get<uint64_t>() < kWarmupCalls, unwarmed.dump());
+  // enable_profiling: the profile the CPU has, and what it has not said plainly.
+  DRK_CHECK(profile["device"] == "cpu");
+  DRK_CHECK(profile["candidate_timing"]["samples"].get<int>() >= 1);
+  DRK_CHECK(profile["candidate_timing"]["samples"].get<int>() <= 7);
+  DRK_CHECK(profile["reference_timing"]["median_us"].get<double>() > 0);
+  DRK_CHECK(profile["phases_ms"]["timing"].get<double>() > 0);
+  DRK_CHECK_MESSAGE(profile["not_available"].get<std::string>().find("per-kernel times") != std::string::npos,
+                    profile.dump());
+  DRK_CHECK_FALSE(honest["metadata"].contains("profile"));
 
   const Json& on_cuda = results["on-cuda"];
   DRK_CHECK(on_cuda["status"] == "failed");

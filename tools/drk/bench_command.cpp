@@ -6,6 +6,8 @@
 //   containment  what hostile candidates cost the evaluations beside them (containment_bench.h)
 //   load-inline  KernelBench load_inline builds: torch's against ours (load_inline_bench.h)
 //   kernelbench  KernelBench's evaluation workflow and fast_p table (tools/drk/kernelbench_bench.h)
+//   gateway   drk serve's throughput and latency against its evaluators driven directly, and
+//             its result stream against KernelGYM's 1 s polling (tools/bench/gateway_bench.h)
 // A new benchmark is a subcommand of bench in add_bench_command.
 #include <CLI/CLI.hpp>
 
@@ -13,10 +15,13 @@
 #include <iostream>
 #include <memory>
 
+#include "actors/oracle/reward.h"
+#include "kernels/compile/command_runner.h"
 #include "runtime/command_line.h"
 #include "runtime/log.h"
 #include "tools/bench/containment_bench.h"
 #include "tools/bench/eval_bench.h"
+#include "tools/bench/gateway_bench.h"
 #include "tools/bench/load_inline_bench.h"
 #include "tools/bench/restart_bench.h"
 #include "tools/bench/runtime_report.h"
@@ -24,6 +29,9 @@
 #include "tools/drk/engine_options.h"
 #include "tools/drk/kernelbench_bench.h"
 #include "tools/drk/kernelbench_candidates.h"
+#include "tools/drk/kernelbench_import.h"
+#include "tools/gateway/engine_task_evaluator.h"
+#include "tools/bench/temp_dir.h"
 
 namespace drk::tools {
 namespace {
@@ -42,6 +50,35 @@ int bench_runtime(bench::RuntimeBenchOptions options) {
 }
 
 }  // namespace
+
+struct GatewayBenchArgs {
+  bench::GatewayBenchOptions bench;
+  uint32_t poll_ms = 1000;
+  evaluator::EngineOptions engine;
+};
+
+// The gateway's evaluators as drk serve makes them, over references imported into a directory of
+// the bench's own.
+int bench_gateway(GatewayBenchArgs args) {
+  args.bench.poll_interval = std::chrono::milliseconds(args.poll_ms);
+  auto python = find_python_with_torch(std::nullopt, *compile::system_command_runner());
+  if (!python) {
+    log::error() << "drk bench gateway: " << python.error().message;
+    return 1;
+  }
+  auto bodies = bench::gateway_bench_bodies(args.engine.trials);
+  if (!bodies) {
+    log::error() << "drk bench gateway: " << bodies.error().message;
+    return 1;
+  }
+  auto references_dir = bench::temp_dir("drk-bench-gateway-references");
+  gateway::EngineEvaluatorSettings settings{
+      args.engine, oracle::RewardWeights{},
+      std::make_shared<gateway::ReferenceProblems>(references_dir.path(), *python)};
+  return bench::run_gateway_bench(
+      args.bench, [settings](size_t worker) { return gateway::EngineTaskEvaluator::create(settings, worker); }, *bodies,
+      std::cout);
+}
 
 void register_bench_roles() { bench::register_echo_role(); }
 
@@ -188,6 +225,37 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
       "candidate that fails is a result); 1 for a bad run directory, problems not imported, or a results\n"
       "file that cannot be written.");
   actions[kernelbench_command] = [kernelbench_options] { return run_kernelbench_bench(*kernelbench_options, std::cout); };
+  auto gateway_args = std::make_shared<GatewayBenchArgs>();
+  gateway_args->engine.cache_dir = default_compile_cache_dir();
+  gateway_args->engine.trials = 2;
+  gateway_args->engine.timing_budget_ms = 50;
+  CLI::App* gateway_command = bench_command->add_subcommand(
+      "gateway",
+      "drk serve under load: its throughput and latency against the same evaluators driven directly,\n"
+      "and its result stream against KernelGYM's polling client\n"
+      "\n"
+      "C clients (--clients) each submit the next of --tasks evaluations of a KernelBench-format ReLU\n"
+      "(a PyTorch and a load_inline C++ ModelNew in turn, tools/bench/gateway/) and wait for its result:\n"
+      "to --workers evaluators in this process (direct), to the gateway over HTTP with results read\n"
+      "from /results/stream (stream), and with GET /status every --poll-ms (polling). Prints per run\n"
+      "evaluations per second, p50 and p95 latency, and the ratios to the direct run. About 3 min on\n"
+      "2 cores with the defaults.");
+  gateway_command->add_option("--clients", gateway_args->bench.clients, "concurrent clients, one run each (default 1 8 32)")
+      ->type_name("N ...");
+  gateway_command->add_option("--polling-clients", gateway_args->bench.polling_clients,
+                              "concurrent polling clients, one run each (default 8)")
+      ->type_name("N ...");
+  gateway_command->add_option("--tasks", gateway_args->bench.tasks, "evaluations per run (default 32)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  gateway_command->add_option("--workers", gateway_args->bench.workers, "evaluators (default 2)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  gateway_command->add_option("--poll-ms", gateway_args->poll_ms, "the polling client's interval (default 1000, KernelGYM's)")
+      ->type_name("MS")
+      ->check(runtime::at_least(1));
+  add_engine_options(*gateway_command, gateway_args->engine, /*memory_limit=*/true);
+  actions[gateway_command] = [gateway_args] { return bench_gateway(*gateway_args); };
   bench_command->footer("See docs/benchmarks.md.");
 }
 

@@ -5,17 +5,19 @@
 #include <algorithm>
 
 #include "tools/drk/judged_evaluation.h"
+#include "tools/gateway/evaluation_profile.h"
 #include "tools/gateway/evaluation_result.h"
 
 namespace drk::gateway {
 
 evaluator::Measurement measurement_for(const EvaluateRequest& request, const evaluator::EngineOptions& engine) {
-  evaluator::Measurement measurement{engine.trials, engine.max_samples, engine.call_timeout};
+  evaluator::Measurement measurement{engine.trials, engine.max_samples, engine.call_timeout, engine.warmup_calls};
   if (request.num_correct_trials) measurement.trials = static_cast<uint32_t>(*request.num_correct_trials);
   if (request.num_perf_trials) measurement.max_samples = static_cast<uint32_t>(*request.num_perf_trials);
   if (request.timeout)
     measurement.call_timeout = std::max(std::chrono::milliseconds(1),
                                         std::chrono::milliseconds(static_cast<int64_t>(*request.timeout * 1000)));
+  if (request.num_warmup) measurement.warmup_calls = static_cast<uint32_t>(*request.num_warmup);
   return measurement;
 }
 
@@ -58,7 +60,9 @@ Json EngineTaskEvaluator::evaluate(const EvaluateRequest& request) {
   Json answer = evaluated_result(request, verdict.asReader(), weights, 0);
   answer["metadata"]["measured"] = {{"trials", measurement.trials},
                                     {"max_timed_samples", measurement.max_samples},
-                                    {"call_timeout_s", measurement.call_timeout.count() / 1000.0}};
+                                    {"call_timeout_s", measurement.call_timeout.count() / 1000.0},
+                                    {"warmup_calls", measurement.warmup_calls}};
+  if (request.enable_profiling) answer["metadata"]["profile"] = evaluation_profile_json(verdict.getResult());
   return answer;
 }
 

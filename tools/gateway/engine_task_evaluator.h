@@ -12,9 +12,11 @@
 // num_perf_trials the timed samples per side at most (a sample is a batch of calls: ~1 ms of them
 // on the CPU, a round of calls on CUDA; the timing stops earlier once its medians are precise),
 // timeout the seconds one sandbox call (a trial or a timed batch) may take: a candidate that hangs
-// is stopped then, with error_code "timeout". A knob not given keeps the gateway's (drk serve
-// --trials...). num_warmup is not applied (the timing calibrates its batches instead). What was
-// applied is in the result's metadata.measured.
+// is stopped then, with error_code "timeout", num_warmup the untimed calls of each side right
+// before the timed ones (beyond the engine's own warm-up: first calls, the CPU's batch
+// calibration). A knob not given keeps the gateway's (drk serve --trials...). What was applied is
+// in the result's metadata.measured. enable_profiling adds metadata.profile
+// (evaluation_profile.h): the profile the evaluation measured, and what the device cannot give.
 //
 // Thread-safety: one thread per object (an engine serves one thread); the ReferenceProblems are
 // shared. Errors: create() returns the engine's (a device this build cannot run, LibTorch on

@@ -3,10 +3,10 @@
 // and get_init_inputs), `kernel_code` its candidate (a ModelNew), `backend` what the candidate was
 // asked to write (cuda, triton; ours: pytorch, cpp), which its static checks judge it against.
 //
-// num_correct_trials, num_perf_trials and timeout are KernelGYM's knobs, applied per request where
-// they are given (engine_task_evaluator.h says how); absent, the gateway's own (`drk serve
-// --trials`, the timing's precision target). num_warmup is kept and echoed only: the engine's
-// timing calibrates its batches instead of counting warm-up calls.
+// num_correct_trials, num_perf_trials, num_warmup, timeout and enable_profiling are KernelGYM's
+// knobs, applied per request where they are given (engine_task_evaluator.h says how); absent, the
+// gateway's own (`drk serve --trials`, the timing's precision target, no extra warm-up calls, no
+// profile in the result).
 //
 // Thread-safety: plain values and pure functions. Errors: parse_evaluate_request returns
 // invalid_argument naming the field and what it takes.

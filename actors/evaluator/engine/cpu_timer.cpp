@@ -128,6 +128,18 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
   // Warm-up: one batch of each.
   if (auto f = failed(candidate_batch(candidate_calls), "timing warm-up")) return *f;
   if (auto warm = time_reference(reference_calls); !warm) return warm.error();
+  // The calls asked for (EngineOptions::warmup_calls), in batches of the calibrated size, so that
+  // no sandbox call lasts longer than a timed batch (call_timeout bounds each).
+  for (uint32_t left = options_.warmup_calls; left > 0;) {
+    const uint32_t calls = std::min(left, candidate_calls);
+    if (auto f = failed(candidate_batch(calls), "timing warm-up")) return *f;
+    left -= calls;
+  }
+  for (uint32_t left = options_.warmup_calls; left > 0;) {
+    const uint32_t calls = std::min(left, reference_calls);
+    if (auto warm = time_reference(calls); !warm) return warm.error();
+    left -= calls;
+  }
 
   std::vector<double> clock_ratios;  // per batch: this process's time net of the empty trip / the sandbox's
   auto timing_started = Clock::now();

@@ -1,7 +1,8 @@
 // CpuTimer: the CPU sandbox's timing. The clock is this process's, outside the candidate's reach:
 // the wall time of a "run M calls" round trip to the sandbox minus the fastest of a few empty round
 // trips, M chosen so that a batch lasts EngineOptions::target_batch_ms; the reference is timed
-// here with LibTorch. Batches of both sides interleave in random order until they settle.
+// here with LibTorch. Batches of both sides interleave in random order until they settle. Before
+// them, untimed: a batch of each side, then EngineOptions::warmup_calls calls a side.
 //
 // Candidate batches rotate over the buffer sets: call g takes set g mod K's inputs and set
 // g mod (K + 1)'s outputs (K + 1 sets: buffer_sets()), so that no timed call starts from an output

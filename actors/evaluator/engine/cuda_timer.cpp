@@ -106,6 +106,13 @@ Status CudaTimer::time(EvaluationRun& run, TimingSamples& samples) {
   };
   // Warm-up: first calls pay for lazy initialisation (LibTorch, cuBLAS handles, module loads).
   if (auto f = time_round(2, false, false, options_.load_timeout)) return *f;
+  // The calls asked for (EngineOptions::warmup_calls), a round of at most cuda_calls_per_round a side
+  // at a time, untimed.
+  for (uint32_t left = options_.warmup_calls; left > 0;) {
+    const uint32_t per_side = std::min(left, std::max<uint32_t>(options_.cuda_calls_per_round, 1));
+    if (auto f = time_round(per_side, false, false, options_.call_timeout)) return *f;
+    left -= per_side;
+  }
   auto timing_started = Clock::now();
   for (;;) {
     const bool held = hold;
