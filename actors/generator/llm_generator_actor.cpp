@@ -7,10 +7,13 @@
 
 #include <future>
 #include <limits>
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "actors/generator/candidate_resends.h"
@@ -27,6 +30,7 @@
 #include "judging/python_static_check.h"
 #include "kernels/catalog/kernelbench_problem.h"
 #include "runtime/log.h"
+#include "training/served_policy.h"
 
 namespace drk::generator {
 namespace {
@@ -37,6 +41,7 @@ constexpr std::chrono::milliseconds kAnswerPollMs{10};
 // One played turn, as it goes into the Trajectory.
 struct LlmTurn {
   std::string candidate_id;
+  uint32_t policy_version = 0;  // the version whose model was asked
   std::vector<float> token_logprobs;
   TurnOutcome outcome;
 };
@@ -53,6 +58,7 @@ struct LlmRollout {
   std::vector<LlmTurn> done;
   LlmTurn pending;  // its outcome: unevaluated_outcome() until its Feedback comes
   std::optional<std::shared_future<Result<Completion>>> answer;  // the model's answer, awaited
+  std::shared_ptr<OpenAiClient> answering;                       // the client asked, kept while awaited
   std::string source;                                            // the candidate in flight
   uint64_t timer_token = 0;
 
@@ -98,7 +104,8 @@ class LlmGeneratorActor final : public runtime::Actor {
   void on_start(runtime::ActorContext&) override {
     auto key = load_api_key(settings_);
     if (!key) throw std::runtime_error(key.error().message);
-    client_ = std::make_unique<OpenAiClient>(settings_, std::move(*key));
+    api_key_ = std::move(*key);
+    client_ = std::make_shared<OpenAiClient>(settings_, api_key_);
   }
 
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
@@ -106,6 +113,8 @@ class LlmGeneratorActor final : public runtime::Actor {
       on_request(context, *request);
     } else if (const auto feedback = runtime::payload_of<msg::Feedback>(envelope)) {
       on_feedback(context, *feedback);
+    } else if (const auto weights = runtime::payload_of<msg::PolicyWeights>(envelope)) {
+      on_served_policy(context, *weights);
     } else if (another_actor_restarted(context, envelope)) {
       for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
     }
@@ -130,6 +139,33 @@ class LlmGeneratorActor final : public runtime::Actor {
     auto templates = load_prompt_templates(settings.prompts_dir);
     if (!templates) throw std::runtime_error(templates.error().message);
     return std::move(*templates);
+  }
+
+  // A version reported by an external trainer (learner.backend: external): later turns ask its
+  // model and endpoint (the experiment's when it names none) and carry its number. Weights of
+  // the embedded policy, or an older version, change nothing.
+  void on_served_policy(runtime::ActorContext& context, msg::PolicyWeights::Reader weights) {
+    const auto bytes = weights.getParameters();
+    const auto served = training::parse_served_policy(
+        std::string_view(reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
+    if (!served || served->version < policy_version_) return;
+    policy_version_ = served->version;
+    LlmSettings settings = settings_;
+    if (!served->model.empty()) settings.sampling.model = served->model;
+    if (!served->endpoint.empty()) {
+      auto endpoint = http_client::parse_http_url(served->endpoint);
+      if (!endpoint) {
+        log::warn() << context.self() << ": policy v" << served->version << "'s endpoint is refused, the previous one "
+                    << "serves it: " << endpoint.error().message;
+        return;
+      }
+      settings.endpoint = std::move(*endpoint);
+    }
+    if (settings.sampling.model != client_settings_.sampling.model ||
+        settings.endpoint.base() != client_settings_.endpoint.base()) {
+      client_settings_ = settings;
+      client_ = std::make_shared<OpenAiClient>(client_settings_, api_key_);
+    }
   }
 
   void on_request(runtime::ActorContext& context, msg::RolloutRequest::Reader request) {
@@ -186,10 +222,13 @@ class LlmGeneratorActor final : public runtime::Actor {
     rollout.pending = LlmTurn{};
     rollout.pending.outcome = unevaluated_outcome(rollout.task_reader().getDevice() == msg::Device::CUDA);
     rollout.pending.candidate_id = rollout.id + "/t" + std::to_string(rollout.turn());
+    // With the embedded Learner no version is reported: the request's is the policy's.
+    rollout.pending.policy_version = std::max(policy_version_, rollout.policy_version);
     rollout.source.clear();
     std::optional<uint64_t> seed;
     // 31 bits: llama.cpp's server reads a 32-bit seed, vLLM's and OpenAI's a signed 64-bit one.
     if (settings_.sampling.seed) seed = (*settings_.sampling.seed + fnv1a_64(rollout.pending.candidate_id)) & 0x7fffffffu;
+    rollout.answering = client_;
     rollout.answer = client_->submit(rollout.conversation, seed);
     schedule_answer_poll(context);
   }
@@ -222,6 +261,7 @@ class LlmGeneratorActor final : public runtime::Actor {
   void take_answer(runtime::ActorContext& context, LlmRollout& rollout) {
     const Result<Completion> answer = rollout.answer->get();
     rollout.answer.reset();
+    rollout.answering.reset();
     if (!answer) {
       // The model's server gave no answer: the conversation stays as it was for the next turn.
       log::warn() << context.self() << ": " << rollout.pending.candidate_id
@@ -267,7 +307,7 @@ class LlmGeneratorActor final : public runtime::Actor {
         candidate.setLanguage(task.getDevice() == msg::Device::CUDA ? msg::Language::CUDA : msg::Language::CPP);
       }
       candidate.setSource(rollout.source);
-      candidate.setPolicyVersion(rollout.policy_version);
+      candidate.setPolicyVersion(rollout.pending.policy_version);
       candidate.setGenerator(context.self());
       candidate.setStep(rollout.step);
     });
@@ -298,8 +338,10 @@ class LlmGeneratorActor final : public runtime::Actor {
   }
 
   void finish(runtime::ActorContext& context, LlmRollout& rollout) {
+    // A trajectory is as old as its oldest turn, the first (the Learner's staleness bound).
+    const uint32_t version = rollout.done.empty() ? rollout.policy_version : rollout.done.front().policy_version;
     auto trajectory = finished_.begin(rollout.id, rollout.step, rollout.task_reader().getName(),
-                                      rollout.sample_index, rollout.policy_version);
+                                      rollout.sample_index, version);
     auto turns = trajectory.initTurns(static_cast<unsigned>(rollout.done.size()));
     for (size_t index = 0; index < rollout.done.size(); ++index) {
       const LlmTurn& done = rollout.done[index];
@@ -317,7 +359,10 @@ class LlmGeneratorActor final : public runtime::Actor {
 
   const LlmSettings settings_;
   const PromptTemplates templates_;
-  std::unique_ptr<OpenAiClient> client_;
+  std::string api_key_;
+  LlmSettings client_settings_ = settings_;  // the current version's model and endpoint
+  std::shared_ptr<OpenAiClient> client_;
+  uint32_t policy_version_ = 0;  // the newest version reported (learner.backend: external)
   bool answer_poll_scheduled_ = false;
   std::map<std::string, LlmRollout> rollouts_;
   FinishedTrajectories finished_;
