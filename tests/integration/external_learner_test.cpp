@@ -24,6 +24,7 @@
 #include "tests/support/http_test_client.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/scripted_http_server.h"
+#include "tests/support/scripted_model.h"
 #include "tests/support/spawned_program.h"
 
 namespace {
@@ -31,22 +32,11 @@ namespace {
 using drk::testing::http_request;
 using drk::testing::HttpAnswer;
 using drk::testing::RecordedRequest;
+using drk::testing::chat_answer;
+using drk::testing::file_text;
 using drk::testing::RunDir;
 using drk::testing::ScriptedHttpServer;
 using drk::testing::ScriptedReply;
-
-std::string file_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string chat_answer(const std::string& text) {
-  return nlohmann::json(
-             {{"choices", {{{"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}}})
-      .dump();
-}
 
 std::string topology(const std::string& run_dir, const std::string& endpoint) {
   return "name: external-learner-test\nrun_dir: " + run_dir +

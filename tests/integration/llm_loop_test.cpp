@@ -13,29 +13,19 @@
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/scripted_http_server.h"
+#include "tests/support/scripted_model.h"
 #include "tests/support/spawned_program.h"
 
 namespace {
 
 using drk::testing::RecordedRequest;
+using drk::testing::chat_answer;
+using drk::testing::file_text;
 using drk::testing::RunDir;
 using drk::testing::ScriptedHttpServer;
 using drk::testing::ScriptedReply;
 
-std::string file_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string chat_answer(const std::string& text) {
-  return nlohmann::json({{"choices",
-                          {{{"message", {{"role", "assistant"}, {"content", text}}},
-                            {"finish_reason", "stop"},
-                            {"logprobs", {{"content", {{{"logprob", -0.5}}, {{"logprob", -0.25}}, {{"logprob", -0.125}}}}}}}}}})
-      .dump();
-}
+const std::vector<double> kLogprobs = {-0.5, -0.25, -0.125};
 
 std::string topology(const std::string& run_dir, const std::string& endpoint) {
   return "name: llm-loop-test\nrun_dir: " + run_dir +
@@ -59,8 +49,8 @@ DRK_TEST_CASE("drk run completes a 2-turn experiment whose Generator asks a scri
   RunDir dir;
   const std::string relu = file_text(std::string(DRK_SOURCE_DIR) + "/tests/candidates/relu.cpp");
   ScriptedHttpServer server(
-      {ScriptedReply::answer(500, "{\"error\":\"warming up\"}"), ScriptedReply::answer(200, chat_answer("I am not sure."))},
-      [&](const RecordedRequest&) { return ScriptedReply::answer(200, chat_answer("Here:\n```cpp\n" + relu + "```\n")); });
+      {ScriptedReply::answer(500, "{\"error\":\"warming up\"}"), ScriptedReply::answer(200, chat_answer("I am not sure.", kLogprobs))},
+      [&](const RecordedRequest&) { return ScriptedReply::answer(200, chat_answer("Here:\n```cpp\n" + relu + "```\n", kLogprobs)); });
   const std::string topology_path = dir.write("llm.yaml", topology(dir.file("run"), server.url("/v1")));
   drk::testing::SpawnedProgram run({DRK_BINARY, "run", topology_path, "--fresh"}, dir.file("output.txt"));
   const bool ended = run.wait_for(240'000);
