@@ -79,7 +79,11 @@ Result<Settings> read_settings(const YAML::Node& experiment) {
   }
   settings.external = backend == "external";
   settings.listen = group_setting<std::string>(experiment, "learner", "listen", settings.listen);
-  settings.port = group_setting<uint16_t>(experiment, "learner", "port", settings.port);
+  const auto port = group_setting<uint32_t>(experiment, "learner", "port", settings.port);
+  if (port > 65535)
+    return make_error(Errc::invalid_argument, "experiment.learner.port " + std::to_string(port) +
+                                                  " is not a port: use 1-65535, or 0 for a free one");
+  settings.port = static_cast<uint16_t>(port);
   settings.token_file = group_setting<std::string>(experiment, "learner", "token_file", "");
   const YAML::Node generator = experiment["generator"];
   const bool llm_generator = generator && generator.IsMap() && generator["backend"] &&
