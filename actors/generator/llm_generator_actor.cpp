@@ -2,7 +2,6 @@
 
 #include "messages/drk.capnp.h"
 #include "runtime/payload.h"
-#include <capnp/dynamic.h>
 #include <capnp/message.h>
 
 #include <future>
@@ -23,12 +22,9 @@
 #include "actors/generator/llm/openai_client.h"
 #include "actors/generator/llm/prompt_builder.h"
 #include "actors/generator/llm/prompt_templates.h"
+#include "actors/generator/llm/task_brief.h"
 #include "actors/generator/turn_outcome.h"
-#include "base/file_system.h"
-#include "base/fnv1a.h"
-#include "judging/feedback_report.h"
 #include "judging/python_static_check.h"
-#include "kernels/catalog/kernelbench_problem.h"
 #include "runtime/log.h"
 #include "training/served_policy.h"
 
@@ -66,33 +62,6 @@ struct LlmRollout {
   uint32_t turn() const { return static_cast<uint32_t>(done.size()) + 1; }
   bool awaiting_feedback() const { return !source.empty(); }
 };
-
-std::string enumerant_name(capnp::DynamicEnum value) {
-  KJ_IF_MAYBE(enumerant, value.getEnumerant()) { return enumerant->getProto().getName().cStr(); }
-  return std::to_string(value.getRaw());
-}
-
-// "x: float32[1024, 1024]", one tensor a line.
-std::string tensor_lines(capnp::List<msg::TensorSpec>::Reader tensors) {
-  std::string out;
-  for (const auto tensor : tensors) {
-    out += "- " + std::string(tensor.getName().cStr()) + ": " + enumerant_name(tensor.getDtype()) + "[";
-    bool first = true;
-    for (const int64_t extent : tensor.getShape()) {
-      out += (first ? "" : ", ") + std::to_string(extent);
-      first = false;
-    }
-    out += "]\n";
-  }
-  return out;
-}
-
-// The problem file of a KernelBench task, as imported (kernels/catalog/kernelbench_problem.h).
-Result<std::string> kernelbench_source(const std::string& name) {
-  auto problem = kernels::load_kernelbench_problem(kernels::default_kernelbench_directory(), name);
-  if (!problem) return problem.error();
-  return real_file_system().read_file(problem->source);
-}
 
 class LlmGeneratorActor final : public runtime::Actor {
  public:
@@ -181,7 +150,7 @@ class LlmGeneratorActor final : public runtime::Actor {
     rollout.policy_version = request.getPolicyVersion();
     rollout.task = std::make_unique<capnp::MallocMessageBuilder>();
     rollout.task->setRoot(request.getTask());
-    auto brief = task_brief(rollout.task_reader());
+    auto brief = task_brief(rollout.task_reader(), settings_.kernelbench_backend);
     if (!brief) {
       // A KernelBench problem whose file cannot be read here: the trajectory ends empty and the
       // Learner's step goes on.
@@ -192,26 +161,6 @@ class LlmGeneratorActor final : public runtime::Actor {
     rollout.kernelbench = brief->kernelbench;
     rollout.conversation = opening_conversation(templates_, *brief);
     start_turn(context, rollout);
-  }
-
-  Result<TaskBrief> task_brief(msg::Task::Reader task) const {
-    TaskBrief brief;
-    brief.name = task.getName().cStr();
-    brief.device = task.getDevice() == msg::Device::CUDA ? "cuda" : "cpu";
-    brief.kernelbench = brief.name.rfind("kernelbench/", 0) == 0;
-    if (brief.kernelbench) {
-      auto source = kernelbench_source(brief.name);
-      if (!source) return source.error();
-      brief.problem_source = std::move(*source);
-      brief.backend = settings_.kernelbench_backend;
-      return brief;
-    }
-    brief.family = task.getFamily().cStr();
-    brief.language = task.getDevice() == msg::Device::CUDA ? "CUDA C++" : "C++";
-    brief.inputs = tensor_lines(task.getInputs());
-    brief.outputs = tensor_lines(task.getOutputs());
-    brief.reference = task.getReference().cStr();
-    return brief;
   }
 
   void start_turn(runtime::ActorContext& context, LlmRollout& rollout) {
@@ -225,11 +174,8 @@ class LlmGeneratorActor final : public runtime::Actor {
     // With the embedded Learner no version is reported: the request's is the policy's.
     rollout.pending.policy_version = std::max(policy_version_, rollout.policy_version);
     rollout.source.clear();
-    std::optional<uint64_t> seed;
-    // 31 bits: llama.cpp's server reads a 32-bit seed, vLLM's and OpenAI's a signed 64-bit one.
-    if (settings_.sampling.seed) seed = (*settings_.sampling.seed + fnv1a_64(rollout.pending.candidate_id)) & 0x7fffffffu;
     rollout.answering = client_;
-    rollout.answer = client_->submit(rollout.conversation, seed);
+    rollout.answer = client_->submit(rollout.conversation, request_seed(settings_.sampling, rollout.pending.candidate_id));
     schedule_answer_poll(context);
   }
 
@@ -327,12 +273,8 @@ class LlmGeneratorActor final : public runtime::Actor {
     rollout.pending.outcome = turn_outcome(feedback, rollout.task_reader().getDevice() == msg::Device::CUDA);
     rollout.done.push_back(std::move(rollout.pending));
     if (rollout.done.size() < rollout.turns) {
-      const std::string summary = feedback.getSummary().cStr();
-      const auto groups = judging::parse_feedback_report(summary);
-      const auto status = groups.find("status");
       rollout.conversation.push_back(feedback_message(
-          templates_, {rollout.turn(), rollout.turns, status != groups.end() ? status->second : "evaluated", summary,
-                       feedback.getReward()}));
+          templates_, evaluated_turn(rollout.turn(), rollout.turns, feedback.getSummary().cStr(), feedback.getReward())));
     }
     start_turn(context, rollout);
   }

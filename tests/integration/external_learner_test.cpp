@@ -39,21 +39,9 @@ using drk::testing::ScriptedHttpServer;
 using drk::testing::ScriptedReply;
 
 std::string topology(const std::string& run_dir, const std::string& endpoint) {
-  return "name: external-learner-test\nrun_dir: " + run_dir +
-         "\nactors:\n"
-         "  - {role: archivist, process: own}\n"
-         "  - {role: oracle, process: own}\n"
-         "  - {role: verifier, process: own}\n"
-         "  - {role: evaluator, count: 1, process: own}\n"
-         "  - {role: generator, count: 1, process: own}\n"
-         "  - {role: learner, process: own}\n"
-         "experiment:\n"
-         "  device: cpu\n  tasks: [relu]\n  steps: 3\n  group_size: 2\n  turns: 1\n  seed: 3\n"
-         "  max_staleness: 1\n"
-         "  learner: {backend: external, port: 0}\n"
-         "  eval: {trials: 2, timing_budget_ms: 20, max_threads: 1}\n"
-         "  generator: {backend: openai, endpoint: '" + endpoint +
-         "', model: base, max_in_flight: 2, retry_base_ms: 10, request_timeout_s: 60}\n";
+  return drk::testing::llm_topology("external-learner-test", run_dir, endpoint, "base",
+                                    "  steps: 3\n  group_size: 2\n  turns: 1\n  seed: 3\n  max_staleness: 1\n"
+                                    "  learner: {backend: external, port: 0}\n");
 }
 
 uint16_t port_of(const std::string& endpoint_file) {

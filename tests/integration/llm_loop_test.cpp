@@ -28,19 +28,8 @@ using drk::testing::ScriptedReply;
 const std::vector<double> kLogprobs = {-0.5, -0.25, -0.125};
 
 std::string topology(const std::string& run_dir, const std::string& endpoint) {
-  return "name: llm-loop-test\nrun_dir: " + run_dir +
-         "\nactors:\n"
-         "  - {role: archivist, process: own}\n"
-         "  - {role: oracle, process: own}\n"
-         "  - {role: verifier, process: own}\n"
-         "  - {role: evaluator, count: 1, process: own}\n"
-         "  - {role: generator, count: 1, process: own}\n"
-         "  - {role: learner, process: own}\n"
-         "experiment:\n"
-         "  device: cpu\n  tasks: [relu]\n  steps: 1\n  group_size: 2\n  turns: 2\n  seed: 3\n"
-         "  eval: {trials: 2, timing_budget_ms: 20, max_threads: 1}\n"
-         "  generator: {backend: openai, endpoint: '" + endpoint +
-         "', model: scripted, max_in_flight: 2, retry_base_ms: 10, request_timeout_s: 60}\n";
+  return drk::testing::llm_topology("llm-loop-test", run_dir, endpoint, "scripted",
+                                    "  steps: 1\n  group_size: 2\n  turns: 2\n  seed: 3\n");
 }
 
 }  // namespace
