@@ -2,15 +2,17 @@
 
 #include "messages/drk.capnp.h"
 #include "runtime/payload.h"
-#include <capnp/dynamic.h>
 #include <capnp/message.h>
 
+#include <algorithm>
 #include <future>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "actors/generator/candidate_resends.h"
@@ -20,13 +22,11 @@
 #include "actors/generator/llm/openai_client.h"
 #include "actors/generator/llm/prompt_builder.h"
 #include "actors/generator/llm/prompt_templates.h"
+#include "actors/generator/llm/task_brief.h"
 #include "actors/generator/turn_outcome.h"
-#include "base/file_system.h"
-#include "base/fnv1a.h"
-#include "judging/feedback_report.h"
 #include "judging/python_static_check.h"
-#include "kernels/catalog/kernelbench_problem.h"
 #include "runtime/log.h"
+#include "training/served_policy.h"
 
 namespace drk::generator {
 namespace {
@@ -39,6 +39,7 @@ struct LlmTurn {
   std::string candidate_id;
   Conversation prompt_added;  // the messages this turn's request added to the previous one's
   std::string answer;         // the model's whole answer ("" when the server gave none)
+  uint32_t policy_version = 0;  // the version whose model was asked
   std::vector<float> token_logprobs;
   TurnOutcome outcome;
 };
@@ -56,6 +57,7 @@ struct LlmRollout {
   std::vector<LlmTurn> done;
   LlmTurn pending;  // its outcome: unevaluated_outcome() until its Feedback comes
   std::optional<std::shared_future<Result<Completion>>> answer;  // the model's answer, awaited
+  std::shared_ptr<OpenAiClient> answering;                       // the client asked, kept while awaited
   std::string source;                                            // the candidate in flight
   uint64_t timer_token = 0;
 
@@ -63,33 +65,6 @@ struct LlmRollout {
   uint32_t turn() const { return static_cast<uint32_t>(done.size()) + 1; }
   bool awaiting_feedback() const { return !source.empty(); }
 };
-
-std::string enumerant_name(capnp::DynamicEnum value) {
-  KJ_IF_MAYBE(enumerant, value.getEnumerant()) { return enumerant->getProto().getName().cStr(); }
-  return std::to_string(value.getRaw());
-}
-
-// "x: float32[1024, 1024]", one tensor a line.
-std::string tensor_lines(capnp::List<msg::TensorSpec>::Reader tensors) {
-  std::string out;
-  for (const auto tensor : tensors) {
-    out += "- " + std::string(tensor.getName().cStr()) + ": " + enumerant_name(tensor.getDtype()) + "[";
-    bool first = true;
-    for (const int64_t extent : tensor.getShape()) {
-      out += (first ? "" : ", ") + std::to_string(extent);
-      first = false;
-    }
-    out += "]\n";
-  }
-  return out;
-}
-
-// The problem file of a KernelBench task, as imported (kernels/catalog/kernelbench_problem.h).
-Result<std::string> kernelbench_source(const std::string& name) {
-  auto problem = kernels::load_kernelbench_problem(kernels::default_kernelbench_directory(), name);
-  if (!problem) return problem.error();
-  return real_file_system().read_file(problem->source);
-}
 
 class LlmGeneratorActor final : public runtime::Actor {
  public:
@@ -101,7 +76,8 @@ class LlmGeneratorActor final : public runtime::Actor {
   void on_start(runtime::ActorContext&) override {
     auto key = load_api_key(settings_);
     if (!key) throw std::runtime_error(key.error().message);
-    client_ = std::make_unique<OpenAiClient>(settings_, std::move(*key));
+    api_key_ = std::move(*key);
+    client_ = std::make_shared<OpenAiClient>(settings_, api_key_);
   }
 
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
@@ -109,6 +85,8 @@ class LlmGeneratorActor final : public runtime::Actor {
       on_request(context, *request);
     } else if (const auto feedback = runtime::payload_of<msg::Feedback>(envelope)) {
       on_feedback(context, *feedback);
+    } else if (const auto weights = runtime::payload_of<msg::PolicyWeights>(envelope)) {
+      on_served_policy(context, *weights);
     } else if (another_actor_restarted(context, envelope)) {
       for (auto& [id, rollout] : rollouts_) send_candidate(context, rollout);
     }
@@ -135,6 +113,33 @@ class LlmGeneratorActor final : public runtime::Actor {
     return std::move(*templates);
   }
 
+  // A version reported by an external trainer (learner.backend: external): later turns ask its
+  // model and endpoint (the experiment's when it names none) and carry its number. Weights of
+  // the embedded policy, or an older version, change nothing.
+  void on_served_policy(runtime::ActorContext& context, msg::PolicyWeights::Reader weights) {
+    const auto bytes = weights.getParameters();
+    const auto served = training::parse_served_policy(
+        std::string_view(reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
+    if (!served || served->version < policy_version_) return;
+    policy_version_ = served->version;
+    LlmSettings settings = settings_;
+    if (!served->model.empty()) settings.sampling.model = served->model;
+    if (!served->endpoint.empty()) {
+      auto endpoint = http_client::parse_http_url(served->endpoint);
+      if (!endpoint) {
+        log::warn() << context.self() << ": policy v" << served->version << "'s endpoint is refused, the previous one "
+                    << "serves it: " << endpoint.error().message;
+        return;
+      }
+      settings.endpoint = std::move(*endpoint);
+    }
+    if (settings.sampling.model != client_settings_.sampling.model ||
+        settings.endpoint.base() != client_settings_.endpoint.base()) {
+      client_settings_ = settings;
+      client_ = std::make_shared<OpenAiClient>(client_settings_, api_key_);
+    }
+  }
+
   void on_request(runtime::ActorContext& context, msg::RolloutRequest::Reader request) {
     const std::string id = request.getTrajectoryId().cStr();
     if (finished_.send_again(context, id) || rollouts_.count(id)) return;
@@ -148,7 +153,7 @@ class LlmGeneratorActor final : public runtime::Actor {
     rollout.policy_version = request.getPolicyVersion();
     rollout.task = std::make_unique<capnp::MallocMessageBuilder>();
     rollout.task->setRoot(request.getTask());
-    auto brief = task_brief(rollout.task_reader());
+    auto brief = task_brief(rollout.task_reader(), settings_.kernelbench_backend);
     if (!brief) {
       // A KernelBench problem whose file cannot be read here: the trajectory ends empty and the
       // Learner's step goes on.
@@ -161,26 +166,6 @@ class LlmGeneratorActor final : public runtime::Actor {
     start_turn(context, rollout);
   }
 
-  Result<TaskBrief> task_brief(msg::Task::Reader task) const {
-    TaskBrief brief;
-    brief.name = task.getName().cStr();
-    brief.device = task.getDevice() == msg::Device::CUDA ? "cuda" : "cpu";
-    brief.kernelbench = brief.name.rfind("kernelbench/", 0) == 0;
-    if (brief.kernelbench) {
-      auto source = kernelbench_source(brief.name);
-      if (!source) return source.error();
-      brief.problem_source = std::move(*source);
-      brief.backend = settings_.kernelbench_backend;
-      return brief;
-    }
-    brief.family = task.getFamily().cStr();
-    brief.language = task.getDevice() == msg::Device::CUDA ? "CUDA C++" : "C++";
-    brief.inputs = tensor_lines(task.getInputs());
-    brief.outputs = tensor_lines(task.getOutputs());
-    brief.reference = task.getReference().cStr();
-    return brief;
-  }
-
   void start_turn(runtime::ActorContext& context, LlmRollout& rollout) {
     if (rollout.done.size() >= rollout.turns) {
       finish(context, rollout);
@@ -189,14 +174,14 @@ class LlmGeneratorActor final : public runtime::Actor {
     rollout.pending = LlmTurn{};
     rollout.pending.outcome = unevaluated_outcome(rollout.task_reader().getDevice() == msg::Device::CUDA);
     rollout.pending.candidate_id = rollout.id + "/t" + std::to_string(rollout.turn());
+    // With the embedded Learner no version is reported: the request's is the policy's.
+    rollout.pending.policy_version = std::max(policy_version_, rollout.policy_version);
     rollout.source.clear();
     rollout.pending.prompt_added.assign(rollout.conversation.begin() + static_cast<std::ptrdiff_t>(rollout.messages_asked),
                                         rollout.conversation.end());
     rollout.messages_asked = rollout.conversation.size();
-    std::optional<uint64_t> seed;
-    // 31 bits: llama.cpp's server reads a 32-bit seed, vLLM's and OpenAI's a signed 64-bit one.
-    if (settings_.sampling.seed) seed = (*settings_.sampling.seed + fnv1a_64(rollout.pending.candidate_id)) & 0x7fffffffu;
-    rollout.answer = client_->submit(rollout.conversation, seed);
+    rollout.answering = client_;
+    rollout.answer = client_->submit(rollout.conversation, request_seed(settings_.sampling, rollout.pending.candidate_id));
     schedule_answer_poll(context);
   }
 
@@ -228,6 +213,7 @@ class LlmGeneratorActor final : public runtime::Actor {
   void take_answer(runtime::ActorContext& context, LlmRollout& rollout) {
     const Result<Completion> answer = rollout.answer->get();
     rollout.answer.reset();
+    rollout.answering.reset();
     if (!answer) {
       // The model's server gave no answer: the conversation stays as it was for the next turn.
       log::warn() << context.self() << ": " << rollout.pending.candidate_id
@@ -274,7 +260,7 @@ class LlmGeneratorActor final : public runtime::Actor {
         candidate.setLanguage(task.getDevice() == msg::Device::CUDA ? msg::Language::CUDA : msg::Language::CPP);
       }
       candidate.setSource(rollout.source);
-      candidate.setPolicyVersion(rollout.policy_version);
+      candidate.setPolicyVersion(rollout.pending.policy_version);
       candidate.setGenerator(context.self());
       candidate.setStep(rollout.step);
     });
@@ -294,19 +280,17 @@ class LlmGeneratorActor final : public runtime::Actor {
     rollout.pending.outcome = turn_outcome(feedback, rollout.task_reader().getDevice() == msg::Device::CUDA);
     rollout.done.push_back(std::move(rollout.pending));
     if (rollout.done.size() < rollout.turns) {
-      const std::string summary = feedback.getSummary().cStr();
-      const auto groups = judging::parse_feedback_report(summary);
-      const auto status = groups.find("status");
       rollout.conversation.push_back(feedback_message(
-          templates_, {rollout.turn(), rollout.turns, status != groups.end() ? status->second : "evaluated", summary,
-                       feedback.getReward()}));
+          templates_, evaluated_turn(rollout.turn(), rollout.turns, feedback.getSummary().cStr(), feedback.getReward())));
     }
     start_turn(context, rollout);
   }
 
   void finish(runtime::ActorContext& context, LlmRollout& rollout) {
+    // A trajectory is as old as its oldest turn, the first (the Learner's staleness bound).
+    const uint32_t version = rollout.done.empty() ? rollout.policy_version : rollout.done.front().policy_version;
     auto trajectory = finished_.begin(rollout.id, rollout.step, rollout.task_reader().getName(),
-                                      rollout.sample_index, rollout.policy_version);
+                                      rollout.sample_index, version);
     auto turns = trajectory.initTurns(static_cast<unsigned>(rollout.done.size()));
     for (size_t index = 0; index < rollout.done.size(); ++index) {
       const LlmTurn& done = rollout.done[index];
@@ -331,7 +315,10 @@ class LlmGeneratorActor final : public runtime::Actor {
 
   const LlmSettings settings_;
   const PromptTemplates templates_;
-  std::unique_ptr<OpenAiClient> client_;
+  std::string api_key_;
+  LlmSettings client_settings_ = settings_;  // the current version's model and endpoint
+  std::shared_ptr<OpenAiClient> client_;
+  uint32_t policy_version_ = 0;  // the newest version reported (learner.backend: external)
   bool answer_poll_scheduled_ = false;
   std::map<std::string, LlmRollout> rollouts_;
   FinishedTrajectories finished_;

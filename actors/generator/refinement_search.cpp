@@ -12,26 +12,45 @@ namespace {
 
 bool verified(const Outcome& outcome) { return outcome.compiled && outcome.correct && outcome.honest; }
 
-// The `window` best attempts by reward (earlier first among equals).
-std::vector<size_t> best_window(const std::vector<Attempt>& attempts, int window) {
-  std::vector<size_t> order(attempts.size());
-  for (size_t index = 0; index < order.size(); ++index) order[index] = index;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return attempts[a].outcome.reward > attempts[b].outcome.reward;
-  });
-  order.resize(std::min(order.size(), static_cast<size_t>(window)));
-  return order;
-}
-
 }  // namespace
 
-Result<SearchResult> refine(schedule::Policy& policy, const schedule::Problem& problem, const SearchOptions& options,
-                            const Evaluate& evaluate) {
+Status check_search_options(const SearchOptions& options) {
   if (options.iterations < 1 || options.window < 1 || options.samples < 1 || !(options.temperature > 0.0))
     return make_error(Errc::invalid_argument,
                       "the refinement search needs iterations, window and samples >= 1 and a temperature > 0 (got " +
                           std::to_string(options.iterations) + ", " + std::to_string(options.window) + ", " +
                           std::to_string(options.samples) + ", " + std::to_string(options.temperature) + ")");
+  return {};
+}
+
+std::vector<size_t> best_window(const std::vector<Outcome>& outcomes, int window) {
+  std::vector<size_t> order(outcomes.size());
+  for (size_t index = 0; index < order.size(); ++index) order[index] = index;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return outcomes[a].reward > outcomes[b].reward; });
+  order.resize(std::min(order.size(), static_cast<size_t>(window)));
+  return order;
+}
+
+std::optional<size_t> best_verified(const std::vector<Outcome>& outcomes) {
+  std::optional<size_t> best;
+  for (size_t index = 0; index < outcomes.size(); ++index) {
+    const Outcome& candidate = outcomes[index];
+    if (!verified(candidate)) continue;
+    if (!best) {
+      best = index;
+      continue;
+    }
+    const Outcome& leader = outcomes[*best];
+    if (candidate.speedup > leader.speedup || (candidate.speedup == leader.speedup && candidate.reward > leader.reward))
+      best = index;
+  }
+  return best;
+}
+
+Result<SearchResult> refine(schedule::Policy& policy, const schedule::Problem& problem, const SearchOptions& options,
+                            const Evaluate& evaluate) {
+  if (auto checked = check_search_options(options); !checked) return checked.error();
   if (policy.device() != problem.device)
     return make_error(Errc::invalid_argument,
                       "task '" + problem.task + "' is evaluated on " + std::string(schedule::device_name(problem.device)) +
@@ -66,7 +85,7 @@ Result<SearchResult> refine(schedule::Policy& policy, const schedule::Problem& p
                                  std::nullopt, rng, options.temperature);
     if (auto status = attempt(1, std::nullopt, sampled.choice); !status) return status.error();
   }
-  result.windows.push_back(best_window(result.attempts, options.window));
+  result.windows.push_back(best_window(outcomes_of(result.attempts), options.window));
   for (int iteration = 2; iteration <= options.iterations; ++iteration) {
     for (size_t parent : result.windows.back()) {
       // Copies: attempt() grows the vector that holds the parent.
@@ -80,19 +99,9 @@ Result<SearchResult> refine(schedule::Policy& policy, const schedule::Problem& p
         if (auto status = attempt(iteration, parent, sampled.choice); !status) return status.error();
       }
     }
-    result.windows.push_back(best_window(result.attempts, options.window));
+    result.windows.push_back(best_window(outcomes_of(result.attempts), options.window));
   }
-  for (size_t index = 0; index < result.attempts.size(); ++index) {
-    const Outcome& candidate = result.attempts[index].outcome;
-    if (!verified(candidate)) continue;
-    if (!result.best) {
-      result.best = index;
-      continue;
-    }
-    const Outcome& best = result.attempts[*result.best].outcome;
-    if (candidate.speedup > best.speedup || (candidate.speedup == best.speedup && candidate.reward > best.reward))
-      result.best = index;
-  }
+  result.best = best_verified(outcomes_of(result.attempts));
   return result;
 }
 

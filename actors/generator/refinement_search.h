@@ -10,7 +10,9 @@
 // schedule that does not render is an attempt that did not compile, with the reason.
 //
 // Evaluation is a seam: `drk generate` evaluates with the Evaluator's engine and judges with
-// the Verifier and the Oracle's reward; tests pass a scripted function.
+// the Verifier and the Oracle's reward; tests pass a scripted function. The window and the best
+// attempt are chosen by best_window() and best_verified(), which the language model's search
+// (llm_refinement_search.h) shares.
 //
 // Thread-safety: refine() runs on the calling thread and uses the policy exclusively.
 // Errors: invalid_argument for options out of range (iterations, window, samples >= 1,
@@ -39,6 +41,7 @@ struct Outcome {
   double speedup = 0.0;
   double reward = 0.0;
   std::string summary;  // one line: the error, the failed checks, or the timing
+  std::string report;   // the Oracle's feedback report (judging/feedback_report.h): what a language model is told
 };
 
 using Evaluate = std::function<Result<Outcome>(const schedule::Choice& choice, const std::string& source)>;
@@ -60,12 +63,32 @@ struct Attempt {
   Outcome outcome;
 };
 
-struct SearchResult {
-  std::vector<Attempt> attempts;              // in evaluation order
+template <typename AttemptType>
+struct SearchResultOf {
+  std::vector<AttemptType> attempts;          // in evaluation order
   std::vector<std::vector<size_t>> windows;   // after each iteration: the kept attempts, best first
   std::optional<size_t> best;                 // the best verified attempt; none when none passed
-  size_t repeated = 0;                        // sampled schedules not evaluated again
+  size_t repeated = 0;                        // sampled candidates not evaluated again
 };
+
+using SearchResult = SearchResultOf<Attempt>;
+
+// invalid_argument unless iterations, window and samples are >= 1 and the temperature > 0.
+Status check_search_options(const SearchOptions& options);
+
+// The `window` best attempts by reward (earlier first among equals).
+std::vector<size_t> best_window(const std::vector<Outcome>& outcomes, int window);
+
+// The best verified attempt (correct and honest, highest speedup; reward breaks ties).
+std::optional<size_t> best_verified(const std::vector<Outcome>& outcomes);
+
+template <typename AttemptType>
+std::vector<Outcome> outcomes_of(const std::vector<AttemptType>& attempts) {
+  std::vector<Outcome> outcomes;
+  outcomes.reserve(attempts.size());
+  for (const auto& attempt : attempts) outcomes.push_back(attempt.outcome);
+  return outcomes;
+}
 
 Result<SearchResult> refine(schedule::Policy& policy, const schedule::Problem& problem, const SearchOptions& options,
                             const Evaluate& evaluate);

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <torch/optim/adam.h>
@@ -18,24 +20,33 @@
 #include <torch/torch.h>
 
 #include "actors/learner/learner_settings.h"
+#include "actors/learner/policy_reports.h"
 #include "actors/learner/ppo_loss.h"
 #include "actors/learner/rejection_sampling.h"
 #include "actors/learner/rollback_monitor.h"
 #include "actors/learner/step_batch.h"
 #include "actors/learner/task_selection.h"
+#include "base/file_system.h"
 #include "kernels/catalog/task.h"
 #include "kernels/schedule/observation.h"
 #include "kernels/schedule/policy.h"
 #include "kernels/schedule/policy_checkpoint.h"
 #include "kernels/schedule/policy_network.h"
+#include "runtime/http/bearer_auth.h"
+#include "runtime/http/http_server.h"
 #include "runtime/transport/borrowed_data.h"
 #include "runtime/log.h"
 #include "runtime/topology/topology.h"
+#include "training/served_policy.h"
 
 namespace drk::learner {
 namespace {
 
 using schedule::Family;
+
+constexpr uint64_t kReportPollToken = std::numeric_limits<uint64_t>::max();
+constexpr std::chrono::milliseconds kReportPollMs{10};
+constexpr const char* kLearnerTokenVariable = "DRK_LEARNER_TOKEN";
 
 // One rollout of the step: where it went and what came back.
 struct Rollout {
@@ -75,17 +86,22 @@ class LearnerActor final : public runtime::Actor {
                 settings_.device == kernels::DeviceKind::cuda ? schedule::Device::cuda : schedule::Device::cpu),
         rollback_(settings_.rollback) {}
 
+  ~LearnerActor() override {
+    if (reports_board_) reports_board_->close();
+  }
+
   void on_start(runtime::ActorContext& context) override {
     load_tasks();
     reset_optimizer();
     restore_or_initialise(context.spec().run_dir);
     generators_ = context.members("generator");
     if (generators_.empty()) throw std::runtime_error("the topology has no generator: add one");
+    if (settings_.external) serve_policy_reports(context);
     broadcast_weights(context);
     // Reports sent before a restart may have been lost with it; the Archivist records each
     // once and the head prints each step once.
     for (const auto& report : reports_) send_report(context, report);
-    if (step_ < settings_.steps) start_step(context);
+    start_step_when_due(context);
   }
 
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
@@ -100,6 +116,11 @@ class LearnerActor final : public runtime::Actor {
   }
 
   void on_timer(runtime::ActorContext& context, uint64_t token) override {
+    if (token == kReportPollToken) {
+      take_policy_reports(context);
+      context.start_timer(kReportPollMs, kReportPollToken);
+      return;
+    }
     if (token == advantage_token_ && awaiting_advantages_) {
       send_advantage_request(context);
       return;
@@ -114,6 +135,66 @@ class LearnerActor final : public runtime::Actor {
   }
 
  private:
+  // experiment.learner.backend external: the trainer's POST /policy and GET /policy
+  // (policy_reports.h), on the address of experiment.learner.listen; the endpoint's address in
+  // RUN_DIR/learner_endpoint. A port taken or a missing token is a fault: the run cannot train.
+  void serve_policy_reports(runtime::ActorContext& context) {
+    served_.version = version_;
+    reports_board_ = std::make_unique<PolicyReports>(served_, settings_.steps, settings_.max_staleness);
+    reports_board_->set_steps_done(step_);
+    auto token = runtime::http::read_bearer_token(settings_.token_file, kLearnerTokenVariable);
+    if (!token) throw std::runtime_error("experiment.learner.token_file: " + token.error().message);
+    auto required = runtime::http::required_token(
+        settings_.listen, *token,
+        std::string("set experiment.learner.token_file or $") + kLearnerTokenVariable);
+    if (!required) throw std::runtime_error("experiment.learner.listen: " + required.error().message);
+    runtime::http::HttpServerOptions options;
+    options.address = settings_.listen;
+    options.port = settings_.port;
+    options.threads = 4;  // a GET that waits for a step holds one
+    options.bearer_token = *required;
+    runtime::http::Router router;
+    reports_board_->add_routes(router);
+    auto server = runtime::http::HttpServer::start(options, std::move(router));
+    if (!server) throw std::runtime_error("experiment.learner.port: " + server.error().describe());
+    policy_server_ = std::move(*server);
+    const std::string url = "http://" + settings_.listen + ":" + std::to_string(policy_server_->port());
+    if (!context.spec().run_dir.empty()) {
+      auto written = write_file_atomically(real_file_system(), context.spec().run_dir + "/learner_endpoint", url + "\n");
+      if (!written) throw std::runtime_error(written.error().describe());
+    }
+    log::info() << "learner: the trainer reports policy versions to " << url << "/policy";
+    context.start_timer(kReportPollMs, kReportPollToken);
+  }
+
+  // The versions the trainer reported since the last look: each is the current version, sent to
+  // the Generators and recorded; a step waiting for one starts.
+  void take_policy_reports(runtime::ActorContext& context) {
+    auto reports = reports_board_->take_new();
+    if (reports.empty()) return;
+    version_ = reports.back().version;
+    checkpoint();
+    for (const auto& report : reports) {
+      served_ = report;
+      log::info() << "learner: the trainer reports policy v" << report.version;
+      broadcast_weights(context);
+    }
+    start_step_when_due(context);
+  }
+
+  // The next step, unless one is under way or (external) it waits for the trainer: step s is
+  // played by version s - max_staleness or later.
+  void start_step_when_due(runtime::ActorContext& context) {
+    if (step_ >= settings_.steps || step_in_progress_) return;
+    if (settings_.external && static_cast<uint64_t>(version_) + settings_.max_staleness < step_) return;
+    start_step(context);
+  }
+
+  // What PolicyWeights carry: the embedded policy's parameters, or the served policy's description.
+  std::string weights_bytes() const {
+    return settings_.external ? training::served_policy_json(served_) : policy_.serialize();
+  }
+
   void load_tasks() {
     auto catalog = kernels::TaskCatalog::load(settings_.tasks_dir);
     if (!catalog) throw std::runtime_error("task catalog: " + catalog.error().describe());
@@ -178,7 +259,7 @@ class LearnerActor final : public runtime::Actor {
   }
 
   void broadcast_weights(runtime::ActorContext& context) {
-    const std::string bytes = policy_.serialize();
+    const std::string bytes = weights_bytes();
     for (const auto& generator : generators_) send_weights(context, generator, bytes);
     send_weights(context, destination(context, "archivist"), bytes);
   }
@@ -196,6 +277,7 @@ class LearnerActor final : public runtime::Actor {
   }
 
   void start_step(runtime::ActorContext& context) {
+    step_in_progress_ = true;
     step_started_ms_ = context.now_unix_ms();
     rollouts_.clear();
     awaiting_advantages_ = false;
@@ -263,7 +345,7 @@ class LearnerActor final : public runtime::Actor {
     const auto generator = std::find(generators_.begin(), generators_.end(), name);
     if (generator != generators_.end()) {
       const size_t restarted = static_cast<size_t>(generator - generators_.begin());
-      send_weights(context, name, policy_.serialize());
+      send_weights(context, name, weights_bytes());
       for (auto& rollout : rollouts_) {
         if (rollout.trajectory || rollout.generator != restarted) continue;
         rollout.generator = (rollout.generator + 1) % generators_.size();
@@ -272,7 +354,7 @@ class LearnerActor final : public runtime::Actor {
     }
     if (name == destination(context, "oracle") && awaiting_advantages_) send_advantage_request(context);
     if (name == destination(context, "archivist")) {
-      send_weights(context, name, policy_.serialize());
+      send_weights(context, name, weights_bytes());
       for (const auto& report : reports_) send_report(context, report);
     }
   }
@@ -286,6 +368,10 @@ class LearnerActor final : public runtime::Actor {
     }
     TurnValues returns;
     for (auto item : advantages.getItems()) returns[{item.getTrajectoryId().cStr(), item.getTurn()}] = item.getReturn();
+    if (settings_.external) {
+      finish_external_step(context, by_turn, returns);
+      return;
+    }
     const double reward = mean_reward();
     const RollbackDecision decision = rollback_.observe(version_, reward);
     UpdateStats stats;
@@ -301,9 +387,37 @@ class LearnerActor final : public runtime::Actor {
     send_samples(context);
     report_and_record(context, stats);
     ++step_;
+    step_in_progress_ = false;
     checkpoint();
     broadcast_weights(context);
-    if (step_ < settings_.steps) start_step(context);
+    start_step_when_due(context);
+  }
+
+  // experiment.learner.backend external: the step's samples go to the archive untrained (the
+  // trainer trains from them), turns played more than max_staleness versions behind the current
+  // one marked stale; the version stays the trainer's.
+  void finish_external_step(runtime::ActorContext& context, const TurnValues& advantages, const TurnValues& returns) {
+    // A version reported before the step's last answer came back counts for its staleness.
+    take_policy_reports(context);
+    record_outcomes(advantages, returns);
+    UpdateStats stats;
+    for (auto& rollout : rollouts_) {
+      auto trajectory = rollout.trajectory->getRoot<msg::Trajectory>();
+      const bool stale = static_cast<uint64_t>(trajectory.getPolicyVersion()) + settings_.max_staleness < version_;
+      for (auto turn : trajectory.getTurns()) {
+        // record_outcomes() says rollback where the embedded update would have run: not here.
+        const bool has_advantage = std::string_view(turn.getRejectedBy().cStr()) != kNoAdvantage;
+        turn.setRejectedBy(stale ? kStale : has_advantage ? "" : kNoAdvantage);
+        if (stale) ++stats.selection.stale_rejected;
+      }
+    }
+    send_samples(context);
+    report_and_record(context, stats);
+    ++step_;
+    step_in_progress_ = false;
+    reports_board_->set_steps_done(step_);
+    checkpoint();
+    start_step_when_due(context);
   }
 
   double mean_reward() const {
@@ -509,6 +623,10 @@ class LearnerActor final : public runtime::Actor {
   kernels::TaskCatalog catalog_;
   std::vector<const kernels::Task*> tasks_;
   std::vector<std::string> generators_;
+  std::unique_ptr<PolicyReports> reports_board_;  // external: the trainer's reports
+  std::unique_ptr<runtime::http::HttpServer> policy_server_;
+  training::ServedPolicy served_;  // external: the current version as reported
+  bool step_in_progress_ = false;
   std::string run_dir_;
   uint32_t version_ = 0;
   uint32_t step_ = 0;

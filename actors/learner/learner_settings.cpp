@@ -72,6 +72,27 @@ Result<Settings> read_settings(const YAML::Node& experiment) {
   settings.diagnostic_learning_rate_scale =
       group_setting<double>(experiment, "rollback", "diagnostic_lr_scale", 0.5);
   settings.max_staleness = setting<uint32_t>(experiment, "max_staleness", 1);
+  const auto backend = group_setting<std::string>(experiment, "learner", "backend", "policy");
+  if (backend != "policy" && backend != "external") {
+    return make_error(Errc::invalid_argument,
+                      "experiment.learner.backend '" + backend + "' is unknown: use policy or external");
+  }
+  settings.external = backend == "external";
+  settings.listen = group_setting<std::string>(experiment, "learner", "listen", settings.listen);
+  const auto port = group_setting<uint32_t>(experiment, "learner", "port", settings.port);
+  if (port > 65535)
+    return make_error(Errc::invalid_argument, "experiment.learner.port " + std::to_string(port) +
+                                                  " is not a port: use 1-65535, or 0 for a free one");
+  settings.port = static_cast<uint16_t>(port);
+  settings.token_file = group_setting<std::string>(experiment, "learner", "token_file", "");
+  const YAML::Node generator = experiment["generator"];
+  const bool llm_generator = generator && generator.IsMap() && generator["backend"] &&
+                             generator["backend"].as<std::string>() != "policy";
+  if (settings.external && !llm_generator) {
+    return make_error(Errc::invalid_argument,
+                      "experiment.learner.backend external trains a language model outside drkernel: set "
+                      "experiment.generator.backend: openai (the embedded policy is trained by learner.backend: policy)");
+  }
   settings.rollout_timeout_ms =
       static_cast<int64_t>(1000.0 * setting<double>(experiment, "rollout_timeout_s", 180.0));
   settings.advantage_timeout_ms =
@@ -124,6 +145,10 @@ std::vector<runtime::ExperimentKey> learner_experiment_keys() {
           {"rollback.window", runtime::ValueKind::integer, "5"},
           {"rollback.diagnostic_lr_scale", runtime::ValueKind::number, "0.5"},
           {"max_staleness", runtime::ValueKind::integer, "1"},
+          {"learner.backend", runtime::ValueKind::text, "external", {"policy", "external"}},
+          {"learner.listen", runtime::ValueKind::text, "127.0.0.1"},
+          {"learner.port", runtime::ValueKind::integer, "8100", {}, 0},
+          {"learner.token_file", runtime::ValueKind::text, "/run/secrets/learner-token"},
           {"training_stages", runtime::ValueKind::list_of_maps, "[{name: warmup, steps: 2}, {name: main}]"},
           {"training_stages[].name", runtime::ValueKind::text, "warmup"},
           {"training_stages[].steps", runtime::ValueKind::integer, "2"},

@@ -55,6 +55,13 @@ struct Settings {
   // stays out of the update (asynchronous rollouts: a Generator that has not yet loaded the
   // newest weights, or that restarted from an older checkpoint).
   uint32_t max_staleness = 1;
+  // experiment.learner.*: who trains. `policy`: this Learner trains the embedded policy.
+  // `external`: a trainer outside drkernel trains a language model and reports each new version
+  // over HTTP (actors/learner/policy_reports.h); step s waits for version >= s - max_staleness.
+  bool external = false;
+  std::string listen = "127.0.0.1";  // the address the policy endpoint listens on
+  uint16_t port = 8100;               // 0: a free one (RUN_DIR/learner_endpoint says which)
+  std::string token_file;             // beyond loopback: the bearer token (or $DRK_LEARNER_TOKEN)
 };
 
 // The settings of `experiment`; an error names the key.

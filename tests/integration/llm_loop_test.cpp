@@ -17,44 +17,23 @@
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/scripted_http_server.h"
+#include "tests/support/scripted_model.h"
 #include "tests/support/spawned_program.h"
 
 namespace {
 
 using drk::testing::RecordedRequest;
+using drk::testing::chat_answer;
+using drk::testing::file_text;
 using drk::testing::RunDir;
 using drk::testing::ScriptedHttpServer;
 using drk::testing::ScriptedReply;
 
-std::string file_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string chat_answer(const std::string& text) {
-  return nlohmann::json({{"choices",
-                          {{{"message", {{"role", "assistant"}, {"content", text}}},
-                            {"finish_reason", "stop"},
-                            {"logprobs", {{"content", {{{"logprob", -0.5}}, {{"logprob", -0.25}}, {{"logprob", -0.125}}}}}}}}}})
-      .dump();
-}
+const std::vector<double> kLogprobs = {-0.5, -0.25, -0.125};
 
 std::string topology(const std::string& run_dir, const std::string& endpoint) {
-  return "name: llm-loop-test\nrun_dir: " + run_dir +
-         "\nactors:\n"
-         "  - {role: archivist, process: own}\n"
-         "  - {role: oracle, process: own}\n"
-         "  - {role: verifier, process: own}\n"
-         "  - {role: evaluator, count: 1, process: own}\n"
-         "  - {role: generator, count: 1, process: own}\n"
-         "  - {role: learner, process: own}\n"
-         "experiment:\n"
-         "  device: cpu\n  tasks: [relu]\n  steps: 1\n  group_size: 2\n  turns: 2\n  seed: 3\n"
-         "  eval: {trials: 2, timing_budget_ms: 20, max_threads: 1}\n"
-         "  generator: {backend: openai, endpoint: '" + endpoint +
-         "', model: scripted, max_in_flight: 2, retry_base_ms: 10, request_timeout_s: 60}\n";
+  return drk::testing::llm_topology("llm-loop-test", run_dir, endpoint, "scripted",
+                                    "  steps: 1\n  group_size: 2\n  turns: 2\n  seed: 3\n");
 }
 
 // The experiment, run once for the cases below (whichever comes first runs it).
@@ -62,9 +41,9 @@ struct LlmRun {
   LlmRun()
       : relu(file_text(std::string(DRK_SOURCE_DIR) + "/tests/candidates/relu.cpp")),
         server({ScriptedReply::answer(500, "{\"error\":\"warming up\"}"),
-                ScriptedReply::answer(200, chat_answer("I am not sure."))},
+                ScriptedReply::answer(200, chat_answer("I am not sure.", kLogprobs))},
                [this](const RecordedRequest&) {
-                 return ScriptedReply::answer(200, chat_answer("Here:\n```cpp\n" + relu + "```\n"));
+                 return ScriptedReply::answer(200, chat_answer("Here:\n```cpp\n" + relu + "```\n", kLogprobs));
                }) {
     const std::string topology_path = dir.write("llm.yaml", topology(dir.file("run"), server.url("/v1")));
     drk::testing::SpawnedProgram run({DRK_BINARY, "run", topology_path, "--fresh"}, dir.file("output.txt"));

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/fnv1a.h"
+
 namespace drk::generator {
 namespace {
 
@@ -58,6 +60,11 @@ Status take_choice(OpenAiApi api, const Json& answer, Completion& completion, st
 }
 
 }  // namespace
+
+std::optional<uint64_t> request_seed(const SamplingOptions& sampling, std::string_view request_id) {
+  if (!sampling.seed) return std::nullopt;
+  return (*sampling.seed + fnv1a_64(request_id)) & 0x7fffffffu;
+}
 
 std::string_view api_path(OpenAiApi api) { return api == OpenAiApi::chat ? "/chat/completions" : "/completions"; }
 

@@ -31,6 +31,11 @@ struct SamplingOptions {
   bool logprobs = true;
 };
 
+// The seed of one request: `sampling.seed` (none: none) plus a hash of the request's id, so that
+// each candidate samples differently yet reproducibly. 31 bits: llama.cpp's server reads a 32-bit
+// seed, vLLM's and OpenAI's a signed 64-bit one.
+std::optional<uint64_t> request_seed(const SamplingOptions& sampling, std::string_view request_id);
+
 struct Completion {
   std::string text;
   std::vector<float> token_logprobs;  // one per sampled token, where the server gave them

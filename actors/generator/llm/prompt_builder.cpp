@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "judging/feedback_report.h"
+
 namespace drk::generator {
 
 Conversation opening_conversation(const PromptTemplates& templates, const TaskBrief& task) {
@@ -22,6 +24,12 @@ Conversation opening_conversation(const PromptTemplates& templates, const TaskBr
                                          {"abi", templates.abi}});
   }
   return {{"system", templates.system}, {"user", std::move(first)}};
+}
+
+TurnReport evaluated_turn(uint32_t turn, uint32_t turns, const std::string& summary, double reward) {
+  const auto groups = judging::parse_feedback_report(summary);
+  const auto status = groups.find("status");
+  return {turn, turns, status != groups.end() ? status->second : "evaluated", summary, reward};
 }
 
 ChatMessage feedback_message(const PromptTemplates& templates, const TurnReport& report) {

@@ -38,6 +38,10 @@ struct TurnReport {
   double reward = 0.0;
 };
 
+// The report of an evaluated candidate: its status read from the Oracle's feedback `summary`
+// (judging/feedback_report.h; "evaluated" where it names none).
+TurnReport evaluated_turn(uint32_t turn, uint32_t turns, const std::string& summary, double reward);
+
 // The system message and turn 1.
 Conversation opening_conversation(const PromptTemplates& templates, const TaskBrief& task);
 

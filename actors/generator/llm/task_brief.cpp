@@ -1,0 +1,60 @@
+#include "actors/generator/llm/task_brief.h"
+
+#include <capnp/dynamic.h>
+
+#include "base/file_system.h"
+#include "kernels/catalog/kernelbench_problem.h"
+
+namespace drk::generator {
+namespace {
+
+std::string enumerant_name(capnp::DynamicEnum value) {
+  KJ_IF_MAYBE(enumerant, value.getEnumerant()) { return enumerant->getProto().getName().cStr(); }
+  return std::to_string(value.getRaw());
+}
+
+// "x: float32[1024, 1024]", one tensor a line.
+std::string tensor_lines(capnp::List<msg::TensorSpec>::Reader tensors) {
+  std::string out;
+  for (const auto tensor : tensors) {
+    out += "- " + std::string(tensor.getName().cStr()) + ": " + enumerant_name(tensor.getDtype()) + "[";
+    bool first = true;
+    for (const int64_t extent : tensor.getShape()) {
+      out += (first ? "" : ", ") + std::to_string(extent);
+      first = false;
+    }
+    out += "]\n";
+  }
+  return out;
+}
+
+// The problem file of a KernelBench task, as imported (kernels/catalog/kernelbench_problem.h).
+Result<std::string> kernelbench_source(const std::string& name) {
+  auto problem = kernels::load_kernelbench_problem(kernels::default_kernelbench_directory(), name);
+  if (!problem) return problem.error();
+  return real_file_system().read_file(problem->source);
+}
+
+}  // namespace
+
+Result<TaskBrief> task_brief(msg::Task::Reader task, const std::string& kernelbench_backend) {
+  TaskBrief brief;
+  brief.name = task.getName().cStr();
+  brief.device = task.getDevice() == msg::Device::CUDA ? "cuda" : "cpu";
+  brief.kernelbench = brief.name.rfind("kernelbench/", 0) == 0;
+  if (brief.kernelbench) {
+    auto source = kernelbench_source(brief.name);
+    if (!source) return source.error();
+    brief.problem_source = std::move(*source);
+    brief.backend = kernelbench_backend;
+    return brief;
+  }
+  brief.family = task.getFamily().cStr();
+  brief.language = task.getDevice() == msg::Device::CUDA ? "CUDA C++" : "C++";
+  brief.inputs = tensor_lines(task.getInputs());
+  brief.outputs = tensor_lines(task.getOutputs());
+  brief.reference = task.getReference().cStr();
+  return brief;
+}
+
+}  // namespace drk::generator
