@@ -172,13 +172,14 @@ class LearnerActor final : public runtime::Actor {
   void take_policy_reports(runtime::ActorContext& context) {
     auto reports = reports_board_->take_new();
     if (reports.empty()) return;
-    version_ = reports.back().version;
-    checkpoint();
+    // One by one: each broadcast carries its own version, so the archive records every one.
     for (const auto& report : reports) {
       served_ = report;
+      version_ = report.version;
       log::info() << "learner: the trainer reports policy v" << report.version;
       broadcast_weights(context);
     }
+    checkpoint();
     start_step_when_due(context);
   }
 

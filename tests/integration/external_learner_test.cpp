@@ -126,7 +126,7 @@ DRK_TEST_CASE("an external trainer's reported versions tag the turns, gate the s
   DRK_CHECK(post_version(port, R"({"version": 0, "model": "other"})").status == 409);
 
   // The trainer waits for step 0's samples (each GET waits up to 60 s), then reports v1.
-  nlohmann::json state;
+  nlohmann::json state = nlohmann::json::object();
   for (int attempt = 0; attempt < 5 && state.value("steps_done", 0) < 1; ++attempt) {
     const auto answer = http_request(port, "GET", "/policy?steps_done=1", "", "", std::chrono::seconds(90));
     DRK_REQUIRE(answer.status == 200);
@@ -164,7 +164,9 @@ DRK_TEST_CASE("an external trainer's reported versions tag the turns, gate the s
   }
   // Every reported version is on record, with what the trainer said of it.
   const auto versions = archive_rows(archive_path, "SELECT version, CAST(parameters AS TEXT) FROM policy_versions ORDER BY version");
-  DRK_REQUIRE(versions.size() == 4);
+  std::string recorded;
+  for (const auto& row : versions) recorded += row[0] + ": " + row[1] + "\n";
+  DRK_REQUIRE_MESSAGE(versions.size() == 4, recorded);
   DRK_CHECK(versions[0][1] == R"({"version":0})");
   DRK_CHECK(versions[3][1] == R"({"model":"policy-v3","version":3})");
 
