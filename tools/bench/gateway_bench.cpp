@@ -314,19 +314,23 @@ void print_run(std::ostream& out, const RunResult& run, const RunResult* direct)
 
 }  // namespace
 
+// KernelBench's ReLU at 16 x 4096 and two ModelNew for it, the files the tests use.
+constexpr const char* kProblem = "tests/corpus/kernelbench/level1/19_ReLU.py";
+constexpr const char* kPytorchCandidate = "tests/candidates/kernelbench/relu_pytorch.py";
+constexpr const char* kCppCandidate = "tests/candidates/kernelbench/relu_cpp.py";
+
 Result<std::vector<Json>> gateway_bench_bodies(uint32_t trials) {
   std::map<std::string, std::string> sources;
-  for (const char* name : {"relu.py", "relu_new_pytorch.py", "relu_new_cpp.py"}) {
-    const std::string relative = std::string("tools/bench/gateway/") + name;
+  for (const char* relative : {kProblem, kPytorchCandidate, kCppCandidate}) {
     auto text = read_source_file(relative);
     if (!text)
       return make_error(Errc::not_found, "cannot read '" + source_dir() + "/" + relative +
                                              "': set DRK_SOURCE_DIR to the drkernel source tree");
-    sources[name] = *text;
+    sources[relative] = *text;
   }
   std::vector<Json> bodies;
-  for (const auto& [candidate, backend] : {std::pair{"relu_new_pytorch.py", "pytorch"}, std::pair{"relu_new_cpp.py", "cpp"}})
-    bodies.push_back(Json{{"reference_code", sources["relu.py"]},
+  for (const auto& [candidate, backend] : {std::pair{kPytorchCandidate, "pytorch"}, std::pair{kCppCandidate, "cpp"}})
+    bodies.push_back(Json{{"reference_code", sources[kProblem]},
                           {"kernel_code", sources[candidate]},
                           {"backend", backend},
                           {"num_correct_trials", trials}});

@@ -36,8 +36,9 @@ struct GatewayBenchOptions {
   std::chrono::milliseconds poll_interval{1000};
 };
 
-// The bench's requests: tools/bench/gateway/relu.py's problem with its PyTorch candidate (backend
-// pytorch) and its C++ candidate through load_inline (backend cpp), each with `trials` correctness
+// The bench's requests: KernelBench's ReLU problem (tests/corpus/kernelbench) with a PyTorch
+// candidate (backend pytorch) and a C++ one through load_inline (backend cpp, both in
+// tests/candidates/kernelbench), each with `trials` correctness
 // trials; not_found naming the file and the fix (DRK_SOURCE_DIR) when one cannot be read.
 Result<std::vector<Json>> gateway_bench_bodies(uint32_t trials);
 

@@ -235,7 +235,7 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
       "and its result stream against KernelGYM's polling client\n"
       "\n"
       "C clients (--clients) each submit the next of --tasks evaluations of a KernelBench-format ReLU\n"
-      "(a PyTorch and a load_inline C++ ModelNew in turn, tools/bench/gateway/) and wait for its result:\n"
+      "(a PyTorch and a load_inline C++ ModelNew in turn, tests/candidates/kernelbench/) and wait for its result:\n"
       "to --workers evaluators in this process (direct), to the gateway over HTTP with results read\n"
       "from /results/stream (stream), and with GET /status every --poll-ms (polling). Prints per run\n"
       "evaluations per second, p50 and p95 latency, and the ratios to the direct run. About 3 min on\n"

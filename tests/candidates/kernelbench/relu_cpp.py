@@ -1,4 +1,4 @@
-# A C++ candidate for relu.py through load_inline (backend cpp).
+# KernelBench-format ReLU (level1/19_ReLU): C++ on the CPU through load_inline (backend cpp).
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
