@@ -37,6 +37,7 @@
 #include "tools/bench/source_tree.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/scripted_http_server.h"
+#include "tests/support/scripted_model.h"
 #include "tests/support/spawned_program.h"
 
 namespace {
@@ -45,6 +46,7 @@ using drk::testing::RecordedRequest;
 using drk::testing::RunDir;
 using drk::testing::ScriptedHttpServer;
 using drk::testing::ScriptedReply;
+using drk::testing::chat_answer;
 
 struct Settings {
   std::string drk = DRK_BINARY;
@@ -65,14 +67,6 @@ struct RunNumbers {
   double eval_s = 0;          // the evaluations' own time, summed
   double wall_s = 0;          // drk run, start to end
 };
-
-std::string chat_answer(const std::string& text) {
-  return nlohmann::json({{"choices",
-                          {{{"message", {{"role", "assistant"}, {"content", text}}},
-                            {"finish_reason", "stop"},
-                            {"logprobs", {{"content", {{{"logprob", -0.5}}, {{"logprob", -0.25}}}}}}}}}})
-      .dump();
-}
 
 std::string topology(const Settings& settings, const std::string& run_dir, const std::string& endpoint) {
   std::ostringstream text;
@@ -133,7 +127,7 @@ RunNumbers run_once(const Settings& settings, int answer_ms) {
     numbers.failure = "cannot read tests/candidates/relu.cpp: set DRK_SOURCE_DIR";
     return numbers;
   }
-  const std::string answer = chat_answer("Here:\n```cpp\n" + *relu + "```\n");
+  const std::string answer = chat_answer("Here:\n```cpp\n" + *relu + "```\n", {-0.5, -0.25});
   std::unique_ptr<ScriptedHttpServer> server;
   if (answer_ms >= 0)
     server = std::make_unique<ScriptedHttpServer>(std::vector<ScriptedReply>{}, [&](const RecordedRequest&) {

@@ -16,6 +16,7 @@
 #include "tests/support/relu_rollout.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/scripted_http_server.h"
+#include "tests/support/scripted_model.h"
 
 namespace drk::generator {
 namespace {
@@ -23,16 +24,11 @@ namespace {
 using testing::FakeActorContext;
 using testing::ScriptedHttpServer;
 using testing::ScriptedReply;
+using testing::chat_answer;
+
+const std::vector<double> kLogprobs = {-1.0, -2.0};  // each answer's two sampled tokens
 
 constexpr uint64_t kAnswerPollToken = std::numeric_limits<uint64_t>::max();
-
-std::string chat_answer(const std::string& text) {
-  return nlohmann::json({{"choices",
-                          {{{"message", {{"role", "assistant"}, {"content", text}}},
-                            {"finish_reason", "stop"},
-                            {"logprobs", {{"content", {{{"logprob", -1.0}}, {{"logprob", -2.0}}}}}}}}}})
-      .dump();
-}
 
 FakeActorContext make_context(const ScriptedHttpServer& server) {
   runtime::ActorSpec spec;
@@ -78,8 +74,8 @@ void poll_until(runtime::Actor& actor, FakeActorContext& context, Done done) {
 
 DRK_TEST_CASE("an LLM trajectory: answer, candidate, feedback in the next prompt, log-probabilities in the Trajectory") {
   const std::string code = "```cpp\nint drk_kernel();\n```\n";
-  ScriptedHttpServer server({ScriptedReply::answer(200, chat_answer("Here:\n" + code)),
-                             ScriptedReply::answer(200, chat_answer("Fixed:\n" + code))});
+  ScriptedHttpServer server({ScriptedReply::answer(200, chat_answer("Here:\n" + code, kLogprobs)),
+                             ScriptedReply::answer(200, chat_answer("Fixed:\n" + code, kLogprobs))});
   auto context = make_context(server);
   auto actor = make_generator_actor(context.spec());
   actor->on_start(context);
@@ -117,7 +113,7 @@ DRK_TEST_CASE("an LLM trajectory: answer, candidate, feedback in the next prompt
 }
 
 DRK_TEST_CASE("an answer without a code block and a server that fails are turns with reward 0, not crashes") {
-  ScriptedHttpServer server({ScriptedReply::answer(200, chat_answer("No idea.")), ScriptedReply::answer(500, "down")});
+  ScriptedHttpServer server({ScriptedReply::answer(200, chat_answer("No idea.", kLogprobs)), ScriptedReply::answer(500, "down")});
   auto context = make_context(server);
   auto actor = make_generator_actor(context.spec());
   actor->on_start(context);

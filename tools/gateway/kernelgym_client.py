@@ -20,7 +20,7 @@ import urllib.request
 
 
 def call(url, method="GET", body=None, token=None, timeout_s=30.0):
-    """(status, parsed JSON body) of one request; HTTP errors are answers, not exceptions."""
+    """(status, parsed JSON body, headers) of one request; HTTP errors are answers, not exceptions."""
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
