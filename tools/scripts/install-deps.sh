@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages drkernel builds against, only those that are missing.
 # apt-get only; needs root (or sudo). The CUDA toolkit is optional and never installed here:
-# where /usr/local/cuda exists, the build uses it.
+# where /usr/local/cuda exists, the build uses it. --tests adds what only the tests use.
 set -euo pipefail
+with_tests=false
+case "${1:-}" in
+  "") ;;
+  --tests) with_tests=true ;;
+  *) echo "install-deps: unknown option '$1' (the only one is --tests)" >&2; exit 2 ;;
+esac
 packages=(
   build-essential cmake ninja-build pkg-config
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libyaml-cpp-dev doctest-dev
@@ -19,6 +25,13 @@ packages=(
   libopenblas0-openmp   # LibTorch's BLAS: the honest CPU baseline (netlib's reference BLAS otherwise)
   clang libclang-rt-14-dev  # libFuzzer, ASan and UBSan for tests/fuzz (decode_fuzz_smoke)
 )
+if $with_tests; then
+  packages+=(
+    chromium              # loads the dashboard and the report headless (tests/observe)
+    prometheus            # promtool, which checks /metrics's text format
+    python3-jsonschema    # checks drk trace's output against the trace event schema
+  )
+fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' \
