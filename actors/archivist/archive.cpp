@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS results (
   trials INTEGER, trials_passed INTEGER, max_abs_error REAL, max_rel_error REAL, error_text TEXT,
   candidate_median_us REAL, candidate_p10_us REAL, candidate_p90_us REAL, candidate_cv REAL,
   reference_median_us REAL, reference_p10_us REAL, reference_p90_us REAL, reference_cv REAL,
-  speedup REAL, eval_ms REAL);
+  speedup REAL, eval_ms REAL, compile_wait_ms REAL, load_ms REAL, correctness_ms REAL, timing_ms REAL);
 CREATE TABLE IF NOT EXISTS verdicts (
   candidate_id TEXT PRIMARY KEY REFERENCES candidates(id), honest INTEGER, failed_checks TEXT);
 CREATE TABLE IF NOT EXISTS rewards (
@@ -57,6 +57,20 @@ CREATE TABLE IF NOT EXISTS remeasured (
   reference_us REAL, speedup_low REAL, speedup_high REAL, recorded_ms INTEGER);
 CREATE INDEX IF NOT EXISTS samples_by_trajectory ON samples (trajectory_id, turn);
 )sql";
+
+// Columns added to a table after it first shipped: an archive of an older run gets them when it is
+// opened for writing (ALTER TABLE ADD COLUMN appends, so a row's columns keep the order above).
+struct AddedColumn {
+  const char* table;
+  const char* column;
+  const char* type;
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {"results", "compile_wait_ms", "REAL"},
+    {"results", "load_ms", "REAL"},
+    {"results", "correctness_ms", "REAL"},
+    {"results", "timing_ms", "REAL"},
+};
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -187,8 +201,23 @@ Result<Archive> Archive::open(const std::string& path, bool read_only) {
     if (auto status = archive.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !status)
       return status.error();
     if (auto status = archive.exec(kSchema); !status) return status.error();
+    if (auto status = archive.add_missing_columns(); !status) return status.error();
   }
   return archive;
+}
+
+Status Archive::add_missing_columns() const {
+  for (const AddedColumn& added : kAddedColumns) {
+    Statement columns(db_.get(), ("SELECT 1 FROM pragma_table_info('" + std::string(added.table) +
+                                  "') WHERE name = ?").c_str());
+    columns.text(added.column);
+    if (!columns.prepared()) return sqlite_error(std::string("cannot read the columns of ") + added.table);
+    if (columns.step() == SQLITE_ROW) continue;
+    const std::string alter =
+        std::string("ALTER TABLE ") + added.table + " ADD COLUMN " + added.column + " " + added.type;
+    if (auto status = exec(alter.c_str()); !status) return status;
+  }
+  return {};
 }
 
 Error Archive::sqlite_error(const std::string& what) const {
@@ -227,7 +256,7 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
   if (ok) {
     Statement insert(db_.get(),
                      "INSERT OR REPLACE INTO results VALUES "
-                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     const auto cand = result.getCandidateTiming();
     const auto ref = result.getReferenceTiming();
     insert.text(id).text(result.getEvaluator().cStr()).integer(result.getCompiled())
@@ -237,7 +266,9 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
         .real(result.getMaxAbsError()).real(result.getMaxRelError())
         .text(result.getErrorText().cStr()).real(cand.getMedianUs()).real(cand.getP10Us())
         .real(cand.getP90Us()).real(cand.getCv()).real(ref.getMedianUs()).real(ref.getP10Us())
-        .real(ref.getP90Us()).real(ref.getCv()).real(result.getSpeedup()).real(result.getEvalMs());
+        .real(ref.getP90Us()).real(ref.getCv()).real(result.getSpeedup()).real(result.getEvalMs())
+        .real(result.getCompileWaitMs()).real(result.getLoadMs()).real(result.getCorrectnessMs())
+        .real(result.getTimingMs());
     ok = insert.step() == SQLITE_DONE;
   }
   if (ok) {

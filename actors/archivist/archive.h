@@ -141,6 +141,8 @@ class Archive {
   };
   Archive(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   Status exec(const char* sql) const;
+  // The migration of an archive written before kAddedColumns (archive.cpp) existed.
+  Status add_missing_columns() const;
   Error sqlite_error(const std::string& what) const;
 
   std::string path_;

@@ -145,3 +145,41 @@ DRK_TEST_CASE("a missing archive opened for reading names the file") {
   DRK_REQUIRE_FALSE(archive.ok());
   DRK_CHECK(archive.error().message.find("/nonexistent/dir/archive.sqlite") != std::string::npos);
 }
+
+DRK_TEST_CASE("an archive whose results table predates the evaluation phases gains their columns when opened for writing") {
+  drk::testing::RunDir dir;
+  const std::string path = (dir.path() / "old.sqlite").string();
+  {
+    sqlite3* db = nullptr;
+    DRK_REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    // The results table as runs before the phase columns wrote it.
+    DRK_REQUIRE(sqlite3_exec(db,
+                             "CREATE TABLE results (candidate_id TEXT PRIMARY KEY, evaluator TEXT, compiled "
+                             "INTEGER, compile_log TEXT, compile_cached INTEGER, compile_ms REAL, sandbox TEXT, "
+                             "correct INTEGER, trials INTEGER, trials_passed INTEGER, max_abs_error REAL, "
+                             "max_rel_error REAL, error_text TEXT, candidate_median_us REAL, candidate_p10_us REAL, "
+                             "candidate_p90_us REAL, candidate_cv REAL, reference_median_us REAL, reference_p10_us "
+                             "REAL, reference_p90_us REAL, reference_cv REAL, speedup REAL, eval_ms REAL);",
+                             nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto archive = Archive::open(path);
+  DRK_REQUIRE_MESSAGE(archive.ok(), archive.error().message);
+  capnp::MallocMessageBuilder message;
+  auto result = message.initRoot<drk::msg::Scored>().initVerdict().initResult();
+  result.initCandidate().setId("s0/relu/0/t1");
+  result.setLoadMs(12.5);
+  result.setTimingMs(40);
+  DRK_REQUIRE(archive->record_scored(message.getRoot<drk::msg::Scored>().asReader()).ok());
+  sqlite3* db = nullptr;
+  DRK_REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_stmt* query = nullptr;
+  DRK_REQUIRE(sqlite3_prepare_v2(db, "SELECT load_ms, timing_ms, compile_wait_ms FROM results", -1, &query, nullptr) ==
+              SQLITE_OK);
+  DRK_REQUIRE(sqlite3_step(query) == SQLITE_ROW);
+  DRK_CHECK(sqlite3_column_double(query, 0) == 12.5);
+  DRK_CHECK(sqlite3_column_double(query, 1) == 40.0);
+  DRK_CHECK(sqlite3_column_double(query, 2) == 0.0);
+  sqlite3_finalize(query);
+  sqlite3_close(db);
+}
