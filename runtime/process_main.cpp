@@ -222,6 +222,12 @@ int run_head(const RunOptions& options) {
   auto inspection =
       InspectionServer::start(transport.context(), local_inspect_endpoint(transport.socket_dir()), run_dir, board);
   if (!inspection) log::warn() << "drk run: inspection is off: " << inspection.error().message;
+  std::unique_ptr<HeadService> head_service;
+  if (options.head_service) {
+    auto started = options.head_service(board, run_dir);
+    if (!started) return fail("drk run", started.error());
+    head_service = std::move(*started);
+  }
   boost::asio::steady_timer publish_timer(io);
   std::function<void()> publish_processes = [&] {
     ProcessView head;
@@ -274,6 +280,7 @@ int run_head(const RunOptions& options) {
   io.run();
   if (inspection) inspection->reset();  // `drk top` sees the run end now, not after the summary
   host.drain(std::chrono::milliseconds{topology.supervision.drain_ms});
+  head_service.reset();
 
   if (outcome && !outcome->ok()) return fail("drk run", outcome->error());
   if (signal_exit_code != 0) return signal_exit_code;
@@ -326,6 +333,7 @@ int run_host(const HostArgs& args) {
   io.run();
   // SIGTERM is the supervisor's orderly stop: what the mailboxes already hold is handled first.
   host.drain(std::chrono::milliseconds{topology.supervision.drain_ms});
+  head_service.reset();
   return 0;
 }
 

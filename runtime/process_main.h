@@ -24,12 +24,28 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
 
 namespace drk::runtime {
+
+class InspectionBoard;
+
+// What an application runs in the head beside the run, for as long as the run lasts (drkernel's:
+// `drk run --dashboard`, an HTTP service). Destroyed when the run ends, before the summary.
+class HeadService {
+ public:
+  virtual ~HeadService() = default;
+};
+
+// Starts the head's service once the head's actors run, with the board inspection reads (it
+// outlives the service; every member is thread-safe) and the run's absolute directory. An error
+// stops the run before any child starts (exit code 1).
+using HeadServiceStart =
+    std::function<Result<std::unique_ptr<HeadService>>(const InspectionBoard& board, const std::string& run_dir)>;
 
 // The command lines that fill RunOptions and HostArgs: runtime/process_command_line.h.
 struct RunOptions {
@@ -38,6 +54,7 @@ struct RunOptions {
   bool fresh = false;                  // start over: remove what an earlier run left in RUN_DIR
   std::string executable;  // the program children run as `EXECUTABLE host ...`; empty: this one
   std::function<int(const std::string& run_dir)> summary;  // may be empty
+  HeadServiceStart head_service;                            // may be empty
 };
 
 int run_head(const RunOptions& options);

@@ -1,11 +1,19 @@
 #include "tools/drk/run_command.h"
 
+#include <CLI/CLI.hpp>
+
+#include <iostream>
 #include <memory>
 
+#include "runtime/command_line.h"
+#include "runtime/inspection/inspection_board.h"
+#include "runtime/log.h"
 #include "runtime/nodes/node_main.h"
 #include "runtime/process_command_line.h"
 #include "runtime/process_main.h"
 #include "tools/drk/commands.h"
+#include "tools/observe/dashboard_options.h"
+#include "tools/observe/dashboard_service.h"
 
 namespace drk::tools {
 namespace {
@@ -15,14 +23,64 @@ RunSummary& run_summary() {
   return summary;
 }
 
+struct DashboardArgs {
+  std::string address;  // [ADDR:]PORT; empty: no dashboard
+  std::string token_file;
+};
+
+// The dashboard as the head's service: it lives as long as the run.
+class DashboardHeadService : public runtime::HeadService {
+ public:
+  explicit DashboardHeadService(std::unique_ptr<observe::DashboardService> service) : service_(std::move(service)) {}
+
+ private:
+  std::unique_ptr<observe::DashboardService> service_;
+};
+
+runtime::HeadServiceStart dashboard_start(const observe::DashboardOptions& options) {
+  return [options](const runtime::InspectionBoard& board,
+                   const std::string& run_dir) -> Result<std::unique_ptr<runtime::HeadService>> {
+    auto service = observe::DashboardService::start(options, run_dir, [&board] { return board.view(); });
+    if (!service) return service.error();
+    std::cout << "dashboard: " << observe::dashboard_url(options.address, (*service)->port()) << std::endl;
+    return std::unique_ptr<runtime::HeadService>(std::make_unique<DashboardHeadService>(std::move(*service)));
+  };
+}
+
 }  // namespace
 
 void set_run_summary(RunSummary summary) { run_summary() = std::move(summary); }
 
 void add_run_commands(CLI::App& drk, Actions& actions) {
   auto run = std::make_shared<runtime::RunOptions>();
-  actions[runtime::add_run_command(drk, *run)] = [run] {
+  auto dashboard = std::make_shared<DashboardArgs>();
+  CLI::App* run_command = runtime::add_run_command(drk, *run);
+  run_command
+      ->add_option("--dashboard", dashboard->address,
+                   "serve the run's live dashboard, JSON and Prometheus /metrics over HTTP\n"
+                   "at [ADDR:]PORT (loopback unless ADDR says otherwise; port 0: a free one;\n"
+                   "docs/dashboard.md)")
+      ->type_name("[ADDR:]PORT")
+      ->check(runtime::checked_by([](const std::string& value) -> Status {
+        if (auto parsed = observe::parse_dashboard_address(value); !parsed) return parsed.error();
+        return {};
+      }));
+  run_command
+      ->add_option("--dashboard-token-file", dashboard->token_file,
+                   "a file holding the bearer token the dashboard requires (needed beyond\n"
+                   "loopback; or $DRK_DASHBOARD_TOKEN)")
+      ->type_name("FILE");
+  actions[run_command] = [run, dashboard] {
     run->summary = run_summary();
+    if (!dashboard->address.empty()) {
+      // Refused before the run starts: a dashboard beyond loopback without a token.
+      auto options = observe::dashboard_options(dashboard->address, dashboard->token_file);
+      if (!options) {
+        log::error() << "drk run: " << options.error().message;
+        return 1;
+      }
+      run->head_service = dashboard_start(*options);
+    }
     return runtime::run_head(*run);
   };
   auto host = std::make_shared<runtime::HostArgs>();
