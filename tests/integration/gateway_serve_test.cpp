@@ -6,7 +6,7 @@
 // knobs (num_correct_trials, num_perf_trials, num_warmup, timeout, enable_profiling) are applied;
 // every result reaches an open result stream. A gateway SIGKILLed with tasks queued and restarted
 // on the same state directory delivers their results. Against the real server: 413 for a body beyond the limit, 401 without the token of
-// --token-file. Needs a Python with torch (Debian's python3-torch, as kernelbench_eval_test).
+// --token-file, and its --dashboard beside it. Needs a Python with torch (Debian's python3-torch, as kernelbench_eval_test).
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -21,6 +21,7 @@
 #include <chrono>
 #include <csignal>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -290,8 +291,23 @@ DRK_TEST_CASE("a SIGKILLed drk serve restarted on its state directory delivers t
 DRK_TEST_CASE("the real server answers 401 without its token and 413 beyond its body limit") {
   RunDir dir;
   dir.write("token", "s3cret-token\n");
-  Server server(dir, {"--token-file", dir.file("token")}, "s3cret-token");
+  Server server(dir,
+                {"--token-file", dir.file("token"), "--dashboard", "127.0.0.1:0", "--dashboard-token-file",
+                 dir.file("token")},
+                "s3cret-token");
   DRK_CHECK(http_request(server.port(), "GET", "/health").status == 401);
+  // The dashboard beside it (docs/dashboard.md): the gateway's workers live, behind the token.
+  const std::regex url_line("dashboard: http://127\\.0\\.0\\.1:([0-9]+)/");
+  std::smatch match;
+  std::string output;
+  for (int attempt = 0; attempt < 100 && !std::regex_search(output = server.output(), match, url_line); ++attempt)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  DRK_REQUIRE_MESSAGE(!match.empty(), output);
+  const auto dashboard_port = static_cast<uint16_t>(std::stoi(match[1]));
+  DRK_CHECK(http_request(dashboard_port, "GET", "/api/snapshot").status == 401);
+  const auto snapshot = http_request(dashboard_port, "GET", "/api/snapshot", "", "s3cret-token");
+  DRK_REQUIRE(snapshot.status == 200);
+  DRK_CHECK_MESSAGE(snapshot.body.find("\"worker-0\"") != std::string::npos, snapshot.body);
   DRK_CHECK(http_request(server.port(), "GET", "/health", "", "wrong-token").status == 401);
   DRK_CHECK(http_request(server.port(), "POST", "/evaluate", request("no-token", kHonestRelu).dump()).status == 401);
   DRK_CHECK(server.get("/health").status == 200);

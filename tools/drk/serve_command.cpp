@@ -2,10 +2,14 @@
 // with KernelGYM's (docs/gateway.md; tools/gateway/). The topology gives the run directory (the
 // gateway's state lives in RUN_DIR/gateway: its task store and imported references), the device
 // (experiment.device), the reward's weights (experiment.reward) and the number of workers (its
-// evaluator actors' count). Runs until SIGINT or SIGTERM.
+// evaluator actors' count). Runs until SIGINT or SIGTERM. With --dashboard, the dashboard's
+// service (tools/observe/dashboard_service.h) shows the gateway's queue and workers as actors.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <csignal>
+#include <iostream>
 #include <memory>
 
 #include "actors/oracle/reward.h"
@@ -23,6 +27,9 @@
 #include "tools/gateway/evaluation_result.h"
 #include "tools/gateway/gateway.h"
 #include "tools/gateway/gateway_routes.h"
+#include "runtime/inspection/inspection_view.h"
+#include "tools/observe/dashboard_options.h"
+#include "tools/observe/dashboard_service.h"
 
 namespace drk::tools {
 namespace {
@@ -37,12 +44,55 @@ struct ServeArgs {
   std::string token_file;
   size_t queue_capacity = 256;
   size_t workers = 0;  // 0: the topology's evaluator count
+  std::string dashboard;  // [ADDR:]PORT; empty: none
+  std::string dashboard_token_file;
   evaluator::EngineOptions engine;
 };
 
 int fail(const std::string& message) {
   log::error() << "drk serve: " << message;
   return 1;
+}
+
+// The gateway as the dashboard's live view: its queue is the mailbox of an actor `gateway`, each
+// worker an Evaluator whose current handler is its task, all in this process.
+runtime::SystemView gateway_view(gateway::Gateway& gateway, const std::string& topology, const std::string& state_dir) {
+  runtime::SystemView view;
+  view.topology = topology;
+  view.run_dir = state_dir;
+  runtime::ProcessView process;
+  process.name = "serve";
+  process.pid = ::getpid();
+  view.processes.push_back(process);
+  const Json queue = gateway.queue_status().body;
+  runtime::ActorView front;
+  front.name = "gateway";
+  front.role = "gateway";
+  front.process = "serve";
+  front.pid = process.pid;
+  front.status = runtime::ActorStatus::running;
+  front.mailbox_depth = queue.value("queue_size", uint64_t{0});
+  front.mailbox_capacity = queue.value("capacity", uint64_t{0});
+  view.actors.push_back(front);
+  for (const Json& worker : gateway.workers_status().body["workers"]) {
+    runtime::ActorView actor;
+    actor.name = worker.value("worker_id", "");
+    actor.role = "evaluator";
+    actor.process = "serve";
+    actor.pid = process.pid;
+    const std::string state = worker.value("status", "");
+    actor.status = state == "starting"               ? runtime::ActorStatus::starting
+                   : state.rfind("failed", 0) == 0 ? runtime::ActorStatus::dead
+                                                     : runtime::ActorStatus::running;
+    actor.messages_handled = worker.value("tasks_evaluated", uint64_t{0});
+    if (worker["current_task"].is_string()) actor.current_handler = worker["current_task"].get<std::string>();
+    view.actors.push_back(actor);
+  }
+  view.training = "serving: " + std::to_string(queue.value("queue_size", 0)) + " queued, " +
+                  std::to_string(queue.value("running", 0)) + " running, " +
+                  std::to_string(queue.value("completed", 0)) + " completed, " +
+                  std::to_string(queue.value("failed", 0)) + " failed";
+  return view;
 }
 
 int serve(const ServeArgs& args) {
@@ -61,6 +111,12 @@ int serve(const ServeArgs& args) {
   auto required = runtime::http::required_token(args.listen, *token,
                                                 std::string("give --token-file FILE or set $") + kTokenVariable);
   if (!required) return fail(required.error().message);
+  std::optional<observe::DashboardOptions> dashboard;
+  if (!args.dashboard.empty()) {
+    auto options = observe::dashboard_options(args.dashboard, args.dashboard_token_file);
+    if (!options) return fail(options.error().message);
+    dashboard = *options;
+  }
   auto runner = compile::system_command_runner();
   auto python = find_python_with_torch(std::nullopt, *runner);
   if (!python) return fail(python.error().message);
@@ -91,9 +147,21 @@ int serve(const ServeArgs& args) {
   if (!server) return fail(server.error().message);
   log::info() << "drk serve: listening on http://" << args.listen << ":" << (*server)->port() << " ("
               << options.workers << " worker(s) on " << options.device << ", state in " << options.state_dir << ")";
+  std::unique_ptr<observe::DashboardService> dashboard_service;
+  if (dashboard) {
+    // The state directory holds no run's archive: the dashboard shows the gateway live, and its
+    // results are at /results and /metrics.
+    auto started = observe::DashboardService::start(*dashboard, options.state_dir, [&, name = topology->name] {
+      return gateway_view(**opened, name, options.state_dir);
+    });
+    if (!started) return fail(started.error().message);
+    dashboard_service = std::move(*started);
+    std::cout << "dashboard: " << observe::dashboard_url(dashboard->address, dashboard_service->port()) << std::endl;
+  }
   int received = 0;
   sigwait(&stop_signals, &received);
   log::info() << "drk serve: stopping (signal " << received << "); unfinished tasks resume at the next start";
+  dashboard_service.reset();
   server->reset();
   return 0;
 }
@@ -126,6 +194,16 @@ void add_serve_command(CLI::App& drk, Actions& actions) {
   serve_command->add_option("--workers", args->workers,
                             "evaluating threads, each with its own engine (default: the topology's evaluators)")
       ->type_name("N");
+  serve_command
+      ->add_option("--dashboard", args->dashboard,
+                   "serve the dashboard (the gateway's queue and workers live) at [ADDR:]PORT\n"
+                   "(loopback unless ADDR says otherwise; docs/dashboard.md)")
+      ->type_name("[ADDR:]PORT");
+  serve_command
+      ->add_option("--dashboard-token-file", args->dashboard_token_file,
+                   "a file holding the bearer token the dashboard requires (needed beyond\n"
+                   "loopback; or $DRK_DASHBOARD_TOKEN)")
+      ->type_name("FILE");
   add_engine_options(*serve_command, args->engine, /*memory_limit=*/true);
   actions[serve_command] = [args] { return serve(*args); };
 }

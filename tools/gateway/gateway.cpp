@@ -6,11 +6,11 @@
 #include <mutex>
 #include <random>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "runtime/metrics/prometheus_text.h"
 #include "tools/gateway/task_store.h"
 
 namespace drk::gateway {
@@ -51,7 +51,8 @@ struct Gateway::State {
   int64_t submitted = 0;
   int64_t rejected_full = 0;
   std::map<std::string, int64_t> finished;  // by status
-  double evaluation_seconds = 0;
+  // From a cached failure (milliseconds) to a long timing (minutes).
+  runtime::metrics::Histogram evaluation_seconds{{0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}};
   std::mt19937_64 ids{std::random_device{}()};
   std::vector<std::thread> threads;
 
@@ -146,7 +147,7 @@ struct Gateway::State {
     {
       std::lock_guard lock(mutex);
       ++finished[status];
-      evaluation_seconds += seconds;
+      evaluation_seconds.observe(seconds);
     }
     publish(text);
   }
@@ -327,34 +328,27 @@ Answer Gateway::workers_status() {
 
 std::string Gateway::metrics() {
   std::lock_guard lock(state_->mutex);
-  std::ostringstream text;
-  auto family = [&](const char* name, const char* type, const char* help) {
-    text << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
-  };
-  family("drk_gateway_tasks_submitted_total", "counter", "Tasks accepted since the gateway started.");
-  text << "drk_gateway_tasks_submitted_total " << state_->submitted << "\n";
-  family("drk_gateway_tasks_rejected_total", "counter", "Submissions refused since the gateway started.");
-  text << "drk_gateway_tasks_rejected_total{reason=\"queue_full\"} " << state_->rejected_full << "\n";
-  family("drk_gateway_tasks_finished_total", "counter", "Tasks finished since the gateway started, by status.");
+  runtime::metrics::PrometheusText text;
+  text.counter("drk_gateway_tasks_submitted_total", "Tasks accepted since the gateway started.");
+  text.sample({}, static_cast<double>(state_->submitted));
+  text.counter("drk_gateway_tasks_rejected_total", "Submissions refused since the gateway started.");
+  text.sample({{"reason", "queue_full"}}, static_cast<double>(state_->rejected_full));
+  text.counter("drk_gateway_tasks_finished_total", "Tasks finished since the gateway started, by status.");
   for (const char* status : {"completed", "failed", "cancelled"})
-    text << "drk_gateway_tasks_finished_total{status=\"" << status << "\"} "
-         << (state_->finished.contains(status) ? state_->finished.at(status) : 0) << "\n";
-  family("drk_gateway_queue_depth", "gauge", "Tasks waiting for a worker.");
-  text << "drk_gateway_queue_depth " << state_->queue.size() << "\n";
-  family("drk_gateway_queue_capacity", "gauge", "Queued tasks beyond which submissions get 429.");
-  text << "drk_gateway_queue_capacity " << state_->options.queue_capacity << "\n";
-  family("drk_gateway_workers", "gauge", "Workers by state.");
+    text.sample({{"status", status}}, static_cast<double>(state_->finished.contains(status) ? state_->finished.at(status) : 0));
+  text.gauge("drk_gateway_queue_depth", "Tasks waiting for a worker.");
+  text.sample({}, static_cast<double>(state_->queue.size()));
+  text.gauge("drk_gateway_queue_capacity", "Queued tasks beyond which submissions get 429.");
+  text.sample({}, static_cast<double>(state_->options.queue_capacity));
+  text.gauge("drk_gateway_workers", "Workers by state.");
   std::map<std::string, int> states{{"starting", 0}, {"idle", 0}, {"busy", 0}, {"failed", 0}};
   for (const auto& worker : state_->workers) ++states[worker.state.substr(0, worker.state.find(':'))];
-  for (const auto& [name, count] : states) text << "drk_gateway_workers{state=\"" << name << "\"} " << count << "\n";
-  family("drk_gateway_evaluation_seconds", "summary", "Time from a task's start to its result.");
-  int64_t evaluated = 0;
-  for (const auto& worker : state_->workers) evaluated += worker.evaluated;
-  text << "drk_gateway_evaluation_seconds_sum " << state_->evaluation_seconds << "\n"
-       << "drk_gateway_evaluation_seconds_count " << evaluated << "\n";
-  family("drk_gateway_stream_clients", "gauge", "Open result streams.");
-  text << "drk_gateway_stream_clients " << state_->streams.size() << "\n";
-  return text.str();
+  for (const auto& [name, count] : states) text.sample({{"state", name}}, count);
+  text.histogram_family("drk_gateway_evaluation_seconds", "Time from a task's start to its result.");
+  text.histogram({}, state_->evaluation_seconds);
+  text.gauge("drk_gateway_stream_clients", "Open result streams.");
+  text.sample({}, static_cast<double>(state_->streams.size()));
+  return text.text();
 }
 
 std::shared_ptr<runtime::http::EventStream> Gateway::subscribe() {

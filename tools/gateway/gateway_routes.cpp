@@ -57,7 +57,7 @@ runtime::http::Router gateway_router(Gateway& gateway) {
   router.add("GET", "/workers/status", plain(&Gateway::workers_status));
   router.add("GET", "/metrics", [&gateway](const HttpRequest&, const PathParameters&) {
     HttpResponse response;
-    response.content_type = "text/plain; version=0.0.4";
+    response.content_type = "text/plain; version=0.0.4; charset=utf-8";
     response.body = gateway.metrics();
     return response;
   });

@@ -2,7 +2,7 @@
 // evaluation engine (the engine's own path is tests/integration/gateway_serve_test.cpp): submit,
 // status and results; idempotent ids; batches; 429 with Retry-After when the queue is full;
 // DELETE of a queued task; a restart that loses no accepted task (queued or running); a result
-// pushed to an open stream; health, queue, workers and metrics; KernelGYM's knobs passed on as given.
+// pushed to an open stream; health, queue, workers and metrics (promtool accepts them); KernelGYM's knobs passed on as given.
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -12,6 +12,7 @@
 #include "runtime/http/http_server.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/http_test_client.h"
+#include "tests/support/promtool.h"
 #include "tests/support/run_dir.h"
 #include "tools/gateway/gateway.h"
 #include "tools/gateway/gateway_routes.h"
@@ -232,6 +233,11 @@ DRK_TEST_CASE("a full queue answers 429 with Retry-After; the same id again is i
   const std::string metrics = http_request(port, "GET", "/metrics").body;
   DRK_CHECK(metrics.find("drk_gateway_tasks_rejected_total{reason=\"queue_full\"} 1") != std::string::npos);
   DRK_CHECK(metrics.find("drk_gateway_queue_depth 2") != std::string::npos);
+  if (const auto checked = drk::testing::promtool_check(metrics)) {
+    DRK_CHECK_MESSAGE(checked->exit_code == 0, checked->output);
+  } else {
+    DRK_MESSAGE(drk::testing::kPromtoolMissing);
+  }
   gate.open();
 }
 
