@@ -9,9 +9,10 @@
 // step). It checks the children's heartbeats and handlers (heartbeat_monitor.h). Progress that
 // says finished stops the run in order: children first (SIGTERM, then SIGKILL
 // after supervision.drain_ms + 1 s), then the head's own actors (drained as below); then
-// `summary(run_dir)` runs and its value is the exit code. Exit codes: 0 (or the summary's), 1
-// when the run could not start or stopped with an error (the restart limit), 130 after SIGINT,
-// 143 after SIGTERM.
+// `summary(run_dir)` runs and its value is the exit code. An application's head_service (below)
+// starts once the head's actors run, before any child, and stops when the run ends, before the
+// summary. Exit codes: 0 (or the summary's), 1 when the run could not start or stopped with an
+// error (the restart limit), 130 after SIGINT, 143 after SIGTERM.
 //
 // run_host() is `drk host`: it hosts the actors of one process (from RUN_DIR/topology.yaml),
 // reporting to the head every supervision.heartbeat_ms, until SIGTERM or SIGINT; then it drains

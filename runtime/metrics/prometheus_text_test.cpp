@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "tests/doctest_drk.h"
 #include "tests/support/promtool.h"
@@ -15,6 +16,9 @@ namespace {
 using drk::runtime::metrics::format_value;
 using drk::runtime::metrics::Histogram;
 using drk::runtime::metrics::PrometheusText;
+
+// A histogram of `bounds` (a function, so that a braced list is the bounds, not a Histogram).
+Histogram bounded(std::vector<double> bounds) { return Histogram(std::move(bounds)); }
 
 // A text with one family of each kind, labels that need escaping included.
 PrometheusText every_kind() {
@@ -26,11 +30,11 @@ PrometheusText every_kind() {
   text.sample({{"actor", "evaluator-\"1\"\\\nx"}}, 3);
   text.gauge("drk_up", "One: the run answers.");
   text.sample({}, 1);
-  Histogram load({0.01, 0.1, 1});
+  Histogram load = bounded({0.01, 0.1, 1});
   for (double seconds : {0.005, 0.05, 0.05, 0.5, 7.0}) load.observe(seconds);
   text.histogram_family("drk_evaluation_phase_seconds", "Where an evaluation's time went,\nby phase.");
   text.histogram({{"phase", "load"}}, load);
-  text.histogram({{"phase", "timing"}}, Histogram({1}));
+  text.histogram({{"phase", "timing"}}, bounded({1}));
   return text;
 }
 
@@ -66,7 +70,7 @@ DRK_TEST_CASE("values are written as Prometheus reads them") {
 }
 
 DRK_TEST_CASE("a bucket's bound is inclusive") {
-  Histogram histogram({1, 2});
+  Histogram histogram = bounded({1, 2});
   histogram.observe(1);
   histogram.observe(2);
   histogram.observe(2.5);
@@ -86,11 +90,11 @@ DRK_TEST_CASE("names and uses that break the format are refused") {
   DOCTEST_CHECK_THROWS_AS(text.sample({{"__reserved", "x"}}, 1), std::invalid_argument);
   DOCTEST_CHECK_THROWS_AS(text.sample({{"a-b", "x"}}, 1), std::invalid_argument);
   DOCTEST_CHECK_THROWS_AS(text.sample({{"actor", "x"}, {"actor", "y"}}, 1), std::invalid_argument);
-  DOCTEST_CHECK_THROWS_AS(text.histogram({}, Histogram({1})), std::invalid_argument);
+  DOCTEST_CHECK_THROWS_AS(text.histogram({}, bounded({1})), std::invalid_argument);
   text.histogram_family("drk_seconds", "Seconds.");
-  DOCTEST_CHECK_THROWS_AS(text.histogram({{"le", "1"}}, Histogram({1})), std::invalid_argument);
+  DOCTEST_CHECK_THROWS_AS(text.histogram({{"le", "1"}}, bounded({1})), std::invalid_argument);
   DOCTEST_CHECK_THROWS_AS(text.gauge("drk_seconds_count", "a histogram's series"), std::invalid_argument);
-  DOCTEST_CHECK_THROWS_AS(Histogram({2, 1}), std::invalid_argument);
+  DOCTEST_CHECK_THROWS_AS(bounded({2, 1}), std::invalid_argument);
 }
 
 DRK_TEST_CASE("promtool check metrics accepts the writer's text") {

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "actors/oracle/reward.h"
 #include "kernels/catalog/task.h"

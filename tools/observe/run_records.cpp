@@ -157,7 +157,7 @@ Status RunRecords::read_steps() {
   if (!query.prepared()) return {};
   // The last step read is read again: a step recorded twice (after a restart) replaces itself.
   const uint32_t from = steps_.empty() ? 0 : steps_.back().step;
-  query.bind(1, from);
+  query.bind(1, static_cast<int64_t>(from));
   while (!steps_.empty() && steps_.back().step >= from) steps_.pop_back();
   int status;
   while ((status = query.step()) == SQLITE_ROW) {
