@@ -29,6 +29,8 @@ void register_roles() {
                            oracle::oracle_experiment_keys(), learner::learner_experiment_keys()}) {
     runtime::register_experiment_keys(keys);
   }
+  // `drk run`'s dashboard when --dashboard does not give one (tools/drk/run_command.cpp).
+  runtime::register_experiment_keys({{"dashboard", runtime::ValueKind::text, "127.0.0.1:8080"}});
   runtime::register_experiment_check(generator::generator_experiment_check);
   runtime::register_experiment_check(evaluator::evaluator_experiment_check);
   runtime::register_experiment_check(learner::learner_experiment_check);

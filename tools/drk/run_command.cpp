@@ -4,6 +4,9 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
+
+#include <yaml-cpp/yaml.h>
 
 #include "runtime/command_line.h"
 #include "runtime/inspection/inspection_board.h"
@@ -37,12 +40,29 @@ class DashboardHeadService : public runtime::HeadService {
   std::unique_ptr<observe::DashboardService> service_;
 };
 
-runtime::HeadServiceStart dashboard_start(const observe::DashboardOptions& options) {
-  return [options](const runtime::InspectionBoard& board,
-                   const std::string& run_dir) -> Result<std::unique_ptr<runtime::HeadService>> {
-    auto service = observe::DashboardService::start(options, run_dir, [&board] { return board.view(); });
+// The experiment's `dashboard: [ADDR:]PORT` in the resolved topology, or "" when it has none.
+std::string experiment_dashboard(const std::string& run_dir) {
+  const YAML::Node topology = YAML::LoadFile(run_dir + "/topology.yaml");
+  const YAML::Node address = topology["experiment"]["dashboard"];
+  return address && address.IsScalar() ? address.Scalar() : "";
+}
+
+// The dashboard as the head's service, at `given` (--dashboard) or else at the experiment's
+// `dashboard:`; none without either.
+runtime::HeadServiceStart dashboard_start(std::optional<observe::DashboardOptions> given, std::string token_file) {
+  return [given, token_file](const runtime::InspectionBoard& board,
+                             const std::string& run_dir) -> Result<std::unique_ptr<runtime::HeadService>> {
+    std::optional<observe::DashboardOptions> options = given;
+    if (!options) {
+      const std::string address = experiment_dashboard(run_dir);
+      if (address.empty()) return std::unique_ptr<runtime::HeadService>();
+      auto configured = observe::dashboard_options(address, token_file);
+      if (!configured) return make_error(configured.error().code, "experiment.dashboard: " + configured.error().message);
+      options = *configured;
+    }
+    auto service = observe::DashboardService::start(*options, run_dir, [&board] { return board.view(); });
     if (!service) return service.error();
-    std::cout << "dashboard: " << observe::dashboard_url(options.address, (*service)->port()) << std::endl;
+    std::cout << "dashboard: " << observe::dashboard_url(options->address, (*service)->port()) << std::endl;
     return std::unique_ptr<runtime::HeadService>(std::make_unique<DashboardHeadService>(std::move(*service)));
   };
 }
@@ -72,6 +92,7 @@ void add_run_commands(CLI::App& drk, Actions& actions) {
       ->type_name("FILE");
   actions[run_command] = [run, dashboard] {
     run->summary = run_summary();
+    std::optional<observe::DashboardOptions> given;
     if (!dashboard->address.empty()) {
       // Refused before the run starts: a dashboard beyond loopback without a token.
       auto options = observe::dashboard_options(dashboard->address, dashboard->token_file);
@@ -79,8 +100,9 @@ void add_run_commands(CLI::App& drk, Actions& actions) {
         log::error() << "drk run: " << options.error().message;
         return 1;
       }
-      run->head_service = dashboard_start(*options);
+      given = *options;
     }
+    run->head_service = dashboard_start(given, dashboard->token_file);
     return runtime::run_head(*run);
   };
   auto host = std::make_shared<runtime::HostArgs>();
