@@ -1,7 +1,8 @@
 // `drk run --dashboard` as a person and a scraper meet it: the quickstart with two steps on a free
 // loopback port; the URL it prints answers the snapshot, server-sent events push it as the run
 // goes (the archive's evaluations reach them), and promtool accepts /metrics. A dashboard beyond
-// loopback without a token is refused before the run starts.
+// loopback without a token is refused before the run starts (given by --dashboard or by the
+// experiment's `dashboard:`).
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -97,7 +98,7 @@ DRK_TEST_CASE("drk run --dashboard serves the run's snapshot, pushes it as it ch
   DRK_CHECK(run.exit_code() == 130);
 }
 
-DRK_TEST_CASE("drk run --dashboard beyond loopback without a token is refused before the run starts") {
+DRK_TEST_CASE("drk run with a dashboard beyond loopback and no token is refused before the run starts") {
   RunDir dir;
   ::unsetenv("DRK_DASHBOARD_TOKEN");
   const auto ran = drk::testing::run_program(
@@ -107,4 +108,12 @@ DRK_TEST_CASE("drk run --dashboard beyond loopback without a token is refused be
   DRK_CHECK(ran.exit_code == 1);
   DRK_CHECK(ran.output.find("--dashboard-token-file") != std::string::npos);
   DRK_CHECK_FALSE(std::filesystem::exists(dir.file("run/topology.yaml")));
+  // The same address given by the experiment: refused before any child starts.
+  const auto configured = drk::testing::run_program(
+      dir, DRK_BINARY,
+      {"run", std::string(DRK_SOURCE_DIR) + "/configs/quickstart.yaml", "--set", "run_dir=" + dir.file("run"), "--set",
+       "experiment.dashboard=0.0.0.0:0"});
+  DRK_CHECK(configured.exit_code == 1);
+  DRK_CHECK_MESSAGE(configured.output.find("experiment.dashboard: ") != std::string::npos, configured.output);
+  DRK_CHECK(configured.output.find("--dashboard-token-file") != std::string::npos);
 }
