@@ -57,20 +57,6 @@ std::vector<std::string> split_checks(const std::string& text) {
   return checks;
 }
 
-std::vector<std::string> read_experiment_tasks(const std::string& run_dir) {
-  std::vector<std::string> tasks;
-  try {
-    const YAML::Node topology = YAML::LoadFile(run_dir + "/topology.yaml");
-    const YAML::Node listed = topology["experiment"]["tasks"];
-    if (listed && listed.IsSequence())
-      for (const auto& task : listed)
-        if (task.IsScalar()) tasks.push_back(task.Scalar());
-  } catch (const YAML::Exception&) {
-    // A run directory without its topology yet: the tasks are those recorded.
-  }
-  return tasks;
-}
-
 }  // namespace
 
 const char* outcome_name(Outcome outcome) {
@@ -92,6 +78,25 @@ Outcome EvaluationRecord::outcome() const {
 RunRecords::RunRecords(std::string run_dir) : run_dir_(std::move(run_dir)) {}
 RunRecords::~RunRecords() = default;
 
+void RunRecords::read_topology() {
+  try {
+    const YAML::Node topology = YAML::LoadFile(run_dir_ + "/topology.yaml");
+    const YAML::Node experiment = topology["experiment"];
+    if (!experiment || !experiment.IsMap()) {
+      read_topology_ = true;
+      return;
+    }
+    if (const YAML::Node tasks = experiment["tasks"]; tasks && tasks.IsSequence())
+      for (const auto& task : tasks)
+        if (task.IsScalar()) experiment_tasks_.push_back(task.Scalar());
+    if (const YAML::Node steps = experiment["steps"]; steps && steps.IsScalar()) planned_steps_ = steps.as<uint32_t>();
+    read_topology_ = true;
+  } catch (const YAML::Exception&) {
+    // No topology yet (or one being written): read again at the next refresh.
+    experiment_tasks_.clear();
+  }
+}
+
 bool RunRecords::open_if_present() {
   if (db_) return true;
   const std::string path = archivist::Archive::default_path(run_dir_);
@@ -106,7 +111,7 @@ bool RunRecords::open_if_present() {
 }
 
 Status RunRecords::refresh() {
-  if (experiment_tasks_.empty()) experiment_tasks_ = read_experiment_tasks(run_dir_);
+  if (!read_topology_) read_topology();
   if (!open_if_present()) return {};
   if (auto read = read_candidates(); !read) return read;
   return read_steps();

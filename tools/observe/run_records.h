@@ -1,6 +1,6 @@
 // RunRecords: what a run's archive (RUN_DIR/archive.sqlite, actors/archivist/archive.h) has
 // recorded so far, read while the Archivist writes it: every evaluated candidate and every step,
-// and the run's tasks (RUN_DIR/topology.yaml's experiment.tasks). The dashboard's snapshot
+// and the run's tasks and steps (RUN_DIR/topology.yaml's experiment.tasks and .steps). The dashboard's snapshot
 // (run_snapshot.h) and /metrics (run_metrics.h) are computed from it.
 //
 // refresh() reads only what is new: candidates past the last rowid read (a candidate recorded
@@ -87,6 +87,8 @@ class RunRecords {
   const std::vector<StepRecord>& steps() const { return steps_; }
   // experiment.tasks of RUN_DIR/topology.yaml; empty when it names none.
   const std::vector<std::string>& experiment_tasks() const { return experiment_tasks_; }
+  // experiment.steps of RUN_DIR/topology.yaml; 0 when it does not say.
+  uint32_t planned_steps() const { return planned_steps_; }
   // The source of a recorded candidate (read once, then kept); "" when unknown.
   std::string source_of(const std::string& candidate_id);
 
@@ -94,6 +96,7 @@ class RunRecords {
   struct Closer {
     void operator()(sqlite3* db) const { sqlite3_close(db); }
   };
+  void read_topology();
   bool open_if_present();
   Status read_candidates();
   Status read_steps();
@@ -104,6 +107,8 @@ class RunRecords {
   std::map<std::string, EvaluationRecord> evaluations_;
   std::vector<StepRecord> steps_;
   std::vector<std::string> experiment_tasks_;
+  uint32_t planned_steps_ = 0;
+  bool read_topology_ = false;
   std::map<std::string, std::string> sources_;
 };
 

@@ -179,6 +179,7 @@ Json run_snapshot(RunRecords& records, const runtime::SystemView& system, int64_
                      {"run_dir", records.run_dir()},
                      {"now_unix_ms", now_unix_ms},
                      {"finished", !records.steps().empty() && records.steps().back().finished},
+                     {"steps_planned", records.planned_steps()},
                      {"training", system.training}};
   snapshot["steps"] = steps_json(records, tasks.size());
   snapshot["outcomes"] = outcomes_json(counts);

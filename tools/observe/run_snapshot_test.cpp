@@ -64,7 +64,7 @@ DRK_TEST_CASE("a run without an archive yet is a snapshot with nothing recorded"
 
 DRK_TEST_CASE("the snapshot counts outcomes, reasons, Fast@p by step, best kernels and Evaluator use from the archive") {
   RunDir dir;
-  dir.write("run/topology.yaml", "name: t\nexperiment:\n  tasks: [relu, softmax, matmul, gelu]\n");
+  dir.write("run/topology.yaml", "name: t\nexperiment:\n  steps: 2\n  tasks: [relu, softmax, matmul, gelu]\n");
   const std::string run_dir = dir.file("run");
   auto archive = Archive::open(Archive::default_path(run_dir));
   DRK_REQUIRE(archive.ok());
@@ -79,6 +79,7 @@ DRK_TEST_CASE("the snapshot counts outcomes, reasons, Fast@p by step, best kerne
   RunRecords records(run_dir);
   DRK_REQUIRE(records.refresh().ok());
   auto snapshot = run_snapshot(records, live_view(), 1);
+  DRK_CHECK(snapshot["run"]["steps_planned"] == 2);
   DRK_CHECK(snapshot["outcomes"]["correct"] == 1);
   DRK_CHECK(snapshot["outcomes"]["hacked"] == 1);
   DRK_CHECK(snapshot["outcomes"]["failed"] == 1);
