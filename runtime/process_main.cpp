@@ -333,7 +333,6 @@ int run_host(const HostArgs& args) {
   io.run();
   // SIGTERM is the supervisor's orderly stop: what the mailboxes already hold is handled first.
   host.drain(std::chrono::milliseconds{topology.supervision.drain_ms});
-  head_service.reset();
   return 0;
 }
 
