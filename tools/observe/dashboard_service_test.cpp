@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "actors/archivist/archive.h"
 #include "tests/doctest_drk.h"
@@ -51,6 +52,7 @@ DRK_TEST_CASE("the dashboard serves its page, the snapshot, /metrics, and pushes
   DRK_REQUIRE(first.has_value());
   DRK_CHECK(nlohmann::json::parse(*first)["outcomes"]["correct"] == 0);
   // The run's Archivist starts and records a candidate: the next event has it.
+  std::filesystem::create_directories(run_dir);
   auto archive = drk::archivist::Archive::open(drk::archivist::Archive::default_path(run_dir));
   DRK_REQUIRE(archive.ok());
   drk::testing::record_scored(*archive, {.id = "s0/relu/0/t1", .task = "relu"});
