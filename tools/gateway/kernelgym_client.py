@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 
 
 def call(url, method="GET", body=None, token=None, timeout_s=30.0):
@@ -85,11 +86,13 @@ def main():
         with open(path) as file:
             candidates.append((backend, path, file.read()))
 
+    # Ids are idempotency keys: two runs of this client must never share one (a time in seconds did).
+    run_id = uuid.uuid4().hex[:12]
     try:
         ids = []
         for number, (backend, path, kernel_code) in enumerate(candidates):
             ids.append(submit(args.url, args.token, {
-                "task_id": f"kernelgym-client-{int(time.time())}-{number}",
+                "task_id": f"kernelgym-client-{run_id}-{number}",
                 "reference_code": reference_code, "kernel_code": kernel_code, "backend": backend,
                 "entry_point": "Model", "num_correct_trials": args.num_correct_trials,
                 "num_perf_trials": args.num_perf_trials}))
