@@ -298,6 +298,7 @@ DRK_TEST_CASE("the real server answers 401 without its token and 413 beyond its 
   DRK_CHECK(declared_body_status(server.port(), 64 << 20) == 413);
 }
 
+// With --enable-profiling the client also fails a result without metadata.profile.
 DRK_TEST_CASE("KernelGYM's documented API, as tools/gateway/kernelgym_client.py speaks it, gets PyTorch and C++ correct") {
   RunDir dir;
   Server server(dir);
@@ -307,7 +308,8 @@ DRK_TEST_CASE("KernelGYM's documented API, as tools/gateway/kernelgym_client.py 
                          root + "/tests/corpus/kernelbench/level1/19_ReLU.py", "--candidate",
                          "pytorch=" + root + "/tests/candidates/kernelbench/relu_pytorch.py", "--candidate",
                          "cpp=" + root + "/tests/candidates/kernelbench/relu_cpp.py", "--num-correct-trials", "2",
-                         "--num-perf-trials", "10", "--poll-s", "0.2", "--expect-correct"},
+                         "--num-perf-trials", "10", "--num-warmup", "3", "--enable-profiling", "--poll-s", "0.2",
+                         "--expect-correct"},
                         dir.file("client-output.txt"));
   DRK_REQUIRE_MESSAGE(client.wait_for(600'000), dir.read("client-output.txt"));
   const std::string output = dir.read("client-output.txt");
@@ -315,4 +317,5 @@ DRK_TEST_CASE("KernelGYM's documented API, as tools/gateway/kernelgym_client.py 
   DRK_CHECK_MESSAGE(output.find("pytorch") != std::string::npos, output);
   DRK_CHECK_MESSAGE(output.find("cpp") != std::string::npos, output);
   DRK_CHECK_MESSAGE(output.find("correctness=False") == std::string::npos, output);
+  DRK_CHECK_MESSAGE(output.find("profile: {") != std::string::npos, output);
 }
