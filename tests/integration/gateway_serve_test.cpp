@@ -303,7 +303,7 @@ DRK_TEST_CASE("KernelGYM's documented API, as tools/gateway/kernelgym_client.py 
   RunDir dir;
   Server server(dir);
   const std::string root = DRK_SOURCE_DIR;
-  SpawnedProgram client({"python3", root + "/tools/gateway/kernelgym_client.py", "--url",
+  SpawnedProgram client({"/usr/bin/env", "python3", root + "/tools/gateway/kernelgym_client.py", "--url",
                          "http://127.0.0.1:" + std::to_string(server.port()), "--reference",
                          root + "/tests/corpus/kernelbench/level1/19_ReLU.py", "--candidate",
                          "pytorch=" + root + "/tests/candidates/kernelbench/relu_pytorch.py", "--candidate",
