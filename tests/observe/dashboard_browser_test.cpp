@@ -111,13 +111,21 @@ class DashboardFixture {
     server_ = std::move(*server);
   }
 
-  ~DashboardFixture() {
+  ~DashboardFixture() { end_streams(); }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()) + "/"; }
+
+  // Ends every event stream, as a head that restarts its service would.
+  void end_streams() {
     std::lock_guard lock(mutex_);
     for (auto& weak : streams_)
       if (auto stream = weak.lock()) stream->close();
   }
 
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()) + "/"; }
+  size_t streams_opened() {
+    std::lock_guard lock(mutex_);
+    return streams_.size();
+  }
 
   void publish(const Json& snapshot) {
     std::lock_guard lock(mutex_);
@@ -210,14 +218,20 @@ DRK_TEST_CASE("headless Chromium draws the run's snapshot, then each snapshot th
   std::ofstream(screenshot, std::ios::binary) << *png;
   DRK_MESSAGE("the dashboard's screenshot: " << screenshot);
 
+  // A stream that ends is opened again by the browser, which then gets the current snapshot.
+  dashboard.end_streams();
+  reach(browser, "document.body.dataset.updates >= 5 && document.body.dataset.connection == 'live'");
+  DRK_CHECK(dashboard.streams_opened() == 2);
+  DRK_CHECK(page_value(browser, "document.body.dataset.steps") == "6");
+
   // A sparse snapshot (a run just started) and one of the wrong types are drawn as "none yet".
   dashboard.publish({{"run", {{"topology", "quickstart"}}}, {"steps", Json::array()}});
-  reach(browser, "document.body.dataset.updates >= 5 && document.body.dataset.steps == 0");
+  reach(browser, "document.body.dataset.updates >= 6 && document.body.dataset.steps == 0");
   DRK_CHECK(chart_points(browser, "chart-reward") == 0);
   DRK_CHECK(chart_points(browser, "chart-fastp") == 0);
   dashboard.publish({{"steps", {{{"step", "one"}, {"fast_p", nullptr}}}}, {"tasks", {nullptr, 5}}, {"actors", "none"},
                      {"outcomes", {{"correct", "many"}}}, {"nodes", {{{"name", {{"nested", true}}}}}}});
-  reach(browser, "document.body.dataset.updates >= 6");
+  reach(browser, "document.body.dataset.updates >= 7");
   DRK_CHECK(chart_points(browser, "chart-reward") == 0);
   DRK_CHECK(page_value(browser, "document.getElementById('problem').hidden") == true);
 }

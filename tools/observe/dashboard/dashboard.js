@@ -221,23 +221,54 @@
       card('dead letters', String(dead), counted(list(snapshot.actors).length, 'actor')));
   }
 
+  // The charts of the step fields, in the order of the page: id, caption, note, and
+  // series(steps) -> [{name, points}] with the chart's options.
+  const share = (y) => (y * 100).toFixed(0) + '%';
+  const per_step = (steps, name, field) => [{ name, points: steps.map((s) => [number(s.step), number(s[field])]) }];
+  const CHARTS = [
+    {
+      id: 'chart-reward', caption: 'Mean reward per step',
+      series: (steps) => per_step(steps, 'mean reward', 'mean_reward'),
+      options: { format: (y) => y.toFixed(2), floor: 0 },
+    },
+    {
+      id: 'chart-speedup', caption: 'Best speedup per step', note: '(dashed: the reference, 1\u00d7)',
+      series: (steps) => per_step(steps, 'best speedup', 'best_speedup'),
+      options: { format: (y) => y.toFixed(1) + '\u00d7', floor: 0, reference: 1 },
+    },
+    {
+      id: 'chart-fastp', caption: 'Fast@p over time', note: '(share of tasks correct and p\u00d7 faster)',
+      series: (steps) => [...new Set(steps.flatMap((s) => Object.keys(record(s.fast_p))))]
+        .sort((a, b) => parseFloat(a) - parseFloat(b))
+        .map((p) => ({ name: 'Fast@' + p, points: steps.map((s) => [number(s.step), number(record(s.fast_p)[p])]) })),
+      options: { format: share, fraction: true },
+    },
+    {
+      id: 'chart-correct', caption: 'Correct share per step',
+      series: (steps) => per_step(steps, 'correct share', 'correct_fraction'),
+      options: { format: share, fraction: true },
+    },
+    {
+      id: 'chart-seconds', caption: 'Seconds per step',
+      series: (steps) => per_step(steps, 'seconds', 'seconds'),
+      options: { format: (y) => Number(y.toFixed(2)) + ' s', floor: 0 },
+    },
+  ];
+
+  function add_chart_panels() {
+    const curves = document.getElementById('curves');
+    for (const chart of CHARTS) {
+      const plot = vector('svg', { id: chart.id, class: 'plot', 'data-points': 0 });
+      const note = chart.note ? element('small', {}, chart.note) : null;
+      const caption = element('figcaption', {}, chart.caption, note ? ' ' : null, note);
+      curves.insertBefore(element('figure', { class: 'panel chart' }, caption, plot, element('div', { class: 'legend' })),
+        curves.lastElementChild);
+    }
+  }
+
   function render_charts(snapshot) {
     const steps = list(snapshot.steps).map(record);
-    const per_step = (field) => steps.map((s) => [number(s.step), number(s[field])]);
-    line_chart('chart-reward', [{ name: 'mean reward', points: per_step('mean_reward') }],
-      { format: (y) => y.toFixed(2), floor: 0 });
-    line_chart('chart-speedup', [{ name: 'best speedup', points: per_step('best_speedup') }],
-      { format: (y) => y.toFixed(1) + '\u00d7', floor: 0, reference: 1 });
-    const thresholds = [...new Set(steps.flatMap((s) => Object.keys(record(s.fast_p))))]
-      .sort((a, b) => parseFloat(a) - parseFloat(b));
-    line_chart('chart-fastp', thresholds.map((p) => ({
-      name: 'Fast@' + p,
-      points: steps.map((s) => [number(s.step), number(record(s.fast_p)[p])]),
-    })), { format: (y) => (y * 100).toFixed(0) + '%', fraction: true });
-    line_chart('chart-correct', [{ name: 'correct share', points: per_step('correct_fraction') }],
-      { format: (y) => (y * 100).toFixed(0) + '%', fraction: true });
-    line_chart('chart-seconds', [{ name: 'seconds', points: per_step('seconds') }],
-      { format: (y) => y.toFixed(y < 10 ? 1 : 0) + ' s', floor: 0 });
+    for (const chart of CHARTS) line_chart(chart.id, chart.series(steps), chart.options);
   }
 
   function render_outcomes(snapshot) {
@@ -441,6 +472,9 @@
     };
   }
 
+  // A fault of the page itself shows where a reader (and a test) sees it.
+  window.addEventListener('error', (event) => problem('the page failed: ' + event.message));
+  add_chart_panels();
   render({}, false);
   fetch('api/snapshot' + query, { cache: 'no-store' })
     .then((answer) => (answer.ok ? answer.json() : Promise.reject(new Error('HTTP ' + answer.status))))
