@@ -35,8 +35,14 @@ constexpr std::chrono::seconds kPageTimeout{60};
 const std::string kHostileSource =
     "<script>document.body.dataset.injected = 'script'</script>\n"
     "<img src=x onerror=\"document.body.dataset.injected = 'img'\">\n"
-    "__global__ void relu(const float* x, float* y, int n) { if (n > 0 && x[0] < 1) y[0] = x[0]; }\n";
+    "float softmax(const float* x, int n);\n";
 const std::string kHostileTask = "softmax <b onclick=\"alert(1)\">bold</b>";
+const std::string kReluSource =
+    "#include \"drk_kernel.h\"\n\n"
+    "__global__ void relu_kernel(const float* x, float* y, int64_t n) {\n"
+    "  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;\n"
+    "  if (i < n) y[i] = x[i] > 0.f ? x[i] : 0.f;\n"
+    "}\n";
 
 // A run's snapshot after `steps` steps, with every field of the dashboard's JSON (docs/dashboard.md).
 Json snapshot(int steps) {
@@ -60,9 +66,9 @@ Json snapshot(int steps) {
        {{{"check", "results_cached"}, {"count", 2 * steps}}, {{"check", "static.process"}, {"count", steps}}}},
       {"tasks",
        {{{"task", "relu"}, {"best_speedup", 1.9}, {"candidate_id", "s4/relu/2"}, {"language", "cuda"},
-         {"verdict", "correct"}, {"failed_checks", Json::array()}, {"source", kHostileSource}},
+         {"verdict", "correct"}, {"failed_checks", Json::array()}, {"source", kReluSource}},
         {{"task", kHostileTask}, {"best_speedup", 0.7}, {"candidate_id", "s2/softmax/1"}, {"language", "cpp"},
-         {"verdict", "hacked"}, {"failed_checks", {"results_cached"}}, {"source", "float softmax();"}}}},
+         {"verdict", "hacked"}, {"failed_checks", {"results_cached"}}, {"source", kHostileSource}}}},
       {"evaluators",
        {{{"name", "evaluator.0"}, {"evaluations", 57 * steps}, {"utilisation", 0.81}, {"gpu_busy_fraction", 0.64}}}},
       {"compile_cache", {{"hits", 30 * steps}, {"misses", 12}}},
@@ -201,7 +207,7 @@ DRK_TEST_CASE("headless Chromium draws the run's snapshot, then each snapshot th
   DRK_CHECK(page_value(browser, "document.getElementById('summary').textContent.includes('285')") == true);
 
   // The model's source and the task's name are shown as they are, and nothing in them ran.
-  DRK_CHECK(page_value(browser, "document.querySelector('#tasks pre.source').textContent") == kHostileSource);
+  DRK_CHECK(page_value(browser, "document.querySelectorAll('#tasks pre.source')[1].textContent") == kHostileSource);
   DRK_CHECK(page_value(browser, "document.querySelectorAll('#tasks .task-name')[1].textContent") == kHostileTask);
   DRK_CHECK(page_value(browser, "document.querySelectorAll('#tasks img, #tasks b, main script').length") == 0);
   DRK_CHECK(page_value(browser, "document.body.dataset.injected === undefined") == true);

@@ -98,17 +98,21 @@ class HeadlessChromium {
     return value.contains("value") ? value["value"] : Json();
   }
 
-  // Waits until `condition`, a JavaScript expression, is true in the page: a timeout error after
-  // `timeout`, naming the condition.
+  // Waits until `condition`, a JavaScript expression, is true in the page; while the page loads
+  // the condition may throw (no <body> yet), which counts as false. A timeout error after
+  // `timeout` names the condition and what it last threw.
   Status wait_until(const std::string& condition, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string thrown;
     while (true) {
       auto value = evaluate("Boolean(" + condition + ")");
-      if (!value) return value.error();
-      if (*value == true) return {};
+      if (!value && value.error().code != Errc::protocol_error) return value.error();
+      if (value && *value == true) return {};
+      if (!value) thrown = value.error().message;
       if (std::chrono::steady_clock::now() >= deadline) {
         return make_error(Errc::timeout, "the page did not reach `" + condition + "` within " +
-                                             std::to_string(timeout.count()) + " ms");
+                                             std::to_string(timeout.count()) + " ms" +
+                                             (thrown.empty() ? "" : "; it last threw: " + thrown));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
