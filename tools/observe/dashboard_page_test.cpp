@@ -2,10 +2,12 @@
 // the script inlined, and asks the network for nothing but the head's own API.
 #include "tools/observe/dashboard_page.h"
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "tests/doctest_drk.h"
 
@@ -33,7 +35,13 @@ DRK_TEST_CASE("the embedded page is index.html with dashboard.css and dashboard.
                       "<style>\n" + read_file("dashboard.css") + "</style>");
   expected = replaced(expected, "<script src=\"dashboard.js\"></script>",
                       "<script>\n" + read_file("dashboard.js") + "</script>");
-  DRK_CHECK(drk::observe::dashboard_page_html() == expected);
+  const std::string_view page = drk::observe::dashboard_page_html();
+  const auto differs = std::mismatch(page.begin(), page.end(), expected.begin(), expected.end()).first;
+  const size_t at = static_cast<size_t>(differs - page.begin());
+  const bool same = page == expected;  // a bool: doctest would print both pages
+  DRK_CHECK_MESSAGE(same, "the embedded page (" << page.size() << " bytes, expected " << expected.size()
+                                         << ") differs from byte " << at << ": \"" << page.substr(at, 40)
+                                         << "\"; rebuild drk_dashboard_page");
 }
 
 DRK_TEST_CASE("the embedded page loads nothing from elsewhere: every src and href is inline data") {
