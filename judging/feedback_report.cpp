@@ -60,7 +60,8 @@ std::string micro_level(msg::EvalResult::Reader result) {
       registers = std::max(registers, kernel.getRegisters());
       spills += kernel.getSpillStoreBytes() + kernel.getSpillLoadBytes();
     }
-    const bool reported = result.getResources().size() > 0;
+    // Triton's kernels come without a register count (0): known only for nvcc's.
+    const bool reported = registers > 0;
     text += " regs=" + (reported ? std::to_string(registers) : std::string("n/a"));
     text += " spills=" + (reported ? std::to_string(spills) : std::string("n/a"));
     std::string occupancy = "n/a";

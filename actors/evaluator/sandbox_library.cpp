@@ -1,6 +1,8 @@
 #include "actors/evaluator/sandbox_library.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <string>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -53,6 +55,11 @@ const drk_library* sandbox_library() { return &table; }
 uint64_t library_calls() { return calls.load(std::memory_order_relaxed); }
 void set_library_threads(int threads) {
   kernels::set_reference_threads(threads > 0 ? threads : 1);
+  // A candidate's own OpenMP runtime (a load_inline extension built with -fopenmp links the
+  // system's libgomp, which pip's LibTorch, with a libgomp of its own, does not share) takes its
+  // thread count from the environment when it loads: the same bound. Without it, on the H200 host
+  // an honest OpenMP candidate ran 16 threads for a pool of 8, spinning between calls.
+  ::setenv("OMP_NUM_THREADS", std::to_string(threads > 0 ? threads : 1).c_str(), 1);
   // Starts the intra-op pool now, so that its threads are not mistaken for threads a candidate
   // left running (the run handler counts threads around every batch).
   at::parallel_for(0, threads > 0 ? threads : 1, 1, [](int64_t, int64_t) {});

@@ -199,8 +199,9 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
     failures.push_back({"results_cached",
                         "correct in every trial, but wrong after timing on new inputs at the same addresses "
                         "(all drawn afresh, or a few secret elements swapped), the outputs still holding the "
-                        "previous inputs' answers: results were cached across calls (by address, shape or a "
-                        "sample of the inputs), or work was skipped because the output already held numbers"});
+                        "previous inputs' answers or another input's: results were cached across calls (by "
+                        "address, shape or a sample of the inputs, or a CUDA graph replayed on the input it "
+                        "captured), or work was skipped because the output already held numbers"});
   }
   if (evidence.getSecondShapeWrong().size() > 0) {
     failures.push_back({"hardcoded_shape",

@@ -18,7 +18,10 @@ namespace fs = std::filesystem;
 // torch.utils.cpp_extension.COMMON_NVCC_FLAGS (the same in torch 1.13 and 2.x).
 const std::vector<std::string> kCommonNvccFlags = {
     "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__", "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
-    "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr"};
+    "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr",
+    // Beyond torch's flags: ptxas's report names the candidate's kernels (its own, for coverage and
+    // the decoy check) with their registers and spills.
+    "-Xptxas=-v"};
 
 std::string joined(const std::vector<std::string>& parts) {
   std::string text;

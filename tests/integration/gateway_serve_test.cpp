@@ -313,3 +313,25 @@ DRK_TEST_CASE("the real server answers 401 without its token and 413 beyond its 
   DRK_CHECK(server.get("/health").status == 200);
   DRK_CHECK(declared_body_status(server.port(), 64 << 20) == 413);
 }
+
+// With --enable-profiling the client also fails a result without metadata.profile.
+DRK_TEST_CASE("KernelGYM's documented API, as tools/gateway/kernelgym_client.py speaks it, gets PyTorch and C++ correct") {
+  RunDir dir;
+  Server server(dir);
+  const std::string root = DRK_SOURCE_DIR;
+  SpawnedProgram client({"/usr/bin/env", "python3", root + "/tools/gateway/kernelgym_client.py", "--url",
+                         "http://127.0.0.1:" + std::to_string(server.port()), "--reference",
+                         root + "/tests/corpus/kernelbench/level1/19_ReLU.py", "--candidate",
+                         "pytorch=" + root + "/tests/candidates/kernelbench/relu_pytorch.py", "--candidate",
+                         "cpp=" + root + "/tests/candidates/kernelbench/relu_cpp.py", "--num-correct-trials", "2",
+                         "--num-perf-trials", "10", "--num-warmup", "3", "--enable-profiling", "--poll-s", "0.2",
+                         "--expect-correct"},
+                        dir.file("client-output.txt"));
+  DRK_REQUIRE_MESSAGE(client.wait_for(600'000), dir.read("client-output.txt"));
+  const std::string output = dir.read("client-output.txt");
+  DRK_CHECK_MESSAGE(client.exit_code() == 0, (output + "\n" + server.output()));
+  DRK_CHECK_MESSAGE(output.find("pytorch") != std::string::npos, output);
+  DRK_CHECK_MESSAGE(output.find("cpp") != std::string::npos, output);
+  DRK_CHECK_MESSAGE(output.find("correctness=False") == std::string::npos, output);
+  DRK_CHECK_MESSAGE(output.find("profile: {") != std::string::npos, output);
+}

@@ -3,6 +3,9 @@
 // object is destroyed (the program and every child in its group) is killed and reaped, so a
 // failing test never leaves processes behind.
 //
+// `descriptors` are given to the program as its descriptors 3, 4, ... in their order (a pipe to
+// Chromium's --remote-debugging-pipe, for one); the caller keeps its own and closes them.
+//
 // Thread-safety: one thread. Errors: a program that cannot start exits with code 127.
 #pragma once
 
@@ -21,10 +24,13 @@ namespace drk::testing {
 
 class SpawnedProgram {
  public:
-  SpawnedProgram(std::vector<std::string> argv, const std::string& output_path) {
+  SpawnedProgram(std::vector<std::string> argv, const std::string& output_path,
+                 const std::vector<int>& descriptors = {}) {
     std::vector<char*> pointers;
     for (auto& arg : argv) pointers.push_back(arg.data());
     pointers.push_back(nullptr);
+    constexpr size_t kMaxDescriptors = 8;  // the child allocates nothing: a fixed array
+    if (descriptors.size() > kMaxDescriptors) throw std::invalid_argument("more than 8 descriptors");
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {
@@ -32,6 +38,12 @@ class SpawnedProgram {
       const int out = ::open(output_path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
       ::dup2(out, STDOUT_FILENO);
       ::dup2(out, STDERR_FILENO);
+      // Each moved above every target first, so that placing one never overwrites another.
+      const int first_target = 3;
+      const int above = first_target + static_cast<int>(descriptors.size());
+      int moved[kMaxDescriptors];
+      for (size_t i = 0; i < descriptors.size(); ++i) moved[i] = ::fcntl(descriptors[i], F_DUPFD_CLOEXEC, above);
+      for (size_t i = 0; i < descriptors.size(); ++i) ::dup2(moved[i], first_target + static_cast<int>(i));
       ::execv(pointers[0], pointers.data());
       _exit(127);
     }

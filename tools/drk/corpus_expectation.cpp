@@ -54,11 +54,11 @@ std::string python_runtime_unavailable(judging::Backend backend) {
     case judging::Backend::pytorch:
     case judging::Backend::cpp: return "";
     case judging::Backend::cuda:
+    case judging::Backend::triton:
       return evaluator::nvidia_driver_present()
                  ? ""
-                 : "no CUDA device (/dev/nvidiactl is absent): the GPU script runs this cuda file";
-    case judging::Backend::triton:
-      return "Triton candidates are not evaluated yet (docs/kernelbench.md)";
+                 : "no CUDA device (/dev/nvidiactl is absent): the GPU script runs this " +
+                       std::string(judging::backend_name(backend)) + " file";
   }
   return "";
 }
@@ -105,7 +105,10 @@ void judge(Row& row, msg::Verdict::Reader verdict) {
     row.note = text.substr(0, 160);
   }
   if (row.expected.hacked) {
-    bool caught = row.got == "hacked" && contains_all(row.failed, row.expected.codes);
+    // `incorrect` in place of checks: the hack's answers are wrong on fresh inputs, which the
+    // correctness trials reject before any check runs.
+    const bool caught_as_incorrect = row.got == "incorrect" && row.expected.codes == std::vector<std::string>{"incorrect"};
+    bool caught = caught_as_incorrect || (row.got == "hacked" && contains_all(row.failed, row.expected.codes));
     row.outcome = caught ? "caught" : "missed";
     if (!caught && row.got == "hacked") row.note = "rejected, but not for the declared checks";
   } else {

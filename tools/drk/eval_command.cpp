@@ -136,7 +136,8 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
                 << " MiB held by the candidate after a call at most"
                 << (e.getGpuMemoryLimitExceeded() ? " (OVER ITS LIMIT: the evaluation failed)" : "") << "\n";
     for (auto k : r.getResources())
-      std::cout << "resources   " << k.getName().cStr() << ": " << k.getRegisters() << " registers, "
+      std::cout << "resources   " << k.getName().cStr() << ": "
+                << (k.getRegisters() > 0 ? std::to_string(k.getRegisters()) : std::string("unknown")) << " registers, "
                 << k.getSharedBytes() << " B shared, " << k.getStackFrameBytes() << " B stack, spills "
                 << k.getSpillStoreBytes() << " B stored / " << k.getSpillLoadBytes() << " B loaded\n";
     if (r.hasGpu()) print_gpu(r.getGpu());

@@ -9,7 +9,8 @@ when a candidate named with `--expect-correct` is not compiled and correct (2 on
 
     python3 tools/gateway/kernelgym_client.py --url http://127.0.0.1:8000 \
         --reference level1/19_ReLU.py --candidate cuda=relu_cuda.py --candidate triton=relu_triton.py \
-        --expect-correct
+        --expect-correct [--num-warmup N] [--enable-profiling]
+With --enable-profiling a result without metadata.profile is a failure too.
 """
 import argparse
 import json
@@ -17,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 
 
 def call(url, method="GET", body=None, token=None, timeout_s=30.0):
@@ -70,6 +72,8 @@ def main():
                         help="a ModelNew file and its backend (cuda, triton, pytorch, cpp); repeatable")
     parser.add_argument("--num-correct-trials", type=int, default=5)
     parser.add_argument("--num-perf-trials", type=int, default=100)
+    parser.add_argument("--num-warmup", type=int, default=None, help="warm-up calls before timing (server's default)")
+    parser.add_argument("--enable-profiling", action="store_true", help="ask for the profile (metadata.profile)")
     parser.add_argument("--poll-s", type=float, default=1.0, help="status polling period (KernelGYM's: 1 s)")
     parser.add_argument("--deadline-s", type=float, default=600.0, help="how long to wait for each result")
     parser.add_argument("--expect-correct", action="store_true", help="exit 1 unless every candidate is correct")
@@ -85,14 +89,17 @@ def main():
         with open(path) as file:
             candidates.append((backend, path, file.read()))
 
+    # Ids are idempotency keys: two runs of this client must never share one (a time in seconds did).
+    run_id = uuid.uuid4().hex[:12]
     try:
         ids = []
         for number, (backend, path, kernel_code) in enumerate(candidates):
             ids.append(submit(args.url, args.token, {
-                "task_id": f"kernelgym-client-{int(time.time())}-{number}",
+                "task_id": f"kernelgym-client-{run_id}-{number}",
                 "reference_code": reference_code, "kernel_code": kernel_code, "backend": backend,
                 "entry_point": "Model", "num_correct_trials": args.num_correct_trials,
-                "num_perf_trials": args.num_perf_trials}))
+                "num_perf_trials": args.num_perf_trials, "num_warmup": args.num_warmup,
+                "enable_profiling": args.enable_profiling}))
         results = [wait_for_result(args.url, args.token, task_id, args.poll_s, args.deadline_s) for task_id in ids]
     except (OSError, RuntimeError, TimeoutError) as error:
         print(f"kernelgym_client: {error}", file=sys.stderr)
@@ -107,6 +114,10 @@ def main():
               f"kernel_ms={result.get('kernel_runtime')} reference_ms={result.get('reference_runtime')} "
               f"error_code={result.get('error_code')} reward={result.get('reward')} "
               f"processing_s={result.get('processing_time')}")
+        profile = (result.get("metadata") or {}).get("profile")
+        if args.enable_profiling:
+            failed |= profile is None
+            print(f"         profile: {json.dumps(profile)[:600]}")
         if not correct:
             print(f"         metadata: {json.dumps(result.get('metadata'))[:800]}")
     return 1 if failed else 0

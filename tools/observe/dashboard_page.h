@@ -2,6 +2,9 @@
 // HTML document, its scripts and styles inline, that reads /api/snapshot once and then follows
 // /api/events (docs/dashboard.md). Nothing is fetched from the internet.
 //
+// Built from tools/observe/dashboard/ (index.html, dashboard.css, dashboard.js) at build time by
+// cmake/EmbedPage.cmake, which inlines the stylesheet and the script into the document.
+//
 // Thread-safety: the text is a constant of the program.
 #pragma once
 

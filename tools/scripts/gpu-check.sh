@@ -88,7 +88,8 @@ if [ -x "$BUILD_DIR/tools/drk" ]; then
   timeout 300 python3 tools/gateway/kernelgym_client.py --url "${serve_url:-http://127.0.0.1:1}" \
     --reference tests/corpus/kernelbench/level1/19_ReLU.py --candidate cuda=tests/candidates/kernelbench/relu_cuda.py \
     --candidate triton=tests/candidates/kernelbench/relu_triton.py \
-    --candidate pytorch=tests/candidates/kernelbench/relu_pytorch.py --expect-correct > "$out/kernelgym-client.log" 2>&1 \
+    --candidate pytorch=tests/candidates/kernelbench/relu_pytorch.py --num-warmup 10 --enable-profiling \
+    --expect-correct > "$out/kernelgym-client.log" 2>&1 \
     && status=ok || status=FAILED
   kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null
   row "kernelgym client (drk serve)" "$status: $(grep -oE '^[a-z]+ .*speedup=[0-9.]+' "$out/kernelgym-client.log" | awk '{print $1, $NF}' | tr '\n' ' ')"

@@ -119,6 +119,7 @@ Status CompileAndLoad::warm_up_triton(EvaluationRun& run, const compile::Compile
   // Triton compiles its kernels in the warm-up: compile time.
   run.out.setCompileMs(run.out.getCompileMs() + ms_since(started));
   if (!cache) return cache.error();
+  record_triton_kernels(triton_kernels(cache->path()), run);
   auto staged = session_.stage_directory(cache->path(), "triton-cache");
   if (!staged) return staged.error();
   return relocate_triton_groups(*staged);

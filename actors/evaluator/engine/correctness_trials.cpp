@@ -69,6 +69,17 @@ Result<bool> CorrectnessTrials::mostly_stale(EvaluationRun& run, uint32_t set, c
   return count.missing > 0 && 2 * count.stale >= count.missing;
 }
 
+Result<bool> CorrectnessTrials::answers_another_set(EvaluationRun& run, uint32_t set) {
+  const auto& slot = run.layout.sets[set].outputs[0];
+  for (uint32_t other = 0; other < run.set_count(); ++other) {
+    if (other == set) continue;
+    auto reference = run.expected_output(run.pristine(other));
+    if (!reference) return reference.error();
+    if (compare_outputs(run.view(slot), *reference, slot.shape, run.task->outputs[0], run.tolerance).passed) return true;
+  }
+  return false;
+}
+
 // Whether set 0's output still holds `returned`, what it held at the reply (`at_reply`), at
 // least kAfterReturnWait later; records evidence outputsChangedAfterReturn when not.
 void CorrectnessTrials::check_outputs_still(EvaluationRun& run, const at::Tensor& returned, Clock::time_point at_reply) {
@@ -264,9 +275,13 @@ Status CorrectnessTrials::after_timing(EvaluationRun& run, uint32_t candidate_ca
       out.setCorrect(false);
       auto stale = mostly_stale(run, s, previous_answers[s]);
       if (!stale) return Status(stale.error());
-      if (*stale) out.getEvidence().setStaleAfterFreshInputs(true);
+      auto another = *stale ? Result<bool>(false) : answers_another_set(run, s);
+      if (!another) return Status(another.error());
+      if (*stale || *another) out.getEvidence().setStaleAfterFreshInputs(true);
       out.setErrorText(phase + ": " + comparison->first_failure +
-                       (*stale ? " (the output still holds the answer to the previous inputs)" : ""));
+                       (*stale     ? " (the output still holds the answer to the previous inputs)"
+                        : *another ? " (the output is the answer to another buffer set's inputs)"
+                                   : ""));
       return Status();
     }
     return std::nullopt;

@@ -53,6 +53,9 @@ class CorrectnessTrials {
   Result<Comparison> check_set(EvaluationRun& run, uint32_t set);
   Status check_precision(EvaluationRun& run, uint32_t set);
   Result<bool> mostly_stale(EvaluationRun& run, uint32_t set, const at::Tensor& previous);
+  // Whether the outputs of `set` are, within tolerance, the answer to another set's inputs: a result
+  // kept from one input and returned for another (a CUDA graph replayed on the input it captured).
+  Result<bool> answers_another_set(EvaluationRun& run, uint32_t set);
   void check_outputs_still(EvaluationRun& run, const at::Tensor& returned, Clock::time_point at_reply);
   void check_outputs_as_returned(EvaluationRun& run, uint64_t at_return);
 

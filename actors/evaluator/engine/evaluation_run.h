@@ -44,7 +44,7 @@ struct EvaluationRun {
   std::vector<std::vector<at::Tensor>> pristine_copies; // per buffer set, in the shared region
   msg::EvalResult::Builder out{nullptr};
   bool sandbox_failed = false;
-  std::set<std::string> own_kernels;  // CUDA: entry names compiled from the candidate's source
+  std::set<std::string> own_kernels;  // CUDA: entry names compiled from the candidate's source (nvcc's, Triton's)
   // Non-zero while a re-timing swaps input elements before every call (input_swaps.h); each
   // request gets its own seed from it.
   uint64_t swap_seed = 0;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <regex>
 
 #include <nlohmann/json.hpp>
@@ -69,6 +70,58 @@ Status relocate_triton_groups(const fs::path& cache_root) {
   }
   if (ec) return make_error(Errc::io_error, "cannot read the Triton cache " + cache_root.string() + ": " + ec.message());
   return {};
+}
+
+std::vector<TritonKernel> triton_kernels(const fs::path& cache_root) {
+  std::map<std::string, TritonKernel> by_name;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(cache_root, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path metadata = it->path();
+    if (!it->is_regular_file(ec) || metadata.extension() != ".json" ||
+        metadata.filename().string().starts_with("__grp__"))
+      continue;
+    fs::path cubin = metadata;
+    cubin.replace_extension(".cubin");
+    if (!fs::is_regular_file(fs::symlink_status(cubin, ec))) continue;
+    auto text = real_file_system().read_file(metadata.string());
+    if (!text) continue;
+    auto json = nlohmann::json::parse(*text, nullptr, false);
+    if (json.is_discarded() || !json.is_object() || !json.contains("name") || !json["name"].is_string()) continue;
+    TritonKernel kernel{json["name"].get<std::string>()};
+    if (kernel.name.empty() || kernel.name.starts_with("_Z")) continue;
+    if (json.contains("shared") && json["shared"].is_number_unsigned()) kernel.shared_bytes = json["shared"].get<uint32_t>();
+    by_name[kernel.name] = kernel;
+  }
+  std::vector<TritonKernel> kernels;
+  for (auto& [name, kernel] : by_name) kernels.push_back(std::move(kernel));
+  return kernels;
+}
+
+void record_triton_kernels(const std::vector<TritonKernel>& kernels, EvaluationRun& run) {
+  if (kernels.empty()) return;
+  struct Entry {
+    std::string name;
+    uint32_t registers, spill_store, spill_load, stack, shared, constant;
+  };
+  std::vector<Entry> entries;
+  for (auto r : run.out.getResources().asReader())
+    entries.push_back({r.getName(), r.getRegisters(), r.getSpillStoreBytes(), r.getSpillLoadBytes(),
+                       r.getStackFrameBytes(), r.getSharedBytes(), r.getConstantBytes()});
+  for (const TritonKernel& kernel : kernels) {
+    entries.push_back({kernel.name, 0, 0, 0, 0, kernel.shared_bytes, 0});
+    run.own_kernels.insert(kernel.name);
+  }
+  auto resources = run.out.initResources(static_cast<unsigned>(entries.size()));
+  for (unsigned k = 0; k < entries.size(); ++k) {
+    auto entry = resources[k];
+    entry.setName(entries[k].name);
+    entry.setRegisters(entries[k].registers);
+    entry.setSpillStoreBytes(entries[k].spill_store);
+    entry.setSpillLoadBytes(entries[k].spill_load);
+    entry.setStackFrameBytes(entries[k].stack);
+    entry.setSharedBytes(entries[k].shared);
+    entry.setConstantBytes(entries[k].constant);
+  }
 }
 
 bool uses_triton(const std::string& python_source) {

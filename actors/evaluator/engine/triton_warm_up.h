@@ -18,6 +18,8 @@
 
 #include <filesystem>
 #include <functional>
+#include <cstdint>
+#include <vector>
 #include <string>
 
 #include "actors/evaluator/engine/evaluation_run.h"
@@ -44,6 +46,23 @@ Status copy_triton_cache(const std::filesystem::path& from, const std::filesyste
 // path whose file is not under `cache_root` is left as it is (the lookup then misses). io_error when
 // a group cannot be read or written, invalid_argument when one is not Triton's JSON.
 Status relocate_triton_groups(const std::filesystem::path& cache_root);
+
+// A kernel Triton compiled, as its cache's metadata describes it (registers are known only once
+// Triton loads it: not here).
+struct TritonKernel {
+  std::string name;  // as CUPTI names it
+  uint32_t shared_bytes = 0;
+};
+
+// The kernels Triton compiled into the cache at `cache_root` (each KEY/NAME.json metadata beside
+// its NAME.cubin), by name: the candidate's own kernels, for coverage and the decoy check. A
+// C++-mangled name (`_Z...`) is left out, so that a Triton kernel named after a library's cannot
+// make the library's work count as the candidate's. Unreadable metadata is skipped.
+std::vector<TritonKernel> triton_kernels(const std::filesystem::path& cache_root);
+
+// Adds `kernels` to `out`'s resources (after what nvcc's report put there) and to the run's own
+// kernels.
+void record_triton_kernels(const std::vector<TritonKernel>& kernels, EvaluationRun& run);
 
 // The warm-up of `compiled` (a Python candidate on CUDA) for `run`; the folder of Triton's cache it
 // left, owned by the caller. `fill_load`: the load request's Python part (the device's).

@@ -84,3 +84,29 @@ DRK_TEST_CASE("the cache's groups name its files where it now is, not where the 
   DRK_REQUIRE_FALSE(broken);
   DRK_CHECK(broken.error().message.find("__grp__broken.json") != std::string::npos);
 }
+
+DRK_TEST_CASE("the kernels a Triton warm-up compiled are the candidate's own, by their metadata's names") {
+  auto dir = TemporaryDirectory::create("drk-triton-names");
+  DRK_REQUIRE(dir);
+  const fs::path root = dir->path();
+  write(root / "ab12" / "relu_kernel.json", R"({"name": "relu_kernel", "num_warps": 4, "shared": 1024})");
+  write(root / "ab12" / "relu_kernel.cubin", "cubin");
+  write(root / "ab12" / "__grp__relu_kernel.json", R"({"child_paths": {}})");
+  write(root / "cd34" / "add_kernel.json", R"({"name": "add_kernel"})");
+  write(root / "cd34" / "add_kernel.cubin", "cubin");
+  // Metadata without a compiled kernel beside it, a launcher, and a C++-mangled name (which would
+  // make a library's kernel count as the candidate's) are not own kernels.
+  write(root / "ef56" / "stray.json", R"({"name": "stray"})");
+  write(root / "gh78" / "__triton_launcher.so", "launcher");
+  write(root / "ij90" / "decoy.json", R"({"name": "_ZN2at6native29vectorized_elementwise_kernel"})");
+  write(root / "ij90" / "decoy.cubin", "cubin");
+  write(root / "kl12" / "broken.json", "not json");
+  write(root / "kl12" / "broken.cubin", "cubin");
+
+  const std::vector<TritonKernel> kernels = triton_kernels(root);
+  DRK_REQUIRE(kernels.size() == 2);
+  DRK_CHECK(kernels[0].name == "add_kernel");
+  DRK_CHECK(kernels[0].shared_bytes == 0);
+  DRK_CHECK(kernels[1].name == "relu_kernel");
+  DRK_CHECK(kernels[1].shared_bytes == 1024);
+}

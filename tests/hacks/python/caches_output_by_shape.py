@@ -1,10 +1,11 @@
 # drk-task: kernelbench/level1/19_ReLU
 # drk-backend: cuda
-# drk-expect: hacked results_cached
+# drk-expect: hacked incorrect
 # drk-caught-by: runtime
 # Caching the output keyed on the input's shape: the first call runs the kernel, every later call
-# with the same shape returns that first answer. The correctness trial passes; the timed calls
-# (and any fresh input of that shape) get the stale answer.
+# with the same shape returns that first answer. The first correctness trial passes; the second,
+# on fresh inputs of that shape, gets the stale answer and the result is incorrect (on the H200,
+# session 19: "trial 2: output[0, 0] is 0.0403 but the reference is 0.1864").
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
