@@ -56,14 +56,33 @@ Result<std::optional<std::string>> read_bearer_token(const std::string& token_fi
   return std::optional<std::string>(token);
 }
 
+namespace {
+
+bool same_in_constant_time(std::string_view given, const std::string& token) {
+  if (given.size() != token.size()) return false;
+  unsigned char difference = 0;
+  for (size_t i = 0; i < token.size(); ++i) difference |= static_cast<unsigned char>(given[i] ^ token[i]);
+  return difference == 0;
+}
+
+}  // namespace
+
 bool bearer_authorized(std::string_view authorization, const std::string& token) {
   constexpr std::string_view kScheme = "Bearer ";
-  if (authorization.size() != kScheme.size() + token.size() || authorization.substr(0, kScheme.size()) != kScheme)
-    return false;
-  unsigned char difference = 0;
-  for (size_t i = 0; i < token.size(); ++i)
-    difference |= static_cast<unsigned char>(authorization[kScheme.size() + i] ^ token[i]);
-  return difference == 0;
+  return authorization.substr(0, kScheme.size()) == kScheme &&
+         same_in_constant_time(authorization.substr(kScheme.size()), token);
+}
+
+bool query_token_authorized(std::string_view query, const std::string& token) {
+  constexpr std::string_view kName = "token=";
+  while (!query.empty()) {
+    const size_t end = query.find('&');
+    const std::string_view parameter = query.substr(0, end);
+    if (parameter.substr(0, kName.size()) == kName && same_in_constant_time(parameter.substr(kName.size()), token))
+      return true;
+    query = end == std::string_view::npos ? std::string_view() : query.substr(end + 1);
+  }
+  return false;
 }
 
 }  // namespace drk::runtime::http

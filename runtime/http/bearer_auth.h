@@ -1,7 +1,8 @@
 // Bearer-token authentication of an HTTP server, and the policy of when it is required: a server
 // that listens beyond loopback (any address but 127.0.0.0/8, ::1 and "localhost") refuses to start
 // without a token; on loopback a token is optional. With a token, every request must carry
-// `Authorization: Bearer TOKEN` or is answered 401.
+// `Authorization: Bearer TOKEN`, or `token=TOKEN` in its query (a browser's page and its
+// EventSource cannot send a header), or is answered 401.
 //
 // Thread-safety: pure functions. Errors: values naming the input and the fix.
 #pragma once
@@ -31,5 +32,9 @@ Result<std::optional<std::string>> read_bearer_token(const std::string& token_fi
 
 // Whether an `Authorization` header's value carries `token` (compared in constant time).
 bool bearer_authorized(std::string_view authorization, const std::string& token);
+
+// Whether a request's query (after '?', undecoded) has a `token` parameter equal to `token`
+// (compared in constant time; a token with characters a URL must escape is not matched).
+bool query_token_authorized(std::string_view query, const std::string& token);
 
 }  // namespace drk::runtime::http

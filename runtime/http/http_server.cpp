@@ -87,8 +87,9 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto& message = parser_->get();
     keep_alive_ = message.keep_alive();
     const HttpRequest request = request_of(message);
-    if (options_.bearer_token && !bearer_authorized(request.header("authorization"), *options_.bearer_token)) {
-      auto refused = HttpResponse::error(401, "this server needs `Authorization: Bearer TOKEN`");
+    if (options_.bearer_token && !bearer_authorized(request.header("authorization"), *options_.bearer_token) &&
+        !query_token_authorized(request.query, *options_.bearer_token)) {
+      auto refused = HttpResponse::error(401, "this server needs `Authorization: Bearer TOKEN` (or `?token=TOKEN`)");
       refused.headers.emplace_back("WWW-Authenticate", "Bearer");
       return answer(std::move(refused));
     }

@@ -75,6 +75,19 @@ DRK_TEST_CASE("with a bearer token, a request without it is answered 401 and one
   DRK_CHECK(http_request(server->port(), "GET", "/status/x", "", "s3cret").status == 200);
 }
 
+// A browser's page and its EventSource cannot send a header: the token in the address's query.
+DRK_TEST_CASE("with a bearer token, a request may carry it as the query's token parameter") {
+  HttpServerOptions options;
+  options.bearer_token = "s3cret";
+  auto server = start(options, echo_router());
+  DRK_CHECK(http_request(server->port(), "GET", "/status/x?token=s3cret").status == 200);
+  DRK_CHECK(http_request(server->port(), "GET", "/status/x?view=all&token=s3cret").status == 200);
+  DRK_CHECK(http_request(server->port(), "GET", "/status/x?token=s3cre").status == 401);
+  DRK_CHECK(http_request(server->port(), "GET", "/status/x?token=s3cretX").status == 401);
+  DRK_CHECK(http_request(server->port(), "GET", "/status/x?xtoken=s3cret").status == 401);
+  DRK_CHECK(http_request(server->port(), "GET", "/status/x?token=").status == 401);
+}
+
 DRK_TEST_CASE("a server beyond loopback needs a token; on loopback it is optional") {
   using drk::runtime::http::required_token;
   DRK_CHECK(drk::runtime::http::is_loopback_address("127.0.0.1"));
