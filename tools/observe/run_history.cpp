@@ -239,8 +239,9 @@ Result<RunHistory> read_run_history(const std::string& run_dir) {
                                            "`drk run`, e.g. runs/quickstart)");
   RunHistory history;
   history.run_dir = run_dir;
-  history.name = fs::path(run_dir).lexically_normal().filename().string();
-  if (history.name.empty()) history.name = fs::path(run_dir).lexically_normal().parent_path().filename().string();
+  // "runs/quickstart/" and "." name their folder too.
+  const fs::path folder = fs::absolute(run_dir, ec).lexically_normal();
+  history.name = folder.has_filename() ? folder.filename().string() : folder.parent_path().filename().string();
   read_configuration(history);
   history.label = history.name + " (" + history.estimator + ")";
 

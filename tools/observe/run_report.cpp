@@ -41,6 +41,7 @@ std::string cell(const std::string& escaped, bool numeric = false) {
 std::string chart_of(const std::vector<RunHistory>& runs, const std::string& title, const std::string& y_label,
                      const std::function<std::optional<double>(const StepPoint&)>& value, bool fraction) {
   LineChart chart;
+  chart.width = 430;  // three to a row of the page's width (max-width 1340 px)
   chart.title = title;
   chart.x_label = "training step";
   chart.y_label = y_label;
@@ -132,7 +133,8 @@ std::string best_kernels_section(const std::vector<RunHistory>& runs) {
               cell(number(task.candidate_us, 1), true) + cell(number(task.reference_us, 1), true) +
               cell(verdict_of(task)) + cell(task.step ? std::to_string(task.step) : "-", true) +
               cell("<code>" + html_escape(task.candidate_id) + "</code>") + cell(counts, true) + "</tr>\n";
-      sources += "<details><summary>" + html_escape(task.task) + ": " + number(task.speedup, 2) + "x, <code>" +
+      // The first one open, so that a reader sees that the sources are there.
+      sources += std::string(sources.empty() ? "<details open>" : "<details>") + "<summary>" + html_escape(task.task) + ": " + number(task.speedup, 2) + "x, <code>" +
                  html_escape(task.candidate_id) + "</code></summary>\n<pre><code>" + html_escape(task.source) +
                  "</code></pre></details>\n";
     }
