@@ -1,5 +1,6 @@
 #include "tools/observe/run_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <optional>
