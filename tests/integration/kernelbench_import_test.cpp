@@ -134,6 +134,8 @@ DRK_TEST_CASE("drk kernelbench import records every problem, with the reason whe
   DRK_REQUIRE_MESSAGE(imported.exit_code == 0, imported.output);
   DRK_CHECK(imported.output.find("[6/6]") != std::string::npos);
   DRK_CHECK(imported.output.find("imported 6 problems") != std::string::npos);
+  // The progress meter's final line (runtime/progress_meter.h), on stderr.
+  DRK_CHECK(imported.output.find("drk kernelbench import: 6 of 6 problems done in") != std::string::npos);
 
   auto problems = drk::kernels::load_kernelbench_problems(into);
   DRK_REQUIRE(problems.ok());

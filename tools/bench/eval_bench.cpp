@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <deque>
 #include <fstream>
+#include <iostream>
 #include <iomanip>
 #include <random>
 #include <cmath>
@@ -19,7 +20,7 @@
 #include "actors/evaluator/evaluation.h"
 #include "base/json_text.h"
 #include "runtime/log.h"
-#include "base/json_text.h"
+#include "runtime/progress_meter.h"
 #include "tools/bench/source_tree.h"
 #include "tools/bench/statistics.h"
 #include "tools/bench/temp_dir.h"
@@ -229,6 +230,8 @@ class Bench {
     for (size_t i = 0; i < count; ++i) stream.push_back(fresh(i));
     std::vector<Sample> samples;
     size_t next = 1;  // the first stream candidate to submit ahead
+    runtime::ProgressMeter progress("drk bench eval: " + name, "evaluations", stream.size(), &std::cerr,
+                                    runtime::stderr_progress_options());
     auto started = Clock::now();
     for (size_t i = 0; i < stream.size(); ++i) {
       next = std::max(next, i + 1);
@@ -236,6 +239,7 @@ class Bench {
       auto sample = evaluate(**engine, stream[i]);
       if (!sample) return sample.error();
       samples.push_back(*sample);
+      progress.add_done();
     }
     ThroughputRow row;
     row.name = name;

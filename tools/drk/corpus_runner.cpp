@@ -199,7 +199,10 @@ evaluator::EvaluationEngine* CorpusEngines::get(kernels::DeviceKind device, int 
 }
 
 void evaluate_files(CorpusEngines& engines, const std::vector<fs::path>& files, std::vector<Row>& rows,
-                    std::chrono::milliseconds deadline) {
+                    std::chrono::milliseconds deadline, runtime::ProgressMeter* progress) {
+  auto count_one = [progress] {
+    if (progress) progress->add_done();
+  };
   std::vector<size_t> pending;
   std::vector<fs::path> pending_files;
   std::vector<Row> pending_rows;
@@ -218,12 +221,14 @@ void evaluate_files(CorpusEngines& engines, const std::vector<fs::path>& files, 
       row.outcome = row.expected.hacked ? "missed" : "false alarm";
       row.note = "could not start the evaluating process: " + child.error().message;
       ++next;
+      count_one();
       continue;
     }
     while (next < pending.size()) {
       bool timed_out = false;
       auto line = child->next_line(std::chrono::steady_clock::now() + deadline, timed_out);
       Row& row = rows[pending[next++]];
+      count_one();
       if (line && decode_row(*line, row)) continue;
       row.got = timed_out ? "deadline" : "error";
       row.outcome = row.expected.hacked ? "missed" : "false alarm";
@@ -237,9 +242,11 @@ void evaluate_files(CorpusEngines& engines, const std::vector<fs::path>& files, 
 }
 
 std::vector<std::string> files_judged_otherwise_alone(CorpusEngines& engines, const std::vector<fs::path>& files,
-                                                      const std::vector<Row>& rows, std::chrono::milliseconds deadline) {
+                                                      const std::vector<Row>& rows, std::chrono::milliseconds deadline,
+                                                      runtime::ProgressMeter* progress) {
   std::vector<std::string> differing;
   for (size_t i = 0; i < files.size(); ++i) {
+    if (progress) progress->add_done();
     // A file judged by its source alone ran nothing: nothing run before it can change its verdict.
     if (rows[i].outcome == "skipped" || rows[i].outcome == "invalid" || rows[i].kind == "python static") continue;
     std::vector<Row> alone{rows[i]};

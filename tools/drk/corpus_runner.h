@@ -23,6 +23,7 @@
 
 #include "actors/evaluator/evaluation.h"
 #include "kernels/catalog/task.h"
+#include "runtime/progress_meter.h"
 #include "tools/drk/corpus_expectation.h"
 
 namespace drk::tools {
@@ -44,16 +45,17 @@ struct CorpusEngines {
 };
 
 // Evaluates the files whose rows have no outcome yet (read_header gave the others theirs), each
-// under `deadline`, in evaluating children, and fills their rows.
+// under `deadline`, in evaluating children, and fills their rows; counts each on `progress`.
 void evaluate_files(CorpusEngines& engines, const std::vector<std::filesystem::path>& files, std::vector<Row>& rows,
-                    std::chrono::milliseconds deadline);
+                    std::chrono::milliseconds deadline, runtime::ProgressMeter* progress = nullptr);
 
 // --each-alone: every file evaluated again with nothing evaluated before it (a fresh evaluating
 // process, so fresh engines and sandboxes); the files whose verdict (honest or rejected, correct or
 // not) or outcome differs from the whole run's: a candidate that changed the verdicts of those
-// after it.
+// after it. Counts each file on `progress`.
 std::vector<std::string> files_judged_otherwise_alone(CorpusEngines& engines,
                                                       const std::vector<std::filesystem::path>& files,
-                                                      const std::vector<Row>& rows, std::chrono::milliseconds deadline);
+                                                      const std::vector<Row>& rows, std::chrono::milliseconds deadline,
+                                                      runtime::ProgressMeter* progress = nullptr);
 
 }  // namespace drk::tools

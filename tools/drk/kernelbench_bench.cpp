@@ -1,7 +1,6 @@
 #include "tools/drk/kernelbench_bench.h"
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -14,6 +13,7 @@
 #include "base/file_system.h"
 #include "kernels/catalog/kernelbench_problem.h"
 #include "runtime/log.h"
+#include "runtime/progress_meter.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/kernelbench_candidates.h"
 #include "tools/drk/kernelbench_eval_results.h"
@@ -25,7 +25,6 @@ namespace drk::tools {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 using ProblemKey = std::pair<int, int>;  // level, problem id
 using Problems = std::map<ProblemKey, kernels::KernelBenchProblem>;
 
@@ -46,13 +45,6 @@ struct Sample {
 std::string sample_label(const Sample& sample) {
   return "level " + std::to_string(sample.level) + " problem " + std::to_string(sample.problem_id) + " sample " +
          std::to_string(sample.sample_id) + " (" + sample.task.substr(sample.task.rfind('/') + 1) + ")";
-}
-
-std::string duration_text(double seconds) {
-  if (seconds < 10) return fixed(seconds, 1) + " s";
-  if (seconds < 120) return fixed(seconds, 0) + " s";
-  if (seconds < 7200) return fixed(seconds / 60, 1) + " min";
-  return fixed(seconds / 3600, 1) + " h";
 }
 
 bool wanted_level(const std::vector<int>& levels, int level) {
@@ -227,31 +219,29 @@ Result<std::vector<Sample>> reference_samples(const KernelBenchBenchOptions& opt
 }
 
 // A progress line per finished sample: what it came to, what is left, when the rest should end
-// (from the evaluations so far: samples recorded without one take no time).
+// (from the evaluations so far, counted by the meter: samples recorded without one take no time).
 class Progress {
  public:
   Progress(size_t total, size_t evaluations, std::ostream& out)
-      : total_(total), evaluations_(evaluations), out_(out), started_(Clock::now()) {}
+      : total_(total), out_(out), evaluations_("drk bench kernelbench", "evaluations", evaluations, nullptr) {}
 
   void finished(const Sample& sample, const Json& entry) {
     ++done_;
-    if (sample.input) ++evaluated_;
+    if (sample.input) evaluations_.add_done();
     out_ << "[" << done_ << "/" << total_ << "] " << sample_label(sample) << ": " << kernelbench_entry_summary(entry);
-    if (sample.input) out_ << " (" << duration_text(entry["metadata"]["drk"].value("eval_ms", 0.0) / 1000) << ")";
+    if (sample.input)
+      out_ << " (" << runtime::duration_text(entry["metadata"]["drk"].value("eval_ms", 0.0) / 1000) << ")";
     out_ << "; " << total_ - done_ << " left";
-    if (evaluated_ > 0 && evaluated_ < evaluations_) {
-      const double elapsed = std::chrono::duration<double>(Clock::now() - started_).count();
-      out_ << ", ETA " << duration_text(elapsed / static_cast<double>(evaluated_) *
-                                        static_cast<double>(evaluations_ - evaluated_));
-    }
+    const auto now = evaluations_.snapshot();
+    if (now.seconds_left && now.done < now.total) out_ << ", ETA " << runtime::duration_text(*now.seconds_left);
     out_ << "\n" << std::flush;
   }
 
  private:
-  size_t total_, evaluations_;
-  size_t done_ = 0, evaluated_ = 0;
+  size_t total_;
+  size_t done_ = 0;
   std::ostream& out_;
-  Clock::time_point started_;
+  runtime::ProgressMeter evaluations_;
 };
 
 // The value at fraction `q` of sorted `values` (nearest rank).

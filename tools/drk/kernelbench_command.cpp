@@ -11,6 +11,7 @@
 #include "kernels/catalog/kernelbench_problem.h"
 #include "runtime/command_line.h"
 #include "runtime/log.h"
+#include "runtime/progress_meter.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/kernelbench_import.h"
 
@@ -46,16 +47,19 @@ int import_problems(const ImportArgs& args) {
   import.seed = args.seed;
   size_t done = 0, usable = 0;
   const size_t total = files->size();
+  runtime::ProgressMeter progress("drk kernelbench import", "problems", total, &std::cerr,
+                                  runtime::stderr_progress_options());
   auto imported = import_kernelbench(*files, import, *runner, real_file_system(), [&](const auto& problem) {
     ++done;
     usable += problem.usable() ? 1 : 0;
-    std::cout << "[" << done << "/" << total << "] " << problem.name << "  ";
+    std::string line = "[" + std::to_string(done) + "/" + std::to_string(total) + "] " + problem.name + "  ";
     if (!problem.failure)
-      std::cout << kernels::kernelbench_values_text(problem.inputs) << " -> "
-                << kernels::kernelbench_values_text(problem.outputs) << "  ";
-    std::cout << kernels::kernelbench_status_text(problem) << "\n";
-    std::cout.flush();
+      line += kernels::kernelbench_values_text(problem.inputs) + " -> " +
+              kernels::kernelbench_values_text(problem.outputs) + "  ";
+    progress.note(std::cout, line + kernels::kernelbench_status_text(problem) + "\n");
+    progress.add_done();
   });
+  progress.finish();
   if (!imported) {
     log::error() << "drk kernelbench import: " << imported.error().message << " (" << done << " of " << total
                  << " problems were recorded before it)";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <filesystem>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "actors/evaluator/evaluation.h"
 #include "actors/evaluator/evaluator_actor.h"
 #include "kernels/catalog/task.h"
+#include "runtime/progress_meter.h"
 #include "tools/bench/statistics.h"
 
 namespace drk::tools {
@@ -67,6 +69,8 @@ Status remeasure_best_kernels(const std::string& run_dir, uint32_t times, std::o
   std::snprintf(line, sizeof line, "%-28s %10s %12s %12s %12s %12s  %s\n", "task", "run best", "re-measured",
                 "low-high", "kernel us", "reference us", "evaluations");
   out << "\nre-measuring the best kernel of each task " << times << " times\n" << line;
+  runtime::ProgressMeter progress("drk archive remeasure", "evaluations", best->size() * times, &std::cerr,
+                                  runtime::stderr_progress_options());
   for (const auto& kernel : *best) {
     auto source = archive->source_of(kernel.candidate_id);
     if (!source) return source.error();
@@ -77,6 +81,7 @@ Status remeasure_best_kernels(const std::string& run_dir, uint32_t times, std::o
       evaluator::CandidateInput input{kernel.candidate_id + "/remeasure/" + std::to_string(i), kernel.task,
                                       options->device, *source};
       if (auto status = (*engine)->evaluate(input, result); !status) return status;
+      progress.add_done();
       if (!result.getCorrect()) continue;
       speedups.push_back(result.getSpeedup());
       candidate_us.push_back(result.getCandidateTiming().getMedianUs());
@@ -98,7 +103,7 @@ Status remeasure_best_kernels(const std::string& run_dir, uint32_t times, std::o
     std::snprintf(range, sizeof range, "%.2f-%.2f", row.speedup_low, row.speedup_high);
     std::snprintf(line, sizeof line, "%-28s %9.2fx %11.2fx %12s %12.1f %12.1f  %u of %u correct\n", row.task.c_str(),
                   kernel.speedup, row.speedup, range, row.candidate_us, row.reference_us, row.evaluations, times);
-    out << line;
+    progress.note(out, line);
   }
   return {};
 }

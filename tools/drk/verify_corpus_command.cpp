@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "runtime/command_line.h"
 #include "runtime/log.h"
+#include "runtime/progress_meter.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/corpus_expectation.h"
 #include "tools/drk/corpus_report.h"
@@ -70,10 +72,19 @@ int verify_corpus(const VerifyCorpusArgs& args) {
     rows[i].file = fs::relative(files[i], directory).string();
     read_header(files[i], rows[i]);
   }
-  evaluate_files(engines, files, rows, deadline);
+  {
+    const auto pending = std::count_if(rows.begin(), rows.end(), [](const Row& row) { return row.outcome.empty(); });
+    runtime::ProgressMeter progress("drk verify-corpus", "files", static_cast<size_t>(pending), &std::cerr,
+                                    runtime::stderr_progress_options());
+    evaluate_files(engines, files, rows, deadline, &progress);
+  }
   Totals totals = total(rows);
   std::vector<std::string> differing;
-  if (each_alone) differing = files_judged_otherwise_alone(engines, files, rows, deadline);
+  if (each_alone) {
+    runtime::ProgressMeter progress("drk verify-corpus --each-alone", "files", files.size(), &std::cerr,
+                                    runtime::stderr_progress_options());
+    differing = files_judged_otherwise_alone(engines, files, rows, deadline, &progress);
+  }
   if (json) print_json(directory, rows, totals, each_alone, differing);
   else print_table(rows, totals, each_alone, differing);
   return totals.perfect() && differing.empty() ? 0 : 1;
