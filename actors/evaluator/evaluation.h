@@ -200,6 +200,14 @@ class EvaluationEngine {
   // The warm sandbox's process id, 0 when none is running (tests watch replacements with it).
   pid_t sandbox_pid() const;
 
+  // Told of each step of an evaluation as it ends, on the engine's thread within evaluate():
+  // "compile" (the compile, or the wait for one started ahead), "load", "correctness" (the
+  // trials), "timing", "remeasure" (an implausible result timed again), "bounds check"; with
+  // when it began and ended. For traces (docs/traces.md); empty: nobody is told.
+  using StepObserver = std::function<void(const char* step, std::chrono::steady_clock::time_point began,
+                                          std::chrono::steady_clock::time_point ended)>;
+  void set_step_observer(StepObserver observer);
+
  private:
   struct Impl;
   explicit EvaluationEngine(std::unique_ptr<Impl> impl);
