@@ -385,7 +385,10 @@ Status EvaluationEngine::set_measurement(const Measurement& measurement) {
   impl_->options.warmup_calls = measurement.warmup_calls;
   return {};
 }
-void EvaluationEngine::set_step_observer(StepObserver observer) { impl_->step_observer = std::move(observer); }
+void EvaluationEngine::set_step_observer(StepObserver observer) {
+  impl_->session->set_request_observer(observer);
+  impl_->step_observer = std::move(observer);
+}
 
 pid_t EvaluationEngine::sandbox_pid() const { return impl_->session->last_candidate_pid(); }
 

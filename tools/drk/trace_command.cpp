@@ -3,9 +3,12 @@
 // docs/traces.md).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <vector>
 
 #include "base/json_text.h"
 #include "runtime/log.h"
@@ -19,6 +22,25 @@ struct TraceArgs {
   std::string run_dir;
   std::string out;  // empty: RUN_DIR/trace.json
 };
+
+// The time of the work the actors recorded (the Evaluators' steps), per kind, most first: the
+// first answer to "where did the time go".
+void print_work_totals(const Json& trace) {
+  std::map<std::string, std::pair<double, std::size_t>> totals;  // name: microseconds, count
+  for (const Json& event : trace["traceEvents"]) {
+    if (event["ph"] != "X" || event["cat"] != "work") continue;
+    auto& total = totals[event["name"].get<std::string>()];
+    total.first += event["dur"].get<double>();
+    ++total.second;
+  }
+  if (totals.empty()) return;
+  std::vector<std::pair<std::string, std::pair<double, std::size_t>>> sorted(totals.begin(), totals.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::cout << "recorded work, total time:";
+  for (const auto& [name, total] : sorted)
+    std::cout << "  " << name << " " << fixed(total.first / 1e6, 2) << " s (" << total.second << ")";
+  std::cout << "\n";
+}
 
 int write_trace(const TraceArgs& args) {
   auto conversion = runtime::trace::trace_events_of_run(args.run_dir);
@@ -39,7 +61,9 @@ int write_trace(const TraceArgs& args) {
             << " trace file(s), " << conversion->flows << " flow(s)";
   if (conversion->dropped_spans > 0) std::cout << "; " << conversion->dropped_spans << " span(s) were dropped while recording";
   if (conversion->skipped_lines > 0) std::cout << "; " << conversion->skipped_lines << " unreadable line(s) skipped";
-  std::cout << "\nopen it at https://ui.perfetto.dev (Open trace file) or in chrome://tracing (Load)\n";
+  std::cout << "\n";
+  print_work_totals(conversion->trace);
+  std::cout << "open it at https://ui.perfetto.dev (Open trace file) or in chrome://tracing (Load)\n";
   return 0;
 }
 
