@@ -335,25 +335,31 @@ class ActorCell final : public ActorContext {
       stats_.begin_handler(kind.data());
       run_open_ = true;
     }
-    const auto handler_began = trace_buffer_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    // In a run, a handler's span begins where the one before it ended (one clock read per
+    // envelope of a batch frame; the decoding between them counts as the next handler's).
+    std::chrono::steady_clock::time_point handler_began{};
+    if (trace_buffer_) handler_began = trace_run_mark_ ? *trace_run_mark_ : std::chrono::steady_clock::now();
     run_guarded(kind.data(), [&] { actor_->on_message(*this, envelope); });
-    if (trace_buffer_) record_handler_span(kind.data(), handler_began, envelope.getTraceId());
+    if (trace_buffer_) trace_run_mark_ = record_handler_span(kind.data(), handler_began, envelope.getTraceId());
   }
 
   static int64_t duration_us(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
     return std::chrono::duration_cast<std::chrono::microseconds>(to - from).count();
   }
 
-  // One handler call as a span, with the trace ids of what it sent (send()).
-  void record_handler_span(const char* kind, std::chrono::steady_clock::time_point began, uint64_t trace_id) {
+  // One handler call as a span, with the trace ids of what it sent (send()); returns its end.
+  std::chrono::steady_clock::time_point record_handler_span(const char* kind, std::chrono::steady_clock::time_point began,
+                                                            uint64_t trace_id) {
     const auto now = std::chrono::steady_clock::now();
     trace_buffer_->record(trace::Span{trace_track_, kind, true, options_.trace->unix_us(began),
                                       duration_us(began, now), trace_id, std::move(sent_trace_ids_), {}});
     sent_trace_ids_.clear();
+    return now;
   }
 
   // Ends the timed run of a frame's message handlers, if one is open.
   void end_run() {
+    trace_run_mark_.reset();
     if (!run_open_) return;
     run_open_ = false;
     stats_.end_handler(HandlerKind::message);
@@ -496,6 +502,7 @@ class ActorCell final : public ActorContext {
   std::shared_ptr<trace::TraceBuffer> trace_buffer_;
   uint32_t trace_track_ = 0;
   std::vector<uint64_t> sent_trace_ids_;
+  std::optional<std::chrono::steady_clock::time_point> trace_run_mark_;  // the run's last span's end
   bool run_open_ = false;        // a frame's message handlers are being timed
   // The frame being handled and what is left of it (empty: none), whose origin it had.
   zmq::message_t pending_frame_;
