@@ -150,7 +150,7 @@ class ActorCell final : public ActorContext {
   void record_span(trace::WorkSpan span) override {
     if (!trace_buffer_) return;
     trace_buffer_->record(trace::Span{options_.trace->track(span.track), span.name, false,
-                                      options_.trace->unix_us(span.start), duration_us(span.start, span.end),
+                                      options_.trace->unix_ns(span.start), duration_ns(span.start, span.end),
                                       span.trace_id, {}, std::move(span.args)});
   }
 
@@ -343,16 +343,16 @@ class ActorCell final : public ActorContext {
     if (trace_buffer_) trace_run_mark_ = record_handler_span(kind.data(), handler_began, envelope.getTraceId());
   }
 
-  static int64_t duration_us(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
-    return std::chrono::duration_cast<std::chrono::microseconds>(to - from).count();
+  static int64_t duration_ns(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count();
   }
 
   // One handler call as a span, with the trace ids of what it sent (send()); returns its end.
   std::chrono::steady_clock::time_point record_handler_span(const char* kind, std::chrono::steady_clock::time_point began,
                                                             uint64_t trace_id) {
     const auto now = std::chrono::steady_clock::now();
-    trace_buffer_->record(trace::Span{trace_track_, kind, true, options_.trace->unix_us(began),
-                                      duration_us(began, now), trace_id, std::move(sent_trace_ids_), {}});
+    trace_buffer_->record(trace::Span{trace_track_, kind, true, options_.trace->unix_ns(began),
+                                      duration_ns(began, now), trace_id, std::move(sent_trace_ids_), {}});
     sent_trace_ids_.clear();
     return now;
   }

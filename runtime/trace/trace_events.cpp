@@ -63,8 +63,8 @@ Status read_file(const fs::path& path, ReadFiles& into) {
       into.dropped += dropped->get<uint64_t>();
       continue;
     }
-    const auto ts = parsed.find("ts");
-    const auto dur = parsed.find("dur");
+    const auto ts = parsed.find("ts_ns");
+    const auto dur = parsed.find("dur_ns");
     if (ts == parsed.end() || !ts->is_number_integer() || dur == parsed.end() || !dur->is_number_integer() ||
         !parsed.contains("track") || !parsed.contains("name")) {
       ++into.skipped_lines;
@@ -97,6 +97,9 @@ std::vector<std::string> traces_of(const ReadSpan& span) {
     traces.push_back(span.trace);
   return traces;
 }
+
+// The format's times are microseconds; ours nanoseconds, kept as fractions.
+double microseconds(int64_t nanoseconds) { return static_cast<double>(nanoseconds) / 1000.0; }
 
 Json metadata(const char* name, int pid, std::optional<int> tid, const std::string& value) {
   Json event = Json::object();
@@ -184,8 +187,8 @@ Result<TraceConversion> trace_events_of_run(const std::string& run_dir) {
     event["name"] = span.name;
     event["cat"] = span.handler ? "handler" : "work";
     event["ph"] = "X";
-    event["ts"] = span.ts - origin;
-    event["dur"] = std::max<int64_t>(span.dur, 1);
+    event["ts"] = microseconds(span.ts - origin);
+    event["dur"] = microseconds(span.dur);
     event["pid"] = pids[span.process];
     event["tid"] = tids[{span.process, span.track}];
     Json args = span.args;
@@ -235,8 +238,8 @@ Result<TraceConversion> trace_events_of_run(const std::string& run_dir) {
       event["cat"] = "flow";
       event["ph"] = step == 0 ? "s" : step + 1 == chain.size() ? "f" : "t";
       event["id"] = flow_id;
-      // Inside the slice (at least 1 us long), so that "enclosing" binds to it.
-      event["ts"] = static_cast<double>(span.ts - origin) + static_cast<double>(std::max<int64_t>(span.dur, 1)) / 2;
+      // Inside the slice, so that "enclosing" binds to it.
+      event["ts"] = microseconds(span.ts - origin + span.dur / 2);
       event["pid"] = pids[span.process];
       event["tid"] = tids[{span.process, span.track}];
       event["bp"] = "e";
@@ -247,7 +250,7 @@ Result<TraceConversion> trace_events_of_run(const std::string& run_dir) {
 
   Json other = Json::object();
   other["run_dir"] = run_dir;
-  other["origin_unix_us"] = origin;
+  other["origin_unix_ns"] = origin;
   other["trace_files"] = conversion.files;
   other["dropped_spans"] = conversion.dropped_spans;
   other["skipped_lines"] = conversion.skipped_lines;

@@ -5,7 +5,8 @@
 // One process (pid) per process of the run, its restarts (incarnations) included; one thread
 // (tid) per track: an actor, or a track of an actor's work such as "evaluator.0/sandbox"; both
 // named by metadata events ("ph": "M"). Each span is a complete event ("ph": "X"; times in
-// microseconds from the run's first span, whose Unix time is otherData.origin_unix_us), its
+// microseconds, with fractions, from the run's first span, whose Unix time in nanoseconds is
+// otherData.origin_unix_ns), its
 // args the message type or work's arguments, its trace id and what it sent. Spans that share a
 // trace id (they handled an envelope of that trace, sent one, or recorded work for it) become
 // one flow ("ph": "s", "t", "f", bound to the enclosing slice, "bp": "e"), in the order they

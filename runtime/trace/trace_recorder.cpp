@@ -43,10 +43,10 @@ void append_trace_id(std::string& out, uint64_t id) {
 }
 
 void append_span(std::string& out, const Span& span, const std::string& track) {
-  out += "{\"ts\":";
-  out += std::to_string(span.start_us);
-  out += ",\"dur\":";
-  out += std::to_string(span.duration_us);
+  out += "{\"ts_ns\":";
+  out += std::to_string(span.start_ns);
+  out += ",\"dur_ns\":";
+  out += std::to_string(span.duration_ns);
   out += ",\"track\":";
   append_quoted(out, track);
   out += ",\"name\":";
@@ -125,9 +125,9 @@ Result<std::shared_ptr<TraceRecorder>> TraceRecorder::open(const Options& option
 TraceRecorder::TraceRecorder(Options options, std::string path, UniqueFd file)
     : options_(std::move(options)), path_(std::move(path)), file_(std::move(file)) {
   using namespace std::chrono;
-  const auto steady_us = duration_cast<microseconds>(Clock::now().time_since_epoch()).count();
-  const auto unix_us = duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
-  offset_us_ = unix_us - steady_us;
+  const auto steady_ns = duration_cast<nanoseconds>(Clock::now().time_since_epoch()).count();
+  const auto unix_ns = duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();
+  offset_ns_ = unix_ns - steady_ns;
 }
 
 TraceRecorder::~TraceRecorder() {

@@ -5,7 +5,7 @@
 // file of its own beside its predecessor's. `drk trace` reads them all (trace_events.h).
 //
 // The file: a first line naming the process ({"process", "incarnation", "pid"}), then one JSON
-// object per span: {"ts" (Unix microseconds), "dur" (microseconds), "track", "name", "kind"
+// object per span: {"ts_ns" (Unix nanoseconds), "dur_ns", "track", "name", "kind"
 // ("handler" or "work"), "trace" and "sent" (trace ids, 16 hex digits; present when not 0 /
 // not empty), "args" (an object of strings; present when not empty)}, and {"dropped": N} after
 // a flush that found spans dropped (a buffer full between two flushes).
@@ -14,8 +14,8 @@
 // only the flusher contends for, once a flush; formatting and writing happen on the flusher's
 // thread. A buffer holds at most `buffer_capacity` spans (half of it wakes the flusher at once);
 // past it spans are dropped and counted.
-// Times: steady-clock readings made Unix microseconds by one offset, taken when the recorder
-// opens (unix_us()).
+// Times: steady-clock readings made Unix nanoseconds by one offset, taken when the recorder
+// opens (unix_ns()).
 //
 // Thread-safety: TraceBuffer::record() from its one writer thread; everything else from any
 // thread. Errors: open() fails (io_error) when the directory or file cannot be made; a write that
@@ -89,8 +89,8 @@ class TraceRecorder {
   std::shared_ptr<TraceBuffer> buffer();
   // The id of the track called `name` (made on first use).
   uint32_t track(const std::string& name);
-  int64_t unix_us(Clock::time_point when) const {
-    return std::chrono::duration_cast<std::chrono::microseconds>(when.time_since_epoch()).count() + offset_us_;
+  int64_t unix_ns(Clock::time_point when) const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count() + offset_ns_;
   }
   // Writes what every buffer holds now (the flusher calls it every `flush_every`).
   void flush();
@@ -104,7 +104,7 @@ class TraceRecorder {
   const Options options_;
   const std::string path_;
   UniqueFd file_;
-  int64_t offset_us_ = 0;
+  int64_t offset_ns_ = 0;
   std::mutex flush_mutex_;  // one flush at a time: the file's order
   std::mutex mutex_;        // buffers_, tracks_
   std::vector<std::shared_ptr<TraceBuffer>> buffers_;

@@ -25,8 +25,8 @@ struct Span {
   uint32_t track = 0;      // TraceRecorder::track()
   const char* name = "";   // static storage duration: a literal, or a body_kind() name
   bool handler = false;    // a handler call (else work an actor recorded)
-  int64_t start_us = 0;    // Unix microseconds
-  int64_t duration_us = 0;
+  int64_t start_ns = 0;    // Unix nanoseconds: a handler's span ends where the next of its run
+  int64_t duration_ns = 0; // begins, exactly (actor_host.h), so slices on a track nest
   uint64_t trace_id = 0;   // the handled envelope's (handler spans) or the work's; 0: none
   std::vector<uint64_t> sent_trace_ids;  // of the envelopes a handler sent, none repeated
   std::vector<SpanArg> args;
