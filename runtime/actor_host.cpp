@@ -338,7 +338,9 @@ class ActorCell final : public ActorContext {
     // In a run, a handler's span begins where the one before it ended (one clock read per
     // envelope of a batch frame; the decoding between them counts as the next handler's).
     std::chrono::steady_clock::time_point handler_began{};
-    if (trace_buffer_) handler_began = trace_run_mark_ ? *trace_run_mark_ : std::chrono::steady_clock::now();
+    if (trace_buffer_) {
+      handler_began = trace_run_mark_ != kNoMark ? trace_run_mark_ : std::chrono::steady_clock::now();
+    }
     run_guarded(kind.data(), [&] { actor_->on_message(*this, envelope); });
     if (trace_buffer_) trace_run_mark_ = record_handler_span(kind.data(), handler_began, envelope.getTraceId());
   }
@@ -359,7 +361,7 @@ class ActorCell final : public ActorContext {
 
   // Ends the timed run of a frame's message handlers, if one is open.
   void end_run() {
-    trace_run_mark_.reset();
+    trace_run_mark_ = kNoMark;
     if (!run_open_) return;
     run_open_ = false;
     stats_.end_handler(HandlerKind::message);
@@ -502,7 +504,9 @@ class ActorCell final : public ActorContext {
   std::shared_ptr<trace::TraceBuffer> trace_buffer_;
   uint32_t trace_track_ = 0;
   std::vector<uint64_t> sent_trace_ids_;
-  std::optional<std::chrono::steady_clock::time_point> trace_run_mark_;  // the run's last span's end
+  // The end of the run's last handler span; kNoMark outside a run.
+  static constexpr std::chrono::steady_clock::time_point kNoMark{};
+  std::chrono::steady_clock::time_point trace_run_mark_ = kNoMark;
   bool run_open_ = false;        // a frame's message handlers are being timed
   // The frame being handled and what is left of it (empty: none), whose origin it had.
   zmq::message_t pending_frame_;
