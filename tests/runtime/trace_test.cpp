@@ -14,6 +14,7 @@
 #include "runtime/trace/trace_recorder.h"
 #include "runtime/transport/transport.h"
 #include "tests/doctest_drk.h"
+#include "tests/support/pair_topology.h"
 #include "tests/support/run_dir.h"
 
 namespace drk::runtime::trace {
@@ -27,6 +28,15 @@ std::vector<nlohmann::json> lines_of(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
   return lines;
+}
+
+// Whether the file `name` of `dir` comes to hold `text` (written by a flusher) within 10 s.
+bool comes_to_hold(const RunDir& dir, const std::string& name, const std::string& text) {
+  for (int attempt = 0; attempt < 2000; ++attempt) {
+    if (dir.read(name).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return false;
 }
 
 Span span_at(uint32_t track, const char* name, int64_t start_ns, uint64_t trace_id = 0) {
@@ -91,12 +101,7 @@ DRK_TEST_CASE("the flusher writes spans without being asked, so that a crashed p
   DRK_REQUIRE(recorder.ok());
   auto buffer = (*recorder)->buffer();
   buffer->record(span_at((*recorder)->track("learner"), "trajectory", 5));
-  bool written = false;
-  for (int attempt = 0; attempt < 2000 && !written; ++attempt) {
-    written = dir.read("trace/learner.1.jsonl").find("trajectory") != std::string::npos;
-    if (!written) std::this_thread::sleep_for(5ms);
-  }
-  DRK_CHECK(written);
+  DRK_CHECK(comes_to_hold(dir, "trace/learner.1.jsonl", "trajectory"));
 }
 
 DRK_TEST_CASE("a buffer half full is written at once, not at the end of the period") {
@@ -107,12 +112,7 @@ DRK_TEST_CASE("a buffer half full is written at once, not at the end of the peri
   const uint32_t track = (*recorder)->track("oracle");
   buffer->record(span_at(track, "candidate", 1));
   buffer->record(span_at(track, "verdict", 2));
-  bool written = false;
-  for (int attempt = 0; attempt < 2000 && !written; ++attempt) {
-    written = dir.read("trace/oracle.2.jsonl").find("verdict") != std::string::npos;
-    if (!written) std::this_thread::sleep_for(5ms);
-  }
-  DRK_CHECK(written);
+  DRK_CHECK(comes_to_hold(dir, "trace/oracle.2.jsonl", "verdict"));
 }
 
 DRK_TEST_CASE("a full buffer drops spans and counts them; the file and the conversion say how many") {
@@ -166,22 +166,9 @@ class Pong final : public Actor {
   Handled& handled_;
 };
 
-Topology two_actors() {
-  Topology topology;
-  topology.name = "traced";
-  for (const char* name : {"pinger", "pong"}) {
-    ActorEntry entry;
-    entry.name = name;
-    entry.role = name;
-    entry.process = "p";
-    topology.actors.push_back(entry);
-  }
-  return topology;
-}
-
 DRK_TEST_CASE("an actor host records a span per handler call with the trace ids handled and sent, and work spans") {
   RunDir dir;
-  const Topology topology = two_actors();
+  const Topology topology = testing::pair_in_one_process("traced", "pinger", "pong");
   {
     Transport transport(topology, "p", dir.path().string());
     auto recorder = TraceRecorder::open({dir.path().string(), "p", 3, 1h});
