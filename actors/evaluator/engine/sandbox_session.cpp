@@ -21,7 +21,7 @@ constexpr auto kCpuReadWait = std::chrono::microseconds(1000);
 // What a request is, as set_request_observer() names it.
 const char* request_name(msg::SandboxRequest::Reader request) {
   switch (request.which()) {
-    case msg::SandboxRequest::LOAD: return "load";
+    case msg::SandboxRequest::LOAD: return "load request";
     case msg::SandboxRequest::RUN: {
       const auto run = request.getRun();
       if (!run.getTimed()) return "run";

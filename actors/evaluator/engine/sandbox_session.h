@@ -75,7 +75,7 @@ class SandboxSession {
   // The sandbox's CPU time since its last reply, counted as idle, and the evidence of the idle
   // intervals: called when the evaluation's last request has been answered.
   void record_idle_cpu(EvaluationRun& run);
-  // Told of every request as its reply is read (or it fails): "load", "run" (untimed calls:
+  // Told of every request as its reply is read (or it fails): "load request", "run" (untimed calls:
   // a correctness trial, a check, a warm-up), "timed batch", "timed reference batch", "timed round" (CUDA's
   // candidate and reference calls), "peaks", "energy" or "metrics", with when it was sent and
   // answered; for traces (EvaluationEngine::set_step_observer). Empty: nobody is told.
