@@ -24,6 +24,7 @@
 #include "messages/envelope.capnp.h"
 #include "base/result.h"
 #include "runtime/payload.h"
+#include "runtime/trace/trace_span.h"
 
 namespace drk::runtime {
 
@@ -95,6 +96,10 @@ class ActorContext {
 
   // Milliseconds since the Unix epoch, from the runtime's clock (a seam for tests).
   virtual int64_t now_unix_ms() const = 0;
+
+  // Records a stretch of this actor's own work (an evaluation's phase) for `drk trace`, when
+  // the run records traces (supervision.trace, docs/traces.md); otherwise does nothing.
+  virtual void record_span(trace::WorkSpan /*span*/) {}
 };
 
 class Actor {

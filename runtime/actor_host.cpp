@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -112,6 +113,10 @@ class ActorCell final : public ActorContext {
 
   Status send(std::string_view recipient, const std::function<void(msg::Envelope::Builder)>& fill,
               const SendOptions& options) override {
+    if (trace_buffer_ && options.trace_id != 0 &&
+        std::find(sent_trace_ids_.begin(), sent_trace_ids_.end(), options.trace_id) == sent_trace_ids_.end()) {
+      sent_trace_ids_.push_back(options.trace_id);
+    }
     return outbox_->send(recipient, fill, options);
   }
 
@@ -142,6 +147,13 @@ class ActorCell final : public ActorContext {
 
   int64_t now_unix_ms() const override { return options_.clock(); }
 
+  void record_span(trace::WorkSpan span) override {
+    if (!trace_buffer_) return;
+    trace_buffer_->record(trace::Span{options_.trace->track(span.track), span.name, false,
+                                      options_.trace->unix_ns(span.start), duration_ns(span.start, span.end),
+                                      span.trace_id, {}, std::move(span.args)});
+  }
+
  private:
   // What request_stop asked for.
   struct StopRequest {
@@ -162,6 +174,10 @@ class ActorCell final : public ActorContext {
   void run() {
     block_process_signals_in_this_thread();
     log::set_thread_actor(spec_.name);
+    if (options_.trace) {
+      trace_buffer_ = options_.trace->buffer();
+      trace_track_ = options_.trace->track(spec_.name);
+    }
     outbox_.emplace(transport_, spec_.name, options_.clock, OutboxMode::batching);
     guarded("on_start", HandlerKind::lifecycle, [&] { actor_->on_start(*this); });
     log::debug() << "actor " << spec_.name << " (" << spec_.role << "): started";
@@ -319,11 +335,33 @@ class ActorCell final : public ActorContext {
       stats_.begin_handler(kind.data());
       run_open_ = true;
     }
+    // In a run, a handler's span begins where the one before it ended (one clock read per
+    // envelope of a batch frame; the decoding between them counts as the next handler's).
+    std::chrono::steady_clock::time_point handler_began{};
+    if (trace_buffer_) {
+      handler_began = trace_run_mark_ != kNoMark ? trace_run_mark_ : std::chrono::steady_clock::now();
+    }
     run_guarded(kind.data(), [&] { actor_->on_message(*this, envelope); });
+    if (trace_buffer_) trace_run_mark_ = record_handler_span(kind.data(), handler_began, envelope.getTraceId());
+  }
+
+  static int64_t duration_ns(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count();
+  }
+
+  // One handler call as a span, with the trace ids of what it sent (send()); returns its end.
+  std::chrono::steady_clock::time_point record_handler_span(const char* kind, std::chrono::steady_clock::time_point began,
+                                                            uint64_t trace_id) {
+    const auto now = std::chrono::steady_clock::now();
+    trace_buffer_->record(trace::Span{trace_track_, kind, true, options_.trace->unix_ns(began),
+                                      duration_ns(began, now), trace_id, std::move(sent_trace_ids_), {}});
+    sent_trace_ids_.clear();
+    return now;
   }
 
   // Ends the timed run of a frame's message handlers, if one is open.
   void end_run() {
+    trace_run_mark_ = kNoMark;
     if (!run_open_) return;
     run_open_ = false;
     stats_.end_handler(HandlerKind::message);
@@ -407,11 +445,13 @@ class ActorCell final : public ActorContext {
   template <typename Handler>
   void guarded(const char* kind, HandlerKind handler_kind, Handler&& handler) {
     end_run();
-    stats_.begin_handler(kind);
+    const auto began = std::chrono::steady_clock::now();
+    stats_.begin_handler(kind, began);
     run_guarded(kind, [&] {
       handler();
       stats_.end_handler(handler_kind);
     });
+    if (trace_buffer_) record_handler_span(kind, began, 0);
   }
 
   // Runs a handler whose timing the caller records, then flushes what it sent; a handler that
@@ -459,6 +499,14 @@ class ActorCell final : public ActorContext {
   std::map<uint64_t, PendingRequest> pending_requests_;
   uint64_t requests_sent_ = 0;
   ActorStats stats_;
+  // Tracing (HostOptions::trace): this actor's buffer and track, and the trace ids the running
+  // handler has sent so far.
+  std::shared_ptr<trace::TraceBuffer> trace_buffer_;
+  uint32_t trace_track_ = 0;
+  std::vector<uint64_t> sent_trace_ids_;
+  // The end of the run's last handler span; kNoMark outside a run.
+  static constexpr std::chrono::steady_clock::time_point kNoMark{};
+  std::chrono::steady_clock::time_point trace_run_mark_ = kNoMark;
   bool run_open_ = false;        // a frame's message handlers are being timed
   // The frame being handled and what is left of it (empty: none), whose origin it had.
   zmq::message_t pending_frame_;

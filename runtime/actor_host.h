@@ -8,6 +8,9 @@
 // Bytes from another process (the ipc and network mailboxes) are decoded with every check of
 // codec.h (decode_checked); bytes on the inproc mailbox, which only this process's Outboxes
 // reach, with decode_own (transport.h says why that is safe).
+// With HostOptions::trace, each handler call is also a span (trace_span.h), with the trace ids
+// of the envelope handled and of those the handler sent: one clock read per envelope of a batch
+// frame (a handler's span begins where the one before ended), two for an envelope alone.
 // Each actor's statistics (messages, handler times, the handler running now, dead letters; see
 // inspection_stats.h) are kept by its thread and read by stats() from any thread. The handlers
 // of the envelopes of one frame handled in one go are timed together, decoding and flushing
@@ -41,6 +44,7 @@
 #include "runtime/actor.h"
 #include "runtime/transport/codec.h"
 #include "runtime/inspection/inspection_stats.h"
+#include "runtime/trace/trace_recorder.h"
 #include "runtime/transport/transport.h"
 
 namespace drk::runtime {
@@ -50,6 +54,8 @@ struct HostOptions {
   uint64_t incarnation = 0;
   std::function<int64_t()> clock = system_unix_ms;
   DecodeLimits limits;
+  // Where every actor's handler spans and work spans go (runtime/trace/); null: not recorded.
+  std::shared_ptr<trace::TraceRecorder> trace;
 };
 
 class ActorCell;

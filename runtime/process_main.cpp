@@ -29,6 +29,7 @@
 #include "runtime/nodes/run_network.h"
 #include "runtime/supervision/supervisor.h"
 #include "runtime/topology/topology.h"
+#include "runtime/trace/trace_recorder.h"
 #include "runtime/transport/transport.h"
 #include "base/unique_fd.h"
 #include "runtime/supervision/warm_spare.h"
@@ -124,6 +125,19 @@ Status clear_run_dir(const std::string& run_dir) {
   return {};
 }
 
+// The process's trace recorder (runtime/trace/), unless the topology turns traces off; a
+// recorder that cannot open is reported and the process runs without one.
+std::shared_ptr<trace::TraceRecorder> open_trace(const Topology& topology, const std::string& run_dir,
+                                                 const std::string& process, uint64_t incarnation) {
+  if (!topology.supervision.trace) return nullptr;
+  auto recorder = trace::TraceRecorder::open({run_dir, process, incarnation});
+  if (!recorder) {
+    log::warn() << "drk: process " << process << " records no trace: " << recorder.error().message;
+    return nullptr;
+  }
+  return std::move(*recorder);
+}
+
 int fail(const std::string& command, const Error& error) {
   log::error() << command << ": " << error.message;
   return 1;
@@ -196,6 +210,7 @@ int run_head(const RunOptions& options) {
   HostOptions host_options;
   host_options.run_dir = run_dir;
   host_options.incarnation = incarnation;
+  host_options.trace = open_trace(topology, run_dir, std::string(kHeadProcess), incarnation);
   ActorHost host(transport, host_options);
   if (auto added = host.add_topology_actors(); !added) return fail("drk run", added.error());
   ActorSpec head_spec;
@@ -313,6 +328,7 @@ int run_host(const HostArgs& args) {
   HostOptions host_options;
   host_options.run_dir = run_dir;
   host_options.incarnation = args.incarnation;
+  host_options.trace = open_trace(topology, run_dir, args.process, args.incarnation);
   ActorHost host(transport, host_options);
   Status started = host.add_topology_actors();
   if (started) started = host.start();

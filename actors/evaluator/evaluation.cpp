@@ -67,6 +67,12 @@ struct EvaluationEngine::Impl {
   kernels::ReferenceBuild reference_build;  // what the reference runs on (EvalResult.referenceBuild)
   uint64_t secret = 0;
   uint64_t evaluations = 0;
+  StepObserver step_observer;
+
+  // Tells the step observer of a step that began at `began` and ends now.
+  void step_ended(const char* step, Clock::time_point began) const {
+    if (step_observer) step_observer(step, began, Clock::now());
+  }
 
   kernels::DeviceKind shape_kind() const { return options.shapes.value_or(options.device); }
   // Where runs keep their tensors: the device's memory, or the shared region.
@@ -176,6 +182,7 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   } eval_clock{out, started};
 
   auto compiled = compile_and_load->compile(candidate.getSource(), out, started);
+  step_ended("compile", started);
   if (!compiled) return compiled.error();
   if (!*compiled) return {};
   const std::set<std::string> own_kernels = device->record_resources((*compiled)->compiler_output, out);
@@ -192,7 +199,9 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
     SandboxSession& session;
     ~EndCandidate() { session.end_candidate(); }
   } end_candidate_on_exit{*session};
+  const auto load_began = Clock::now();
   auto loaded = compile_and_load->load(run, **compiled);
+  step_ended("load", load_began);
   if (!loaded) return loaded.error();
   if (*loaded)
     if (auto s = check_and_time(run, **compiled, best_known_speedup); !s) return s;
@@ -210,9 +219,14 @@ Status EvaluationEngine::Impl::check_and_time(EvaluationRun& run, const compile:
   if (out.getCorrect())
     if (auto s = trials->second_shape(run); !s) return s;
   out.setCorrectnessMs(ms_since(phase_started));
+  step_ended("correctness", phase_started);
   phase_started = Clock::now();
-  if (out.getCorrect())
-    if (auto s = run_timing(run, false); !s) return s;
+  if (out.getCorrect()) {
+    const auto timing_began = Clock::now();
+    auto timed = run_timing(run, false);
+    step_ended("timing", timing_began);
+    if (!timed) return timed;
+  }
   // Beyond the roofline, or far beyond the task's best known speedup: measured again before the
   // Verifier judges it, and checked for out-of-bounds accesses.
   const bool beyond = out.getCorrect() && judging::roofline_position(out.asReader()).beyond;
@@ -226,10 +240,17 @@ Status EvaluationEngine::Impl::check_and_time(EvaluationRun& run, const compile:
     evidence.setFirstCandidateUs(out.getCandidateTiming().getMedianUs());
     // Two input elements swapped before every call: no call sees inputs another one saw, so a
     // result memoised on the whole input misses, and the speedup holds only if the work is done.
-    if (auto s = run_timing(run, true); !s) return s;
+    const auto remeasure_began = Clock::now();
+    auto remeasured = run_timing(run, true);
+    step_ended("remeasure", remeasure_began);
+    if (!remeasured) return remeasured;
   }
   out.setTimingMs(ms_since(phase_started));
-  if (out.getCorrect() && (options.sanitize || beyond || beyond_best)) device->check_bounds(*bounds, run, compiled);
+  if (out.getCorrect() && (options.sanitize || beyond || beyond_best)) {
+    const auto bounds_began = Clock::now();
+    device->check_bounds(*bounds, run, compiled);
+    step_ended("bounds check", bounds_began);
+  }
   return {};
 }
 
@@ -364,6 +385,11 @@ Status EvaluationEngine::set_measurement(const Measurement& measurement) {
   impl_->options.warmup_calls = measurement.warmup_calls;
   return {};
 }
+void EvaluationEngine::set_step_observer(StepObserver observer) {
+  impl_->session->set_request_observer(observer);
+  impl_->step_observer = std::move(observer);
+}
+
 pid_t EvaluationEngine::sandbox_pid() const { return impl_->session->last_candidate_pid(); }
 
 }  // namespace drk::evaluator

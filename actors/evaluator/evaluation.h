@@ -200,6 +200,16 @@ class EvaluationEngine {
   // The warm sandbox's process id, 0 when none is running (tests watch replacements with it).
   pid_t sandbox_pid() const;
 
+  // Told of each step of an evaluation as it ends, on the engine's thread within evaluate():
+  // "compile" (the compile, or the wait for one started ahead), "load", "correctness" (the
+  // trials), "timing", "remeasure" (an implausible result timed again), "bounds check"; with
+  // when it began and ended; and of each request to the candidate's sandbox within the steps
+  // (SandboxSession::set_request_observer: "run" for a correctness trial, "timed batch",
+  // ...). For traces (docs/traces.md); empty: nobody is told.
+  using StepObserver = std::function<void(const char* step, std::chrono::steady_clock::time_point began,
+                                          std::chrono::steady_clock::time_point ended)>;
+  void set_step_observer(StepObserver observer);
+
  private:
   struct Impl;
   explicit EvaluationEngine(std::unique_ptr<Impl> impl);

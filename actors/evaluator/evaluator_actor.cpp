@@ -126,7 +126,8 @@ class EvaluatorActor final : public runtime::Actor {
     if (cached == recent_.end()) {
       capnp::MallocMessageBuilder message;
       auto result = message.initRoot<msg::EvalResult>();
-      if (auto status = engine_->evaluate(candidate, result, request.best_known_speedup); !status) {
+      const auto status = evaluate_traced(context, request, candidate, result);
+      if (!status) {
         // Not evaluable: answer anyway, so that the Oracle's credit and the trajectory move on.
         capnp::MallocMessageBuilder fresh, stripped;
         auto refused = fresh.initRoot<msg::EvalResult>();
@@ -147,6 +148,29 @@ class EvaluatorActor final : public runtime::Actor {
     (void)context.send(first_of_role(context, "verifier"),
                        [&](msg::Envelope::Builder out) { runtime::set_payload<msg::EvalResult>(out, result); }, options);
     send_ready(context);
+  }
+
+  // The engine's evaluate(), its steps recorded as spans on this Evaluator's sandbox track and
+  // the whole as an "evaluate" span on its own, under the request's trace id (docs/traces.md).
+  Status evaluate_traced(runtime::ActorContext& context, const HeldRequest& request, msg::Candidate::Reader candidate,
+                         msg::EvalResult::Builder result) {
+    const std::vector<runtime::trace::SpanArg> args{{"candidate", candidate.getId().cStr()},
+                                                    {"task", candidate.getTask().cStr()}};
+    const std::string sandbox_track = spec_.name + "/sandbox";
+    engine_->set_step_observer([&](const char* step, auto began, auto ended) {
+      auto step_args = args;
+      if (const pid_t pid = engine_->sandbox_pid(); pid > 0) step_args.push_back({"sandbox_pid", std::to_string(pid)});
+      context.record_span({sandbox_track, step, began, ended, 0, std::move(step_args)});
+    });
+    const auto began = std::chrono::steady_clock::now();
+    Status status = engine_->evaluate(candidate, result, request.best_known_speedup);
+    engine_->set_step_observer(nullptr);
+    auto evaluate_args = args;
+    evaluate_args.push_back({"outcome", !status ? "not evaluable: " + status.error().message
+                                        : result.getCorrect() ? "correct" : "not correct"});
+    context.record_span(
+        {spec_.name, "evaluate", began, std::chrono::steady_clock::now(), request.trace_id, std::move(evaluate_args)});
+    return status;
   }
 
   void remember(const std::string& id, capnp::MessageBuilder& message) {

@@ -27,6 +27,7 @@
 #include "actors/generator/turn_outcome.h"
 #include "base/fnv1a.h"
 #include "runtime/log.h"
+#include "training/candidate_trace.h"
 
 namespace drk::generator {
 namespace {
@@ -287,6 +288,8 @@ class GeneratorActor final : public runtime::Actor {
     const RecordedTurn& turn = rollout.pending;
     const schedule::Choice& choice = turn.sampled.choice;
     const auto family_knobs = schedule::knobs(choice.family, choice.device);
+    runtime::SendOptions traced;
+    traced.trace_id = training::candidate_trace_id(turn.candidate_id);
     // A failed send (busy, unknown recipient) is retried by the deadline below.
     (void)context.send(first_member(context, "oracle"), [&](msg::Envelope::Builder envelope) {
       auto candidate = runtime::init_payload<msg::Candidate>(envelope);
@@ -313,7 +316,7 @@ class GeneratorActor final : public runtime::Actor {
         decision.setValue((keep ? "keep=" : "") + choice.value(static_cast<int>(knob)));
         decision.setLogprob(turn.sampled.logprobs[knob]);
       }
-    });
+    }, traced);
     rollout.sent = true;
     rollout.timer_token = resends_.start(context, rollout.id);
   }

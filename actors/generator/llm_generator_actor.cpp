@@ -27,6 +27,7 @@
 #include "judging/python_static_check.h"
 #include "runtime/log.h"
 #include "training/served_policy.h"
+#include "training/candidate_trace.h"
 
 namespace drk::generator {
 namespace {
@@ -245,6 +246,8 @@ class LlmGeneratorActor final : public runtime::Actor {
   void send_candidate(runtime::ActorContext& context, LlmRollout& rollout) {
     if (!rollout.awaiting_feedback()) return;
     const auto task = rollout.task_reader();
+    runtime::SendOptions traced;
+    traced.trace_id = training::candidate_trace_id(rollout.pending.candidate_id);
     // A failed send (busy, unknown recipient) is retried by the deadline below.
     (void)context.send(first_member(context, "oracle"), [&](msg::Envelope::Builder envelope) {
       auto candidate = runtime::init_payload<msg::Candidate>(envelope);
@@ -263,7 +266,7 @@ class LlmGeneratorActor final : public runtime::Actor {
       candidate.setPolicyVersion(rollout.pending.policy_version);
       candidate.setGenerator(context.self());
       candidate.setStep(rollout.step);
-    });
+    }, traced);
     rollout.timer_token = resends_.start(context, rollout.id);
   }
 

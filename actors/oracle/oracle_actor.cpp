@@ -18,6 +18,7 @@
 #include "kernels/catalog/task.h"
 #include "kernels/compile/compiled_artifact.h"
 #include "runtime/log.h"
+#include "training/candidate_trace.h"
 
 namespace drk::oracle {
 namespace {
@@ -154,7 +155,8 @@ class OracleActor final : public runtime::Actor {
         request.setAttempt(dispatch.attempt);
         if (const auto best = best_speedup_.find(dispatch.candidate.getTask().cStr()); best != best_speedup_.end())
           request.setBestKnownSpeedup(best->second);
-      }, runtime::SendOptions{.wait_for_room = std::chrono::milliseconds(0)});
+      }, runtime::SendOptions{.wait_for_room = std::chrono::milliseconds(0),
+                              .trace_id = training::candidate_trace_id(dispatch.candidate.getId().cStr())});
       if (!status) queue_.undo_dispatch(dispatch);
     }
   }
@@ -217,7 +219,7 @@ class OracleActor final : public runtime::Actor {
   }
 
   void send_record(runtime::ActorContext& context, msg::Feedback::Reader feedback) {
-    report(context, "archivist", [&](msg::Envelope::Builder out) {
+    report(context, "archivist", feedback.getCandidateId().cStr(), [&](msg::Envelope::Builder out) {
       auto scored = runtime::init_payload<msg::Scored>(out);
       scored.setVerdict(feedback.getVerdict());
       scored.setReward(feedback.getReward());
@@ -235,7 +237,8 @@ class OracleActor final : public runtime::Actor {
 
   void send_feedback(runtime::ActorContext& context, const std::string& generator,
                      msg::Feedback::Reader feedback) {
-    report(context, generator, [&](msg::Envelope::Builder out) { runtime::set_payload<msg::Feedback>(out, feedback); });
+    report(context, generator, feedback.getCandidateId().cStr(),
+           [&](msg::Envelope::Builder out) { runtime::set_payload<msg::Feedback>(out, feedback); });
   }
 
   void on_advantage_request(runtime::ActorContext& context, const std::string& learner,
@@ -256,7 +259,7 @@ class OracleActor final : public runtime::Actor {
                   << step.screened << " screened by the cost model (run: " << total.measured << " evaluated, "
                   << total.screened << " screened)";
     }
-    report(context, learner, [&](msg::Envelope::Builder out) {
+    report(context, learner, "", [&](msg::Envelope::Builder out) {
       auto advantages = runtime::init_payload<msg::Advantages>(out);
       advantages.setStep(request.getStep());
       auto list = advantages.initItems(static_cast<unsigned>(items.size()));
@@ -270,9 +273,12 @@ class OracleActor final : public runtime::Actor {
   }
 
   // A lost report is recovered by the requester's re-send; say so, and go on.
-  void report(runtime::ActorContext& context, const std::string& recipient,
+  // `candidate_id`: the candidate the message is about (its trace id), empty for none.
+  void report(runtime::ActorContext& context, const std::string& recipient, std::string_view candidate_id,
               const std::function<void(msg::Envelope::Builder)>& fill) {
-    const auto status = context.send(recipient, fill);
+    runtime::SendOptions options;
+    if (!candidate_id.empty()) options.trace_id = training::candidate_trace_id(candidate_id);
+    const auto status = context.send(recipient, fill, options);
     if (!status) {
       log::warn() << "oracle: message to '" << recipient << "' not delivered: " << status.error().describe();
     }

@@ -14,10 +14,10 @@ class VerifierActor final : public runtime::Actor {
     const auto evaluated = runtime::payload_of<msg::EvalResult>(envelope);
     if (!evaluated) return;
     const auto result = *evaluated;
-    const auto status = context.send("oracle", [&](msg::Envelope::Builder out) {
-      out.setTraceId(envelope.getTraceId());
-      verify(result, runtime::init_payload<msg::Verdict>(out));
-    });
+    runtime::SendOptions traced;
+    traced.trace_id = envelope.getTraceId();
+    const auto status = context.send(
+        "oracle", [&](msg::Envelope::Builder out) { verify(result, runtime::init_payload<msg::Verdict>(out)); }, traced);
     // A busy or dead Oracle loses this verdict; the Generator re-sends the candidate after
     // its deadline, so the failure is visible but not fatal.
     if (!status) {

@@ -69,6 +69,7 @@ struct SupervisionPolicy {
   double hung_handler_s = 30;   // a handler running this long is reported (hung?) ...
   bool kill_hung = false;       // ... and, when true, its process is killed and restarted
   bool warm_spare = true;       // keep one child loaded ahead, so restarts skip program load
+  bool trace = true;            // every process records handler and work spans (docs/traces.md)
 };
 
 // The head node's name: the machine `drk run` runs on.

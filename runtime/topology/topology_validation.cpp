@@ -32,7 +32,7 @@ void read_supervision(const YAML::Node& node, Validator& validator, SupervisionP
   validator.check_keys(node, "supervision",
                        {"strategy", "max_restarts", "within_s", "backoff_initial_ms", "backoff_max_ms", "drain_ms",
                         "heartbeat_ms", "missed_heartbeats", "start_timeout_s", "hung_handler_s", "kill_hung",
-                        "warm_spare"});
+                        "warm_spare", "trace"});
   if (const YAML::Node strategy = node["strategy"]; strategy.IsDefined()) {
     const std::string text = strategy.IsScalar() ? strategy.Scalar() : "";
     if (text == "one_for_one")
@@ -104,6 +104,7 @@ void read_supervision(const YAML::Node& node, Validator& validator, SupervisionP
   }
   parse_flag(node, "kill_hung", "false", validator, policy.kill_hung);
   parse_flag(node, "warm_spare", "true", validator, policy.warm_spare);
+  parse_flag(node, "trace", "true", validator, policy.trace);
 }
 
 bool is_tcp_endpoint_with_port(const std::string& text) {

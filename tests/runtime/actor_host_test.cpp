@@ -22,6 +22,7 @@
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/fake_actor_context.h"
+#include "tests/support/pair_topology.h"
 #include "training/domain_messages.h"
 #include "training/step_progress.h"
 
@@ -30,6 +31,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::RunDir;
+using testing::pair_in_one_process;
 
 // What a collector saw, shared with the test thread.
 struct Inbox {
@@ -374,20 +376,6 @@ class Requester final : public Actor {
   Outcomes& outcomes_;
   std::map<uint64_t, uint64_t> sequence_of_;
 };
-
-// Two actors named after their roles, both in process "p" (inproc between them).
-Topology pair_in_one_process(const std::string& name, const char* first, const char* second) {
-  Topology topology;
-  topology.name = name;
-  for (const char* actor : {first, second}) {
-    ActorEntry entry;
-    entry.name = actor;
-    entry.role = actor;
-    entry.process = "p";
-    topology.actors.push_back(entry);
-  }
-  return topology;
-}
 
 DRK_TEST_CASE("a request gets its reply, or fails with timeout, or at once with peer_unavailable when its peer is lost") {
   RunDir dir;

@@ -62,6 +62,7 @@ DRK_TEST_CASE("a minimal topology gets the defaults") {
   DRK_CHECK(topology->run_dir == "runs/tiny");
   DRK_CHECK(topology->experiment_steps() == 0);
   DRK_CHECK(topology->supervision.max_restarts == 10);
+  DRK_CHECK(topology->supervision.trace);
   DRK_CHECK(topology->child_processes() == std::vector<std::string>{"learner"});
   auto scalar_experiment =
       load_topology(dir.write("s.yaml", "name: tiny\nactors: [{role: a}]\nexperiment: 3\n"));
@@ -103,6 +104,15 @@ DRK_TEST_CASE("schema errors name the file, the line and the expected form") {
     DRK_REQUIRE_FALSE(topology.ok());
     DRK_CHECK_MESSAGE(contains(topology.error().message, ":4: supervision.strategy must be one_for_one"),
                       topology.error().message);
+  }
+  DRK_SUBCASE("a trace switch that is not true or false") {
+    auto topology = load_topology(dir.write("q.yaml", text), {"supervision.trace=sometimes"});
+    DRK_REQUIRE_FALSE(topology.ok());
+    DRK_CHECK_MESSAGE(contains(topology.error().message, "supervision.trace must be true or false, e.g. `trace: true`"),
+                      topology.error().message);
+    auto off = load_topology(dir.write("q.yaml", text), {"supervision.trace=false"});
+    DRK_REQUIRE_MESSAGE(off.ok(), off.error().message);
+    DRK_CHECK_FALSE(off->supervision.trace);
   }
   DRK_SUBCASE("YAML that does not parse") {
     auto topology = load_topology(dir.write("q.yaml", text + "  steps: [1, 2\n"));

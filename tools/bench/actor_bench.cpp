@@ -239,8 +239,12 @@ Result<PairNetworks> pair_networks(BenchTransport transport) {
 // Transport, and a driver that starts `first` with a Control.ping.
 class ActorPair {
  public:
-  ActorPair(BenchTransport transport, std::string first, std::string second)
-      : transport_(transport), dir_(temp_dir("drk-bench")), first_(std::move(first)), second_(std::move(second)) {}
+  ActorPair(BenchTransport transport, std::string first, std::string second, bool traced)
+      : transport_(transport),
+        dir_(temp_dir("drk-bench")),
+        first_(std::move(first)),
+        second_(std::move(second)),
+        traced_(traced) {}
 
   ~ActorPair() {
     driver_.reset();
@@ -256,11 +260,24 @@ class ActorPair {
     if (!networks) return networks.error();
     runtime::HostOptions options;
     options.run_dir = dir_.path();
+    // Each process of the pair records into a file of its own, as a run's processes do.
+    const auto traced_as = [&](const std::string& process) -> Result<runtime::HostOptions> {
+      if (!traced_) return options;
+      auto recorder = runtime::trace::TraceRecorder::open({dir_.path(), process, 1});
+      if (!recorder) return recorder.error();
+      runtime::HostOptions traced = options;
+      traced.trace = std::move(*recorder);
+      return traced;
+    };
+    auto near_options = traced_as("bench.a");
+    if (!near_options) return near_options.error();
     near_.emplace(topology_, "bench.a", dir_.path(), networks->head);
-    near_host_.emplace(*near_, options);
+    near_host_.emplace(*near_, *near_options);
     if (transport_ != BenchTransport::inproc) {
+      auto far_options = traced_as("bench.b");
+      if (!far_options) return far_options.error();
       far_.emplace(topology_, "bench.b", dir_.path(), networks->b);
-      far_host_.emplace(*far_, options);
+      far_host_.emplace(*far_, *far_options);
     }
     near_host_->add(spec(first_), std::move(first));
     (far_host_ ? *far_host_ : *near_host_).add(spec(second_), std::move(second));
@@ -285,6 +302,7 @@ class ActorPair {
   TemporaryDirectory dir_;
   std::string first_;
   std::string second_;
+  bool traced_;
   runtime::Topology topology_;
   std::optional<runtime::Transport> near_;
   std::optional<runtime::Transport> far_;
@@ -296,10 +314,10 @@ class ActorPair {
 }  // namespace
 
 Result<Throughput> actor_throughput(BenchTransport transport, std::size_t payload_bytes,
-                                    const BenchBudget& budget) {
+                                    const BenchBudget& budget, bool traced) {
   Report report;
   {
-    ActorPair pair(transport, "source", "sink");
+    ActorPair pair(transport, "source", "sink", traced);
     if (auto started = pair.start(std::make_unique<Source>(report, payload_bytes, budget.throughput),
                                   std::make_unique<Sink>(report));
         !started) {
@@ -311,10 +329,10 @@ Result<Throughput> actor_throughput(BenchTransport transport, std::size_t payloa
 }
 
 Result<Latency> actor_latency(BenchTransport transport, std::size_t payload_bytes,
-                              const BenchBudget& budget) {
+                              const BenchBudget& budget, bool traced) {
   Report report;
   {
-    ActorPair pair(transport, "ping", "pong");
+    ActorPair pair(transport, "ping", "pong", traced);
     if (auto started =
             pair.start(std::make_unique<Ping>(report, payload_bytes, budget), std::make_unique<Pong>());
         !started) {

@@ -27,8 +27,11 @@
 
 namespace drk::bench {
 
+// `traced`: the hosts record every handler call as a span into a trace file of the benchmark's
+// run directory (runtime/trace/, as `drk run` does by default), to measure what tracing costs.
 Result<Throughput> actor_throughput(BenchTransport transport, std::size_t payload_bytes,
-                                    const BenchBudget& budget);
-Result<Latency> actor_latency(BenchTransport transport, std::size_t payload_bytes, const BenchBudget& budget);
+                                    const BenchBudget& budget, bool traced = false);
+Result<Latency> actor_latency(BenchTransport transport, std::size_t payload_bytes, const BenchBudget& budget,
+                              bool traced = false);
 
 }  // namespace drk::bench

@@ -94,10 +94,12 @@ std::string utc_now() {
   return text;
 }
 
-std::string table_header() {
+// The columns of a row's two sides: "raw" and "drk", or "off" and "on" (tracing).
+std::string table_header(const std::string& first = "raw", const std::string& second = "drk") {
   char line[256];
   std::snprintf(line, sizeof line, "%-10s %-7s %10s %10s %6s | %17s %17s %9s", "transport", "payload",
-                "raw msg/s", "drk msg/s", "ratio", "raw p50/p99 us", "drk p50/p99 us", "p99 ratio");
+                (first + " msg/s").c_str(), (second + " msg/s").c_str(), "ratio", (first + " p50/p99 us").c_str(),
+                (second + " p50/p99 us").c_str(), "p99 ratio");
   return line;
 }
 
@@ -146,7 +148,8 @@ std::string summary_line(const Goals& goals) {
          " s (goal < 3: " + met(goals.node_failure_met()) + ")";
 }
 
-std::string json_report(const std::vector<Row>& rows, const std::vector<double>& restarts_ms,
+std::string json_report(const std::vector<Row>& rows, const std::vector<Row>& tracing_rows,
+                        const std::vector<double>& restarts_ms,
                         const std::vector<double>& cold_restarts_ms, const std::vector<double>& node_failures_ms, const Goals& goals, const RuntimeBenchOptions& options, const BenchBudget& budget,
                         int repetitions) {
   const auto side_json = [](const Side& s) -> Json {
@@ -170,6 +173,15 @@ std::string json_report(const std::vector<Row>& rows, const std::vector<double>&
   for (const Row& row : rows) {
     report[row_key(row) + "_throughput_ratio"] = row.throughput_ratio();
     report[row_key(row) + "_p99_ratio"] = row.p99_ratio();
+  }
+  Json& tracing_json = report["tracing"] = Json::array();
+  for (const Row& row : tracing_rows) {
+    tracing_json.push_back({{"transport", transport_name(row.transport)},
+                            {"payload_bytes", row.payload_bytes},
+                            {"off", side_json(row.raw)},
+                            {"on", side_json(row.drk)},
+                            {"throughput_ratio", row.throughput_ratio()},
+                            {"p99_ratio", row.p99_ratio()}});
   }
   report["restart_ms"] = restarts_ms;
   report["restart_median_ms"] = goals.restart_median_ms;
@@ -212,6 +224,26 @@ Result<Row> measure_row(BenchTransport transport, std::size_t payload, const Ben
     const Side drk = side(*drk_rate, *drk_trips);
     row.raw = repetition == 0 ? raw : best(row.raw, raw);
     row.drk = repetition == 0 ? drk : best(row.drk, drk);
+  }
+  return row;
+}
+
+// drkernel's actors with tracing off (the row's first side) and on (its second), alternating.
+Result<Row> measure_tracing_row(BenchTransport transport, std::size_t payload, const BenchBudget& budget,
+                                int repetitions) {
+  Row row{transport, payload, {}, {}};
+  const std::string what = std::string(transport_name(transport)) + " " + payload_name(payload);
+  for (int repetition = 0; repetition < repetitions; ++repetition) {
+    Side sides[2];
+    for (const bool traced : {false, true}) {
+      auto rate = actor_throughput(transport, payload, budget, traced);
+      if (!rate) return make_error(rate.error().code, "tracing " + what + ": " + rate.error().message);
+      auto trips = actor_latency(transport, payload, budget, traced);
+      if (!trips) return make_error(trips.error().code, "tracing " + what + ": " + trips.error().message);
+      sides[traced ? 1 : 0] = side(*rate, *trips);
+    }
+    row.raw = repetition == 0 ? sides[0] : best(row.raw, sides[0]);
+    row.drk = repetition == 0 ? sides[1] : best(row.drk, sides[1]);
   }
   return row;
 }
@@ -259,6 +291,21 @@ int run_runtime_bench(const RuntimeBenchOptions& options, std::ostream& out) {
     }
   }
 
+  // What recording traces costs (runtime/trace/, on by default in `drk run`): small messages,
+  // where a span per handler call weighs most.
+  std::vector<Row> tracing_rows;
+  if (!options.json) out << "tracing: drkernel's actors with every handler call recorded (on) or not (off)\n"
+                         << table_header("off", "on") << std::endl;
+  for (BenchTransport transport : {BenchTransport::inproc, BenchTransport::ipc}) {
+    auto row = measure_tracing_row(transport, 64, budget, repetitions);
+    if (!row) {
+      log::error() << options.program << ": " << row.error().describe();
+      return 1;
+    }
+    tracing_rows.push_back(*row);
+    if (!options.json) out << table_row(*row) << std::endl;
+  }
+
   auto restarts = restart_times_ms(options.executable, budget.restart_samples, true);
   if (!restarts) {
     log::error() << options.program << ": restart after kill -9: " << restarts.error().describe();
@@ -277,7 +324,8 @@ int run_runtime_bench(const RuntimeBenchOptions& options, std::ostream& out) {
   }
   const Goals goals = goals_of(rows, median(*restarts), median(*node_failures));
   if (options.json) {
-    out << json_report(rows, *restarts, *cold_restarts, *node_failures, goals, options, budget, repetitions);
+    out << json_report(rows, tracing_rows, *restarts, *cold_restarts, *node_failures, goals, options, budget,
+                       repetitions);
     return 0;
   }
   const auto listed = [](const std::vector<double>& values) {

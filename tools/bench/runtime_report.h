@@ -5,7 +5,9 @@
 // libzmq has no CURVE) and payload (64 B, 64 KiB): messages per second one way and the p50/p99
 // round trip (ping-pong), for raw ZeroMQ PUSH/PULL (raw_zmq_bench.h) and for two drkernel actors
 // (actor_bench.h), alternating, best of 3 repetitions of 0.5 s each (1 of 0.25 s when quick),
-// and the ratios drkernel/raw. Then the restart time (restart_bench.h; median of 7, 3 when
+// and the ratios drkernel/raw. Then what tracing costs (runtime/trace/): drkernel's actors over
+// inproc and ipc at 64 B with every handler call recorded and not, alternating (`tracing` in
+// the JSON, its sides `off` and `on`). Then the restart time (restart_bench.h; median of 7, 3 when
 // quick; with a warm spare, which the goal is judged on, and cold) and the node failure detection time (node_failure_bench.h; median of 3, 1 when quick).
 // The table names the goals (throughput >= 0.7 of raw, p99 <= 1.5x raw, restart median
 // < 200 ms, node failure detected in < 3 s) and ends with a summary line against them; with

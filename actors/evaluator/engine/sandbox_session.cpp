@@ -18,6 +18,23 @@ using Clock = std::chrono::steady_clock;
 // their CPU time (exact only then).
 constexpr auto kCpuReadWait = std::chrono::microseconds(1000);
 
+// What a request is, as set_request_observer() names it.
+const char* request_name(msg::SandboxRequest::Reader request) {
+  switch (request.which()) {
+    case msg::SandboxRequest::LOAD: return "load request";
+    case msg::SandboxRequest::RUN: {
+      const auto run = request.getRun();
+      if (!run.getTimed()) return "run";
+      return run.getReference() ? "timed reference batch" : "timed batch";
+    }
+    case msg::SandboxRequest::TIME: return "timed round";
+    case msg::SandboxRequest::PEAKS: return "peaks";
+    case msg::SandboxRequest::ENERGY: return "energy";
+    case msg::SandboxRequest::METRICS: return "metrics";
+  }
+  return "request";
+}
+
 }  // namespace
 
 SandboxSession::SandboxSession(const EngineOptions& options, const SharedRegion& region, EvaluationDevice& device)
@@ -125,7 +142,9 @@ Result<SandboxAnswer> SandboxSession::call(EvaluationRun& run, std::chrono::mill
   }
   cpu_at_reply_.reset();
   auto words = sandbox_->call(message, timeout);
-  double wall_ns = std::chrono::duration<double, std::nano>(Clock::now() - started).count();
+  const auto answered = Clock::now();
+  if (request_observer_) request_observer_(request_name(message.getRoot<msg::SandboxRequest>()), started, answered);
+  double wall_ns = std::chrono::duration<double, std::nano>(answered - started).count();
   // Read once the sandbox sleeps again (its reply's tail done), so that the reading is exact and
   // the one before the next request too, which then finds it still asleep.
   std::optional<uint64_t> cpu_after;

@@ -75,6 +75,11 @@ class SandboxSession {
   // The sandbox's CPU time since its last reply, counted as idle, and the evidence of the idle
   // intervals: called when the evaluation's last request has been answered.
   void record_idle_cpu(EvaluationRun& run);
+  // Told of every request as its reply is read (or it fails): "load request", "run" (untimed calls:
+  // a correctness trial, a check, a warm-up), "timed batch", "timed reference batch", "timed round" (CUDA's
+  // candidate and reference calls), "peaks", "energy" or "metrics", with when it was sent and
+  // answered; for traces (EvaluationEngine::set_step_observer). Empty: nobody is told.
+  void set_request_observer(EvaluationEngine::StepObserver observer) { request_observer_ = std::move(observer); }
 
  private:
   Result<std::unique_ptr<SandboxProcess>> fresh_sandbox();
@@ -97,6 +102,7 @@ class SandboxSession {
   std::optional<uint64_t> cpu_at_reply_;
   std::chrono::steady_clock::time_point reply_time_;
   IdleCpu idle_;
+  EvaluationEngine::StepObserver request_observer_;
 };
 
 // A batch's answer judged for the step that sent it: nullopt when it ran; otherwise what the step
