@@ -1,6 +1,8 @@
-// `drk run --dashboard` as a person and a scraper meet it: the quickstart with two steps on a free
-// loopback port; the URL it prints answers the snapshot, server-sent events push it as the run
-// goes (the archive's evaluations reach them), and promtool accepts /metrics. A dashboard beyond
+// `drk run --dashboard` as a person and a scraper meet it: the quickstart on a free loopback port;
+// the URL it prints answers the snapshot, server-sent events push it as the run goes (the
+// archive's evaluations reach them), promtool accepts /metrics, and headless Chromium draws the
+// run's steps (its screenshot kept as BUILD/test-artifacts/dashboard-live.png; without Chromium
+// that part says so and is left out). A dashboard beyond
 // loopback without a token is refused before the run starts (given by --dashboard or by the
 // experiment's `dashboard:`).
 #include <nlohmann/json.hpp>
@@ -9,11 +11,13 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <thread>
 
 #include "tests/doctest_drk.h"
+#include "tests/support/headless_chromium.h"
 #include "tests/support/http_test_client.h"
 #include "tests/support/promtool.h"
 #include "tests/support/ran_program.h"
@@ -36,12 +40,43 @@ uint64_t evaluations(const Json& snapshot) {
   return count;
 }
 
+// The page in headless Chromium on the live run: it draws the run's steps as they come.
+void check_in_chromium(uint16_t port) {
+  using drk::testing::HeadlessChromium;
+  if (!HeadlessChromium::installed()) {
+    DRK_MESSAGE("the page was not loaded in a browser: " << HeadlessChromium::kPath
+                                                         << " is missing (Debian's chromium package)");
+    return;
+  }
+  std::filesystem::create_directories(DRK_ARTIFACT_DIR);
+  const std::string artifacts = DRK_ARTIFACT_DIR;
+  auto started = HeadlessChromium::start(1400, 1800, artifacts + "/dashboard-live-chromium.log");
+  DRK_REQUIRE_MESSAGE(started.ok(), (started.ok() ? "" : started.error().describe()));
+  HeadlessChromium& browser = **started;
+  auto opened = browser.open("http://127.0.0.1:" + std::to_string(port) + "/");
+  DRK_REQUIRE_MESSAGE(opened.ok(), (opened.ok() ? "" : opened.error().describe()));
+  // A step of the quickstart takes tens of seconds on two loaded cores.
+  auto drawn = browser.wait_until(
+      "document.body.dataset.connection == 'live' && Number(document.body.dataset.steps) >= 1 && "
+      "Number(document.getElementById('chart-reward').dataset.points) >= 1",
+      std::chrono::seconds(300));
+  DRK_REQUIRE_MESSAGE(drawn.ok(), (drawn.ok() ? "" : drawn.error().describe()));
+  auto actors = browser.evaluate("document.querySelectorAll('#actors tbody tr').length");
+  DRK_REQUIRE(actors.ok());
+  DRK_CHECK(actors->get<int>() >= 7);
+  auto png = browser.screenshot_png();
+  DRK_REQUIRE_MESSAGE(png.ok(), (png.ok() ? "" : png.error().describe()));
+  const std::string screenshot = artifacts + "/dashboard-live.png";
+  std::ofstream(screenshot, std::ios::binary) << *png;
+  DRK_MESSAGE("the live run's dashboard: " << screenshot);
+}
+
 }  // namespace
 
 DRK_TEST_CASE("drk run --dashboard serves the run's snapshot, pushes it as it changes, and /metrics passes promtool") {
   RunDir dir;
   SpawnedProgram run({DRK_BINARY, "run", std::string(DRK_SOURCE_DIR) + "/configs/quickstart.yaml", "--fresh", "--set",
-                      "run_dir=" + dir.file("run"), "--set", "experiment.steps=2", "--dashboard", "127.0.0.1:0"},
+                      "run_dir=" + dir.file("run"), "--set", "experiment.steps=4", "--dashboard", "127.0.0.1:0"},
                      dir.file("output.txt"));
   const std::regex url_line("dashboard: http://127\\.0\\.0\\.1:([0-9]+)/");
   uint16_t port = 0;
@@ -91,6 +126,8 @@ DRK_TEST_CASE("drk run --dashboard serves the run's snapshot, pushes it as it ch
   } else {
     DRK_MESSAGE(drk::testing::kPromtoolMissing);
   }
+
+  check_in_chromium(port);
 
   // Enough seen: Ctrl-C ends the run in order.
   ::kill(run.pid(), SIGINT);
