@@ -149,7 +149,8 @@ class ServedGateway {
     gateway_ = std::move(*opened);
     for (bool starting = true; starting;) {
       starting = false;
-      for (const auto& worker : gateway_->workers_status().body["workers"]) {
+      const Json workers = gateway_->workers_status().body["workers"];  // a local: see serve_command.cpp
+      for (const auto& worker : workers) {
         const std::string state = worker["status"].get<std::string>();
         if (state == "starting") starting = true;
         if (state.rfind("failed", 0) == 0) failure_ = state;

@@ -75,7 +75,9 @@ runtime::SystemView gateway_view(gateway::Gateway& gateway, const std::string& t
   front.mailbox_depth = queue.value("queue_size", uint64_t{0});
   front.mailbox_capacity = queue.value("capacity", uint64_t{0});
   view.actors.push_back(front);
-  for (const Json& worker : gateway.workers_status().body["workers"]) {
+  // Held in a local: a range-for over a member of a temporary dangles before C++23.
+  const Json workers = gateway.workers_status().body["workers"];
+  for (const Json& worker : workers) {
     runtime::ActorView actor;
     actor.name = worker.value("worker_id", "");
     actor.role = "evaluator";
