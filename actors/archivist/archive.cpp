@@ -1,11 +1,10 @@
 #include "actors/archivist/archive.h"
 
-#include <map>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string_view>
 #include <utility>
 
@@ -77,49 +76,6 @@ int64_t now_ms() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-// A prepared statement that binds by position and finalises itself.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) {
-    status_ = sqlite3_prepare_v2(db, sql, -1, &statement_, nullptr);
-  }
-  ~Statement() { sqlite3_finalize(statement_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  bool prepared() const { return status_ == SQLITE_OK; }
-  Statement& text(const std::string& value) {
-    sqlite3_bind_text(statement_, ++index_, value.c_str(), static_cast<int>(value.size()),
-                      SQLITE_TRANSIENT);
-    return *this;
-  }
-  Statement& integer(int64_t value) {
-    sqlite3_bind_int64(statement_, ++index_, value);
-    return *this;
-  }
-  Statement& real(double value) {
-    sqlite3_bind_double(statement_, ++index_, value);
-    return *this;
-  }
-  Statement& blob(const void* data, size_t size) {
-    sqlite3_bind_blob(statement_, ++index_, data, static_cast<int>(size), SQLITE_TRANSIENT);
-    return *this;
-  }
-  // SQLITE_ROW while rows remain, SQLITE_DONE at the end, an error code otherwise.
-  int step() { return sqlite3_step(statement_); }
-  std::string column_text(int column) const {
-    const auto* text = sqlite3_column_text(statement_, column);
-    return text ? reinterpret_cast<const char*>(text) : "";
-  }
-  int64_t column_integer(int column) const { return sqlite3_column_int64(statement_, column); }
-  double column_real(int column) const { return sqlite3_column_double(statement_, column); }
-
- private:
-  sqlite3_stmt* statement_ = nullptr;
-  int status_;
-  int index_ = 0;
-};
 
 std::string schedule_text(msg::Schedule::Reader schedule) {
   std::string text = schedule.getFamily().cStr();
@@ -208,7 +164,7 @@ Result<Archive> Archive::open(const std::string& path, bool read_only) {
 
 Status Archive::add_missing_columns() const {
   for (const AddedColumn& added : kAddedColumns) {
-    Statement columns(db_.get(), ("SELECT 1 FROM pragma_table_info('" + std::string(added.table) +
+    SqliteStatement columns(db_.get(), ("SELECT 1 FROM pragma_table_info('" + std::string(added.table) +
                                   "') WHERE name = ?").c_str());
     columns.text(added.column);
     if (!columns.prepared()) return sqlite_error(std::string("cannot read the columns of ") + added.table);
@@ -242,7 +198,7 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
   if (auto status = exec("BEGIN"); !status) return status;
   bool ok = true;
   {
-    Statement insert(db_.get(),
+    SqliteStatement insert(db_.get(),
                      "INSERT OR REPLACE INTO candidates VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
     insert.text(id).integer(candidate.getStep()).text(candidate.getTrajectoryId().cStr())
         .integer(candidate.getTurn()).text(candidate.getTask().cStr())
@@ -254,7 +210,7 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
     ok = ok && insert.step() == SQLITE_DONE;
   }
   if (ok) {
-    Statement insert(db_.get(),
+    SqliteStatement insert(db_.get(),
                      "INSERT OR REPLACE INTO results VALUES "
                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     const auto cand = result.getCandidateTiming();
@@ -276,23 +232,23 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
     for (auto check : verdict.getFailedChecks()) {
       checks += (checks.empty() ? "" : ",") + std::string(check.getCode().cStr());
     }
-    Statement insert(db_.get(), "INSERT OR REPLACE INTO verdicts VALUES (?,?,?)");
+    SqliteStatement insert(db_.get(), "INSERT OR REPLACE INTO verdicts VALUES (?,?,?)");
     insert.text(id).integer(verdict.getHonest()).text(checks);
     ok = insert.step() == SQLITE_DONE;
   }
   if (ok) {
-    Statement insert(db_.get(), "INSERT OR REPLACE INTO rewards VALUES (?,?)");
+    SqliteStatement insert(db_.get(), "INSERT OR REPLACE INTO rewards VALUES (?,?)");
     insert.text(id).real(scored.getReward());
     ok = insert.step() == SQLITE_DONE;
   }
   if (ok && scored.getScreened()) {
     // Answered by the Oracle's cost model: the verdict holds no measurement.
-    Statement insert(db_.get(), "INSERT OR REPLACE INTO screened VALUES (?)");
+    SqliteStatement insert(db_.get(), "INSERT OR REPLACE INTO screened VALUES (?)");
     insert.text(id);
     ok = insert.step() == SQLITE_DONE;
   }
   if (ok) {
-    Statement insert(db_.get(), "INSERT OR REPLACE INTO feedback VALUES (?,?)");
+    SqliteStatement insert(db_.get(), "INSERT OR REPLACE INTO feedback VALUES (?,?)");
     insert.text(id).text(scored.getSummary().cStr());
     ok = insert.step() == SQLITE_DONE;
   }
@@ -305,7 +261,7 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
 }
 
 Status Archive::record_policy(msg::PolicyWeights::Reader weights) {
-  Statement insert(db_.get(), "INSERT OR REPLACE INTO policy_versions VALUES (?,?,?,?)");
+  SqliteStatement insert(db_.get(), "INSERT OR REPLACE INTO policy_versions VALUES (?,?,?,?)");
   const auto parameters = weights.getParameters();
   insert.integer(weights.getVersion()).integer(weights.getStep())
       .blob(parameters.begin(), parameters.size()).integer(now_ms());
@@ -316,7 +272,7 @@ Status Archive::record_policy(msg::PolicyWeights::Reader weights) {
 }
 
 Status Archive::record_step(msg::StepReport::Reader report) {
-  Statement insert(db_.get(), "INSERT OR REPLACE INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+  SqliteStatement insert(db_.get(), "INSERT OR REPLACE INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   insert.integer(report.getStep()).integer(report.getPolicyVersion()).real(report.getMeanReward())
       .real(report.getBestSpeedup()).real(report.getCorrectFraction())
       .integer(report.getTrajectories()).real(report.getLoss()).real(report.getSeconds())
@@ -324,14 +280,14 @@ Status Archive::record_step(msg::StepReport::Reader report) {
   if (insert.step() != SQLITE_DONE) {
     return sqlite_error("cannot record step " + std::to_string(report.getStep()));
   }
-  Statement training(db_.get(), "INSERT OR REPLACE INTO step_training VALUES (?,?,?,?,?,?,?,?,?)");
+  SqliteStatement training(db_.get(), "INSERT OR REPLACE INTO step_training VALUES (?,?,?,?,?,?,?,?,?)");
   training.integer(report.getStep()).integer(report.getRolledBack()).integer(report.getRolledBackTo())
       .integer(report.getDiagnostic()).integer(report.getPrsRejected()).integer(report.getMrsRejected())
       .integer(report.getMrsVetoed()).integer(report.getPpoEpochs()).text(report.getStage().cStr());
   if (training.step() != SQLITE_DONE) {
     return sqlite_error("cannot record the training fields of step " + std::to_string(report.getStep()));
   }
-  Statement screening(db_.get(), "INSERT OR REPLACE INTO step_screening VALUES (?,?,?)");
+  SqliteStatement screening(db_.get(), "INSERT OR REPLACE INTO step_screening VALUES (?,?,?)");
   screening.integer(report.getStep()).integer(report.getMeasured()).integer(report.getScreened());
   if (screening.step() != SQLITE_DONE) {
     return sqlite_error("cannot record the screening counts of step " + std::to_string(report.getStep()));
@@ -347,12 +303,12 @@ Status Archive::record_trajectory(msg::Trajectory::Reader trajectory) {
     const auto turn = turns[index];
     bool ok = true;
     if (turn.getModel().size() != 0) {
-      Statement conversation(db_.get(), "INSERT OR REPLACE INTO sample_conversations VALUES (?,?,?,?)");
+      SqliteStatement conversation(db_.get(), "INSERT OR REPLACE INTO sample_conversations VALUES (?,?,?,?)");
       conversation.text(turn.getCandidateId().cStr()).text(prompts[index]).text(turn.getAnswer().cStr())
           .text(turn.getModel().cStr());
       ok = conversation.step() == SQLITE_DONE;
     }
-    Statement insert(db_.get(),
+    SqliteStatement insert(db_.get(),
                      "INSERT OR REPLACE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     insert.text(turn.getCandidateId().cStr()).text(trajectory.getId().cStr()).integer(index + 1)
         .integer(trajectory.getStep()).text(trajectory.getTask().cStr())
@@ -372,7 +328,7 @@ Status Archive::record_trajectory(msg::Trajectory::Reader trajectory) {
 }
 
 Result<std::vector<BestKernel>> Archive::best_per_task() const {
-  Statement query(db_.get(), R"sql(
+  SqliteStatement query(db_.get(), R"sql(
     SELECT c.task, c.id, r.speedup, r.candidate_median_us, r.reference_median_us, c.policy_version
     FROM candidates c JOIN results r ON r.candidate_id = c.id
     JOIN verdicts v ON v.candidate_id = c.id
@@ -393,7 +349,7 @@ Result<std::vector<BestKernel>> Archive::best_per_task() const {
 }
 
 Result<std::vector<StepRow>> Archive::steps() const {
-  Statement joined(db_.get(),
+  SqliteStatement joined(db_.get(),
                    "SELECT s.step, s.policy_version, s.mean_reward, s.best_speedup, s.correct_fraction, "
                    "s.trajectories, s.seconds, s.finished, t.rolled_back, t.rolled_back_to, t.diagnostic, "
                    "t.prs_rejected, t.mrs_rejected, t.mrs_vetoed, t.ppo_epochs, t.stage, "
@@ -402,10 +358,10 @@ Result<std::vector<StepRow>> Archive::steps() const {
                    "LEFT JOIN step_screening q ON q.step = s.step ORDER BY s.step");
   // The archive of an older run has no step_training table.
   const bool has_training = joined.prepared();
-  Statement plain(db_.get(),
+  SqliteStatement plain(db_.get(),
                   "SELECT step, policy_version, mean_reward, best_speedup, correct_fraction, "
                   "trajectories, seconds, finished FROM steps ORDER BY step");
-  Statement& query = has_training ? joined : plain;
+  SqliteStatement& query = has_training ? joined : plain;
   if (!query.prepared()) return sqlite_error("cannot query the steps");
   std::vector<StepRow> rows;
   while (query.step() == SQLITE_ROW) {
@@ -450,12 +406,12 @@ Result<std::vector<TrainingSample>> Archive::training_samples() const {
            conversation_join + R"sql(
     ORDER BY s.step, s.trajectory_id, s.turn)sql";
   };
-  Statement joined(db_.get(), samples_query("COALESCE(lm.prompt, ''), COALESCE(lm.answer, ''), COALESCE(lm.model, '')",
+  SqliteStatement joined(db_.get(), samples_query("COALESCE(lm.prompt, ''), COALESCE(lm.answer, ''), COALESCE(lm.model, '')",
                                             "LEFT JOIN sample_conversations lm ON lm.candidate_id = s.candidate_id")
                                   .c_str());
   // The archive of a run from before sample_conversations existed (opened read-only: not migrated).
-  Statement plain(db_.get(), samples_query("'', '', ''", "").c_str());
-  Statement& query = joined.prepared() ? joined : plain;
+  SqliteStatement plain(db_.get(), samples_query("'', '', ''", "").c_str());
+  SqliteStatement& query = joined.prepared() ? joined : plain;
   if (!query.prepared()) {
     return make_error(Errc::not_found, "archive '" + path_ +
                                            "' has no training samples (recorded by runs since the samples "
@@ -498,7 +454,7 @@ Result<std::vector<TrainingSample>> Archive::training_samples() const {
 }
 
 Result<std::vector<TaskTally>> Archive::tallies() const {
-  Statement query(db_.get(), R"sql(
+  SqliteStatement query(db_.get(), R"sql(
     SELECT c.task, COUNT(*), SUM(r.compiled), SUM(r.correct AND v.honest), SUM(NOT v.honest)
     FROM candidates c JOIN results r ON r.candidate_id = c.id
     JOIN verdicts v ON v.candidate_id = c.id GROUP BY c.task ORDER BY c.task)sql");
@@ -510,7 +466,7 @@ Result<std::vector<TaskTally>> Archive::tallies() const {
                     static_cast<uint32_t>(query.column_integer(3)),
                     static_cast<uint32_t>(query.column_integer(4))});
   }
-  Statement references(db_.get(), R"sql(
+  SqliteStatement references(db_.get(), R"sql(
     SELECT c.task, r.reference_median_us FROM candidates c JOIN results r ON r.candidate_id = c.id
     WHERE r.correct = 1 AND r.reference_median_us > 0 ORDER BY c.task, r.reference_median_us)sql");
   if (!references.prepared()) return sqlite_error("cannot read the reference times");
@@ -526,7 +482,7 @@ Result<std::vector<TaskTally>> Archive::tallies() const {
 }
 
 Result<std::string> Archive::source_of(const std::string& candidate_id) const {
-  Statement query(db_.get(), "SELECT source FROM candidates WHERE id = ?");
+  SqliteStatement query(db_.get(), "SELECT source FROM candidates WHERE id = ?");
   query.text(candidate_id);
   if (query.step() != SQLITE_ROW) {
     return make_error(Errc::not_found, "candidate '" + candidate_id + "' is not in the archive '" +
@@ -536,7 +492,7 @@ Result<std::string> Archive::source_of(const std::string& candidate_id) const {
 }
 
 Status Archive::record_remeasured(const Remeasured& row) {
-  Statement insert(db_.get(), "INSERT OR REPLACE INTO remeasured VALUES (?,?,?,?,?,?,?,?,?)");
+  SqliteStatement insert(db_.get(), "INSERT OR REPLACE INTO remeasured VALUES (?,?,?,?,?,?,?,?,?)");
   insert.text(row.task).text(row.candidate_id).integer(row.evaluations).real(row.speedup).real(row.candidate_us)
       .real(row.reference_us).real(row.speedup_low).real(row.speedup_high).integer(now_ms());
   if (insert.step() != SQLITE_DONE) return sqlite_error("cannot record the re-measurement of task '" + row.task + "'");
@@ -544,7 +500,7 @@ Status Archive::record_remeasured(const Remeasured& row) {
 }
 
 Result<std::vector<Remeasured>> Archive::remeasured() const {
-  Statement query(db_.get(),
+  SqliteStatement query(db_.get(),
                   "SELECT task, candidate_id, evaluations, speedup, candidate_us, reference_us, speedup_low, "
                   "speedup_high FROM remeasured ORDER BY task");
   std::vector<Remeasured> rows;

@@ -22,6 +22,7 @@
 
 #include "messages/drk.capnp.h"
 #include "base/result.h"
+#include "base/sqlite_statement.h"
 
 namespace drk::archivist {
 
@@ -134,6 +135,9 @@ class Archive {
   Result<std::vector<Remeasured>> remeasured() const;
 
   const std::string& path() const { return path_; }
+  // A query of a reader's own (drk report, the dashboard) on this archive's connection; it must
+  // not outlive the Archive.
+  SqliteStatement query(const char* sql) const { return SqliteStatement(db_.get(), sql); }
 
  private:
   struct Closer {

@@ -1,6 +1,6 @@
 #include "tools/gateway/task_store.h"
 
-#include <sqlite3.h>
+#include "base/sqlite_statement.h"
 
 namespace drk::gateway {
 namespace {
@@ -16,47 +16,18 @@ constexpr const char* kSchema =
     " submitted_ms INTEGER NOT NULL,"
     " finished_ms INTEGER NOT NULL DEFAULT 0);";
 
-// A prepared statement, finalised at scope exit.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) { ok_ = sqlite3_prepare_v2(db, sql, -1, &statement_, nullptr) == SQLITE_OK; }
-  ~Statement() { sqlite3_finalize(statement_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  bool ok() const { return ok_; }
-  Statement& bind(int index, const std::string& text) {
-    sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Statement& bind(int index, int64_t value) {
-    sqlite3_bind_int64(statement_, index, value);
-    return *this;
-  }
-  int step() { return sqlite3_step(statement_); }
-  std::string text(int column) const {
-    const auto* bytes = sqlite3_column_text(statement_, column);
-    return bytes ? std::string(reinterpret_cast<const char*>(bytes), sqlite3_column_bytes(statement_, column)) : "";
-  }
-  int64_t integer(int column) const { return sqlite3_column_int64(statement_, column); }
-
- private:
-  sqlite3_stmt* statement_ = nullptr;
-  bool ok_ = false;
-};
-
 constexpr const char* kColumns = "id, sequence, priority, state, request, result, submitted_ms, finished_ms";
 
-StoredTask task_of(const Statement& row) {
+StoredTask task_of(const SqliteStatement& row) {
   StoredTask task;
-  task.id = row.text(0);
-  task.sequence = row.integer(1);
-  task.priority = static_cast<int>(row.integer(2));
-  task.state = static_cast<TaskState>(row.integer(3));
-  task.request = row.text(4);
-  task.result = row.text(5);
-  task.submitted_ms = row.integer(6);
-  task.finished_ms = row.integer(7);
+  task.id = row.column_text(0);
+  task.sequence = row.column_integer(1);
+  task.priority = static_cast<int>(row.column_integer(2));
+  task.state = static_cast<TaskState>(row.column_integer(3));
+  task.request = row.column_text(4);
+  task.result = row.column_text(5);
+  task.submitted_ms = row.column_integer(6);
+  task.finished_ms = row.column_integer(7);
   return task;
 }
 
@@ -105,19 +76,19 @@ Error TaskStore::failure(const std::string& what) const {
 
 Result<bool> TaskStore::insert(const std::string& id, int priority, const std::string& request, int64_t submitted_ms) {
   std::lock_guard lock(mutex_);
-  Statement insert(db_,
+  SqliteStatement insert(db_,
                    "INSERT OR IGNORE INTO tasks (id, priority, state, request, submitted_ms) VALUES (?, ?, 0, ?, ?)");
-  if (!insert.ok()) return failure("record a task");
-  insert.bind(1, id).bind(2, int64_t{priority}).bind(3, request).bind(4, submitted_ms);
+  if (!insert.prepared()) return failure("record a task");
+  insert.text(id).integer(priority).text(request).integer(submitted_ms);
   if (insert.step() != SQLITE_DONE) return failure("record task " + id);
   return sqlite3_changes(db_) == 1;
 }
 
 Result<std::optional<StoredTask>> TaskStore::find(const std::string& id) {
   std::lock_guard lock(mutex_);
-  Statement select(db_, (std::string("SELECT ") + kColumns + " FROM tasks WHERE id = ?").c_str());
-  if (!select.ok()) return failure("read a task");
-  select.bind(1, id);
+  SqliteStatement select(db_, (std::string("SELECT ") + kColumns + " FROM tasks WHERE id = ?").c_str());
+  if (!select.prepared()) return failure("read a task");
+  select.text(id);
   const int step = select.step();
   if (step == SQLITE_DONE) return std::optional<StoredTask>();
   if (step != SQLITE_ROW) return failure("read task " + id);
@@ -126,28 +97,28 @@ Result<std::optional<StoredTask>> TaskStore::find(const std::string& id) {
 
 Status TaskStore::set_state(const std::string& id, TaskState state) {
   std::lock_guard lock(mutex_);
-  Statement update(db_, "UPDATE tasks SET state = ? WHERE id = ?");
-  if (!update.ok()) return failure("update a task");
-  update.bind(1, static_cast<int64_t>(state)).bind(2, id);
+  SqliteStatement update(db_, "UPDATE tasks SET state = ? WHERE id = ?");
+  if (!update.prepared()) return failure("update a task");
+  update.integer(static_cast<int64_t>(state)).text(id);
   if (update.step() != SQLITE_DONE) return failure("update task " + id);
   return {};
 }
 
 Status TaskStore::finish(const std::string& id, TaskState state, const std::string& result, int64_t finished_ms) {
   std::lock_guard lock(mutex_);
-  Statement update(db_, "UPDATE tasks SET state = ?, result = ?, finished_ms = ? WHERE id = ?");
-  if (!update.ok()) return failure("record a result");
-  update.bind(1, static_cast<int64_t>(state)).bind(2, result).bind(3, finished_ms).bind(4, id);
+  SqliteStatement update(db_, "UPDATE tasks SET state = ?, result = ?, finished_ms = ? WHERE id = ?");
+  if (!update.prepared()) return failure("record a result");
+  update.integer(static_cast<int64_t>(state)).text(result).integer(finished_ms).text(id);
   if (update.step() != SQLITE_DONE) return failure("record the result of task " + id);
   return {};
 }
 
 Result<std::vector<StoredTask>> TaskStore::queued_or_running() {
   std::lock_guard lock(mutex_);
-  Statement select(db_, (std::string("SELECT ") + kColumns +
+  SqliteStatement select(db_, (std::string("SELECT ") + kColumns +
                          " FROM tasks WHERE state IN (0, 1) ORDER BY priority DESC, sequence ASC")
                             .c_str());
-  if (!select.ok()) return failure("list the unfinished tasks");
+  if (!select.prepared()) return failure("list the unfinished tasks");
   std::vector<StoredTask> tasks;
   int step;
   while ((step = select.step()) == SQLITE_ROW) tasks.push_back(task_of(select));
@@ -157,11 +128,12 @@ Result<std::vector<StoredTask>> TaskStore::queued_or_running() {
 
 Result<std::map<TaskState, int64_t>> TaskStore::counts() {
   std::lock_guard lock(mutex_);
-  Statement select(db_, "SELECT state, COUNT(*) FROM tasks GROUP BY state");
-  if (!select.ok()) return failure("count tasks");
+  SqliteStatement select(db_, "SELECT state, COUNT(*) FROM tasks GROUP BY state");
+  if (!select.prepared()) return failure("count tasks");
   std::map<TaskState, int64_t> counts;
   int step;
-  while ((step = select.step()) == SQLITE_ROW) counts[static_cast<TaskState>(select.integer(0))] = select.integer(1);
+  while ((step = select.step()) == SQLITE_ROW)
+    counts[static_cast<TaskState>(select.column_integer(0))] = select.column_integer(1);
   if (step != SQLITE_DONE) return failure("count tasks");
   return counts;
 }

@@ -1,6 +1,5 @@
 #include "tools/observe/run_history.h"
 
-#include <sqlite3.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -27,43 +26,27 @@ struct Outcome {
   uint32_t trials = 0, trials_passed = 0;
 };
 
-struct Closer {
-  void operator()(sqlite3* db) const { sqlite3_close(db); }
-};
-using Database = std::unique_ptr<sqlite3, Closer>;
-
-struct Finalizer {
-  void operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
-};
-using Statement = std::unique_ptr<sqlite3_stmt, Finalizer>;
-
-std::string text_at(sqlite3_stmt* row, int column) {
-  const auto* text = sqlite3_column_text(row, column);
-  return text ? std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(row, column)) : "";
-}
-
-Error read_error(const std::string& path, sqlite3* db, const std::string& what) {
-  return make_error(Errc::io_error, "archive '" + path + "': cannot read " + what + ": " + sqlite3_errmsg(db) +
+Error read_error(const archivist::Archive& archive, const std::string& what, const std::string& message) {
+  return make_error(Errc::io_error, "archive '" + archive.path() + "': cannot read " + what + ": " + message +
                                         " (is it a run's archive.sqlite, written by this drk?)");
 }
 
 // Rows of `sql`, each passed to `each`; an archive of an older run may lack a table, which
 // reads as no rows.
 template <typename Each>
-Status for_each_row(sqlite3* db, const std::string& path, const char* sql, const std::string& what, Each each) {
-  sqlite3_stmt* raw = nullptr;
-  if (sqlite3_prepare_v2(db, sql, -1, &raw, nullptr) != SQLITE_OK) {
-    if (std::string(sqlite3_errmsg(db)).starts_with("no such table")) return {};
-    return read_error(path, db, what);
+Status for_each_row(const archivist::Archive& archive, const char* sql, const std::string& what, Each each) {
+  auto rows = archive.query(sql);
+  if (!rows.prepared()) {
+    if (rows.error().starts_with("no such table")) return {};
+    return read_error(archive, what, rows.error());
   }
-  Statement statement(raw);
   int status;
-  while ((status = sqlite3_step(raw)) == SQLITE_ROW) each(raw);
-  if (status != SQLITE_DONE) return read_error(path, db, what);
+  while ((status = rows.step()) == SQLITE_ROW) each(rows);
+  if (status != SQLITE_DONE) return read_error(archive, what, rows.error());
   return {};
 }
 
-Result<std::vector<Outcome>> read_outcomes(sqlite3* db, const std::string& path) {
+Result<std::vector<Outcome>> read_outcomes(const archivist::Archive& archive) {
   std::vector<Outcome> outcomes;
   constexpr const char* kSql = R"sql(
     SELECT c.id, c.step, c.task, r.candidate_id IS NOT NULL, COALESCE(r.correct, 0), COALESCE(r.speedup, 0),
@@ -75,21 +58,21 @@ Result<std::vector<Outcome>> read_outcomes(sqlite3* db, const std::string& path)
     LEFT JOIN verdicts v ON v.candidate_id = c.id
     LEFT JOIN feedback f ON f.candidate_id = c.id
     ORDER BY c.step, c.id)sql";
-  auto read = for_each_row(db, path, kSql, "the candidates", [&](sqlite3_stmt* row) {
+  auto read = for_each_row(archive, kSql, "the candidates", [&](const SqliteStatement& row) {
     Outcome outcome;
-    outcome.id = text_at(row, 0);
-    outcome.step = static_cast<uint32_t>(sqlite3_column_int64(row, 1));
-    outcome.task = text_at(row, 2);
-    outcome.measured = sqlite3_column_int(row, 3) != 0;
-    outcome.correct = sqlite3_column_int(row, 4) != 0;
-    outcome.speedup = sqlite3_column_double(row, 5);
-    outcome.honest = sqlite3_column_int(row, 6) != 0;
-    outcome.checks = text_at(row, 7);
-    outcome.feedback = text_at(row, 8);
-    outcome.trials = static_cast<uint32_t>(sqlite3_column_int64(row, 9));
-    outcome.trials_passed = static_cast<uint32_t>(sqlite3_column_int64(row, 10));
-    outcome.source = text_at(row, 11);
-    outcome.screened = sqlite3_column_int(row, 12) != 0;
+    outcome.id = row.column_text(0);
+    outcome.step = static_cast<uint32_t>(row.column_integer(1));
+    outcome.task = row.column_text(2);
+    outcome.measured = row.column_integer(3) != 0;
+    outcome.correct = row.column_integer(4) != 0;
+    outcome.speedup = row.column_real(5);
+    outcome.honest = row.column_integer(6) != 0;
+    outcome.checks = row.column_text(7);
+    outcome.feedback = row.column_text(8);
+    outcome.trials = static_cast<uint32_t>(row.column_integer(9));
+    outcome.trials_passed = static_cast<uint32_t>(row.column_integer(10));
+    outcome.source = row.column_text(11);
+    outcome.screened = row.column_integer(12) != 0;
     outcomes.push_back(std::move(outcome));
   });
   if (!read) return read.error();
@@ -97,14 +80,14 @@ Result<std::vector<Outcome>> read_outcomes(sqlite3* db, const std::string& path)
 }
 
 // The mean coverage of each step's measured verified turns, by step from 0.
-Result<std::map<uint32_t, double>> read_coverage(sqlite3* db, const std::string& path) {
+Result<std::map<uint32_t, double>> read_coverage(const archivist::Archive& archive) {
   std::map<uint32_t, double> coverage;
   constexpr const char* kSql = R"sql(
     SELECT s.step, AVG(s.coverage) FROM samples s
     WHERE s.correct AND s.honest AND NOT EXISTS (SELECT 1 FROM screened x WHERE x.candidate_id = s.candidate_id)
     GROUP BY s.step)sql";
-  auto read = for_each_row(db, path, kSql, "the training samples", [&](sqlite3_stmt* row) {
-    coverage[static_cast<uint32_t>(sqlite3_column_int64(row, 0))] = sqlite3_column_double(row, 1);
+  auto read = for_each_row(archive, kSql, "the training samples", [&](const SqliteStatement& row) {
+    coverage[static_cast<uint32_t>(row.column_integer(0))] = row.column_real(1);
   });
   if (!read) return read.error();
   return coverage;
@@ -253,18 +236,9 @@ Result<RunHistory> read_run_history(const std::string& run_dir) {
   }
   auto archive = archivist::Archive::open(path, /*read_only=*/true);
   if (!archive) return archive.error();
-  sqlite3* raw = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    Database closing(raw);
-    return make_error(Errc::io_error, "archive '" + path + "': cannot open it read-only: " +
-                                          (raw ? sqlite3_errmsg(raw) : "out of memory"));
-  }
-  Database db(raw);
-  sqlite3_busy_timeout(raw, 5000);  // the Archivist may hold a write lock for a moment
-
-  auto outcomes = read_outcomes(raw, path);
+  auto outcomes = read_outcomes(*archive);
   if (!outcomes) return outcomes.error();
-  auto coverage = read_coverage(raw, path);
+  auto coverage = read_coverage(*archive);
   if (!coverage) return coverage.error();
   auto rows = archive->steps();
   if (!rows) return rows.error();

@@ -10,32 +10,6 @@
 namespace drk::observe {
 namespace {
 
-// A prepared statement that finalises itself.
-class Query {
- public:
-  Query(sqlite3* db, const std::string& sql) { status_ = sqlite3_prepare_v2(db, sql.c_str(), -1, &statement_, nullptr); }
-  ~Query() { sqlite3_finalize(statement_); }
-  Query(const Query&) = delete;
-  Query& operator=(const Query&) = delete;
-
-  bool prepared() const { return status_ == SQLITE_OK; }
-  void bind(int index, int64_t value) { sqlite3_bind_int64(statement_, index, value); }
-  void bind(int index, const std::string& value) {
-    sqlite3_bind_text(statement_, index, value.c_str(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
-  }
-  int step() { return sqlite3_step(statement_); }
-  std::string text(int column) const {
-    const auto* text = sqlite3_column_text(statement_, column);
-    return text ? reinterpret_cast<const char*>(text) : "";
-  }
-  int64_t integer(int column) const { return sqlite3_column_int64(statement_, column); }
-  double real(int column) const { return sqlite3_column_double(statement_, column); }
-
- private:
-  sqlite3_stmt* statement_ = nullptr;
-  int status_;
-};
-
 // The candidates recorded after a rowid, with their result, verdict and whether they were screened;
 // `phases` are the columns of the evaluation's phases, or zeros for an archive without them.
 std::string candidates_query(const std::string& phases) {
@@ -98,15 +72,12 @@ void RunRecords::read_topology() {
 }
 
 bool RunRecords::open_if_present() {
-  if (db_) return true;
+  if (archive_) return true;
   const std::string path = archivist::Archive::default_path(run_dir_);
   if (!std::filesystem::exists(path)) return false;
-  sqlite3* raw = nullptr;
-  const int status = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
-  std::unique_ptr<sqlite3, Closer> db(raw);
-  if (status != SQLITE_OK) return false;
-  sqlite3_busy_timeout(raw, 1000);
-  db_ = std::move(db);
+  auto opened = archivist::Archive::open(path, /*read_only=*/true);
+  if (!opened) return false;
+  archive_.emplace(std::move(*opened));
   return true;
 }
 
@@ -118,59 +89,60 @@ Status RunRecords::refresh() {
 }
 
 Status RunRecords::read_candidates() {
-  Query with_phases(db_.get(), candidates_query("COALESCE(r.compile_wait_ms, 0), COALESCE(r.load_ms, 0), "
-                                                "COALESCE(r.correctness_ms, 0), COALESCE(r.timing_ms, 0)"));
-  Query without_phases(db_.get(), candidates_query("0, 0, 0, 0"));
-  Query& query = with_phases.prepared() ? with_phases : without_phases;
+  auto with_phases = archive_->query(candidates_query("COALESCE(r.compile_wait_ms, 0), COALESCE(r.load_ms, 0), "
+                                                     "COALESCE(r.correctness_ms, 0), COALESCE(r.timing_ms, 0)")
+                                        .c_str());
+  auto without_phases = archive_->query(candidates_query("0, 0, 0, 0").c_str());
+  auto& query = with_phases.prepared() ? with_phases : without_phases;
   // No candidates table yet: the Archivist is creating the schema.
   if (!query.prepared()) return {};
-  query.bind(1, last_candidate_rowid_);
+  query.integer(last_candidate_rowid_);
   int status;
   while ((status = query.step()) == SQLITE_ROW) {
     EvaluationRecord record;
-    last_candidate_rowid_ = query.integer(0);
-    record.candidate_id = query.text(1);
-    record.task = query.text(2);
-    record.device = query.text(3);
-    record.language = query.text(4);
-    record.step = static_cast<uint32_t>(query.integer(5));
-    record.recorded_unix_ms = query.integer(6);
-    record.evaluator = query.text(7);
-    record.compiled = query.integer(8) != 0;
-    record.compile_cached = query.integer(9) != 0;
-    record.correct = query.integer(10) != 0;
-    record.speedup = query.real(11);
-    record.eval_ms = query.real(12);
-    record.compile_wait_ms = query.real(13);
-    record.load_ms = query.real(14);
-    record.correctness_ms = query.real(15);
-    record.timing_ms = query.real(16);
-    record.honest = query.integer(17) != 0;
-    record.failed_checks = split_checks(query.text(18));
-    record.screened = query.integer(19) != 0;
+    last_candidate_rowid_ = query.column_integer(0);
+    record.candidate_id = query.column_text(1);
+    record.task = query.column_text(2);
+    record.device = query.column_text(3);
+    record.language = query.column_text(4);
+    record.step = static_cast<uint32_t>(query.column_integer(5));
+    record.recorded_unix_ms = query.column_integer(6);
+    record.evaluator = query.column_text(7);
+    record.compiled = query.column_integer(8) != 0;
+    record.compile_cached = query.column_integer(9) != 0;
+    record.correct = query.column_integer(10) != 0;
+    record.speedup = query.column_real(11);
+    record.eval_ms = query.column_real(12);
+    record.compile_wait_ms = query.column_real(13);
+    record.load_ms = query.column_real(14);
+    record.correctness_ms = query.column_real(15);
+    record.timing_ms = query.column_real(16);
+    record.honest = query.column_integer(17) != 0;
+    record.failed_checks = split_checks(query.column_text(18));
+    record.screened = query.column_integer(19) != 0;
     evaluations_[record.candidate_id] = std::move(record);
   }
   if (status != SQLITE_DONE && status != SQLITE_BUSY)
-    return make_error(Errc::io_error, "archive of '" + run_dir_ + "': " + sqlite3_errmsg(db_.get()));
+    return make_error(Errc::io_error, "archive of '" + run_dir_ + "': " + query.error());
   return {};
 }
 
 Status RunRecords::read_steps() {
-  Query query(db_.get(),
-              "SELECT step, mean_reward, best_speedup, correct_fraction, seconds, finished FROM steps "
-              "WHERE step >= ? ORDER BY step");
+  auto query = archive_->query(
+      "SELECT step, mean_reward, best_speedup, correct_fraction, seconds, finished FROM steps "
+      "WHERE step >= ? ORDER BY step");
   if (!query.prepared()) return {};
   // The last step read is read again: a step recorded twice (after a restart) replaces itself.
   const uint32_t from = steps_.empty() ? 0 : steps_.back().step;
-  query.bind(1, static_cast<int64_t>(from));
+  query.integer(from);
   while (!steps_.empty() && steps_.back().step >= from) steps_.pop_back();
   int status;
   while ((status = query.step()) == SQLITE_ROW) {
-    steps_.push_back({static_cast<uint32_t>(query.integer(0)), query.real(1), query.real(2), query.real(3),
-                      query.real(4), query.integer(5) != 0});
+    steps_.push_back({static_cast<uint32_t>(query.column_integer(0)), query.column_real(1), query.column_real(2),
+                      query.column_real(3), query.column_real(4), query.column_integer(5) != 0});
   }
   if (status != SQLITE_DONE && status != SQLITE_BUSY)
-    return make_error(Errc::io_error, "archive of '" + run_dir_ + "': " + sqlite3_errmsg(db_.get()));
+    return make_error(Errc::io_error, "archive of '" + run_dir_ + "': " + query.error());
   return {};
 }
 
@@ -189,12 +161,10 @@ OutcomeCounts count_outcomes(const RunRecords& records) {
 
 std::string RunRecords::source_of(const std::string& candidate_id) {
   if (auto known = sources_.find(candidate_id); known != sources_.end()) return known->second;
-  if (!db_) return "";
-  Query query(db_.get(), "SELECT source FROM candidates WHERE id = ?");
-  if (!query.prepared()) return "";
-  query.bind(1, candidate_id);
-  if (query.step() != SQLITE_ROW) return "";
-  return sources_[candidate_id] = query.text(0);
+  if (!archive_) return "";
+  auto source = archive_->source_of(candidate_id);
+  if (!source) return "";
+  return sources_[candidate_id] = *source;
 }
 
 }  // namespace drk::observe

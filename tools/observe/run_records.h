@@ -13,14 +13,14 @@
 // naming the archive when SQLite fails on an archive that exists; what was read before is kept.
 #pragma once
 
-#include <sqlite3.h>
 
 #include <cstdint>
 #include <map>
-#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "actors/archivist/archive.h"
 #include "base/result.h"
 
 namespace drk::observe {
@@ -93,16 +93,13 @@ class RunRecords {
   std::string source_of(const std::string& candidate_id);
 
  private:
-  struct Closer {
-    void operator()(sqlite3* db) const { sqlite3_close(db); }
-  };
   void read_topology();
   bool open_if_present();
   Status read_candidates();
   Status read_steps();
 
   std::string run_dir_;
-  std::unique_ptr<sqlite3, Closer> db_;
+  std::optional<archivist::Archive> archive_;  // once RUN_DIR/archive.sqlite exists
   int64_t last_candidate_rowid_ = 0;
   std::map<std::string, EvaluationRecord> evaluations_;
   std::vector<StepRecord> steps_;
