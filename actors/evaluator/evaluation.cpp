@@ -25,6 +25,7 @@
 #include "actors/evaluator/engine/timer.h"
 #include "actors/evaluator/shared_region.h"
 #include "judging/best_known_bound.h"
+#include "kernels/catalog/dtype_variant.h"
 #include "judging/roofline_bound.h"
 #include "base/file_system.h"
 #include "kernels/catalog/kernelbench_problem.h"
@@ -146,6 +147,8 @@ Status EvaluationEngine::Impl::check_candidate(msg::Candidate::Reader candidate,
     return make_error(Errc::unsupported, "task '" + task.name + "' has no " +
                                              std::string(kernels::device_name(shape_kind())) + " shapes: it runs on " +
                                              task.devices_text() + " only (kernels/tasks/" + task.name + ".yaml)");
+  if (auto runs = kernels::dtype_runs_on(task.output_dtype, device->kind(), device->compute_capability()); !runs)
+    return make_error(Errc::unsupported, "task '" + task.name + "': " + runs.error().message);
   return {};
 }
 
@@ -302,11 +305,16 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
   if (options.max_threads < 1) return make_error(Errc::invalid_argument, "max_threads must be at least 1");
   auto impl = std::make_unique<Impl>();
   impl->device = std::move(*device);
-  for (const auto& task : catalog.tasks()) {
+  auto add_reference = [&](const kernels::Task& task) -> Status {
     auto reference = kernels::Reference::create(task);
     if (!reference) return reference.error();
     impl->references.emplace(task.name, std::make_unique<ExpressionReference>(std::move(*reference)));
-  }
+    return {};
+  };
+  for (const auto& task : catalog.tasks())
+    if (auto added = add_reference(task); !added) return added.error();
+  for (const auto& variant : catalog.variants())
+    if (auto added = add_reference(variant); !added) return added.error();
   compile::CompilerOptions compiler_options = compile::compiler_options_for(impl->device->language());
   impl->device->configure_compiler(compiler_options);
   compiler_options.cache_dir = options.cache_dir;

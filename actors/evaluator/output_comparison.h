@@ -22,9 +22,10 @@
 namespace drk::evaluator {
 
 // What outputs hold before a checked call: a quiet NaN that no arithmetic produces (float32),
-// and its float16 counterpart (arithmetic and conversions give 0x7E00 or 0x7FFF).
+// and its 16-bit counterpart, a NaN both as float16 and as bfloat16 (arithmetic and conversions
+// give 0x7E00, 0x7FC0 or 0x7FFF).
 constexpr uint32_t kPoisonBits = 0x7FC2DEADu;
-constexpr uint16_t kPoisonBits16 = 0x7EADu;
+constexpr uint16_t kPoisonBits16 = 0x7FADu;
 constexpr int64_t kComparisonChunk = int64_t{1} << 25;
 
 struct Comparison {
@@ -36,7 +37,7 @@ struct Comparison {
   std::string first_failure;   // the first failing element in row-major order, and why
 };
 
-// Writes kPoisonBits (kPoisonBits16 for float16) into every element of a float tensor.
+// Writes kPoisonBits (kPoisonBits16 for float16 and bfloat16) into every element of a float tensor.
 void poison(const at::Tensor& output);
 
 // Writes a finite poison into every element of a float tensor: +magnitude at even flat

@@ -50,6 +50,25 @@ DRK_TEST_CASE("the poison left in an output fails it as unwritten; other NaNs as
   DRK_CHECK(c.first_failure.find("output y[0, 3] is inf") == 0);
 }
 
+DRK_TEST_CASE("bfloat16 outputs: the 16-bit poison is a NaN there too, found as unwritten") {
+  const at::Tensor reference = reference_of(5, 3).to(at::kBFloat16);
+  at::Tensor output = reference.clone();
+  poison(output.view({-1}).narrow(0, 7, 2));
+  DRK_CHECK(at::isnan(output.view({-1})[7]).item<bool>());
+  DRK_CHECK(at::isnan(output.view({-1})[7].view(at::kHalf)).item<bool>());
+  Comparison c = compare_outputs(output, reference, {5, 3}, "y", {1e-2, 1e-2});
+  DRK_CHECK_FALSE(c.passed);
+  DRK_CHECK(c.left_poisoned);
+  DRK_CHECK_FALSE(c.non_finite);
+  DRK_CHECK(c.first_failure == "output y[2, 1] still holds the poison (NaN): it was never written");
+  output = reference.clone();
+  output.view({-1})[4] = std::numeric_limits<float>::quiet_NaN();
+  c = compare_outputs(output, reference, {5, 3}, "y", {1e-2, 1e-2});
+  DRK_CHECK(c.non_finite);
+  DRK_CHECK_FALSE(c.left_poisoned);
+  DRK_CHECK(compare_outputs(reference.clone(), reference, {5, 3}, "y", {1e-2, 1e-2}).passed);
+}
+
 DRK_TEST_CASE("float16 outputs: the float16 poison is found as unwritten, other NaNs as non-finite, stale ones") {
   // 5 x 3 elements: an odd count, which a 32-bit view of float16 elements could not take.
   const at::Tensor reference = reference_of(5, 3).to(at::kHalf);

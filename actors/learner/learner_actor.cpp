@@ -200,14 +200,16 @@ class LearnerActor final : public runtime::Actor {
     auto catalog = kernels::TaskCatalog::load(settings_.tasks_dir);
     if (!catalog) throw std::runtime_error("task catalog: " + catalog.error().describe());
     catalog_ = std::move(*catalog);
-    auto selection = select_tasks(catalog_, settings_.tasks, settings_.device);
+    auto selection = select_tasks(catalog_, settings_.tasks, settings_.device,
+                                  settings_.embedded_generator ? embedded_policy_renders() : GeneratorCheck{});
     if (!selection) throw std::runtime_error(selection.error().describe());
     tasks_ = std::move(selection->tasks);
     if (!selection->other_device.empty()) {
       std::string skipped;
       for (const auto& name : selection->other_device) skipped += (skipped.empty() ? "" : ", ") + name;
       log::info() << "learner: experiment.tasks is all: skipping " << selection->other_device.size()
-                  << " tasks without " << kernels::device_name(settings_.device) << " shapes: " << skipped;
+                  << " tasks without " << kernels::device_name(settings_.device)
+                  << " shapes or that the Generator cannot write: " << skipped;
     }
   }
 

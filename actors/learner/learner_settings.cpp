@@ -88,6 +88,7 @@ Result<Settings> read_settings(const YAML::Node& experiment) {
   const YAML::Node generator = experiment["generator"];
   const bool llm_generator = generator && generator.IsMap() && generator["backend"] &&
                              generator["backend"].as<std::string>() != "policy";
+  settings.embedded_generator = !llm_generator;
   if (settings.external && !llm_generator) {
     return make_error(Errc::invalid_argument,
                       "experiment.learner.backend external trains a language model outside drkernel: set "

@@ -59,6 +59,9 @@ struct Settings {
   // `external`: a trainer outside drkernel trains a language model and reports each new version
   // over HTTP (actors/learner/policy_reports.h); step s waits for version >= s - max_staleness.
   bool external = false;
+  // experiment.generator.backend is policy (or unset): the Generators render the embedded
+  // policy's schedules, so that the run's tasks must be ones it renders.
+  bool embedded_generator = true;
   std::string listen = "127.0.0.1";  // the address the policy endpoint listens on
   uint16_t port = 8100;               // 0: a free one (RUN_DIR/learner_endpoint says which)
   std::string token_file;             // beyond loopback: the bearer token (or $DRK_LEARNER_TOKEN)

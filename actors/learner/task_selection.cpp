@@ -1,14 +1,29 @@
 #include "actors/learner/task_selection.h"
 
+#include <capnp/message.h>
+
+#include "kernels/schedule/problem.h"
+
 namespace drk::learner {
 
+GeneratorCheck embedded_policy_renders() {
+  return [](const kernels::Task& task, kernels::DeviceKind device) -> Status {
+    capnp::MallocMessageBuilder message;
+    auto described = message.initRoot<msg::Task>();
+    kernels::fill_task_message(task, device, described);
+    if (auto problem = schedule::problem_from_task(described); !problem) return problem.error();
+    return {};
+  };
+}
+
 Result<TaskSelection> select_tasks(const kernels::TaskCatalog& catalog, const std::vector<std::string>& names,
-                                   kernels::DeviceKind device) {
+                                   kernels::DeviceKind device, const GeneratorCheck& can_generate) {
   TaskSelection selection;
   const std::string device_text(kernels::device_name(device));
+  auto generated = [&](const kernels::Task& task) { return can_generate ? can_generate(task, device) : Status{}; };
   if (names.empty()) {
     for (const auto& task : catalog.tasks()) {
-      if (!task.runs_on(device)) selection.other_device.push_back(task.name);
+      if (!task.runs_on(device) || !generated(task)) selection.other_device.push_back(task.name);
       else selection.tasks.push_back(&task);
     }
     if (selection.tasks.empty())
@@ -24,6 +39,8 @@ Result<TaskSelection> select_tasks(const kernels::TaskCatalog& catalog, const st
                         "experiment.tasks: task '" + name + "' has no " + device_text + " shapes: it runs on " +
                             (*task)->devices_text() + " only (set experiment.device, or remove it from "
                             "experiment.tasks)");
+    if (auto generator = generated(**task); !generator)
+      return make_error(Errc::invalid_argument, "experiment.tasks: " + generator.error().message);
     selection.tasks.push_back(*task);
   }
   return selection;

@@ -9,11 +9,16 @@
 // says once which were left out. A name that is unknown or that does not run on `device` is an
 // error naming the task and the fix, so that a run fails before its first rollout.
 //
+// A named task that `can_generate` refuses (a dtype variant such as relu@bfloat16 under the
+// embedded policy) is an error with its reason; with `names` empty such tasks are left out as
+// tasks of another device are.
+//
 // Thread-safety: a pure function; the pointers point into `catalog`, which must outlive them.
 // Errors: not_found for an unknown name, invalid_argument for a task without shapes on
-// `device`, or an empty selection.
+// `device` or one the Generator cannot write, or an empty selection.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,9 +30,18 @@ namespace drk::learner {
 struct TaskSelection {
   std::vector<const kernels::Task*> tasks;  // in the order of `names`, or of the catalog
   std::vector<std::string> other_device;    // with `names` empty: tasks without shapes on the device
+                                            // or that the Generator cannot write
 };
 
+// Whether the run's Generator can write candidates for a task on a device (the embedded policy
+// renders float32, and float16 for the cuda gemm family); empty: every task.
+using GeneratorCheck = std::function<Status(const kernels::Task&, kernels::DeviceKind)>;
+
+// The embedded policy's check: the task, described as its Generators receive it, is one the
+// scheduling space describes (kernels/schedule/problem.h).
+GeneratorCheck embedded_policy_renders();
+
 Result<TaskSelection> select_tasks(const kernels::TaskCatalog& catalog, const std::vector<std::string>& names,
-                                   kernels::DeviceKind device);
+                                   kernels::DeviceKind device, const GeneratorCheck& can_generate = {});
 
 }  // namespace drk::learner

@@ -42,12 +42,14 @@ TaskScales task_scales(const YAML::Node& experiment) {
     return {};
   }
   TaskScales scales;
-  for (const auto& task : catalog->tasks()) {
+  auto add_scales = [&](const kernels::Task& task) {
     for (const auto device : {kernels::DeviceKind::cpu, kernels::DeviceKind::cuda}) {
       scales[task.name][device == kernels::DeviceKind::cuda ? 1 : 0] =
           TaskScale{kernels::estimate_flops(task, device), kernels::estimate_min_bytes(task, device)};
     }
-  }
+  };
+  for (const auto& task : catalog->tasks()) add_scales(task);
+  for (const auto& variant : catalog->variants()) add_scales(variant);
   return scales;
 }
 

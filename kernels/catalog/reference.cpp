@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <mutex>
+#include <optional>
 
 namespace drk::kernels {
 namespace {
@@ -169,6 +170,24 @@ Result<at::Tensor> Reference::run(const std::vector<at::Tensor>& inputs) const {
   if (inputs.size() != input_names_.size())
     return make_error(Errc::invalid_argument, "the reference takes " + std::to_string(input_names_.size()) +
                                                   " inputs, got " + std::to_string(inputs.size()));
+  std::optional<at::ScalarType> narrow;
+  for (const auto& input : inputs)
+    if (input.is_cpu() && (input.scalar_type() == at::kHalf || input.scalar_type() == at::kBFloat16))
+      narrow = input.scalar_type();
+  if (!narrow) return evaluate(inputs);
+  if (!widens_16bit()) {
+    auto native = evaluate(inputs);
+    if (native || native.error().message.find("not implemented for") == std::string::npos) return native;
+    widen_16bit_->store(true, std::memory_order_relaxed);
+  }
+  std::vector<at::Tensor> wide;
+  for (const auto& input : inputs) wide.push_back(input.is_floating_point() ? input.to(at::kFloat) : input);
+  auto result = evaluate(wide);
+  if (!result) return result;
+  return result->to(*narrow);
+}
+
+Result<at::Tensor> Reference::evaluate(const std::vector<at::Tensor>& inputs) const {
   try {
     Value value = Evaluator(input_names_, inputs).eval(expression_);
     if (value.is_number) return make_error(Errc::invalid_argument, "the reference is a constant");

@@ -7,12 +7,19 @@
 //
 // This header is the only catalog header that pulls LibTorch (at::Tensor); task.h stays
 // torch-free.
-// Thread-safety: a Reference is immutable; run() may be called from several threads at once
-// (LibTorch's own intra-op threads are set by the caller with at::set_num_threads).
+// A LibTorch without a 16-bit kernel for an operator on the CPU (1.13 has no float16 clamp_min,
+// matmul, ...) evaluates it as its users must: the floating inputs widened to float32, the
+// result rounded back. The first run that meets such an operator settles it for the Reference,
+// so that timed runs never pay for the refusal.
+//
+// Thread-safety: run() may be called from several threads at once (that setting is atomic;
+// LibTorch's own intra-op threads are set by the caller with at::set_num_threads).
 // Errors: invalid_argument for inputs that do not match the task (count, shape, dtype).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -29,10 +36,16 @@ class Reference {
 
   // inputs: one tensor per task input, in the task's order.
   Result<at::Tensor> run(const std::vector<at::Tensor>& inputs) const;
+  // Whether 16-bit inputs are evaluated in float32 (above): known after the first such run.
+  bool widens_16bit() const { return widen_16bit_->load(std::memory_order_relaxed); }
 
  private:
+  Result<at::Tensor> evaluate(const std::vector<at::Tensor>& inputs) const;
+
   Expression expression_;
   std::vector<std::string> input_names_;
+  // Shared by copies (a Reference is copied into the engine's map): a copy settles it for all.
+  std::shared_ptr<std::atomic<bool>> widen_16bit_ = std::make_shared<std::atomic<bool>>(false);
 };
 
 // LibTorch's type for a task dtype (DType mirrors the ABI's drk_dtype, value for value).

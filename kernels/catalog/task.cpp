@@ -8,6 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "kernels/catalog/dtype_variant.h"
 #include "kernels/catalog/expression.h"
 
 #ifndef DRK_SOURCE_DIR
@@ -119,7 +120,7 @@ class TaskReader {
       if (!read) return read.error();
       *target = std::move(*read);
     }
-    if (auto s = check_dtypes(task, *inputs, shapes); !s) return s.error();
+    if (auto s = check_dtypes(task, *inputs); !s) return s.error();
     if (YAML::Node second = root["second_shapes"]) {
       if (!second.IsMap()) return fail(second, "'second_shapes' maps cpu and/or cuda to shapes like 'shapes'");
       for (auto [key, target] : {std::pair{"cpu", &task.cpu_second_shapes}, {"cuda", &task.gpu_second_shapes}}) {
@@ -251,9 +252,8 @@ class TaskReader {
     return shapes;
   }
 
-  // The floating inputs share one dtype, which the output has (the reference yields it). A
-  // float16 task runs on cuda only: the CPU candidate ABI is float32 (docs/candidate-abi.md).
-  Status check_dtypes(Task& task, const YAML::Node& inputs, const YAML::Node& shapes) {
+  // The floating inputs share one dtype, which the output has (the reference yields it).
+  Status check_dtypes(Task& task, const YAML::Node& inputs) {
     std::optional<DType> floating;
     for (size_t i = 0; i < task.inputs.size(); ++i) {
       const DType dtype = task.inputs[i].dtype;
@@ -265,8 +265,6 @@ class TaskReader {
       floating = dtype;
     }
     task.output_dtype = floating.value_or(DType::float32);
-    if (task.output_dtype == DType::float16 && task.runs_on(DeviceKind::cpu))
-      return fail(shapes["cpu"], "a float16 task runs on cuda only (the CPU candidate ABI is float32): remove shapes.cpu");
     return {};
   }
 
@@ -278,9 +276,9 @@ class TaskReader {
       YAML::Node draw = inputs[i]["draw"];
       auto logits = std::find_if(task.inputs.begin(), task.inputs.end(),
                                  [&](const InputSpec& other) { return other.name == input.draw.classes_of; });
-      if (logits == task.inputs.end() || logits->dtype != DType::float32)
+      if (logits == task.inputs.end() || logits->dtype == DType::int64)
         return fail(draw, "input '" + input.name + "': draw.of '" + input.draw.classes_of +
-                              "' must name a float32 input (the logits whose dim counts the classes)");
+                              "' must name a floating input (the logits whose dim counts the classes)");
       for (auto device : {DeviceKind::cpu, DeviceKind::cuda}) {
         if (!task.runs_on(device)) continue;
         int64_t rank = static_cast<int64_t>(task.shapes(device).at(logits->name).size());
@@ -445,6 +443,10 @@ Result<TaskCatalog> TaskCatalog::load(const std::string& directory) {
   }
   std::sort(catalog.tasks_.begin(), catalog.tasks_.end(),
             [](const Task& a, const Task& b) { return a.name < b.name; });
+  for (const Task& task : catalog.tasks_) {
+    if (task.output_dtype != DType::float32) continue;
+    for (DType dtype : kVariantDtypes) catalog.variants_.push_back(dtype_variant(task, dtype).value());
+  }
   return catalog;
 }
 
@@ -456,6 +458,21 @@ std::string TaskCatalog::default_directory() {
 Result<const Task*> TaskCatalog::find(std::string_view name) const {
   for (const auto& task : tasks_)
     if (task.name == name) return &task;
+  for (const auto& variant : variants_)
+    if (variant.name == name) return &variant;
+  if (const auto [base, dtype] = split_variant_name(name); !dtype.empty()) {
+    for (const auto& task : tasks_) {
+      if (task.name != base) continue;
+      std::string known;
+      for (const auto& variant : variants_)
+        if (split_variant_name(variant.name).first == base) known += (known.empty() ? "" : ", ") + variant.name;
+      return make_error(Errc::not_found,
+                        "task '" + std::string(name) + "' is unknown: " +
+                            (known.empty() ? task.name + " is " + std::string(dtype_name(task.output_dtype)) +
+                                                 " and has no dtype variants"
+                                           : "the dtype variants of " + task.name + " are " + known));
+    }
+  }
   std::string known;
   for (const auto& task : tasks_) known += (known.empty() ? "" : ", ") + task.name;
   return make_error(Errc::not_found, "task '" + std::string(name) + "' is unknown: the " +

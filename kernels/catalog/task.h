@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,8 +25,9 @@ std::string_view device_name(DeviceKind device);
 Result<DeviceKind> parse_device(std::string_view text);  // "cpu" | "cuda"
 
 // In the order of msg::DType and of drk_dtype (kernels/abi/drk_kernel.h): a DType converts to
-// either with a cast. Inputs are float32 or float16 (all floating inputs of a task share one), or
-// int64 class indices (draw kind `classes`); the output has the floating inputs' dtype.
+// either with a cast. Inputs are float32 or float16 (all floating inputs of a task share one; a
+// dtype variant's are bfloat16 too), or int64 class indices (draw kind `classes`); the output has
+// the floating inputs' dtype.
 enum class DType { float32, float16, bfloat16, float64, int32, int64 };
 std::string_view dtype_name(DType dtype);
 Result<DType> parse_dtype(std::string_view text);  // "float32" | ...
@@ -62,14 +64,14 @@ struct Task {
   std::vector<InputSpec> inputs;
   std::vector<std::string> outputs;    // output names, in the candidate's output order
   // The dtype of the outputs: that of the floating inputs, which the reference yields (float32,
-  // or float16 for a half-precision task, which runs on cuda only: the CPU ABI is float32).
+  // float16 for a half-precision task, or a dtype variant's).
   DType output_dtype = DType::float32;
   std::string reference;               // e.g. "leaky_relu(linear(x, w, b) * 2.0, 0.1)"
   std::map<std::string, std::string> params;  // family parameters for the generator
   // Input and output shapes per device, by tensor name: "cpu" shapes are scaled to evaluate in
   // well under a second on one core; "cuda" shapes are KernelBench's published ones. Output
   // shapes are data too (the catalog checks them against the reference). A task is evaluated
-  // only on the devices it has shapes for (runs_on): a float16 task has no "cpu" shapes.
+  // only on the devices it has shapes for (runs_on): matmul_fp16 has no "cpu" shapes.
   std::map<std::string, std::vector<int64_t>> cpu_shapes;
   std::map<std::string, std::vector<int64_t>> gpu_shapes;
   std::map<DType, Tolerance> tolerances;  // falls back to KernelBench's per-dtype defaults
@@ -101,11 +103,15 @@ class TaskCatalog {
   static std::string default_directory();
 
   const std::vector<Task>& tasks() const { return tasks_; }
-  // not_found lists the known names.
+  // The dtype variants of the float32 tasks (dtype_variant.h: relu@float16, relu@bfloat16), in
+  // the order of tasks(). `tasks: all` of a run means tasks(), not these: a run names them.
+  const std::deque<Task>& variants() const { return variants_; }
+  // A task or a dtype variant. not_found lists the known names (or the task's variants).
   Result<const Task*> find(std::string_view name) const;
 
  private:
   std::vector<Task> tasks_;  // sorted by name
+  std::deque<Task> variants_;
 };
 
 // Describes `task` on `device` as a message (shapes and dtypes of that device), for actors that

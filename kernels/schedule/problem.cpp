@@ -22,6 +22,12 @@ Result<std::vector<TensorShape>> read_tensors(const std::string& task, capnp::Li
     std::optional<Precision> dtype;
     if (spec.getDtype() == msg::DType::FLOAT32) dtype = Precision::float32;
     if (spec.getDtype() == msg::DType::FLOAT16) dtype = Precision::float16;
+    if (spec.getDtype() == msg::DType::BFLOAT16) {
+      return make_error(Errc::invalid_argument,
+                        "task '" + task + "' is bfloat16, which the embedded policy does not render (it renders "
+                        "float32 kernels, and float16 for the cuda gemm family): a language-model Generator or "
+                        "drk eval evaluates its candidates");
+    }
     if (!dtype || (precision && *precision != *dtype)) {
       return make_error(Errc::invalid_argument,
                         "task '" + task + "': tensor '" + std::string(spec.getName().cStr()) +

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <capnp/message.h>
 
+#include "kernels/catalog/dtype_variant.h"
 #include "kernels/catalog/expression.h"
 #include "kernels/catalog/reference.h"
 #include "kernels/catalog/task.h"
@@ -185,7 +186,7 @@ DRK_TEST_CASE("int64 inputs need a classes draw and may only be cross_entropy ta
   for (const Case& c :
        {Case{"{kind: classes, of: logits, dim: 1}", "{kind: uniform, low: 0.0, high: 8.0}", "draw it with {kind: classes"},
         Case{"dtype: int64", "dtype: float32", "declare dtype int64"},
-        Case{"of: logits, dim: 1", "of: target, dim: 1", "must name a float32 input"},
+        Case{"of: logits, dim: 1", "of: target, dim: 1", "must name a floating input"},
         Case{"of: logits, dim: 1", "of: logits, dim: 2", "draw.dim 2 is not a dim of 'logits'"},
         Case{"dtype: int64", "dtype: int32", "inputs are float32 or float16, or int64"},
         Case{"cross_entropy(logits, targets)", "cross_entropy(logits, logits)", "targets must be an int64 input"},
@@ -234,7 +235,7 @@ DRK_TEST_CASE("families carry the params the generator renders from") {
   DRK_CHECK(missing.error().message.find("relu") != std::string::npos);
 }
 
-DRK_TEST_CASE("a float16 task runs on cuda only, with float16 inputs, output and tolerance") {
+DRK_TEST_CASE("a float16 task has float16 inputs, output and tolerance, on the devices it has shapes for") {
   auto catalog = TaskCatalog::load(TaskCatalog::default_directory());
   DRK_REQUIRE(catalog.ok());
   const Task& matmul = shipped(*catalog, "matmul_fp16");
@@ -272,10 +273,12 @@ DRK_TEST_CASE("a float16 task runs on cuda only, with float16 inputs, output and
   struct Case {
     std::string from, to, expected;
   };
+  // The CPU harness runs float16 too (the ABI carries every tensor's dtype).
+  auto on_cpu = load_edited(kHalfTask, "half.yaml", "shapes:\n  cuda:", "shapes:\n  cpu: {a: [8, 16], b: [16, 4], y: [8, 4]}\n  cuda:");
+  DRK_REQUIRE_MESSAGE(on_cpu.ok(), (on_cpu.ok() ? "" : on_cpu.error().message));
+  DRK_CHECK(on_cpu->tasks()[0].runs_on(DeviceKind::cpu));
   for (const Case& c :
-       {Case{"shapes:\n  cuda:", "shapes:\n  cpu: {a: [8, 16], b: [16, 4], y: [8, 4]}\n  cuda:",
-             "a float16 task runs on cuda only"},
-        Case{"- {name: b, dtype: float16", "- {name: b, dtype: float32", "the floating inputs of a task share one dtype"},
+       {Case{"- {name: b, dtype: float16", "- {name: b, dtype: float32", "the floating inputs of a task share one dtype"},
         Case{"second_shapes:\n  cuda:", "second_shapes:\n  cpu:", "the task does not run on cpu"},
         Case{"shapes:\n  cuda:", "shapes:\n  gpu:", "'shapes' maps cpu and/or cuda"}}) {
     DRK_INFO(c.to);
@@ -285,6 +288,76 @@ DRK_TEST_CASE("a float16 task runs on cuda only, with float16 inputs, output and
     DRK_CHECK(refused.error().message.find("half.yaml:") != std::string::npos);
     DRK_CHECK(refused.error().message.find(c.expected) != std::string::npos);
   }
+}
+
+DRK_TEST_CASE("every float32 task has float16 and bfloat16 variants, found by NAME@DTYPE") {
+  auto catalog = TaskCatalog::load(TaskCatalog::default_directory());
+  DRK_REQUIRE(catalog.ok());
+  size_t float32_tasks = 0;
+  for (const auto& task : catalog->tasks()) float32_tasks += task.output_dtype == DType::float32;
+  DRK_CHECK(catalog->variants().size() == 2 * float32_tasks);
+
+  const Task& relu = shipped(*catalog, "relu");
+  auto bf16 = catalog->find("relu@bfloat16");
+  DRK_REQUIRE(bf16.ok());
+  const Task& variant = **bf16;
+  DRK_CHECK(variant.name == "relu@bfloat16");
+  DRK_CHECK(variant.output_dtype == DType::bfloat16);
+  DRK_CHECK(variant.inputs[0].dtype == DType::bfloat16);
+  DRK_CHECK(variant.output_tolerance().atol == 1e-2);
+  DRK_CHECK(variant.runs_on(DeviceKind::cpu));
+  DRK_CHECK(variant.runs_on(DeviceKind::cuda));
+  DRK_CHECK(variant.cpu_shapes == relu.cpu_shapes);
+  DRK_CHECK(estimate_min_bytes(variant, DeviceKind::cpu) == estimate_min_bytes(relu, DeviceKind::cpu) / 2);
+  // Drawn in float32 and rounded, like a float16 task's.
+  const auto narrow = draw_inputs(variant, DeviceKind::cpu, 9);
+  const auto wide = draw_inputs(relu, DeviceKind::cpu, 9);
+  DRK_CHECK((narrow[0].scalar_type() == at::kBFloat16));
+  DRK_CHECK(at::equal(narrow[0], wide[0].to(at::kBFloat16)));
+  capnp::MallocMessageBuilder message;
+  auto described = message.initRoot<drk::msg::Task>();
+  fill_task_message(variant, DeviceKind::cpu, described);
+  DRK_CHECK(std::string(described.getName().cStr()) == "relu@bfloat16");
+  DRK_CHECK(described.getOutputs()[0].getDtype() == drk::msg::DType::BFLOAT16);
+
+  // The reference in the variant's dtype: natively where LibTorch has the kernel, else in float32
+  // and rounded (LibTorch 1.13's CPU has no float16 clamp_min).
+  auto half_relu = Reference::create(**catalog->find("relu@float16"));
+  DRK_REQUIRE(half_relu.ok());
+  const auto half_inputs = draw_inputs(**catalog->find("relu@float16"), DeviceKind::cpu, 9);
+  for (int run = 0; run < 2; ++run) {
+    auto output = half_relu->run(half_inputs);
+    DRK_REQUIRE_MESSAGE(output.ok(), (output.ok() ? "" : output.error().message));
+    DRK_CHECK((output->scalar_type() == at::kHalf));
+    DRK_CHECK(at::equal(*output, half_inputs[0].to(at::kFloat).clamp_min(0).to(at::kHalf)));
+  }
+
+  // Class targets stay int64 indices; the logits change.
+  const Task& loss = **catalog->find("cross_entropy@float16");
+  DRK_CHECK(loss.inputs[0].dtype == DType::float16);
+  DRK_CHECK(loss.inputs[1].dtype == DType::int64);
+
+  auto unknown = catalog->find("relu@float8");
+  DRK_REQUIRE_FALSE(unknown.ok());
+  DRK_CHECK(unknown.error().message.find("relu@float16, relu@bfloat16") != std::string::npos);
+  auto half = catalog->find("matmul_fp16@bfloat16");
+  DRK_REQUIRE_FALSE(half.ok());
+  DRK_CHECK(half.error().message.find("float16 and has no dtype variants") != std::string::npos);
+  DRK_CHECK_FALSE(dtype_variant(**catalog->find("matmul_fp16"), DType::bfloat16).ok());
+  DRK_CHECK_FALSE(dtype_variant(relu, DType::float64).ok());
+}
+
+DRK_TEST_CASE("a GPU runs bfloat16 from compute capability 8.0, float16 from 5.3; the CPU both") {
+  DRK_CHECK(dtype_runs_on(DType::bfloat16, DeviceKind::cuda, 90).ok());
+  DRK_CHECK(dtype_runs_on(DType::bfloat16, DeviceKind::cuda, 80).ok());
+  auto turing = dtype_runs_on(DType::bfloat16, DeviceKind::cuda, 75);
+  DRK_REQUIRE_FALSE(turing.ok());
+  DRK_CHECK(turing.error().code == drk::Errc::unsupported);
+  DRK_CHECK(turing.error().message.find("compute capability 8.0 or later (Ampere); this one is 7.5") != std::string::npos);
+  DRK_CHECK(dtype_runs_on(DType::float16, DeviceKind::cuda, 75).ok());
+  DRK_CHECK_FALSE(dtype_runs_on(DType::float16, DeviceKind::cuda, 52).ok());
+  DRK_CHECK(dtype_runs_on(DType::bfloat16, DeviceKind::cpu, 0).ok());
+  DRK_CHECK(dtype_runs_on(DType::float32, DeviceKind::cuda, 35).ok());
 }
 
 DRK_TEST_CASE("the same seed draws the same inputs, another seed other inputs") {

@@ -98,6 +98,24 @@ DRK_TEST_CASE("honest candidates are correct and timed") {
   check_honest_and_timed("gemm_multiply_leakyrelu", "gemm_multiply_leakyrelu.cpp");
 }
 
+DRK_TEST_CASE("dtype variants: 16-bit candidates are correct and timed against the reference in their dtype") {
+  check_honest_and_timed("relu@float16", "relu_16bit.cpp");
+  check_honest_and_timed("relu@bfloat16", "relu_16bit.cpp");
+  check_honest_and_timed("sigmoid@bfloat16", "sigmoid_bf16.cpp");
+  // A float32 kernel handed bfloat16 tensors declines them; one that reads them as float32 is wrong.
+  auto declined = evaluate("relu@bfloat16", "relu.cpp");
+  DRK_CHECK_FALSE(declined->result.getCorrect());
+  auto wrong = evaluate("relu", "relu_16bit.cpp");
+  DRK_CHECK_FALSE(wrong->result.getCorrect());
+  // A dtype without a variant is no task, named with the ones there are.
+  capnp::MallocMessageBuilder message;
+  auto out = message.initRoot<drk::msg::EvalResult>();
+  auto refused = engine().evaluate(
+      CandidateInput{"test/unknown", "relu@float8", drk::kernels::DeviceKind::cpu, candidate("relu_16bit.cpp")}, out);
+  DRK_REQUIRE_FALSE(refused.ok());
+  DRK_CHECK(refused.error().message.find("relu@float16, relu@bfloat16") != std::string::npos);
+}
+
 DRK_TEST_CASE("with several spares each candidate runs in a sandbox of its own") {
   EngineOptions options = quick_options(99);
   options.sandbox_spares = 3;

@@ -67,3 +67,26 @@ DRK_TEST_CASE("naming tasks selects them in the order named; an unknown name fai
   DRK_CHECK(unknown.error().code == Errc::not_found);
   DRK_CHECK(unknown.error().message.find("experiment.tasks") != std::string::npos);
 }
+
+DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is refused by name, with the reason") {
+  auto catalog = shipped_catalog();
+  auto refused = learner::select_tasks(catalog, {"relu", "relu@bfloat16"}, kernels::DeviceKind::cpu,
+                                       learner::embedded_policy_renders());
+  DRK_REQUIRE_FALSE(refused.ok());
+  DRK_CHECK(refused.error().message.find("experiment.tasks: task 'relu@bfloat16' is bfloat16") != std::string::npos);
+  DRK_CHECK(refused.error().message.find("language-model Generator") != std::string::npos);
+  auto half = learner::select_tasks(catalog, {"relu@float16"}, kernels::DeviceKind::cpu, learner::embedded_policy_renders());
+  DRK_REQUIRE_FALSE(half.ok());
+  DRK_CHECK(half.error().message.find("float16") != std::string::npos);
+  // A language-model Generator writes any dtype: no check.
+  auto written = learner::select_tasks(catalog, {"relu@bfloat16", "softmax@float16"}, kernels::DeviceKind::cpu);
+  DRK_REQUIRE(written.ok());
+  DRK_CHECK(written->tasks[0]->name == "relu@bfloat16");
+  // tasks: all under the embedded policy: every shipped task on cpu but matmul_fp16 renders.
+  auto all = learner::select_tasks(catalog, {}, kernels::DeviceKind::cpu, learner::embedded_policy_renders());
+  DRK_REQUIRE(all.ok());
+  DRK_CHECK(all->other_device == std::vector<std::string>{"matmul_fp16"});
+  auto all_cuda = learner::select_tasks(catalog, {}, kernels::DeviceKind::cuda, learner::embedded_policy_renders());
+  DRK_REQUIRE(all_cuda.ok());
+  DRK_CHECK(all_cuda->other_device.empty());
+}

@@ -37,16 +37,22 @@ void CudaEvaluationDevice::configure_sandbox(EngineOptions& options) const {
 // nvcc's -arch and load_inline's architecture: this GPU's (sm_90 on the H200). Without a device the
 // defaults stay, and the sandbox says why nothing runs.
 void CudaEvaluationDevice::configure_compiler(compile::CompilerOptions& options) const {
+  const int capability = compute_capability();
+  if (capability == 0) return;
+  const std::string architecture = "sm_" + std::to_string(capability);
+  for (auto& flag : options.flags)
+    if (flag.rfind("-arch=", 0) == 0) flag = "-arch=" + architecture;
+  if (options.load_inline) options.load_inline->cuda_architecture = architecture;
+}
+
+int CudaEvaluationDevice::compute_capability() const {
   int major = 0, minor = 0;
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess ||
       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) != cudaSuccess) {
     cudaGetLastError();
-    return;
+    return 0;
   }
-  const std::string architecture = "sm_" + std::to_string(major) + std::to_string(minor);
-  for (auto& flag : options.flags)
-    if (flag.rfind("-arch=", 0) == 0) flag = "-arch=" + architecture;
-  if (options.load_inline) options.load_inline->cuda_architecture = architecture;
+  return major * 10 + minor;
 }
 
 void CudaEvaluationDevice::describe_reference(kernels::ReferenceBuild& build) const {

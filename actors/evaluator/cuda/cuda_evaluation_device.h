@@ -23,6 +23,7 @@ class CudaEvaluationDevice : public EvaluationDevice {
   msg::Language language() const override { return msg::Language::CUDA; }
   void configure_sandbox(EngineOptions& options) const override;
   void configure_compiler(compile::CompilerOptions& options) const override;
+  int compute_capability() const override;
   void describe_reference(kernels::ReferenceBuild& build) const override;
   bool spares_beside_candidate() const override { return spares_beside_candidate_; }
   TensorStore* device_store() override { return resident_ ? &store_ : nullptr; }

@@ -45,6 +45,9 @@ class EvaluationDevice {
   virtual void configure_sandbox(EngineOptions& options) const = 0;
   // At create(): the compiler's options for this device (the GPU's architecture).
   virtual void configure_compiler(compile::CompilerOptions&) const {}
+  // The GPU's compute capability (major * 10 + minor) for the dtypes it runs
+  // (kernels/catalog/dtype_variant.h); 0 for the CPU, or where it cannot be read.
+  virtual int compute_capability() const { return 0; }
   // What the reference runs on, from this process's build (kernels::reference_build()).
   virtual void describe_reference(kernels::ReferenceBuild& build) const = 0;
   // Whether spares are started also when a candidate begins, not only when one ends.
