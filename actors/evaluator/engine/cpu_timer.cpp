@@ -14,6 +14,11 @@ namespace {
 constexpr double kAnswerReuseBatchMs = 3.0;
 // A first pair's ratio under this is an honest candidate's: no second pair.
 constexpr double kAnswerReuseConfirmAbove = 2.0;
+// A wall-check ratio over this is confirmed on batches this long: a loaded machine's wake-up
+// latency (tens of milliseconds on a busy 2-core machine) can triple even 5 ms batches, while a
+// sandbox whose clock lies reads the same ratio on batches of any length.
+constexpr double kWallCheckConfirmAbove = 2.0;
+constexpr double kWallCheckConfirmBatchMs = 100.0;
 
 }  // namespace
 
@@ -167,8 +172,24 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
   }
   // A low percentile of the batches: a loaded machine delays many round trips (its wake-up
   // latency alone can triple a 1 ms batch), while a sandbox that lies about its clock, or works
-  // after it answered, inflates every batch.
-  if (!clock_ratios.empty()) out.getEvidence().setWallCheckRatio(summarize(clock_ratios, 1).p10);
+  // after it answered, inflates every batch. A high one is confirmed on long batches, where the
+  // delays are small beside the calls; the lowest of those is the clocks' ratio (a delay only adds).
+  if (!clock_ratios.empty()) {
+    double ratio = summarize(clock_ratios, 1).p10;
+    if (ratio > kWallCheckConfirmAbove) {
+      const double call_us = std::max(summarize(candidate_us, 1).median, 1e-3);
+      const double longest_calls = 0.25 * options_.call_timeout.count() * 1000.0 / call_us;
+      const auto calls = static_cast<uint32_t>(std::clamp(
+          std::ceil(kWallCheckConfirmBatchMs * 1000.0 / call_us), double(candidate_calls),
+          std::max(double(candidate_calls), std::min(longest_calls, 1e7))));
+      for (int repeat = 0; repeat < 3; ++repeat) {
+        auto answer = candidate_batch(calls);
+        if (auto f = failed(answer, "the wall-clock check")) return *f;
+        if (answer->sandbox_ns > 0) ratio = std::min(ratio, net_ns(*answer) / static_cast<double>(answer->sandbox_ns));
+      }
+    }
+    out.getEvidence().setWallCheckRatio(ratio);
+  }
   if (!run.batch_cpu_per_wall.empty()) out.getEvidence().setCpuPerWall(summarize(run.batch_cpu_per_wall, 1).median);
   if (auto f = measure_answer_reuse(run, summarize(candidate_us, 1).median)) return *f;
   return {};
