@@ -15,6 +15,7 @@
 #include <set>
 
 #include "runtime/actor_host.h"
+#include "runtime/gpu_pinning.h"
 #include "runtime/transport/outbox.h"
 #include "runtime/supervision/death_cause.h"
 #include "runtime/head_actor.h"
@@ -318,9 +319,10 @@ int run_host(const HostArgs& args) {
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code&, int) { io.stop(); });
 
-  // Pinned before anything touches CUDA: the process sees its GPU as device 0.
+  // Pinned before anything touches CUDA: the process sees its GPU as device 0 (gpu_pinning.h:
+  // within the GPUs an outer CUDA_VISIBLE_DEVICES, Slurm's, allows).
   if (const int gpu = topology.actors_of(args.process).front()->gpu; gpu >= 0) {
-    ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(gpu).c_str(), 1);
+    ::setenv("CUDA_VISIBLE_DEVICES", pinned_device(gpu, std::getenv("CUDA_VISIBLE_DEVICES")).c_str(), 1);
   }
   auto network = load_run_network(run_dir);
   if (!network) return fail(command, network.error());
