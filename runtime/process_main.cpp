@@ -32,6 +32,7 @@
 #include "runtime/topology/topology.h"
 #include "runtime/trace/trace_recorder.h"
 #include "runtime/transport/transport.h"
+#include "base/program_path.h"
 #include "base/unique_fd.h"
 #include "runtime/supervision/warm_spare.h"
 
@@ -71,12 +72,6 @@ class SocketDirCleanup {
  private:
   std::string dir_;
 };
-
-std::string this_executable() {
-  std::error_code error;
-  const fs::path path = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string() : path.string();
-}
 
 Status check_roles(const Topology& topology) {
   std::string problems;
@@ -167,7 +162,7 @@ int run_head(const RunOptions& options) {
   if (auto prepared = prepare_run_dir(topology, run_dir); !prepared) return fail("drk run", prepared.error());
   // From here on (--fresh has cleared RUN_DIR), lines go to RUN_DIR/logs/head.log too.
   log::configure({std::string(kHeadProcess), run_dir});
-  const std::string executable = options.executable.empty() ? this_executable() : options.executable;
+  const std::string executable = options.executable.empty() ? this_program_path() : options.executable;
 
   boost::asio::io_context io;
   // Installed before any child exists, so that no death goes unseen.

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 
+#include "base/program_path.h"
 #include "runtime/command_line.h"
 #include "runtime/log.h"
 #include "runtime/nodes/curve_keys.h"
@@ -39,12 +40,6 @@ struct SlurmTaskArgs {
   uint16_t node_port = 7800;
 };
 
-std::string this_program() {
-  std::error_code error;
-  const fs::path path = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string("drk") : path.string();
-}
-
 int write_script(SlurmArgs args) {
   auto topology = runtime::load_topology(args.sbatch.topology_path, args.sbatch.overrides);
   if (!topology) {
@@ -58,7 +53,11 @@ int write_script(SlurmArgs args) {
     return 1;
   }
   args.sbatch.topology_path = fs::absolute(args.sbatch.topology_path).lexically_normal().string();
-  if (args.sbatch.drk.empty()) args.sbatch.drk = this_program();
+  if (args.sbatch.drk.empty()) args.sbatch.drk = this_program_path();
+  if (args.sbatch.drk.empty()) {
+    log::error() << "drk slurm: cannot find the drk program (/proc/self/exe): name it with --drk PATH";
+    return 1;
+  }
   const std::string script = sbatch_script(*topology, args.sbatch);
   if (args.output.empty()) {
     std::cout << script;
