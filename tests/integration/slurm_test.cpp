@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -260,6 +261,17 @@ DRK_TEST_CASE("a Slurm job runs the topology across its tasks; a task Slurm take
     DRK_REQUIRE_MESSAGE(in_time(), dir.read("job.out"));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  // Its work moves: the Evaluators left (the head's and node c's) take what b would have done.
+  const auto evaluated_elsewhere = [&] {
+    return evaluated_by(dir.file("run"), "evaluator.0") + evaluated_by(dir.file("run"), "evaluator.2");
+  };
+  const uint64_t before = evaluated_elsewhere();
+  bool moved = false;
+  while (!moved && cluster.job_pending() && in_time()) {
+    moved = evaluated_elsewhere() > before;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  DRK_CHECK_MESSAGE(moved, dir.read("job.out"));
   while (cluster.job_pending()) {
     DRK_REQUIRE_MESSAGE(in_time(), "the job did not end in time:\n" << dir.read("job.out"));
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
