@@ -15,6 +15,7 @@
 #include <set>
 
 #include "runtime/actor_host.h"
+#include "runtime/gpu_pinning.h"
 #include "runtime/transport/outbox.h"
 #include "runtime/supervision/death_cause.h"
 #include "runtime/head_actor.h"
@@ -31,6 +32,7 @@
 #include "runtime/topology/topology.h"
 #include "runtime/trace/trace_recorder.h"
 #include "runtime/transport/transport.h"
+#include "base/program_path.h"
 #include "base/unique_fd.h"
 #include "runtime/supervision/warm_spare.h"
 
@@ -70,12 +72,6 @@ class SocketDirCleanup {
  private:
   std::string dir_;
 };
-
-std::string this_executable() {
-  std::error_code error;
-  const fs::path path = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string() : path.string();
-}
 
 Status check_roles(const Topology& topology) {
   std::string problems;
@@ -166,7 +162,7 @@ int run_head(const RunOptions& options) {
   if (auto prepared = prepare_run_dir(topology, run_dir); !prepared) return fail("drk run", prepared.error());
   // From here on (--fresh has cleared RUN_DIR), lines go to RUN_DIR/logs/head.log too.
   log::configure({std::string(kHeadProcess), run_dir});
-  const std::string executable = options.executable.empty() ? this_executable() : options.executable;
+  const std::string executable = options.executable.empty() ? this_program_path() : options.executable;
 
   boost::asio::io_context io;
   // Installed before any child exists, so that no death goes unseen.
@@ -318,9 +314,10 @@ int run_host(const HostArgs& args) {
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code&, int) { io.stop(); });
 
-  // Pinned before anything touches CUDA: the process sees its GPU as device 0.
+  // Pinned before anything touches CUDA: the process sees its GPU as device 0 (gpu_pinning.h:
+  // within the GPUs an outer CUDA_VISIBLE_DEVICES, Slurm's, allows).
   if (const int gpu = topology.actors_of(args.process).front()->gpu; gpu >= 0) {
-    ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(gpu).c_str(), 1);
+    ::setenv("CUDA_VISIBLE_DEVICES", pinned_device(gpu, std::getenv("CUDA_VISIBLE_DEVICES")).c_str(), 1);
   }
   auto network = load_run_network(run_dir);
   if (!network) return fail(command, network.error());

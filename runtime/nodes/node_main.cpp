@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/program_path.h"
 #include "runtime/transport/envelope_frame.h"
 #include "runtime/supervision/heartbeat_monitor.h"
 #include "runtime/inspection/inspection_board.h"
@@ -34,12 +35,6 @@ namespace fs = std::filesystem;
 constexpr std::chrono::milliseconds kJoinEvery{250};  // before the first welcome
 constexpr std::size_t kMaxHeadMessageBytes = 16u << 20;
 constexpr std::size_t kMaxReportBytes = 1u << 20;  // a HostStats of every actor of a process
-
-std::string this_program() {
-  std::error_code error;
-  const fs::path path = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string() : path.string();
-}
 
 // The actors of one welcome: its topology, and the supervisor of this node's processes.
 struct NodeRun {
@@ -245,7 +240,7 @@ class NodeAgent {
     run->transport = std::make_unique<Transport>(run->topology, "node@" + args_.name, run_dir_, std::move(network));
     run->control = std::make_unique<Outbox>(*run->transport, "supervisor@" + args_.name);
     SupervisorOptions options;
-    options.executable = args_.executable.empty() ? this_program() : args_.executable;
+    options.executable = args_.executable.empty() ? this_program_path() : args_.executable;
     options.run_dir = run_dir_;
     options.node = args_.name;
     NodeRun* raw = run.get();

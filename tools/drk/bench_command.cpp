@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "actors/oracle/reward.h"
+#include "base/program_path.h"
 #include "kernels/compile/command_runner.h"
 #include "runtime/command_line.h"
 #include "runtime/log.h"
@@ -40,10 +41,9 @@ int bench_runtime(bench::RuntimeBenchOptions options) {
   options.program = "drk bench runtime";
   // The restart measurement's child is `drk host`, which knows the bench_echo role
   // (register_bench_roles).
-  std::error_code error;
-  options.executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
-  if (error) {
-    log::error() << "drk bench runtime: cannot find the drk executable (/proc/self/exe): " << error.message();
+  options.executable = this_program_path();
+  if (options.executable.empty()) {
+    log::error() << "drk bench runtime: cannot find the drk executable (/proc/self/exe)";
     return 1;
   }
   return bench::run_runtime_bench(options, std::cout);

@@ -31,6 +31,7 @@ void add_kernelbench_command(CLI::App& drk, Actions& actions);
 void add_serve_command(CLI::App& drk, Actions& actions);  // tools/drk/serve_command.cpp
 void add_report_command(CLI::App& drk, Actions& actions);  // tools/drk/report_command.cpp
 void add_trace_command(CLI::App& drk, Actions& actions);  // tools/drk/trace_command.cpp
+void add_slurm_commands(CLI::App& drk, Actions& actions);  // slurm, slurm-task (tools/drk/slurm_command.cpp)
 
 // Where `drk eval` and `drk verify-corpus` cache compiled candidates: $DRK_CACHE_DIR, else
 // $XDG_CACHE_HOME/drk/compile-cache, else ~/.cache/drk/compile-cache (tools/drk/eval_command.cpp).

@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   drk::tools::add_serve_command(drk, actions);
   drk::tools::add_report_command(drk, actions);
   drk::tools::add_trace_command(drk, actions);
+  drk::tools::add_slurm_commands(drk, actions);
   // The program's own, set last: a subcommand takes its parent's footer when it is added.
   drk.footer(kFooter);
   if (auto done = drk::runtime::parse_command_line(drk, command_line)) return *done;

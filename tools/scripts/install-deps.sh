@@ -30,6 +30,7 @@ if $with_tests; then
     chromium              # loads the dashboard and the report headless (tests/observe)
     prometheus            # promtool, which checks /metrics's text format
     python3-jsonschema    # checks drk trace's output against the trace event schema
+    slurm-wlm munge       # slurmctld, slurmd, sbatch and munged: a Slurm job of a run (tests/integration/slurm_test)
   )
 fi
 missing=()
