@@ -153,6 +153,25 @@ drk::msg::Feedback::Reader result_from(capnp::MallocMessageBuilder& message, con
   return feedback.asReader();
 }
 
+// A fast and a slow evaluator with `slots` each, measured once: a candidate each, dispatched at 0,
+// its result back at `fast_ms` and `slow_ms`.
+void measure_fast_and_slow(EvaluationQueue& queue, uint32_t slots, int64_t fast_ms, int64_t slow_ms) {
+  queue.evaluator_ready("fast", 1, slots);
+  queue.evaluator_ready("slow", 1, slots);
+  Candidates first, second;
+  queue.submit(first.make("warm-up 1"));
+  queue.submit(second.make("warm-up 2"));
+  const auto dispatches = queue.take_dispatches(0);
+  DRK_REQUIRE(dispatches.size() == 2);  // nothing measured yet: one each
+  DRK_CHECK(dispatches[0].evaluator != dispatches[1].evaluator);
+  for (const auto& dispatch : dispatches) {
+    capnp::MallocMessageBuilder answer;
+    queue.complete(dispatch.candidate_id, result_from(answer, dispatch.candidate_id, dispatch.evaluator),
+                   dispatch.evaluator == "fast" ? fast_ms : slow_ms);
+    queue.evaluator_ready(dispatch.evaluator, 1, slots);
+  }
+}
+
 // Evaluators that take a fixed time per candidate, one at a time in the order they got them,
 // driven by a simulated clock: each result completes its candidate and returns a credit at the
 // time it is due, and the queue dispatches again then.
@@ -209,19 +228,7 @@ struct SimulatedEvaluators {
 
 DRK_TEST_CASE("a burst goes to evaluators in proportion to their measured speed, not in turn") {
   EvaluationQueue queue;
-  Candidates candidates;
-  queue.evaluator_ready("fast", 1, 8);
-  queue.evaluator_ready("slow", 1, 8);
-  for (const char* id : {"w1", "w2"}) queue.submit(candidates.make(id));
-  auto first = queue.take_dispatches(0);
-  DRK_REQUIRE(first.size() == 2);  // nothing measured yet: one each
-  DRK_CHECK(first[0].evaluator != first[1].evaluator);
-  for (const auto& dispatch : first) {
-    capnp::MallocMessageBuilder answer;
-    const int64_t done = dispatch.evaluator == "fast" ? 100 : 310;
-    queue.complete(dispatch.candidate_id, result_from(answer, dispatch.candidate_id, dispatch.evaluator), done);
-    queue.evaluator_ready(dispatch.evaluator, 1, 8);
-  }
+  measure_fast_and_slow(queue, 8, 100, 310);
   DRK_CHECK(*queue.service_times().measured_ms("fast") == doctest::Approx(100));
   DRK_CHECK(*queue.service_times().measured_ms("slow") == doctest::Approx(310));
 
@@ -257,17 +264,8 @@ DRK_TEST_CASE("over a run, a three times faster evaluator evaluates about three 
 
 DRK_TEST_CASE("a lost evaluator gets no work, however fast it was, and its requests go to the others") {
   EvaluationQueue queue;
-  Candidates a, b, c, d;
-  queue.evaluator_ready("fast", 1, 2);
-  queue.evaluator_ready("slow", 1, 2);
-  queue.submit(a.make("a"));
-  queue.submit(b.make("b"));
-  for (const auto& dispatch : queue.take_dispatches(0)) {
-    capnp::MallocMessageBuilder answer;
-    queue.complete(dispatch.candidate_id, result_from(answer, dispatch.candidate_id, dispatch.evaluator),
-                   dispatch.evaluator == "fast" ? 10 : 1000);
-    queue.evaluator_ready(dispatch.evaluator, 1, 2);
-  }
+  Candidates c, d;
+  measure_fast_and_slow(queue, 2, 10, 1000);
   queue.submit(c.make("c"));
   const auto to_fast = queue.take_dispatches(1000);
   DRK_REQUIRE(to_fast.size() == 1);
@@ -286,17 +284,8 @@ DRK_TEST_CASE("a lost evaluator gets no work, however fast it was, and its reque
 
 DRK_TEST_CASE("a candidate waits for a faster evaluator's credit while it keeps pace, not once it stalls") {
   EvaluationQueue queue;
-  Candidates w1, w2, held, waiting;
-  queue.evaluator_ready("fast", 1, 1);
-  queue.evaluator_ready("slow", 1, 1);
-  queue.submit(w1.make("w1"));
-  queue.submit(w2.make("w2"));
-  for (const auto& dispatch : queue.take_dispatches(0)) {
-    capnp::MallocMessageBuilder answer;
-    queue.complete(dispatch.candidate_id, result_from(answer, dispatch.candidate_id, dispatch.evaluator),
-                   dispatch.evaluator == "fast" ? 100 : 300);
-    queue.evaluator_ready(dispatch.evaluator, 1, 1);
-  }
+  Candidates held, waiting;
+  measure_fast_and_slow(queue, 1, 100, 300);
   queue.submit(held.make("held"));
   const auto to_fast = queue.take_dispatches(1000);
   DRK_REQUIRE(to_fast.size() == 1);
