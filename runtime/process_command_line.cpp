@@ -26,6 +26,9 @@ CLI::App* add_run_command(CLI::App& program, RunOptions& into) {
   run->add_flag("--fresh", into.fresh,
                 "start over: remove what an earlier run left in run_dir\n"
                 "(checkpoints, archive); without it the run resumes from them");
+  run->add_flag("--dry-run", into.dry_run,
+                "resolve and check the topology (`gpus: all` becomes this machine's GPUs),\n"
+                "print it and the processes it would start, and exit; nothing starts");
   run->footer("Ctrl-C stops the run in order (exit code 130).");
   return run;
 }

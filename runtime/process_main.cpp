@@ -134,6 +134,21 @@ std::shared_ptr<trace::TraceRecorder> open_trace(const Topology& topology, const
   return std::move(*recorder);
 }
 
+// `drk run --dry-run`: the resolved document, then one line per process to start.
+void print_dry_run(const Topology& topology, std::ostream& out) {
+  YAML::Emitter emitter;
+  emitter << topology.resolved;
+  out << "# " << topology.name << ", resolved (RUN_DIR/topology.yaml would hold this)\n" << emitter.c_str() << "\n";
+  out << "# processes (" << topology.child_processes().size() << " beside the head):\n";
+  for (const std::string& process : topology.child_processes()) {
+    const ActorEntry& first = *topology.actors_of(process).front();
+    out << "#   " << process << ": node " << first.node;
+    if (first.gpu >= 0) out << ", GPU " << first.gpu << " (CUDA_VISIBLE_DEVICES=" << first.gpu << ")";
+    out << "\n";
+  }
+  out << std::flush;
+}
+
 int fail(const std::string& command, const Error& error) {
   log::error() << command << ": " << error.message;
   return 1;
@@ -142,10 +157,14 @@ int fail(const std::string& command, const Error& error) {
 }  // namespace
 
 int run_head(const RunOptions& options) {
-  auto loaded = load_topology(options.topology_path, options.overrides);
+  auto loaded = load_topology(options.topology_path, options.overrides, options.visible_gpus);
   if (!loaded) return fail("drk run", loaded.error());
   const Topology& topology = *loaded;
   if (auto roles = check_roles(topology); !roles) return fail("drk run", roles.error());
+  if (options.dry_run) {
+    print_dry_run(topology, std::cout);
+    return 0;
+  }
 
   const std::string run_dir = fs::absolute(topology.run_dir).lexically_normal().string();
   if (std::error_code error; !fs::create_directories(run_dir, error) && error) {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "runtime/topology/visible_gpus.h"
 
 namespace drk::runtime {
 
@@ -56,6 +57,12 @@ struct RunOptions {
   std::string executable;  // the program children run as `EXECUTABLE host ...`; empty: this one
   std::function<int(const std::string& run_dir)> summary;  // may be empty
   HeadServiceStart head_service;                            // may be empty
+  // This machine's GPUs, for `gpus: all` and the check of `gpus:` lists (topology.h); empty:
+  // `gpus: all` is refused.
+  VisibleGpusQuery visible_gpus;
+  // Resolve and check the topology, print it as RUN_DIR/topology.yaml would hold it and the
+  // processes it would start (their node and GPU), and exit 0; nothing starts, nothing is written.
+  bool dry_run = false;
 };
 
 int run_head(const RunOptions& options);

@@ -79,17 +79,28 @@ std::vector<EvaluationQueue::Dispatch> EvaluationQueue::take_dispatches(int64_t 
   std::vector<std::string> names;
   for (const auto& [name, state] : evaluators_) names.push_back(name);
   while (!queue_.empty() && !names.empty()) {
-    // Next evaluator with credit, round robin so that work spreads over the pool.
+    // The evaluator whose result is expected first, waited for when its slots are all held and it
+    // keeps pace; at equal times one with credit, then in turn from next_evaluator_, so that
+    // alike evaluators share the work.
     std::string chosen;
+    size_t chosen_at = 0;
+    double earliest = 0;
+    bool chosen_has_credit = false;
     for (size_t probe = 0; probe < names.size(); ++probe) {
-      const auto& name = names[(next_evaluator_ + probe) % names.size()];
-      if (evaluators_[name].credits > 0) {
-        chosen = name;
-        next_evaluator_ = (next_evaluator_ + probe + 1) % names.size();
-        break;
+      const size_t at = (next_evaluator_ + probe) % names.size();
+      const EvaluatorState& state = evaluators_[names[at]];
+      const bool has_credit = state.credits > 0;
+      if (!has_credit && !keeping_pace(names[at], now_ms)) continue;
+      const double expected = service_times_.expected_completion_ms(names[at], state.slots - state.credits);
+      if (chosen.empty() || expected < earliest || (expected == earliest && has_credit && !chosen_has_credit)) {
+        chosen = names[at];
+        chosen_at = at;
+        earliest = expected;
+        chosen_has_credit = has_credit;
       }
     }
-    if (chosen.empty()) break;
+    if (chosen.empty() || !chosen_has_credit) break;
+    next_evaluator_ = (chosen_at + 1) % names.size();
     evaluators_[chosen].credits -= 1;
     auto [id, entry] = std::move(queue_.front());
     queue_.pop_front();
@@ -100,6 +111,20 @@ std::vector<EvaluationQueue::Dispatch> EvaluationQueue::take_dispatches(int64_t 
     dispatches.push_back({chosen, id, attempt, flight.entry.reader()});
   }
   return dispatches;
+}
+
+bool EvaluationQueue::keeping_pace(const std::string& evaluator, int64_t now_ms) const {
+  const auto mean_ms = service_times_.measured_ms(evaluator);
+  if (!mean_ms) return false;
+  // Its latest sign of progress: a result, or the oldest request in flight on it (none: slots
+  // held by requests that expired, a sign of none).
+  std::optional<int64_t> oldest_request_ms;
+  for (const auto& [id, flight] : in_flight_) {
+    if (flight.evaluator != evaluator) continue;
+    oldest_request_ms = std::min(oldest_request_ms.value_or(flight.dispatched_ms), flight.dispatched_ms);
+  }
+  const int64_t progress_ms = std::max(service_times_.last_result_ms(evaluator), oldest_request_ms.value_or(0));
+  return static_cast<double>(now_ms - progress_ms) <= kPatience * *mean_ms;
 }
 
 void EvaluationQueue::undo_dispatch(const Dispatch& dispatch) {
@@ -113,8 +138,13 @@ void EvaluationQueue::undo_dispatch(const Dispatch& dispatch) {
   }
 }
 
-bool EvaluationQueue::complete(const std::string& candidate_id, msg::Feedback::Reader answer) {
-  in_flight_.erase(candidate_id);
+bool EvaluationQueue::complete(const std::string& candidate_id, msg::Feedback::Reader answer, int64_t now_ms) {
+  if (const auto flight = in_flight_.find(candidate_id); flight != in_flight_.end()) {
+    if (flight->second.evaluator == answer.getVerdict().getResult().getEvaluator().cStr()) {
+      service_times_.observe_result(flight->second.evaluator, flight->second.dispatched_ms, now_ms);
+    }
+    in_flight_.erase(flight);
+  }
   queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
                               [&](const auto& item) { return item.first == candidate_id; }),
                queue_.end());

@@ -3,6 +3,15 @@
 // incarnation grants `slots` credits (and re-queues whatever was in flight on the dead one);
 // one from the same incarnation returns one credit, up to `slots`.
 //
+// Balance: the next candidate goes to the Evaluator whose result for it is expected first,
+// (held + 1) x its mean service time (service_times.h: measured here, from dispatch to result),
+// so that a faster GPU gets proportionally more work and a slower one is not handed the last
+// candidates of a step. Slots are respected: when that Evaluator holds all its slots the
+// candidate waits for its credit rather than going to a slower one, as long as it keeps pace
+// (a result, or its oldest request, within kPatience mean service times); one that stalls is
+// not waited for. With nothing measured yet: the least loaded, in turn. Time enters as `now_ms`
+// from the caller's clock (the Oracle's ActorContext), so tests drive it without sleeps.
+//
 // Idempotence: a candidate is identified by its id. Submitting an id that is queued or in
 // flight does nothing; submitting one that completed reports it as completed, so the caller
 // can re-send the cached answer. Nothing is ever dispatched twice at once, and an in-flight
@@ -22,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/oracle/service_times.h"
 #include "messages/drk.capnp.h"
 
 namespace drk::oracle {
@@ -37,6 +47,10 @@ class EvaluationQueue {
     msg::Candidate::Reader candidate;  // valid until the candidate completes or is re-queued
   };
 
+  // How many of its mean service times an Evaluator holding all its slots may go without a
+  // result and still be waited for.
+  static constexpr double kPatience = 4;
+
   explicit EvaluationQueue(size_t completed_memory = 100000)
       : completed_memory_(completed_memory) {}
 
@@ -50,15 +64,18 @@ class EvaluationQueue {
   // Re-queues in-flight candidates dispatched before `now_ms - timeout_ms`. Returns how many.
   size_t requeue_expired(int64_t now_ms, int64_t timeout_ms);
 
-  // Pairs queued candidates with evaluators that have credit, marks them in flight at `now_ms`.
+  // Pairs queued candidates with evaluators that have credit, each with the one whose result is
+  // expected first (above), and marks them in flight at `now_ms`.
   std::vector<Dispatch> take_dispatches(int64_t now_ms);
   // A dispatch that could not be sent goes back to the front of the queue with its credit.
   void undo_dispatch(const Dispatch& dispatch);
 
   // Marks the candidate done and keeps `answer` (the Feedback sent for it) so that a repeated
   // submission can be answered again. Returns false when it had completed before (a duplicate
-  // result: the caller drops it). The most recent `completed_memory` answers are kept.
-  bool complete(const std::string& candidate_id, msg::Feedback::Reader answer);
+  // result: the caller drops it). The most recent `completed_memory` answers are kept. A result
+  // of the Evaluator it is in flight on (answer.verdict.result.evaluator) is that Evaluator's
+  // service time, ending at `now_ms`; one of an Evaluator it was taken from is not.
+  bool complete(const std::string& candidate_id, msg::Feedback::Reader answer, int64_t now_ms);
   // The answer kept for a completed candidate, if it is still remembered.
   std::optional<msg::Feedback::Reader> answer(const std::string& candidate_id) const;
   // The answers of the `count` most recently completed candidates, oldest first.
@@ -66,6 +83,7 @@ class EvaluationQueue {
 
   size_t queued() const { return queue_.size(); }
   size_t in_flight() const { return in_flight_.size(); }
+  const ServiceTimes& service_times() const { return service_times_; }
 
  private:
   struct Entry {
@@ -87,6 +105,8 @@ class EvaluationQueue {
   };
 
   void requeue_front(InFlight&& flight);
+  // Whether a request held back for `evaluator` (all slots held) will find it soon (above).
+  bool keeping_pace(const std::string& evaluator, int64_t now_ms) const;
 
   std::deque<std::pair<std::string, Entry>> queue_;
   std::map<std::string, InFlight> in_flight_;
@@ -94,7 +114,8 @@ class EvaluationQueue {
   std::map<std::string, std::unique_ptr<capnp::MallocMessageBuilder>> completed_;
   std::deque<std::string> completed_order_;  // oldest first, to bound completed_
   size_t completed_memory_;
-  size_t next_evaluator_ = 0;  // round robin among evaluators with credit
+  size_t next_evaluator_ = 0;  // where ties start: in turn among evaluators alike
+  ServiceTimes service_times_;  // kept across an evaluator's loss and restart (same GPU)
 };
 
 }  // namespace drk::oracle

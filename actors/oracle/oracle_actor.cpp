@@ -179,7 +179,7 @@ class OracleActor final : public runtime::Actor {
     feedback.setReward(value);
     feedback.setVerdict(verdict);
     feedback.setSummary(judging::feedback_report(verdict, value));
-    queue_.complete(id, feedback.asReader());
+    queue_.complete(id, feedback.asReader(), context.now_unix_ms());
     if (screener_) screener_->observe(candidate, value);
     if (verdict.getHonest() && verdict.getResult().getCorrect()) {
       double& best = best_speedup_[candidate.getTask().cStr()];
@@ -215,7 +215,7 @@ class OracleActor final : public runtime::Actor {
     result.setErrorText(why);
     feedback.setSummary(why + ". The reward is the prediction.");
     feedback.setScreened(true);
-    queue_.complete(id, feedback.asReader());
+    queue_.complete(id, feedback.asReader(), context.now_unix_ms());
     send_feedback(context, candidate.getGenerator().cStr(), feedback.asReader());
     send_record(context, feedback.asReader());
   }

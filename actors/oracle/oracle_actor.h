@@ -1,7 +1,8 @@
 // OracleActor: the hub between generation and evaluation.
 //  - Candidate (from a Generator): queued for an Evaluator (EvaluationQueue: credit-based,
 //    idempotent by candidate id; a repeated candidate that already completed gets its cached
-//    Feedback again).
+//    Feedback again), dispatched to the one whose result is expected first by its measured
+//    service time (service_times.h: from each dispatch to its verdict).
 //  - EvaluatorReady: credits; a new incarnation re-queues what the old one held.
 //  - Verdict (from the Verifier): reward (reward.h), Feedback to the candidate's Generator,
 //    Scored to "archivist".

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "runtime/topology/gpu_placement.h"
 #include "runtime/topology/topology_loading.h"
 #include "runtime/topology/topology_locator.h"
 #include "runtime/topology/topology_validation.h"
@@ -78,13 +79,15 @@ uint32_t Topology::experiment_steps() const {
   return steps && *steps > 0 ? static_cast<uint32_t>(*steps) : 0;
 }
 
-Result<Topology> load_topology(const std::string& path, const std::vector<std::string>& overrides) {
+Result<Topology> load_topology(const std::string& path, const std::vector<std::string>& overrides,
+                               const VisibleGpusQuery& visible_gpus) {
   Locator locator;
   auto document = load_with_extends(path, locator, 0);
   if (!document) return document.error();
   for (const auto& text : overrides) {
     if (auto applied = apply_override(*document, text, locator); !applied) return applied.error();
   }
+  if (auto placed = place_on_visible_gpus(*document, locator, visible_gpus); !placed) return placed.error();
   return validate_topology(*document, locator);
 }
 

@@ -18,6 +18,9 @@
 // `node: NAME` for a node of the `nodes:` list, which joins with `drk node --join`. Actors on
 // other nodes need a `network:` section (where the head listens for nodes; docs/topology.md).
 // A process lives on one node: the actors that share a process name share its node.
+// GPUs: `gpu: K` pins an entry's process to GPU K (CUDA_VISIBLE_DEVICES=K; with `count: N`, K ..
+// K+N-1); `gpus: [0, 1, 3]` places one instance per listed GPU, each in a process of its own
+// pinned to it, and `gpus: all` one per GPU this machine shows, resolved at load (gpu_placement.h).
 //
 // Thread-safety: a Topology is an immutable value after loading; its YAML nodes must not be
 // read from several threads at once (hand each thread a YAML::Clone).
@@ -32,6 +35,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "runtime/topology/visible_gpus.h"
 
 namespace drk::runtime {
 
@@ -130,8 +134,13 @@ struct Topology {
   uint32_t experiment_steps() const;
 };
 
-// Reads, merges, overrides and validates. `overrides` are "key=value" strings.
-Result<Topology> load_topology(const std::string& path, const std::vector<std::string>& overrides = {});
+// Reads, merges, overrides and validates. `overrides` are "key=value" strings. With
+// `visible_gpus` (the head of a run: `drk run`), `gpus: all` on the head node becomes this
+// machine's GPUs and `gpus:` lists are checked against them (gpu_placement.h); without it
+// (a process reading RUN_DIR/topology.yaml, which holds the lists already), `gpus: all` is an
+// error and lists are taken as written.
+Result<Topology> load_topology(const std::string& path, const std::vector<std::string>& overrides = {},
+                               const VisibleGpusQuery& visible_gpus = {});
 
 // Validates an already merged document (the resolved form a child reads).
 Result<Topology> parse_topology(const YAML::Node& document, const std::string& source);

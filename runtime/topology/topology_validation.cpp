@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "runtime/topology/experiment_keys.h"
 #include "runtime/topology/topology_experiment_check.h"
@@ -211,7 +213,43 @@ void check_placement(Validator& validator, const Topology& topology) {
   }
 }
 
-void read_actors(const YAML::Node& list, Validator& validator, Topology& topology) {
+// `gpus: [0, 1, 3]` (after `drk run` resolved `gpus: all`): the devices, one instance each; nullopt
+// after an error. `path` is the entry's ("actors[2]").
+std::optional<std::vector<int>> read_gpu_list(const YAML::Node& gpus, const std::string& path, bool on_cuda,
+                                              Validator& validator) {
+  if (!on_cuda) {
+    validator.fail(gpus, path + ": `gpus:` places one process per GPU, but experiment.device is not cuda: set "
+                                "`device: cuda`, or use `count: N` for Evaluators on the CPU");
+    return std::nullopt;
+  }
+  if (gpus.IsScalar() && gpus.Scalar() == "all") {
+    validator.fail(gpus, path + ": `gpus: all` is resolved from the machine's GPUs by `drk run`, which this "
+                                "command is not: list them, e.g. `gpus: [0, 1]`");
+    return std::nullopt;
+  }
+  if (!gpus.IsSequence() || gpus.size() == 0) {
+    validator.fail(gpus, path + ".gpus must be `all` or a list of GPU indices, e.g. `gpus: [0, 1]`");
+    return std::nullopt;
+  }
+  std::vector<int> devices;
+  for (std::size_t position = 0; position < gpus.size(); ++position) {
+    const auto device = parse_integer(gpus[position]);
+    if (!device || *device < 0 || *device > 1'000'000) {
+      validator.fail(gpus[position], path + ".gpus[" + std::to_string(position) +
+                                         "] must be a non-negative GPU index, e.g. `gpus: [0, 1]`");
+      return std::nullopt;
+    }
+    if (std::find(devices.begin(), devices.end(), *device) != devices.end()) {
+      validator.fail(gpus[position], path + ".gpus lists GPU " + std::to_string(*device) +
+                                         " twice; one Evaluator process per GPU: remove the repeat");
+      return std::nullopt;
+    }
+    devices.push_back(static_cast<int>(*device));
+  }
+  return devices;
+}
+
+void read_actors(const YAML::Node& list, bool on_cuda, Validator& validator, Topology& topology) {
   if (!list.IsDefined() || !list.IsSequence() || list.size() == 0) {
     validator.fail(list, "`actors` must be a non-empty list, e.g. `actors: [{role: learner, process: own}]`");
     return;
@@ -232,7 +270,7 @@ void read_actors(const YAML::Node& list, Validator& validator, Topology& topolog
       continue;
     }
     validator.check_keys(entry, path,
-                         {"role", "name", "count", "process", "node", "gpu", "mailbox", "restart", "params"});
+                         {"role", "name", "count", "gpus", "process", "node", "gpu", "mailbox", "restart", "params"});
     const YAML::Node role_node = entry["role"];
     if (!role_node.IsDefined()) {
       validator.fail(entry, path + " needs a `role`, e.g. `role: evaluator`");
@@ -249,6 +287,22 @@ void read_actors(const YAML::Node& list, Validator& validator, Topology& topolog
       validator.fail(entry["name"], path +
                                         " has both `name` and `count`: instances of a count are "
                                         "named role.0, role.1, ...; drop one of them");
+    }
+    std::optional<std::vector<int>> gpus;
+    if (const YAML::Node value = entry["gpus"]; value.IsDefined()) {
+      for (const char* other : {"count", "gpu", "name"}) {
+        if (entry[other].IsDefined()) {
+          validator.fail(entry[other], path + " has both `gpus` and `" + other +
+                                           "`: `gpus` places one instance per GPU, named role.0, role.1, ...; "
+                                           "drop `" + other + "`");
+        }
+      }
+      if (entry["process"].IsDefined() && !(entry["process"].IsScalar() && entry["process"].Scalar() == "own")) {
+        validator.fail(entry["process"], path + ": `gpus` gives each instance a process of its own, pinned to "
+                                                "its GPU; drop `process:` or say `process: own`");
+      }
+      gpus = read_gpu_list(value, path, on_cuda, validator);
+      if (!gpus) continue;
     }
     std::string process = "own";
     if (entry["process"].IsDefined()) {
@@ -284,16 +338,16 @@ void read_actors(const YAML::Node& list, Validator& validator, Topology& topolog
     if (params.IsDefined() && !validator.map_field(params, path + ".params", "params: {trials: 3}")) continue;
     if (!role) continue;
 
-    const long long instances = count.value_or(1);
+    const long long instances = gpus ? static_cast<long long>(gpus->size()) : count.value_or(1);
     for (long long k = 0; k < instances; ++k) {
       ActorEntry actor;
       actor.role = *role;
       actor.index = next_index[*role]++;
-      actor.name = count ? *role + "." + std::to_string(actor.index) : name.value_or(*role);
+      actor.name = count || gpus ? *role + "." + std::to_string(actor.index) : name.value_or(*role);
       actor.process = process == "own" ? actor.name : process;
       actor.node = node;
       // `count` instances with a gpu get consecutive devices: one Evaluator process per GPU.
-      actor.gpu = gpu < 0 ? -1 : gpu + static_cast<int>(k);
+      actor.gpu = gpus ? (*gpus)[k] : gpu < 0 ? -1 : gpu + static_cast<int>(k);
       actor.restart = restart;
       actor.mailbox_capacity = capacity;
       actor.params = params.IsDefined() ? params : YAML::Node();
@@ -359,7 +413,11 @@ Result<Topology> validate_document(const YAML::Node& document, const Locator& lo
     read_supervision(document["supervision"], validator, topology.supervision);
   if (document["network"].IsDefined()) read_network(document["network"], validator, topology.network);
   if (document["nodes"].IsDefined()) read_nodes(document["nodes"], validator, topology);
-  read_actors(document["actors"], validator, topology);
+  const YAML::Node experiment_node = document["experiment"];
+  const YAML::Node device =
+      experiment_node.IsDefined() && experiment_node.IsMap() ? experiment_node["device"] : YAML::Node();
+  read_actors(document["actors"], device.IsDefined() && device.IsScalar() && device.Scalar() == "cuda", validator,
+              topology);
   check_placement(validator, topology);
   topology.experiment = YAML::Node(YAML::NodeType::Map);
   if (const YAML::Node experiment = document["experiment"]; experiment.IsDefined()) {

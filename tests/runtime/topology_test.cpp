@@ -265,3 +265,95 @@ DRK_TEST_CASE("placement errors name the entry: unknown node, no network, a proc
 }
 
 }  // namespace drk::runtime
+
+namespace drk::runtime {
+namespace {
+
+// A machine with `count` GPUs and no CUDA_VISIBLE_DEVICES; a count that fails is a machine
+// without a GPU.
+VisibleGpusQuery machine_with(Result<int> count) {
+  register_experiment_keys({{"device", ValueKind::text, "cpu", {"cpu", "cuda"}}});
+  return [count] { return visible_gpus(std::nullopt, [count] { return count; }); };
+}
+
+std::string two_evaluators_on(const std::string& gpus, const std::string& device = "cuda",
+                              const std::string& extra = "") {
+  return "name: g\n"                                                  // 1
+         "actors:\n"                                                  // 2
+         "  - {role: learner, process: own}\n"                        // 3
+         "  - {role: evaluator, gpus: " + gpus + extra + "}\n"        // 4
+         "experiment: {device: " + device + "}\n";                    // 5
+}
+
+}  // namespace
+
+DRK_TEST_CASE("gpus: all places one Evaluator per visible GPU, each in its own pinned process, in the resolved file") {
+  RunDir dir;
+  auto topology = load_topology(dir.write("g.yaml", two_evaluators_on("all")), {}, machine_with(2));
+  DRK_REQUIRE_MESSAGE(topology.ok(), topology.error().message);
+  DRK_CHECK(topology->members("evaluator") == std::vector<std::string>{"evaluator.0", "evaluator.1"});
+  DRK_CHECK(topology->find("evaluator.0")->gpu == 0);
+  DRK_CHECK(topology->find("evaluator.1")->gpu == 1);
+  DRK_CHECK(topology->child_processes() == std::vector<std::string>{"learner", "evaluator.0", "evaluator.1"});
+  // RUN_DIR/topology.yaml holds the expansion: its readers (each drk host) need no GPU query.
+  DRK_REQUIRE(write_resolved_topology(*topology, dir.file("run"), dir.file("topology.yaml")).ok());
+  DRK_CHECK(contains(dir.read("topology.yaml"), "gpus: [0, 1]"));
+  auto again = load_topology(dir.file("topology.yaml"));
+  DRK_REQUIRE_MESSAGE(again.ok(), again.error().message);
+  DRK_CHECK(again->find("evaluator.1")->gpu == 1);
+}
+
+DRK_TEST_CASE("gpus: a list pins one instance to each GPU named; CUDA_VISIBLE_DEVICES says which are visible") {
+  RunDir dir;
+  auto listed = load_topology(dir.write("g.yaml", two_evaluators_on("[0, 1, 3]")), {}, machine_with(4));
+  DRK_REQUIRE_MESSAGE(listed.ok(), listed.error().message);
+  DRK_CHECK(listed->members("evaluator").size() == 3);
+  DRK_CHECK(listed->find("evaluator.2")->gpu == 3);
+
+  auto shown = visible_gpus(std::string("2,3"), [] { return Result<int>(8); });
+  DRK_REQUIRE(shown.ok());
+  DRK_CHECK(shown->devices == std::vector<int>{2, 3});
+  auto from_variable = load_topology(dir.write("g.yaml", two_evaluators_on("all")), {}, [] {
+    return visible_gpus(std::string("2,3"), [] { return Result<int>(8); });
+  });
+  DRK_REQUIRE_MESSAGE(from_variable.ok(), from_variable.error().message);
+  DRK_CHECK(from_variable->find("evaluator.0")->gpu == 2);
+  DRK_CHECK(from_variable->find("evaluator.1")->gpu == 3);
+  DRK_CHECK(visible_gpus(std::string(""), {})->devices.empty());
+  DRK_CHECK(visible_gpus(std::string("1,-1,2"), {})->devices == std::vector<int>{1});
+  auto by_uuid = visible_gpus(std::string("GPU-8f2a"), {});
+  DRK_REQUIRE_FALSE(by_uuid.ok());
+  DRK_CHECK(contains(by_uuid.error().message, "CUDA_VISIBLE_DEVICES=GPU-8f2a names device 'GPU-8f2a'"));
+}
+
+DRK_TEST_CASE("gpus: errors name the entry and the fix") {
+  RunDir dir;
+  const auto error_of = [&](const std::string& text, const VisibleGpusQuery& machine) {
+    auto topology = load_topology(dir.write("bad.yaml", text), {}, machine);
+    return topology.ok() ? std::string() : topology.error().message;
+  };
+  const std::string no_gpu = error_of(two_evaluators_on("all"), machine_with(make_error(Errc::unsupported, "no driver")));
+  DRK_CHECK_MESSAGE(contains(no_gpu, "bad.yaml:4: actors[1]: `gpus: all` finds no GPU on this machine (no CUDA device "
+                                     "(no driver)): use `count: N` with `device: cpu`"), no_gpu);
+  DRK_CHECK(contains(error_of(two_evaluators_on("all"), machine_with(0)), "finds no GPU on this machine (0 CUDA devices)"));
+  DRK_CHECK(contains(error_of(two_evaluators_on("all", "cpu"), machine_with(2)),
+                     "bad.yaml:4: actors[1]: `gpus:` places one process per GPU, but experiment.device is not cuda"));
+  DRK_CHECK(contains(error_of(two_evaluators_on("[0, 1, 0]"), machine_with(2)),
+                     "bad.yaml:4: actors[1].gpus lists GPU 0 twice"));
+  DRK_CHECK(contains(error_of(two_evaluators_on("[0, -1]"), machine_with(2)),
+                     "bad.yaml:4: actors[1].gpus[1] must be a non-negative GPU index"));
+  DRK_CHECK(contains(error_of(two_evaluators_on("[0, 2]"), machine_with(2)),
+                     "bad.yaml:4: actors[1].gpus names GPU 2, which this machine does not show (2 CUDA devices: [0, 1])"));
+  DRK_CHECK(contains(error_of(two_evaluators_on("all", "cuda", ", count: 2"), machine_with(2)),
+                     "actors[1] has both `gpus` and `count`"));
+  DRK_CHECK(contains(error_of(two_evaluators_on("[0]", "cuda", ", process: shared"), machine_with(2)),
+                     "actors[1]: `gpus` gives each instance a process of its own"));
+  DRK_CHECK(contains(error_of(two_evaluators_on("all"), {}),
+                     "bad.yaml:4: actors[1]: `gpus: all` is resolved from the machine's GPUs by `drk run`"));
+  DRK_CHECK(contains(error_of("name: g\nnetwork: {listen: 'tcp://127.0.0.1:7700'}\nnodes: [gpu1]\nactors:\n"
+                              "  - {role: evaluator, node: gpu1, gpus: all}\nexperiment: {device: cuda}\n",
+                              machine_with(2)),
+                     "bad.yaml:5: actors[0]: `gpus: all` on node 'gpu1' cannot be resolved at the head"));
+}
+
+}  // namespace drk::runtime

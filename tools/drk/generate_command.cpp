@@ -34,6 +34,7 @@
 #include "runtime/topology/topology.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
+#include "tools/drk/cuda_device_count.h"
 
 namespace drk::tools {
 namespace {
@@ -70,7 +71,7 @@ Result<Experiment> read_experiment(const GenerateArgs& args) {
                                                     "' holds no topology.yaml to apply it to: give a topology file");
     return Experiment{args.source, std::nullopt};
   }
-  auto topology = runtime::load_topology(topology_path, args.overrides);
+  auto topology = runtime::load_topology(topology_path, args.overrides, this_machine_gpus());
   if (!topology) return topology.error();
   return Experiment{file ? topology->run_dir : args.source, topology->experiment};
 }

@@ -15,6 +15,7 @@
 #include "runtime/process_command_line.h"
 #include "runtime/process_main.h"
 #include "tools/drk/commands.h"
+#include "tools/drk/cuda_device_count.h"
 #include "tools/observe/dashboard_options.h"
 #include "tools/observe/dashboard_service.h"
 
@@ -103,6 +104,7 @@ void add_run_commands(CLI::App& drk, Actions& actions) {
       given = *options;
     }
     run->head_service = dashboard_start(given, dashboard->token_file);
+    run->visible_gpus = this_machine_gpus();
     return runtime::run_head(*run);
   };
   auto host = std::make_shared<runtime::HostArgs>();

@@ -24,6 +24,7 @@
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
 #include "tools/drk/kernelbench_import.h"
+#include "tools/drk/cuda_device_count.h"
 #include "tools/gateway/engine_task_evaluator.h"
 #include "tools/gateway/evaluation_result.h"
 #include "tools/gateway/gateway.h"
@@ -99,7 +100,7 @@ runtime::SystemView gateway_view(gateway::Gateway& gateway, const std::string& t
 }
 
 int serve(const ServeArgs& args) {
-  auto topology = runtime::load_topology(args.topology, args.overrides);
+  auto topology = runtime::load_topology(args.topology, args.overrides, this_machine_gpus());
   if (!topology) return fail(topology.error().message);
   auto weights = oracle::reward_weights_from(topology->experiment);
   if (!weights) return fail(weights.error().message);
