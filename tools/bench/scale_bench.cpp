@@ -292,11 +292,10 @@ Json head_process(const ScaleBenchOptions& options, int nodes) {
     if (::pipe(commands) != 0 || ::pipe(reports) != 0) return result["error"] = "cannot make a pipe", result;
     process.pid = ::fork();
     if (process.pid == 0) {
-      ::close(commands[1]);
-      ::close(reports[0]);
-      for (auto& other : processes) {
-        ::close(other.command_fd);
-        ::close(other.report_fd);
+      // Only its own pipes: a descriptor it kept (the head's result pipe, another process's
+      // commands) would keep a reader waiting for an end of file after the head is gone.
+      for (int fd = 3; fd < static_cast<int>(files.rlim_cur); ++fd) {
+        if (fd != commands[0] && fd != reports[1]) ::close(fd);
       }
       SimulatedNodesPlan plan{&*topology, map, process.nodes, options.fit, options.time_scale,
                               static_cast<uint64_t>(first + 1), commands[0], reports[1]};
@@ -576,7 +575,7 @@ int run_scale_bench(const ScaleBenchOptions& options, std::ostream& out) {
     out << json_text(Json{{"sizes", results}}) << "\n";
     return ok ? 0 : 1;
   }
-  const auto at = [](const Json& result, std::initializer_list<const char*> path) {
+  const auto at = [](const Json& result, const std::vector<const char*>& path) {
     const Json* value = &result;
     for (const char* key : path) {
       if (!value->is_object() || !value->contains(key)) return Json();
@@ -586,7 +585,7 @@ int run_scale_bench(const ScaleBenchOptions& options, std::ostream& out) {
   };
   struct Row {
     std::string label;
-    std::initializer_list<const char*> path;
+    std::vector<const char*> path;
     const char* format;
   };
   const std::vector<Row> rows = {
@@ -610,7 +609,6 @@ int run_scale_bench(const ScaleBenchOptions& options, std::ostream& out) {
       {"ceiling: evaluations/s", {"saturate", "evaluations_per_s"}, "%.0f"},
       {"ceiling: head CPU, cores", {"saturate", "head_cpu_cores"}, "%.3f"},
       {"ceiling: Oracle thread CPU, cores", {"saturate", "oracle_cpu_cores"}, "%.3f"},
-      {"ceiling: GPU busy fraction", {"saturate", "busy_fraction"}, "%.3f"},
       {"ceiling: dispatch p50 ms", {"saturate", "dispatch_latency_ms", "p50"}, "%.0f"},
       {"ceiling: dispatch p99 ms", {"saturate", "dispatch_latency_ms", "p99"}, "%.0f"},
       {"candidates submitted", {"submitted"}, "%.0f"},

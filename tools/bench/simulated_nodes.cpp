@@ -327,7 +327,8 @@ class Simulation {
 
   void wait_and_receive(double timeout_ms) {
     runtime::poll_sockets(items_.data(), items_.size(), std::chrono::milliseconds(static_cast<int64_t>(timeout_ms)));
-    if (items_[0].revents & ZMQ_POLLIN) read_commands();
+    // A closed pipe (the head is gone) is POLLHUP, which zmq_poll reports as an error.
+    if (items_[0].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) read_commands();
     for (std::size_t item = 1; item < items_.size() && item < targets_.size(); ++item) {
       if (!(items_[item].revents & ZMQ_POLLIN)) continue;
       const PollTarget target = targets_[item];
