@@ -307,7 +307,6 @@ Json head_process(const ScaleBenchOptions& options, int nodes) {
     process.report_fd = reports[0];
     processes.push_back(std::move(process));
   }
-  const long base_rss_kib = resident_kib();
 
   training::register_domain_messages();
   LossNews news;
@@ -476,7 +475,6 @@ Json head_process(const ScaleBenchOptions& options, int nodes) {
   const double idle_s = seconds_of("idle", "load");
   const double heartbeats = number(phases["idle"], "heartbeats_sent") + number(phases["idle"], "heartbeats_received");
   result["head_rss_kib"] = marks["end"].max_rss_kib;
-  result["head_rss_per_node_kib"] = static_cast<double>(marks["end"].max_rss_kib - base_rss_kib) / nodes;
   result["idle"] = Json{{"heartbeats_per_s", heartbeats / idle_s},
                         {"heartbeats_sent_per_node_s", number(phases["idle"], "heartbeats_sent") / idle_s / nodes},
                         {"head_cpu_cores", cpu_of("idle", "load")},
@@ -562,9 +560,10 @@ int run_scale_bench(const ScaleBenchOptions& options, std::ostream& out) {
     // What one more node costs, against the size before (the fixed cost of a head cancels).
     if (results.size() > 1) {
       const Json& before = results[results.size() - 2];
-      if (before.contains("head_rss_kib") && result.contains("head_rss_kib") && before["nodes"] != result["nodes"]) {
+      if (before.contains("head_rss_joined_kib") && result.contains("head_rss_joined_kib") &&
+          before["nodes"] != result["nodes"]) {
         result["head_rss_marginal_per_node_kib"] =
-            (result["head_rss_kib"].get<double>() - before["head_rss_kib"].get<double>()) /
+            (result["head_rss_joined_kib"].get<double>() - before["head_rss_joined_kib"].get<double>()) /
             (result["nodes"].get<double>() - before["nodes"].get<double>());
       }
     }
@@ -591,9 +590,9 @@ int run_scale_bench(const ScaleBenchOptions& options, std::ostream& out) {
   const std::vector<Row> rows = {
       {"evaluators", {"evaluators"}, "%.0f"},
       {"join, s", {"join_s"}, "%.2f"},
+      {"head RSS once joined, MiB", {"head_rss_joined_kib"}, "%.0f"},
+      {"head RSS per added node (joined), KiB", {"head_rss_marginal_per_node_kib"}, "%.1f"},
       {"head peak RSS, MiB", {"head_rss_kib"}, "%.0f"},
-      {"head RSS per node, KiB", {"head_rss_per_node_kib"}, "%.1f"},
-      {"head RSS per added node, KiB", {"head_rss_marginal_per_node_kib"}, "%.1f"},
       {"idle: heartbeats/s (both ways)", {"idle", "heartbeats_per_s"}, "%.0f"},
       {"idle: head CPU, cores", {"idle", "head_cpu_cores"}, "%.3f"},
       {"idle: head CPU per heartbeat, us", {"idle", "head_cpu_us_per_heartbeat"}, "%.1f"},
@@ -623,7 +622,7 @@ int run_scale_bench(const ScaleBenchOptions& options, std::ostream& out) {
     out << "| " << row.label << " |";
     for (const Json& result : results) {
       Json value = at(result, row.path);
-      if (row.label == "head peak RSS, MiB" && !value.is_null()) value = value.get<double>() / 1024;
+      if (row.label.find("MiB") != std::string::npos && !value.is_null()) value = value.get<double>() / 1024;
       out << " " << (result.contains("error") ? "-" : cell(value, row.format)) << " |";
     }
     out << "\n";

@@ -11,7 +11,9 @@
 // The phases, in order: idle (heartbeats only), load (evaluation times from the
 // EvaluationTimeModel; halfway one node is killed), saturate (evaluations take no time: what the
 // head and Oracle dispatch at most), then a drain until every candidate is answered.
-// Measured: the head's CPU (getrusage of its process) and memory (peak resident), join time,
+// Measured: the head's CPU (getrusage of its process) and memory (resident once every node has
+// joined, against the size before: what a node costs; and the peak, which also holds the
+// Oracle's memory of up to 100,000 answers, so grows with evaluations), join time,
 // heartbeat messages per second and the head's CPU in the idle phase, dispatch latency
 // percentiles (EvalRequest's sentUnixMs to its arrival, ms resolution), evaluations per second,
 // the Evaluators' busy fraction, the lost node's detection time and its re-dispatched
