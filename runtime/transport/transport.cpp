@@ -1,5 +1,7 @@
 #include "runtime/transport/transport.h"
 
+#include <sys/resource.h>
+
 #include <capnp/message.h>
 #include <capnp/schema.h>
 
@@ -70,6 +72,13 @@ Transport::Transport(const Topology& topology, std::string local_process, const 
       network_(std::move(network)) {
   std::error_code ignored;  // a failure shows at bind, with the path in the message
   std::filesystem::create_directories(socket_dir_, ignored);
+  // ZeroMQ's default of 1023 sockets a context is met by a sender with a link to each of about
+  // a thousand actors (the Oracle of 128 nodes of 8 Evaluators: docs/multi-node.md, "Scale");
+  // the process's descriptor limit is the real bound.
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY && files.rlim_cur > 1023) {
+    context_.set(zmq::ctxopt::max_sockets, static_cast<int>(std::min<rlim_t>(files.rlim_cur, 1 << 20)));
+  }
   if (network_.curve) authenticator_ = std::make_unique<ZapAuthenticator>(context_, network_.curve->allowed);
 }
 

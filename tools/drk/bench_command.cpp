@@ -8,6 +8,7 @@
 //   kernelbench  KernelBench's evaluation workflow and fast_p table (tools/drk/kernelbench_bench.h)
 //   gateway   drk serve's throughput and latency against its evaluators driven directly, and
 //             its result stream against KernelGYM's 1 s polling (tools/bench/gateway_bench.h)
+//   scale     one head and its Oracle against 10, 100, 1000 simulated nodes (tools/bench/scale_bench.h)
 // A new benchmark is a subcommand of bench in add_bench_command.
 #include <CLI/CLI.hpp>
 
@@ -26,6 +27,7 @@
 #include "tools/bench/load_inline_bench.h"
 #include "tools/bench/restart_bench.h"
 #include "tools/bench/runtime_report.h"
+#include "tools/bench/scale_bench.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/engine_options.h"
 #include "tools/drk/kernelbench_bench.h"
@@ -256,6 +258,45 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
       ->check(runtime::at_least(1));
   add_engine_options(*gateway_command, gateway_args->engine, /*memory_limit=*/true);
   actions[gateway_command] = [gateway_args] { return bench_gateway(*gateway_args); };
+
+  auto scale_options = std::make_shared<bench::ScaleBenchOptions>();
+  CLI::App* scale_command = bench_command->add_subcommand(
+      "scale",
+      "one head against many simulated nodes: the real node registry and Oracle, simulated Evaluators\n"
+      "\n"
+      "Per size, a head process runs the node registry and the Oracle of `drk run`; child processes\n"
+      "simulate the nodes (the real node protocol, one tcp mailbox per Evaluator, evaluation times\n"
+      "from a lognormal fitted to measured ones). Phases: idle (heartbeats), load (one node killed\n"
+      "halfway), saturate (evaluations take no time). Prints, per size side by side: the head's CPU\n"
+      "and memory, heartbeat load, dispatch latency, GPU busy fraction, loss detection and the\n"
+      "dispatch ceiling (docs/multi-node.md, \"Scale\"). About 50 s a size with the defaults.");
+  scale_command->add_option("--nodes", scale_options->nodes, "the sizes, nodes (default 10 100 1000)")
+      ->type_name("N ...")
+      ->delimiter(',')
+      ->check(runtime::at_least(1));
+  scale_command->add_option("--gpus-per-node", scale_options->gpus_per_node, "simulated Evaluators per node (default 8)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  scale_command->add_option("--time-scale", scale_options->time_scale,
+                            "multiplies the measured evaluation times (default 0.1: median 2.04 s)")
+      ->type_name("X");
+  scale_command->add_option("--idle-s", scale_options->idle_s, "the idle phase (default 5)")->type_name("S");
+  scale_command->add_option("--load-s", scale_options->load_s, "the load phase (default 20)")->type_name("S");
+  scale_command->add_option("--saturate-s", scale_options->saturate_s, "the saturation phase (default 10)")
+      ->type_name("S");
+  scale_command->add_option("--heartbeat-ms", scale_options->heartbeat_ms, "network.heartbeat_ms (default 250)")
+      ->type_name("MS")
+      ->check(runtime::at_least(1));
+  scale_command->add_option("--node-timeout-ms", scale_options->node_timeout_ms,
+                            "network.node_timeout_ms (default 1500)")
+      ->type_name("MS")
+      ->check(runtime::at_least(1));
+  scale_command->add_option("--nodes-per-process", scale_options->nodes_per_process,
+                            "simulated nodes per child process (default 250)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
+  scale_command->add_flag("--json", scale_options->json, "one JSON object: every size's measurements");
+  actions[scale_command] = [scale_options] { return bench::run_scale_bench(*scale_options, std::cout); };
   bench_command->footer("See docs/benchmarks.md.");
 }
 
