@@ -323,6 +323,11 @@ struct EvalResult {
   # 0.3.21 (OpenMP) in ..., 1 thread"; on CUDA the device's LibTorch and cuBLAS.
   referenceBuild @24 :Text;
   referenceBlasUnoptimised @25 :Bool;  # the CPU reference ran on netlib's reference BLAS (eval.allow_reference_blas)
+  # What the kernel was judged on: the archive tags it with these, and `drk archive best` and the
+  # report group by them (a float16 kernel is no rival of a float32 one, an sm_90 one of an sm_80 one).
+  device @26 :Device;
+  architecture @27 :Text;       # "sm_90" on CUDA; the CPU's machine ("x86_64", "aarch64")
+  dtype @28 :DType;             # the task's floating dtype (float32 when it has no floating tensors)
 }
 
 struct FailedCheck {

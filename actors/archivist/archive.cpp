@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/json_text.h"
+#include "messages/enumerant_name.h"
 
 namespace drk::archivist {
 namespace {
@@ -24,7 +25,8 @@ CREATE TABLE IF NOT EXISTS results (
   trials INTEGER, trials_passed INTEGER, max_abs_error REAL, max_rel_error REAL, error_text TEXT,
   candidate_median_us REAL, candidate_p10_us REAL, candidate_p90_us REAL, candidate_cv REAL,
   reference_median_us REAL, reference_p10_us REAL, reference_p90_us REAL, reference_cv REAL,
-  speedup REAL, eval_ms REAL, compile_wait_ms REAL, load_ms REAL, correctness_ms REAL, timing_ms REAL);
+  speedup REAL, eval_ms REAL, compile_wait_ms REAL, load_ms REAL, correctness_ms REAL, timing_ms REAL,
+  device TEXT, architecture TEXT, dtype TEXT);
 CREATE TABLE IF NOT EXISTS verdicts (
   candidate_id TEXT PRIMARY KEY REFERENCES candidates(id), honest INTEGER, failed_checks TEXT);
 CREATE TABLE IF NOT EXISTS rewards (
@@ -69,6 +71,9 @@ constexpr AddedColumn kAddedColumns[] = {
     {"results", "load_ms", "REAL"},
     {"results", "correctness_ms", "REAL"},
     {"results", "timing_ms", "REAL"},
+    {"results", "device", "TEXT"},
+    {"results", "architecture", "TEXT"},
+    {"results", "dtype", "TEXT"},
 };
 
 int64_t now_ms() {
@@ -141,6 +146,11 @@ const char* sandbox_name(msg::SandboxOutcome outcome) {
 
 }  // namespace
 
+std::string judged_on(const BestKernel& kernel) {
+  if (kernel.device.empty()) return "untagged";
+  return kernel.device + " " + kernel.architecture + " " + kernel.dtype;
+}
+
 Result<Archive> Archive::open(const std::string& path, bool read_only) {
   sqlite3* raw = nullptr;
   const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
@@ -212,7 +222,7 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
   if (ok) {
     SqliteStatement insert(db_.get(),
                      "INSERT OR REPLACE INTO results VALUES "
-                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     const auto cand = result.getCandidateTiming();
     const auto ref = result.getReferenceTiming();
     insert.text(id).text(result.getEvaluator().cStr()).integer(result.getCompiled())
@@ -224,7 +234,8 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
         .real(cand.getP90Us()).real(cand.getCv()).real(ref.getMedianUs()).real(ref.getP10Us())
         .real(ref.getP90Us()).real(ref.getCv()).real(result.getSpeedup()).real(result.getEvalMs())
         .real(result.getCompileWaitMs()).real(result.getLoadMs()).real(result.getCorrectnessMs())
-        .real(result.getTimingMs());
+        .real(result.getTimingMs()).text(msg::enumerant_name(result.getDevice()))
+        .text(result.getArchitecture().cStr()).text(msg::enumerant_name(result.getDtype()));
     ok = insert.step() == SQLITE_DONE;
   }
   if (ok) {
@@ -329,21 +340,26 @@ Status Archive::record_trajectory(msg::Trajectory::Reader trajectory) {
 
 Result<std::vector<BestKernel>> Archive::best_per_task() const {
   SqliteStatement query(db_.get(), R"sql(
-    SELECT c.task, c.id, r.speedup, r.candidate_median_us, r.reference_median_us, c.policy_version
+    SELECT c.task, c.id, r.speedup, r.candidate_median_us, r.reference_median_us, c.policy_version,
+           COALESCE(r.device, ''), COALESCE(r.architecture, ''), COALESCE(r.dtype, '')
     FROM candidates c JOIN results r ON r.candidate_id = c.id
     JOIN verdicts v ON v.candidate_id = c.id
     WHERE r.correct = 1 AND v.honest = 1
       AND r.speedup = (SELECT MAX(r2.speedup) FROM candidates c2
                        JOIN results r2 ON r2.candidate_id = c2.id
                        JOIN verdicts v2 ON v2.candidate_id = c2.id
-                       WHERE c2.task = c.task AND r2.correct = 1 AND v2.honest = 1)
-    GROUP BY c.task ORDER BY c.task)sql");
+                       WHERE c2.task = c.task AND r2.correct = 1 AND v2.honest = 1
+                         AND r2.device IS r.device AND r2.architecture IS r.architecture
+                         AND r2.dtype IS r.dtype)
+    GROUP BY c.task, r.device, r.architecture, r.dtype
+    ORDER BY c.task, r.device, r.architecture, r.dtype)sql");
   if (!query.prepared()) return sqlite_error("cannot query the best kernels");
   std::vector<BestKernel> rows;
   while (query.step() == SQLITE_ROW) {
     rows.push_back({query.column_text(0), query.column_text(1), query.column_real(2),
                     query.column_real(3), query.column_real(4),
-                    static_cast<uint32_t>(query.column_integer(5))});
+                    static_cast<uint32_t>(query.column_integer(5)), query.column_text(6), query.column_text(7),
+                    query.column_text(8)});
   }
   return rows;
 }

@@ -33,7 +33,13 @@ struct BestKernel {
   double candidate_us = 0;
   double reference_us = 0;
   uint32_t policy_version = 0;
+  // What it was judged on (EvalResult's tags): "cpu" | "cuda", "sm_90" | "x86_64", "float16";
+  // "" for a result archived before the tags were.
+  std::string device, architecture, dtype;
 };
+
+// "cuda sm_90 float16": what a best kernel was judged on; "untagged" for an older archive's.
+std::string judged_on(const BestKernel& kernel);
 
 // A task's best kernel evaluated again after the run (`drk archive remeasure`): the medians over
 // `evaluations` fresh evaluations, and the lowest and highest speedup among them.
@@ -121,7 +127,8 @@ class Archive {
   // One trained step's trajectory, as the Learner sends it after the update.
   Status record_trajectory(msg::Trajectory::Reader trajectory);
 
-  // The fastest correct, honest candidate per task, by task name.
+  // The fastest correct, honest candidate per task and what it was judged on (device,
+  // architecture, dtype), by task name: a task evaluated on two kinds of device has two.
   Result<std::vector<BestKernel>> best_per_task() const;
   Result<std::vector<StepRow>> steps() const;
   Result<std::vector<TaskTally>> tallies() const;

@@ -10,8 +10,14 @@ using drk::archivist::Archive;
 
 namespace {
 
+struct JudgedOn {
+  drk::msg::Device device = drk::msg::Device::CPU;
+  const char* architecture = "x86_64";
+  drk::msg::DType dtype = drk::msg::DType::FLOAT32;
+};
+
 void record(Archive& archive, const std::string& id, const std::string& task, bool correct,
-            bool honest, double speedup, double reference_us = 100.0) {
+            bool honest, double speedup, double reference_us = 100.0, JudgedOn judged_on = {}) {
   capnp::MallocMessageBuilder message;
   auto scored = message.initRoot<drk::msg::Scored>();
   scored.setReward(correct && honest ? 0.5 + 0.5 * speedup : 0.0);
@@ -23,6 +29,9 @@ void record(Archive& archive, const std::string& id, const std::string& task, bo
   }
   auto result = verdict.initResult();
   result.setCompiled(true);
+  result.setDevice(judged_on.device);
+  result.setArchitecture(judged_on.architecture);
+  result.setDtype(judged_on.dtype);
   result.setCorrect(correct);
   result.setSpeedup(speedup);
   result.getCandidateTiming().setMedianUs(reference_us / (speedup > 0 ? speedup : 1));
@@ -63,6 +72,32 @@ DRK_TEST_CASE("the best kernel per task is the fastest correct and honest one") 
   DRK_REQUIRE(source.ok());
   DRK_CHECK(*source == "// source of s0/softmax/0/t1");
   DRK_CHECK(archive->source_of("nope").error().code == drk::Errc::not_found);
+}
+
+DRK_TEST_CASE("a task judged on two devices has a best kernel for each, tagged with what it ran on") {
+  drk::testing::RunDir dir;
+  auto archive = Archive::open((dir.path() / "a.sqlite").string());
+  DRK_REQUIRE(archive.ok());
+  const JudgedOn h200{drk::msg::Device::CUDA, "sm_90", drk::msg::DType::FLOAT32};
+  const JudgedOn a100{drk::msg::Device::CUDA, "sm_80", drk::msg::DType::FLOAT32};
+  record(*archive, "s0/relu/0/t1", "relu", true, true, 1.2);
+  record(*archive, "s0/relu/1/t1", "relu", true, true, 3.0, 100.0, h200);
+  record(*archive, "s0/relu/2/t1", "relu", true, true, 2.5, 100.0, h200);
+  record(*archive, "s0/relu/3/t1", "relu", true, true, 2.0, 100.0, a100);
+  record(*archive, "s0/relu@float16/0/t1", "relu@float16", true, true, 1.5, 100.0,
+         {drk::msg::Device::CUDA, "sm_90", drk::msg::DType::FLOAT16});
+  auto best = archive->best_per_task();
+  DRK_REQUIRE(best.ok());
+  DRK_REQUIRE(best->size() == 4);
+  // By task, then device, architecture and dtype.
+  DRK_CHECK(drk::archivist::judged_on((*best)[0]) == "cpu x86_64 float32");
+  DRK_CHECK((*best)[0].candidate_id == "s0/relu/0/t1");
+  DRK_CHECK(drk::archivist::judged_on((*best)[1]) == "cuda sm_80 float32");
+  DRK_CHECK((*best)[1].candidate_id == "s0/relu/3/t1");
+  DRK_CHECK(drk::archivist::judged_on((*best)[2]) == "cuda sm_90 float32");
+  DRK_CHECK((*best)[2].candidate_id == "s0/relu/1/t1");
+  DRK_CHECK((*best)[3].task == "relu@float16");
+  DRK_CHECK((*best)[3].dtype == "float16");
 }
 
 DRK_TEST_CASE("a task's reference time is the median over its correct evaluations, not the outlier") {
@@ -146,7 +181,7 @@ DRK_TEST_CASE("a missing archive opened for reading names the file") {
   DRK_CHECK(archive.error().message.find("/nonexistent/dir/archive.sqlite") != std::string::npos);
 }
 
-DRK_TEST_CASE("an archive whose results table predates the evaluation phases gains their columns when opened for writing") {
+DRK_TEST_CASE("an archive whose results table predates the evaluation phases and the tags gains their columns when opened for writing") {
   drk::testing::RunDir dir;
   const std::string path = (dir.path() / "old.sqlite").string();
   {
@@ -170,16 +205,18 @@ DRK_TEST_CASE("an archive whose results table predates the evaluation phases gai
   result.initCandidate().setId("s0/relu/0/t1");
   result.setLoadMs(12.5);
   result.setTimingMs(40);
+  result.setArchitecture("sm_90");
   DRK_REQUIRE(archive->record_scored(message.getRoot<drk::msg::Scored>().asReader()).ok());
   sqlite3* db = nullptr;
   DRK_REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
   sqlite3_stmt* query = nullptr;
-  DRK_REQUIRE(sqlite3_prepare_v2(db, "SELECT load_ms, timing_ms, compile_wait_ms FROM results", -1, &query, nullptr) ==
+  DRK_REQUIRE(sqlite3_prepare_v2(db, "SELECT load_ms, timing_ms, compile_wait_ms, architecture FROM results", -1, &query, nullptr) ==
               SQLITE_OK);
   DRK_REQUIRE(sqlite3_step(query) == SQLITE_ROW);
   DRK_CHECK(sqlite3_column_double(query, 0) == 12.5);
   DRK_CHECK(sqlite3_column_double(query, 1) == 40.0);
   DRK_CHECK(sqlite3_column_double(query, 2) == 0.0);
+  DRK_CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(query, 3))) == "sm_90");
   sqlite3_finalize(query);
   sqlite3_close(db);
 }

@@ -11,6 +11,7 @@
 #include <set>
 
 #include <capnp/message.h>
+#include <sys/utsname.h>
 
 #include "actors/evaluator/engine/bounds_check.h"
 #include "actors/evaluator/engine/compile_and_load.h"
@@ -45,6 +46,13 @@ uint64_t secret_seed() {
   urandom.read(reinterpret_cast<char*>(&seed), sizeof seed);
   if (!urandom) seed = std::random_device{}() ^ (uint64_t{std::random_device{}()} << 32);
   return seed;
+}
+
+// What a result is tagged with: the GPU's architecture (sm_90) or the host's machine (x86_64).
+std::string architecture_of(const EvaluationDevice& device) {
+  if (device.kind() == DeviceKind::cuda) return "sm_" + std::to_string(device.compute_capability());
+  utsname host{};
+  return ::uname(&host) == 0 ? std::string(host.machine) : std::string("unknown");
 }
 
 }  // namespace
@@ -176,6 +184,9 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
 
   compile_and_load->record_artifact(candidate, std::move(adoption), out);
   out.setEvaluator(options.evaluator_name);
+  out.setDevice(device->kind() == DeviceKind::cuda ? msg::Device::CUDA : msg::Device::CPU);
+  out.setArchitecture(architecture_of(*device));
+  out.setDtype(static_cast<msg::DType>(static_cast<uint16_t>((*task)->output_dtype)));
   out.setTrials(options.trials);
   out.setSandbox(msg::SandboxOutcome::OK);
   struct EvalClock {

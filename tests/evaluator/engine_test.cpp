@@ -2,6 +2,7 @@
 // hangs and aborts kill only the sandbox and the next evaluation on the same engine succeeds;
 // unwritten outputs and mutated inputs show in the evidence.
 #include <signal.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -107,6 +108,13 @@ DRK_TEST_CASE("dtype variants: 16-bit candidates are correct and timed against t
   DRK_CHECK_FALSE(declined->result.getCorrect());
   auto wrong = evaluate("relu", "relu_16bit.cpp");
   DRK_CHECK_FALSE(wrong->result.getCorrect());
+  // Each result carries what it was judged on: the archive groups best kernels by it.
+  utsname host{};
+  DRK_REQUIRE(::uname(&host) == 0);
+  DRK_CHECK(declined->result.getDevice() == drk::msg::Device::CPU);
+  DRK_CHECK(std::string(declined->result.getArchitecture().cStr()) == host.machine);
+  DRK_CHECK(declined->result.getDtype() == drk::msg::DType::BFLOAT16);
+  DRK_CHECK(wrong->result.getDtype() == drk::msg::DType::FLOAT32);
   // A dtype without a variant is no task, named with the ones there are.
   capnp::MallocMessageBuilder message;
   auto out = message.initRoot<drk::msg::EvalResult>();

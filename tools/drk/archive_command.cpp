@@ -55,9 +55,9 @@ int archive_command(const ArchiveArgs& args, ArchiveCommand command) {
       return 1;
     }
     for (const auto& row : *best) {
-      std::printf("== %s: %.2fx (%.1f us vs reference %.1f us), policy v%u, candidate %s\n",
-                  row.task.c_str(), row.speedup, row.candidate_us, row.reference_us,
-                  row.policy_version, row.candidate_id.c_str());
+      std::printf("== %s [%s]: %.2fx (%.1f us vs reference %.1f us), policy v%u, candidate %s\n",
+                  row.task.c_str(), archivist::judged_on(row).c_str(), row.speedup, row.candidate_us,
+                  row.reference_us, row.policy_version, row.candidate_id.c_str());
       auto source = archive->source_of(row.candidate_id);
       if (source) std::printf("%s\n", source->c_str());
     }

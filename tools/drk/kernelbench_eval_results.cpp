@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "messages/enumerant_name.h"
 #include "tools/drk/commands.h"
 #include "tools/drk/judged_evaluation.h"
 
@@ -73,6 +74,8 @@ Json kernelbench_result_entry(int sample_id, const std::string& task, msg::Verdi
            {"max_abs_error", result.getMaxAbsError()},
            {"max_rel_error", result.getMaxRelError()},
            {"reference_build", result.getReferenceBuild().cStr()},
+           {"architecture", result.getArchitecture().cStr()},
+           {"dtype", msg::enumerant_name(result.getDtype())},
            {"eval_ms", result.getEvalMs()}};
   metadata["drk"] = std::move(drk);
   Json out = entry(sample_id, loaded, correct, std::move(metadata));

@@ -40,29 +40,31 @@ int print_run_summary(const std::string& run_dir) {
   // slow reference measurement cannot inflate; "re-measured": the median of its evaluations
   // after the run (`drk archive remeasure`), when there are any (docs/archive.md).
   const bool with_remeasured = !remeasured->empty();
-  std::printf("\n%-28s %10s %12s %12s %10s%s %9s  %s\n", "task", "best", "kernel us", "reference us", "vs median",
-              with_remeasured ? " re-measured" : "", "verified", "candidate");
+  std::printf("\n%-28s %-20s %10s %12s %12s %10s%s %9s  %s\n", "task", "judged on", "best", "kernel us",
+              "reference us", "vs median", with_remeasured ? " re-measured" : "", "verified", "candidate");
   for (const auto& tally : *tallies) {
-    const archivist::BestKernel* found = nullptr;
-    for (const auto& row : *best) {
-      if (row.task == tally.task) found = &row;
-    }
     char verified[32];
     std::snprintf(verified, sizeof verified, "%u/%u", tally.verified, tally.candidates);
-    char again[32] = "";
-    if (with_remeasured) {
-      std::snprintf(again, sizeof again, " %11s", "-");
-      for (const auto& row : *remeasured)
-        if (row.task == tally.task && found && row.candidate_id == found->candidate_id)
-          std::snprintf(again, sizeof again, " %10.2fx", row.speedup);
+    bool any = false;
+    // One line per device, architecture and dtype the task's best kernels were judged on.
+    for (const auto& found : *best) {
+      if (found.task != tally.task) continue;
+      any = true;
+      char again[32] = "";
+      if (with_remeasured) {
+        std::snprintf(again, sizeof again, " %11s", "-");
+        for (const auto& row : *remeasured)
+          if (row.task == tally.task && row.candidate_id == found.candidate_id)
+            std::snprintf(again, sizeof again, " %10.2fx", row.speedup);
+      }
+      const double robust = found.candidate_us > 0 ? tally.reference_median_us / found.candidate_us : 0;
+      std::printf("%-28s %-20s %9.2fx %12.1f %12.1f %9.2fx%s %9s  %s\n", tally.task.c_str(),
+                  archivist::judged_on(found).c_str(), found.speedup, found.candidate_us, found.reference_us, robust,
+                  again, verified, found.candidate_id.c_str());
     }
-    if (found) {
-      const double robust = found->candidate_us > 0 ? tally.reference_median_us / found->candidate_us : 0;
-      std::printf("%-28s %9.2fx %12.1f %12.1f %9.2fx%s %9s  %s\n", tally.task.c_str(), found->speedup,
-                  found->candidate_us, found->reference_us, robust, again, verified, found->candidate_id.c_str());
-    } else {
-      std::printf("%-28s %10s %12s %12s %10s%s %9s\n", tally.task.c_str(), "none", "-", "-", "-", again, verified);
-    }
+    if (!any)
+      std::printf("%-28s %-20s %10s %12s %12s %10s%s %9s\n", tally.task.c_str(), "-", "none", "-", "-", "-",
+                  with_remeasured ? "           -" : "", verified);
   }
   std::printf("\narchive: %s\n", path.c_str());
   std::printf("  drk archive best %s          best kernel per task\n", run_dir.c_str());

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "judging/feedback_report.h"
+#include "messages/enumerant_name.h"
 
 namespace drk::gateway {
 namespace {
@@ -96,6 +97,9 @@ Json evaluated_result(const EvaluateRequest& request, msg::Verdict::Reader verdi
                         {"max_rel_error", result.getMaxRelError()},
                         {"reference_build", result.getReferenceBuild().cStr()},
                         {"evaluator", result.getEvaluator().cStr()},
+                        {"device", msg::enumerant_name(result.getDevice())},
+                        {"architecture", result.getArchitecture().cStr()},
+                        {"dtype", msg::enumerant_name(result.getDtype())},
                         {"eval_ms", result.getEvalMs()},
                         {"requested", requested_knobs_json(request)}};
   return answer;

@@ -168,10 +168,13 @@ Status add_tasks(RunHistory& history, const archivist::Archive& archive, const s
     task.hacked += outcome.measured && !outcome.honest ? 1 : 0;
     by_id[outcome.id] = &outcome;
   }
+  std::vector<TaskBest> rows;
+  std::set<std::string> with_kernel;
   for (const auto& kernel : *best) {
-    TaskBest& task = tasks[kernel.task];
+    TaskBest task = tasks[kernel.task];
     task.task = kernel.task;
     task.candidate_id = kernel.candidate_id;
+    task.judged_on = archivist::judged_on(kernel);
     task.speedup = kernel.speedup;
     task.candidate_us = kernel.candidate_us;
     task.reference_us = kernel.reference_us;
@@ -182,14 +185,18 @@ Status add_tasks(RunHistory& history, const archivist::Archive& archive, const s
       task.trials_passed = found->second->trials_passed;
       task.source = found->second->source;
     }
+    for (const auto& row : *remeasured) {
+      if (row.task != task.task || row.candidate_id != task.candidate_id) continue;
+      task.remeasured_speedup = row.speedup;
+      task.remeasured_correct = row.evaluations;
+    }
+    with_kernel.insert(kernel.task);
+    rows.push_back(std::move(task));
   }
-  for (const auto& row : *remeasured) {
-    auto found = tasks.find(row.task);
-    if (found == tasks.end() || found->second.candidate_id != row.candidate_id) continue;
-    found->second.remeasured_speedup = row.speedup;
-    found->second.remeasured_correct = row.evaluations;
-  }
-  for (auto& [name, task] : tasks) history.tasks.push_back(std::move(task));
+  for (auto& [name, task] : tasks)
+    if (!with_kernel.count(name)) rows.push_back(std::move(task));
+  std::stable_sort(rows.begin(), rows.end(), [](const TaskBest& a, const TaskBest& b) { return a.task < b.task; });
+  for (auto& task : rows) history.tasks.push_back(std::move(task));
   return {};
 }
 

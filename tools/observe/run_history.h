@@ -45,8 +45,10 @@ struct TaskBest {
   uint32_t candidates = 0;  // every candidate of the task
   uint32_t verified = 0;    // correct and honest
   uint32_t hacked = 0;      // dishonest
-  // The best verified kernel; candidate_id is "" when the task has none.
-  std::string candidate_id;
+  // The best verified kernel; candidate_id is "" when the task has none. A task judged on two
+  // kinds of device (or architectures, or dtypes) has one TaskBest for each, `judged_on` naming it
+  // ("cuda sm_90 float16": archivist::judged_on).
+  std::string candidate_id, judged_on;
   double speedup = 0, candidate_us = 0, reference_us = 0;
   uint32_t step = 0, policy_version = 0;  // step from 1
   uint32_t trials = 0, trials_passed = 0;

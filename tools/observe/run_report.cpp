@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <functional>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "tools/observe/html_escape.h"
 #include "tools/observe/svg_chart.h"
@@ -67,18 +69,19 @@ std::string summary_section(const std::vector<RunHistory>& runs) {
                      "<th>best speedup</th><th>tasks with a verified kernel</th></tr>\n";
   for (const auto& run : runs) {
     double best = 0;
-    size_t with_kernel = 0;
+    std::set<std::string> tasks, with_kernel;  // a task judged on two devices has two rows
     for (const auto& task : run.tasks) {
+      tasks.insert(task.task);
       if (task.candidate_id.empty()) continue;
-      ++with_kernel;
+      with_kernel.insert(task.task);
       best = std::max(best, task.speedup);
     }
     html += "<tr>" + cell(html_escape(run.label)) + cell("<code>" + html_escape(run.run_dir) + "</code>") +
             cell(std::to_string(run.steps.size()), true) + cell(std::to_string(run.candidates), true) +
             cell(std::to_string(run.screened), true) + cell(std::to_string(run.hacked), true) +
             cell(run.steps.empty() ? "-" : number(run.steps.back().mean_reward, 3), true) +
-            cell(with_kernel == 0 ? "-" : number(best, 2) + "x", true) +
-            cell(std::to_string(with_kernel) + " of " + std::to_string(run.tasks.size()), true) + "</tr>\n";
+            cell(with_kernel.empty() ? "-" : number(best, 2) + "x", true) +
+            cell(std::to_string(with_kernel.size()) + " of " + std::to_string(tasks.size()), true) + "</tr>\n";
   }
   return html + "</table>\n</section>\n";
 }
@@ -119,23 +122,24 @@ std::string best_kernels_section(const std::vector<RunHistory>& runs) {
       html += "<p class=\"none\">No candidate recorded.</p>\n";
       continue;
     }
-    html += "<table>\n<tr><th>task</th><th>best speedup</th><th>kernel us</th><th>reference us</th><th>verdict</th>"
-            "<th>step</th><th>candidate</th><th>verified / hacked / all</th></tr>\n";
+    html += "<table>\n<tr><th>task</th><th>judged on</th><th>best speedup</th><th>kernel us</th><th>reference us</th>"
+            "<th>verdict</th><th>step</th><th>candidate</th><th>verified / hacked / all</th></tr>\n";
     std::string sources;
     for (const auto& task : run.tasks) {
       const std::string counts = std::to_string(task.verified) + " / " + std::to_string(task.hacked) + " / " +
                                  std::to_string(task.candidates);
       if (task.candidate_id.empty()) {
-        html += "<tr>" + cell(html_escape(task.task)) + "<td colspan=\"6\" class=\"none\">no verified kernel</td>" +
+        html += "<tr>" + cell(html_escape(task.task)) + "<td colspan=\"7\" class=\"none\">no verified kernel</td>" +
                 cell(counts, true) + "</tr>\n";
         continue;
       }
-      html += "<tr>" + cell(html_escape(task.task)) + cell(number(task.speedup, 2) + "x", true) +
+      html += "<tr>" + cell(html_escape(task.task)) + cell(html_escape(task.judged_on)) +
+              cell(number(task.speedup, 2) + "x", true) +
               cell(number(task.candidate_us, 1), true) + cell(number(task.reference_us, 1), true) +
               cell(verdict_of(task)) + cell(task.step ? std::to_string(task.step) : "-", true) +
               cell("<code>" + html_escape(task.candidate_id) + "</code>") + cell(counts, true) + "</tr>\n";
       // The first one open, so that a reader sees that the sources are there.
-      sources += std::string(sources.empty() ? "<details open>" : "<details>") + "<summary>" + html_escape(task.task) + ": " + number(task.speedup, 2) + "x, <code>" +
+      sources += std::string(sources.empty() ? "<details open>" : "<details>") + "<summary>" + html_escape(task.task) + " (" + html_escape(task.judged_on) + "): " + number(task.speedup, 2) + "x, <code>" +
                  html_escape(task.candidate_id) + "</code></summary>\n<pre><code>" + html_escape(task.source) +
                  "</code></pre></details>\n";
     }

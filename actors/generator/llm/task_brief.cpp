@@ -1,23 +1,17 @@
 #include "actors/generator/llm/task_brief.h"
 
-#include <capnp/dynamic.h>
-
 #include "base/file_system.h"
 #include "kernels/catalog/kernelbench_problem.h"
+#include "messages/enumerant_name.h"
 
 namespace drk::generator {
 namespace {
-
-std::string enumerant_name(capnp::DynamicEnum value) {
-  KJ_IF_MAYBE(enumerant, value.getEnumerant()) { return enumerant->getProto().getName().cStr(); }
-  return std::to_string(value.getRaw());
-}
 
 // "x: float32[1024, 1024]", one tensor a line.
 std::string tensor_lines(capnp::List<msg::TensorSpec>::Reader tensors) {
   std::string out;
   for (const auto tensor : tensors) {
-    out += "- " + std::string(tensor.getName().cStr()) + ": " + enumerant_name(tensor.getDtype()) + "[";
+    out += "- " + std::string(tensor.getName().cStr()) + ": " + msg::enumerant_name(tensor.getDtype()) + "[";
     bool first = true;
     for (const int64_t extent : tensor.getShape()) {
       out += (first ? "" : ", ") + std::to_string(extent);
