@@ -220,6 +220,8 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   if (*loaded)
     if (auto s = check_and_time(run, **compiled, best_known_speedup); !s) return s;
   if (!out.getCorrect()) out.setSpeedup(0.0);
+  if (const std::string note = run.reference->precision_note(); !note.empty())
+    out.setReferenceBuild(reference_build.describe() + "; " + note);
   session->record_idle_cpu(run);
   out.getEvidence().setMaxThreads(options.max_threads);
   return {};

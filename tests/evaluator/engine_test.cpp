@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include <ATen/ATen.h>
 #include <capnp/message.h>
 
 #include "actors/evaluator/evaluation.h"
@@ -115,6 +116,17 @@ DRK_TEST_CASE("dtype variants: 16-bit candidates are correct and timed against t
   DRK_CHECK(std::string(declined->result.getArchitecture().cStr()) == host.machine);
   DRK_CHECK(declined->result.getDtype() == drk::msg::DType::BFLOAT16);
   DRK_CHECK(wrong->result.getDtype() == drk::msg::DType::FLOAT32);
+  // A reference LibTorch could not run in float16 on the CPU says that it was widened.
+  bool libtorch_has_half_relu = true;
+  try {
+    at::relu(at::ones({4}, at::kHalf));
+  } catch (const std::exception&) {
+    libtorch_has_half_relu = false;
+  }
+  auto half = evaluate("relu@float16", "relu_16bit.cpp");
+  const std::string half_baseline = half->result.getReferenceBuild().cStr();
+  DRK_CHECK((half_baseline.find("widened to float32") != std::string::npos) == !libtorch_has_half_relu);
+  DRK_CHECK(std::string(wrong->result.getReferenceBuild().cStr()).find("widened") == std::string::npos);
   // A dtype without a variant is no task, named with the ones there are.
   capnp::MallocMessageBuilder message;
   auto out = message.initRoot<drk::msg::EvalResult>();

@@ -16,6 +16,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/result.h"
@@ -38,6 +39,9 @@ class ReferenceModel {
   // Whether run() also evaluates float64 inputs, which the precision evidence and half-precision
   // outputs are judged with.
   virtual bool runs_in_float64() const = 0;
+  // How the reference departs from the inputs' own dtype, for the result's baseline line ("" when
+  // it does not): known once it ran.
+  virtual std::string precision_note() const { return {}; }
 };
 
 // A catalog task's reference expression.
@@ -53,6 +57,11 @@ class ExpressionReference final : public ReferenceModel {
     kernels::draw_inputs_into(task, shapes, seed, places);
   }
   bool runs_in_float64() const override { return true; }
+  std::string precision_note() const override {
+    return reference_.widens_16bit() ? "16-bit inputs widened to float32 and the result rounded back (this LibTorch "
+                                       "has no 16-bit CPU kernel for one of its operators)"
+                                     : "";
+  }
 
  private:
   kernels::Reference reference_;
