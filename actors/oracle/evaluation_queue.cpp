@@ -1,6 +1,9 @@
 #include "actors/oracle/evaluation_queue.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
 
 namespace drk::oracle {
 
@@ -76,55 +79,91 @@ size_t EvaluationQueue::requeue_expired(int64_t now_ms, int64_t timeout_ms) {
 
 std::vector<EvaluationQueue::Dispatch> EvaluationQueue::take_dispatches(int64_t now_ms) {
   std::vector<Dispatch> dispatches;
-  std::vector<std::string> names;
-  for (const auto& [name, state] : evaluators_) names.push_back(name);
-  while (!queue_.empty() && !names.empty()) {
-    // The evaluator whose result is expected first, waited for when its slots are all held and it
-    // keeps pace; at equal times one with credit, then in turn from next_evaluator_, so that
-    // alike evaluators share the work.
-    std::string chosen;
+  const bool any_credit = std::any_of(evaluators_.begin(), evaluators_.end(),
+                                      [](const auto& evaluator) { return evaluator.second.credits > 0; });
+  if (queue_.empty() || !any_credit) return dispatches;
+  // Each evaluator's state, settled once per call (a dispatch now adds only newer requests to an
+  // evaluator with credit), in a flat list: the loop below runs once per dispatch over all of them.
+  struct Option {
+    const std::string* name;
+    EvaluatorState* state;
+    double mean_ms;
+    bool keeping_pace;
+    uint32_t waited_for = 0;  // requests left queued for it while busy: counted as held by it
+  };
+  const std::map<std::string, bool> pace = keeping_pace(now_ms);
+  std::optional<double> unmeasured_ms;  // the same for every evaluator not yet measured
+  std::vector<Option> options;
+  options.reserve(evaluators_.size());
+  for (auto& [name, state] : evaluators_) {
+    auto mean_ms = service_times_.measured_ms(name);
+    if (!mean_ms) {
+      if (!unmeasured_ms) unmeasured_ms = service_times_.expected_ms(name);
+      mean_ms = unmeasured_ms;
+    }
+    options.push_back({&name, &state, *mean_ms, pace.at(name)});
+  }
+  size_t next_request = 0;
+  while (next_request < queue_.size()) {
+    // The evaluator with credit whose result is expected first; at equal times in turn from
+    // next_evaluator_, so that alike evaluators share the work.
+    Option* chosen = nullptr;
     size_t chosen_at = 0;
     double earliest = 0;
-    bool chosen_has_credit = false;
-    for (size_t probe = 0; probe < names.size(); ++probe) {
-      const size_t at = (next_evaluator_ + probe) % names.size();
-      const EvaluatorState& state = evaluators_[names[at]];
-      const bool has_credit = state.credits > 0;
-      if (!has_credit && !keeping_pace(names[at], now_ms)) continue;
-      const double expected = service_times_.expected_completion_ms(names[at], state.slots - state.credits);
-      if (chosen.empty() || expected < earliest || (expected == earliest && has_credit && !chosen_has_credit)) {
-        chosen = names[at];
+    for (size_t probe = 0; probe < options.size(); ++probe) {
+      const size_t at = (next_evaluator_ + probe) % options.size();
+      Option& option = options[at];
+      if (option.state->credits == 0) continue;
+      const double expected = (option.state->slots - option.state->credits + 1.0) * option.mean_ms;
+      if (!chosen || expected < earliest) {
+        chosen = &option;
         chosen_at = at;
         earliest = expected;
-        chosen_has_credit = has_credit;
       }
     }
-    if (chosen.empty() || !chosen_has_credit) break;
-    next_evaluator_ = (chosen_at + 1) % names.size();
-    evaluators_[chosen].credits -= 1;
-    auto [id, entry] = std::move(queue_.front());
-    queue_.pop_front();
+    if (!chosen) break;
+    // The requests ahead that a busy evaluator keeping pace is expected to finish sooner wait for
+    // it: those k with (held + 1 + k) x its mean < earliest.
+    size_t waiting = 0;
+    for (Option& option : options) {
+      if (option.state->credits > 0 || !option.keeping_pace) continue;
+      const double ahead = std::ceil(earliest / option.mean_ms) - (option.state->slots + option.waited_for + 1.0);
+      if (ahead <= 0) continue;
+      option.waited_for += static_cast<uint32_t>(ahead);
+      waiting += static_cast<size_t>(ahead);
+    }
+    next_request += waiting;
+    if (next_request >= queue_.size()) break;
+    next_evaluator_ = (chosen_at + 1) % options.size();
+    chosen->state->credits -= 1;
+    auto [id, entry] = std::move(queue_[next_request]);
+    queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(next_request));
     entry.attempts += 1;
     const uint32_t attempt = entry.attempts;
     auto& flight = in_flight_[id];
-    flight = InFlight{std::move(entry), chosen, now_ms};
-    dispatches.push_back({chosen, id, attempt, flight.entry.reader()});
+    flight = InFlight{std::move(entry), *chosen->name, now_ms};
+    dispatches.push_back({*chosen->name, id, attempt, flight.entry.reader()});
   }
   return dispatches;
 }
 
-bool EvaluationQueue::keeping_pace(const std::string& evaluator, int64_t now_ms) const {
-  const auto mean_ms = service_times_.measured_ms(evaluator);
-  if (!mean_ms) return false;
-  // Its latest sign of progress: a result, or the oldest request in flight on it (none: slots
-  // held by requests that expired, a sign of none).
-  std::optional<int64_t> oldest_request_ms;
+std::map<std::string, bool> EvaluationQueue::keeping_pace(int64_t now_ms) const {
+  // Each one's latest sign of progress: a result, or the oldest request in flight on it (none:
+  // slots held by requests that expired, a sign of none).
+  std::map<std::string, int64_t> oldest_request_ms;
   for (const auto& [id, flight] : in_flight_) {
-    if (flight.evaluator != evaluator) continue;
-    oldest_request_ms = std::min(oldest_request_ms.value_or(flight.dispatched_ms), flight.dispatched_ms);
+    auto [at, added] = oldest_request_ms.emplace(flight.evaluator, flight.dispatched_ms);
+    if (!added) at->second = std::min(at->second, flight.dispatched_ms);
   }
-  const int64_t progress_ms = std::max(service_times_.last_result_ms(evaluator), oldest_request_ms.value_or(0));
-  return static_cast<double>(now_ms - progress_ms) <= kPatience * *mean_ms;
+  std::map<std::string, bool> pace;
+  for (const auto& [evaluator, state] : evaluators_) {
+    const auto mean_ms = service_times_.measured_ms(evaluator);
+    const auto oldest = oldest_request_ms.find(evaluator);
+    const int64_t progress_ms = std::max(service_times_.last_result_ms(evaluator),
+                                         oldest == oldest_request_ms.end() ? int64_t{0} : oldest->second);
+    pace[evaluator] = mean_ms && static_cast<double>(now_ms - progress_ms) <= kPatience * *mean_ms;
+  }
+  return pace;
 }
 
 void EvaluationQueue::undo_dispatch(const Dispatch& dispatch) {

@@ -9,7 +9,9 @@
 // candidates of a step. Slots are respected: when that Evaluator holds all its slots the
 // candidate waits for its credit rather than going to a slower one, as long as it keeps pace
 // (a result, or its oldest request, within kPatience mean service times); one that stalls is
-// not waited for. With nothing measured yet: the least loaded, in turn. Time enters as `now_ms`
+// not waited for. A candidate waiting so counts as held by that Evaluator, and the ones behind it
+// go on to whoever is then expected first: an idle Evaluator is not left idle behind it. With
+// nothing measured yet: the least loaded, in turn. Time enters as `now_ms`
 // from the caller's clock (the Oracle's ActorContext), so tests drive it without sleeps.
 //
 // Idempotence: a candidate is identified by its id. Submitting an id that is queued or in
@@ -105,8 +107,9 @@ class EvaluationQueue {
   };
 
   void requeue_front(InFlight&& flight);
-  // Whether a request held back for `evaluator` (all slots held) will find it soon (above).
-  bool keeping_pace(const std::string& evaluator, int64_t now_ms) const;
+  // Whether a request held back for each evaluator (all slots held) will find it soon (above):
+  // one pass over the requests in flight.
+  std::map<std::string, bool> keeping_pace(int64_t now_ms) const;
 
   std::deque<std::pair<std::string, Entry>> queue_;
   std::map<std::string, InFlight> in_flight_;

@@ -298,3 +298,20 @@ DRK_TEST_CASE("a candidate waits for a faster evaluator's credit while it keeps 
   DRK_REQUIRE(to_slow.size() == 1);
   DRK_CHECK(to_slow[0].evaluator == "slow");
 }
+
+DRK_TEST_CASE("a request waited for on a faster evaluator does not hold back the next ones from an idle one") {
+  EvaluationQueue queue;
+  Candidates held, w1, w2, w3;
+  measure_fast_and_slow(queue, 1, 100, 300);
+  queue.submit(held.make("held"));
+  DRK_REQUIRE(queue.take_dispatches(1000).size() == 1);
+  queue.submit(w1.make("w1"));
+  queue.submit(w2.make("w2"));
+  queue.submit(w3.make("w3"));
+  // w1 waits for fast (expected at 2 x 100 ms, before slow's 300); w2 then ties fast's 3 x 100
+  // with idle slow's 300 and goes to slow; w3 waits for fast again (4 x 100 before 2 x 300).
+  const auto sent = queue.take_dispatches(1050);
+  DRK_REQUIRE(sent.size() == 1);
+  DRK_CHECK(sent[0].evaluator == "slow");
+  DRK_CHECK(sent[0].candidate_id == "w2");
+}

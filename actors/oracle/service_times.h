@@ -1,6 +1,7 @@
 // ServiceTimes: the Oracle's estimate of how long each Evaluator takes per evaluation, measured
-// at the Oracle from its own send and receive times (no message carries it), and the expected
-// completion time that EvaluationQueue dispatches by.
+// at the Oracle from its own send and receive times (no message carries it), which
+// EvaluationQueue dispatches by: a request goes where it is expected to finish first, (held + 1)
+// x the mean.
 //
 // A result's service time is from when its Evaluator could start on it to when its result came
 // back: max(its dispatch, that Evaluator's previous result), since an Evaluator evaluates the
@@ -35,11 +36,6 @@ class ServiceTimes {
   // The mean service time to plan with: the evaluator's own, else the mean of the measured
   // others, else 1 (nothing measured: every evaluator alike).
   double expected_ms(const std::string& evaluator) const;
-  // When a request dispatched now to an evaluator holding `held` requests would finish, in
-  // expected service times: (held + 1) x expected_ms.
-  double expected_completion_ms(const std::string& evaluator, uint32_t held) const {
-    return (held + 1.0) * expected_ms(evaluator);
-  }
 
  private:
   struct Estimate {
