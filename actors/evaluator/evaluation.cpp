@@ -205,7 +205,8 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   run.own_kernels = own_kernels;
   if (auto s = run.reserve(run.layout.bytes); !s) return s;
   kernels::set_reference_threads(options.max_threads);
-  out.setReferenceBuild(reference_build.describe());
+  const std::string baseline = reference_build.describe();
+  out.setReferenceBuild(baseline);
   out.setReferenceBlasUnoptimised(reference_build.unoptimised_blas);
 
   // Whatever ends the evaluation, its sandbox goes with it and the next one is started.
@@ -221,7 +222,7 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
     if (auto s = check_and_time(run, **compiled, best_known_speedup); !s) return s;
   if (!out.getCorrect()) out.setSpeedup(0.0);
   if (const std::string note = run.reference->precision_note(); !note.empty())
-    out.setReferenceBuild(reference_build.describe() + "; " + note);
+    out.setReferenceBuild(baseline + "; " + note);
   session->record_idle_cpu(run);
   out.getEvidence().setMaxThreads(options.max_threads);
   return {};

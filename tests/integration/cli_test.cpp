@@ -8,26 +8,17 @@
 #include <vector>
 
 #include "tests/doctest_drk.h"
+#include "tests/support/ran_program.h"
 #include "tests/support/run_dir.h"
-#include "tests/support/spawned_program.h"
 
 namespace {
 
+using drk::testing::Ran;
 using drk::testing::RunDir;
-using drk::testing::SpawnedProgram;
-
-struct Ran {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
 
 Ran drk(const std::vector<std::string>& arguments) {
   RunDir dir;
-  std::vector<std::string> argv{DRK_BINARY};
-  argv.insert(argv.end(), arguments.begin(), arguments.end());
-  SpawnedProgram program(argv, dir.file("output.txt"));
-  DRK_REQUIRE(program.wait_for(30'000));
-  return {program.exit_code(), dir.read("output.txt")};
+  return drk::testing::run_program(dir, DRK_BINARY, arguments);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

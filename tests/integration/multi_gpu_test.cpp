@@ -5,28 +5,21 @@
 #include <vector>
 
 #include "tests/doctest_drk.h"
+#include "tests/support/ran_program.h"
 #include "tests/support/run_dir.h"
-#include "tests/support/spawned_program.h"
 
 namespace {
 
+using drk::testing::Ran;
 using drk::testing::RunDir;
-using drk::testing::SpawnedProgram;
-
-struct Ran {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
 
 // `arguments` under /usr/bin/env with CUDA_VISIBLE_DEVICES as given: the GPUs the program sees,
 // whatever this machine has.
 Ran run_seeing(const std::string& visible_devices, const std::vector<std::string>& arguments) {
   RunDir dir;
-  std::vector<std::string> argv{"/usr/bin/env", "CUDA_VISIBLE_DEVICES=" + visible_devices};
+  std::vector<std::string> argv{"CUDA_VISIBLE_DEVICES=" + visible_devices};
   argv.insert(argv.end(), arguments.begin(), arguments.end());
-  SpawnedProgram program(argv, dir.file("output.txt"));
-  DRK_REQUIRE(program.wait_for(60'000));
-  return {program.exit_code(), dir.read("output.txt")};
+  return drk::testing::run_program(dir, "/usr/bin/env", argv);
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
