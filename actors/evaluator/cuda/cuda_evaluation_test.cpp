@@ -1,12 +1,12 @@
 // The CUDA evaluation path end to end on a real device, with the real EvaluationEngine and
 // drk-sandbox-cuda: honest candidates are correct, timed and traced (coverage, kernels, peaks);
 // an illegal address, a device-side assert and a hang kill only the sandbox, and the same
-// engine evaluates the next candidate correctly; int64 inputs (cross_entropy's targets) reach
-// the device reference as int64; a candidate that keeps more device memory than its limit fails
-// with gpuMemoryLimitExceeded; energy per call comes from NVML; checks on the device (the
-// default) and through host copies judge alike, and KernelBench's published ReLU (1.6 G
-// elements, 6.4 GB per tensor) is evaluated on the device. Skips, saying why, without a usable
-// GPU.
+// engine evaluates the next candidate correctly; 16-bit variants run in their dtype; int64
+// inputs (cross_entropy's targets) reach the device reference as int64; a candidate that keeps
+// more device memory than its limit fails with gpuMemoryLimitExceeded; energy per call comes
+// from NVML; checks on the device (the default) and through host copies judge alike, and
+// KernelBench's published ReLU (1.6 G elements, 6.4 GB per tensor) is evaluated on the device.
+// Skips, saying why, without a usable GPU.
 #include <capnp/message.h>
 #include <unistd.h>
 
@@ -230,6 +230,18 @@ DRK_TEST_CASE("int64 inputs reach the device reference as int64: cross_entropy i
   if (gpu_missing()) return;
   auto evaluated = evaluate("cross_entropy", "cross_entropy.cu");
   check_honest(evaluated->result);
+}
+
+DRK_TEST_CASE("16-bit variants run in their dtype on the device, the reference not widened [gpu]") {
+  if (gpu_missing()) return;
+  for (auto [task, dtype] : {std::pair{"relu@float16", drk::msg::DType::FLOAT16}, {"relu@bfloat16", drk::msg::DType::BFLOAT16}}) {
+    std::printf("task %s\n", task);
+    auto evaluated = evaluate(task, "relu_16bit.cu");
+    check_honest(evaluated->result);
+    DRK_CHECK(evaluated->result.getDtype() == dtype);
+    DRK_CHECK_MESSAGE(std::string(evaluated->result.getReferenceBuild().cStr()).find("widened") == std::string::npos,
+                      evaluated->result.getReferenceBuild().cStr());
+  }
 }
 
 DRK_TEST_CASE("a candidate that keeps more device memory than its limit fails, typed; the engine keeps serving [gpu]") {

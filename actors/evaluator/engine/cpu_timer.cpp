@@ -10,8 +10,10 @@ namespace drk::evaluator {
 namespace {
 
 // The length of the batches that compare a candidate with its outputs holding their own answers
-// and holding others' (answerReuseRatio).
-constexpr double kAnswerReuseBatchMs = 3.0;
+// and holding others' (answerReuseRatio). Several calls, not one: the rotating batch's request
+// carries more buffer sets, whose set-up took 3.4 ms of sandbox CPU time on a loaded 2-core
+// machine, so that an honest 3 ms matmul read 2-3.3x on one-call batches (0.9 on 30 ms ones).
+constexpr double kAnswerReuseBatchMs = 30.0;
 // A first pair's ratio under this is an honest candidate's: no second pair.
 constexpr double kAnswerReuseConfirmAbove = 2.0;
 // A wall-check ratio over this is confirmed on batches this long: a loaded machine's wake-up
@@ -219,8 +221,9 @@ std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, double 
       // The sandbox's CPU time (all its threads), not the wall time: work skipped is CPU time not
       // spent, while a loaded machine stretches a batch's wall time (a threaded candidate's
       // second thread waiting for a core) without its CPU time: wall times read honest threaded
-      // candidates as 3x faster with their answers there once in a while.
-      const bool by_cpu = own->cpu_ns > 0 && other->cpu_ns > 0;
+      // candidates as 3x faster with their answers there once in a while. Only exact readings: one
+      // taken while a thread ran lacks up to a scheduler tick.
+      const bool by_cpu = own->cpu_exact && other->cpu_exact && own->cpu_ns > 0 && other->cpu_ns > 0;
       smallest = std::min(smallest, by_cpu ? other->cpu_ns / own->cpu_ns
                                            : other->wall_ns / std::max(own->wall_ns, 1.0));
     }
