@@ -5,11 +5,13 @@
 #include <functional>
 #include <stdexcept>
 #include <optional>
+#include <vector>
 
 #include "base/file_system.h"
 #include "base/json_text.h"
 #include "kernels/compile/inline_extension.h"
 #include "kernels/compile/torch_extension.h"
+#include "tools/bench/statistics.h"
 #include "tools/bench/temp_dir.h"
 
 namespace drk::bench {
@@ -148,11 +150,17 @@ std::optional<Timings> measure(const LoadInlineBenchOptions& options, const comp
     return std::nullopt;
   }
   const std::string cold = write_candidate(scratch.path(), candidate, "cold");
-  const std::string fresh = write_candidate(scratch.path(), candidate, "fresh");
   timings.cold = seconds_of([&] { return our_build(options, **builder, cold, out); });
-  timings.pch = seconds_of([&] { return our_build(options, **builder, fresh, out); });
-  timings.warm = seconds_of([&] { return our_build(options, **builder, fresh, out); });
-  if (timings.cold < 0 || timings.pch < 0 || timings.warm < 0) return std::nullopt;
+  if (timings.cold < 0) return std::nullopt;
+  std::vector<double> pch, warm;
+  for (int sample = 0; sample < options.samples; ++sample) {
+    const std::string fresh = write_candidate(scratch.path(), candidate, "fresh" + std::to_string(sample));
+    pch.push_back(seconds_of([&] { return our_build(options, **builder, fresh, out); }));
+    warm.push_back(seconds_of([&] { return our_build(options, **builder, fresh, out); }));
+    if (pch.back() < 0 || warm.back() < 0) return std::nullopt;
+  }
+  timings.pch = median(pch);
+  timings.warm = median(warm);
   return timings;
 }
 
@@ -162,7 +170,7 @@ void print(const std::string& kind, const Timings& timings, std::ostream& out) {
                 "%-5s torch %7.2f s | drk cold %7.2f s | drk pch present %6.2f s | drk warm %6.3f s | "
                 "torch / drk pch present %5.1fx\n",
                 kind.c_str(), timings.torch, timings.cold, timings.pch, timings.warm, timings.torch / timings.pch);
-  out << line;
+  out << line << std::flush;
 }
 
 }  // namespace
@@ -175,11 +183,18 @@ int run_load_inline_bench(const LoadInlineBenchOptions& options, std::ostream& o
   }
   if (!options.json)
     out << "load_inline builds, torch " << facts->version << (facts->has_cuda() ? " (CUDA " + facts->cuda_version + ")" : "")
-        << ", " << options.python << "\n";
-  Json report = {{"torch", facts->version}};
-  std::vector<std::pair<std::string, const char*>> kinds = {{"cpp", kCppCandidate}};
-  if (facts->has_cuda()) kinds.emplace_back("cuda", kCudaCandidate);
-  for (const auto& [kind, candidate] : kinds) {
+        << ", " << options.python << "; drk pch present and warm: median of " << options.samples << "\n"
+        << std::flush;
+  Json report = {{"torch", facts->version}, {"samples", options.samples}};
+  std::vector<std::string> asked = options.kinds;
+  if (asked.empty()) asked = facts->has_cuda() ? std::vector<std::string>{"cpp", "cuda"} : std::vector<std::string>{"cpp"};
+  for (const std::string& kind : asked) {
+    if (kind == "cuda" && !facts->has_cuda()) {
+      out << "drk bench load-inline: --kind cuda needs a torch with CUDA; " << options.python << "'s torch "
+          << facts->version << " has none (name another with --python)\n";
+      return 1;
+    }
+    const char* candidate = kind == "cuda" ? kCudaCandidate : kCppCandidate;
     auto timings = measure(options, *facts, candidate, out);
     if (!timings) return 1;
     if (!options.json) print(kind, *timings, out);

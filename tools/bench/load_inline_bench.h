@@ -4,22 +4,27 @@
 //   torch      torch's own load_inline in a fresh build directory (the Python runs the candidate)
 //   cold       ours with an empty cache: extraction, the precompiled torch/extension.h, the build
 //   pch        ours with the precompiled header present and the cache cold (a candidate seen for
-//              the first time on a machine that built the header once: the common case)
-//   warm       ours on a cache hit
-// The torch facts are read once before (one torch import per machine) and not counted.
+//              the first time on a machine that built the header once: the common case); the
+//              median over `samples` candidates new to the cache
+//   warm       ours on a cache hit, the median over `samples`
+// The torch facts are read once before (one torch import per machine) and not counted. Each
+// kind's line is printed (and flushed) as soon as it is measured.
 //
-// Thread-safety: one thread. Errors: the exit code (0; 1 when the Python has no torch or a build
-// fails), with the reason printed to `out`.
+// Thread-safety: one thread. Errors: the exit code (0; 1 when the Python has no torch, a build
+// fails, or cuda is asked of a torch without CUDA), with the reason printed to `out`.
 #pragma once
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace drk::bench {
 
 struct LoadInlineBenchOptions {
   std::string python = "/usr/bin/python3";  // a Python with torch (and nvcc for CUDA candidates)
   std::string cuda_architecture = "sm_90";
+  std::vector<std::string> kinds;  // "cpp", "cuda"; empty: cpp, and cuda when the torch has CUDA
+  int samples = 3;
   bool json = false;
 };
 

@@ -167,11 +167,19 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
       "One C++ candidate (and one CUDA candidate when the Python's torch has CUDA), built by torch's\n"
       "load_inline in a fresh build directory, then by drkernel (docs/kernelbench.md): with an empty\n"
       "cache (the precompiled torch/extension.h built too), with the header present and the cache\n"
-      "cold, and on a cache hit. Seconds of each, side by side. A few minutes on 2 cores.");
+      "cold (the median of --samples new candidates), and on a cache hit. Seconds of each, side by side.\n"
+      "A few minutes on 2 cores.");
   load_inline_command->add_option("--python", load_inline_options->python, "a Python with torch (default /usr/bin/python3)")
       ->type_name("PATH");
   load_inline_command->add_option("--arch", load_inline_options->cuda_architecture, "the GPU's architecture (default sm_90)")
       ->type_name("SM");
+  load_inline_command->add_option("--kind", load_inline_options->kinds, "cpp or cuda (repeatable; default cpp, and cuda when the torch has CUDA)")
+      ->type_name("KIND")
+      ->check(CLI::IsMember({"cpp", "cuda"}));
+  load_inline_command->add_option("--samples", load_inline_options->samples,
+                                  "candidates new to the cache built with the header present, and as many cache hits (default 3)")
+      ->type_name("N")
+      ->check(runtime::at_least(1));
   load_inline_command->add_flag("--json", load_inline_options->json,
                                 "one object: per kind (cpp, cuda) torch_cold_s, drk_cold_s, drk_pch_present_s, drk_warm_s");
   actions[load_inline_command] = [load_inline_options] {
