@@ -130,7 +130,10 @@ DRK_TEST_CASE("drk kernelbench import records every problem, with the reason whe
   dir.write("KernelBench/KernelBench/level2/README.md", "not a problem");
   const std::string into = dir.file("imported");
 
-  Ran imported = run_drk(dir, {"kernelbench", "import", dir.file("KernelBench"), "--into", into, "--seconds-per-problem", "20"});
+  // Two probes at once, three problems each: the one that is killed and the one that hangs each
+  // cost their own probe one problem, and the records come out the same.
+  Ran imported = run_drk(dir, {"kernelbench", "import", dir.file("KernelBench"), "--into", into, "--seconds-per-problem",
+                               "20", "--jobs", "2"});
   DRK_REQUIRE_MESSAGE(imported.exit_code == 0, imported.output);
   DRK_CHECK(imported.output.find("[6/6]") != std::string::npos);
   DRK_CHECK(imported.output.find("imported 6 problems") != std::string::npos);

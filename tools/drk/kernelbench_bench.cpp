@@ -105,6 +105,7 @@ Status import_problems(const std::string& from, const std::string& into,
   KernelBenchImport import;
   import.into = into;
   import.python = *python;
+  import.jobs = default_import_jobs();
   out << "importing " << chosen.size() << " problems from " << from << " into " << into << "\n";
   auto imported = import_kernelbench(chosen, import, *runner, real_file_system(), [&](const auto& problem) {
     out << "  " << problem.name << ": " << kernels::kernelbench_status_text(problem) << "\n" << std::flush;

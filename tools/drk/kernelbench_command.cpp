@@ -25,6 +25,7 @@ struct ImportArgs {
   std::optional<std::string> run;
   int seconds_per_problem = 300;
   uint64_t seed = 42;
+  std::optional<size_t> jobs;
 };
 
 int import_problems(const ImportArgs& args) {
@@ -45,6 +46,7 @@ int import_problems(const ImportArgs& args) {
   import.run_device = args.run;
   import.per_problem = std::chrono::seconds(args.seconds_per_problem);
   import.seed = args.seed;
+  import.jobs = args.jobs.value_or(args.run ? 1 : default_import_jobs());
   size_t done = 0, usable = 0;
   const size_t total = files->size();
   runtime::ProgressMeter progress("drk kernelbench import", "problems", total, &std::cerr,
@@ -98,6 +100,11 @@ void add_kernelbench_command(CLI::App& drk, Actions& actions) {
   import->add_option("--seconds-per-problem", args->seconds_per_problem, "the time one problem may take (default 300)")
       ->check(CLI::PositiveNumber)
       ->type_name("S");
+  import->add_option("--jobs", args->jobs,
+                     "probe processes at once (default a quarter of the cores, 1 to 4; 1 with --run, whose times\n"
+                     "want the machine alone). Each holds one problem's inputs at their published shapes")
+      ->check(runtime::at_least(1))
+      ->type_name("N");
   import->add_option("--seed", args->seed, "the seed of get_init_inputs() and get_inputs() (default 42)")->type_name("N");
   actions[import] = [args] { return import_problems(*args); };
 }

@@ -1,9 +1,12 @@
 #include "tools/drk/kernelbench_import.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <system_error>
+#include <thread>
 #include <tuple>
 
 #include "base/json_text.h"
@@ -19,6 +22,7 @@ namespace fs = std::filesystem;
 // Problems described by one Python process: torch loads once per batch (2-3 s), and progress
 // shows after each batch.
 constexpr size_t kProblemsPerProbe = 8;
+constexpr size_t kMostDefaultImportJobs = 4;
 
 std::optional<KernelBenchFile> problem_file(const fs::path& file, int level) {
   auto problem_id = kernelbench_problem_id_of_file(file);
@@ -102,6 +106,67 @@ std::string tail_of(const std::string& output) {
   return tail;
 }
 
+// Probes files[begin, end) in as many processes as it takes (a new one after each that dies),
+// writes each problem's record and hands it to `recorded` with its index in `files`. `lines_stem`:
+// where the probes write their lines (one file per attempt).
+Status probe_batch(const std::vector<KernelBenchFile>& files, size_t begin, size_t end, const KernelBenchImport& import,
+                   compile::CommandRunner& runner, FileSystem& file_system, const std::string& lines_stem,
+                   const std::function<void(size_t, kernels::KernelBenchProblem)>& recorded) {
+  size_t next = begin;
+  for (int attempt = 0; next < end; ++attempt) {
+    const std::string lines_path = lines_stem + "-" + std::to_string(attempt) + ".jsonl";
+    std::vector<std::string> argv = {import.python, kernels::kernelbench_probe_script(), "--out", lines_path,
+                                     "--seed", std::to_string(import.seed), "--seconds-per-problem",
+                                     std::to_string(import.per_problem.count())};
+    if (import.run_device) argv.insert(argv.end(), {"--run", *import.run_device});
+    for (size_t i = next; i < end; ++i) argv.push_back(files[i].path);
+    // The probe keeps each problem to per_problem itself; this bound is for a probe that hangs
+    // where Python's alarm cannot reach it (inside one long native call).
+    const auto budget = import.per_problem * static_cast<int64_t>(end - next) + std::chrono::seconds(60);
+    auto run = runner.run(argv, std::chrono::duration_cast<std::chrono::milliseconds>(budget));
+    if (!run) return run.error();
+
+    std::vector<Json> lines;
+    if (auto text = file_system.read_file(lines_path)) {
+      size_t start = 0;
+      for (size_t line_end; (line_end = text->find('\n', start)) != std::string::npos; start = line_end + 1) {
+        try {
+          lines.push_back(Json::parse(text->substr(start, line_end - start)));
+        } catch (const Json::exception&) {
+          break;  // a line cut short by the process's death: its problem is the one it was on
+        }
+      }
+    }
+    for (size_t i = 0; i <= lines.size() && next < end; ++i, ++next) {
+      const KernelBenchFile& file = files[next];
+      kernels::KernelBenchProblem problem;
+      if (i < lines.size()) {
+        problem = problem_from(file, lines[i]);
+      } else {
+        // The problem the probe was on when it ended: recorded as failed, so that every attempt
+        // moves on by one problem at least.
+        problem = problem_from(file, Json::object());
+        const std::string how = run->timed_out ? "ran past " + std::to_string(budget.count()) + " s"
+                                : run->signal  ? "died of signal " + std::to_string(run->signal)
+                                               : "exited with " + std::to_string(run->exit_code);
+        problem.failure = kernels::KernelBenchFailure{"probe", "the probe " + how + " on this problem: " +
+                                                                   tail_of(run->output)};
+      }
+      auto source = file_system.read_file(file.path);
+      if (!source) return source.error();
+      problem.source_sha256 = compile::content_hash(*source);
+      const std::string folder = import.into + "/level" + std::to_string(file.level);
+      if (auto made = file_system.create_directories(folder); !made) return made.error();
+      if (auto written = write_file_atomically(file_system, folder + "/" + file.stem + ".yaml",
+                                               kernels::kernelbench_problem_yaml(problem));
+          !written)
+        return written.error();
+      recorded(next, std::move(problem));
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::vector<KernelBenchFile>> find_kernelbench_files(const std::string& path) {
@@ -159,66 +224,52 @@ Result<std::string> find_python_with_torch(const std::optional<std::string>& req
                                          "an interpreter with --python or DRK_PYTHON");
 }
 
+size_t default_import_jobs() {
+  return std::clamp<size_t>(std::thread::hardware_concurrency() / 4, 1, kMostDefaultImportJobs);
+}
+
 Result<std::vector<kernels::KernelBenchProblem>> import_kernelbench(
     const std::vector<KernelBenchFile>& files, const KernelBenchImport& import, compile::CommandRunner& runner,
     FileSystem& file_system, const std::function<void(const kernels::KernelBenchProblem&)>& progress) {
   auto scratch = TemporaryDirectory::create("drk-kernelbench");
   if (!scratch) return scratch.error();
-  std::vector<kernels::KernelBenchProblem> imported;
-  size_t next = 0;
-  for (int attempt = 0; next < files.size(); ++attempt) {
-    const std::string lines_path = scratch->path() + "/probe-" + std::to_string(attempt) + ".jsonl";
-    std::vector<std::string> argv = {import.python, kernels::kernelbench_probe_script(), "--out", lines_path,
-                                     "--seed", std::to_string(import.seed), "--seconds-per-problem",
-                                     std::to_string(import.per_problem.count())};
-    if (import.run_device) argv.insert(argv.end(), {"--run", *import.run_device});
-    const size_t batch_end = std::min(files.size(), next + kProblemsPerProbe);
-    for (size_t i = next; i < batch_end; ++i) argv.push_back(files[i].path);
-    // The probe keeps each problem to per_problem itself; this bound is for a probe that hangs
-    // where Python's alarm cannot reach it (inside one long native call).
-    const auto budget = import.per_problem * static_cast<int64_t>(batch_end - next) + std::chrono::seconds(60);
-    auto run = runner.run(argv, std::chrono::duration_cast<std::chrono::milliseconds>(budget));
-    if (!run) return run.error();
-
-    std::vector<Json> lines;
-    if (auto text = file_system.read_file(lines_path)) {
-      size_t start = 0;
-      for (size_t end; (end = text->find('\n', start)) != std::string::npos; start = end + 1) {
-        try {
-          lines.push_back(Json::parse(text->substr(start, end - start)));
-        } catch (const Json::exception&) {
-          break;  // a line cut short by the process's death: its problem is the one it was on
-        }
+  // Batches small enough that every job has one, at most kProblemsPerProbe each.
+  const size_t jobs = std::max<size_t>(1, std::min(import.jobs, files.size()));
+  const size_t per_batch = std::clamp<size_t>((files.size() + jobs - 1) / jobs, 1, kProblemsPerProbe);
+  const size_t batches = (files.size() + per_batch - 1) / per_batch;
+  std::vector<std::optional<kernels::KernelBenchProblem>> records(files.size());
+  std::atomic<size_t> next_batch{0};
+  std::mutex mutex;
+  Status failed;
+  auto work = [&] {
+    for (size_t batch; (batch = next_batch.fetch_add(1)) < batches;) {
+      {
+        std::lock_guard lock(mutex);
+        if (!failed) return;
+      }
+      const size_t begin = batch * per_batch, end = std::min(files.size(), begin + per_batch);
+      Status probed = probe_batch(files, begin, end, import, runner, file_system,
+                                  scratch->path() + "/probe-" + std::to_string(batch),
+                                  [&](size_t index, kernels::KernelBenchProblem problem) {
+                                    std::lock_guard lock(mutex);
+                                    if (progress) progress(problem);
+                                    records[index] = std::move(problem);
+                                  });
+      if (!probed) {
+        std::lock_guard lock(mutex);
+        if (failed) failed = probed;
       }
     }
-    for (size_t i = 0; i <= lines.size() && next < batch_end; ++i, ++next) {
-      const KernelBenchFile& file = files[next];
-      kernels::KernelBenchProblem problem;
-      if (i < lines.size()) {
-        problem = problem_from(file, lines[i]);
-      } else {
-        // The problem the probe was on when it ended: recorded as failed, so that every attempt
-        // moves on by one problem at least.
-        problem = problem_from(file, Json::object());
-        const std::string how = run->timed_out ? "ran past " + std::to_string(budget.count()) + " s"
-                                : run->signal  ? "died of signal " + std::to_string(run->signal)
-                                               : "exited with " + std::to_string(run->exit_code);
-        problem.failure = kernels::KernelBenchFailure{"probe", "the probe " + how + " on this problem: " +
-                                                                   tail_of(run->output)};
-      }
-      auto source = file_system.read_file(file.path);
-      if (!source) return source.error();
-      problem.source_sha256 = compile::content_hash(*source);
-      const std::string folder = import.into + "/level" + std::to_string(file.level);
-      if (auto made = file_system.create_directories(folder); !made) return made.error();
-      if (auto written = write_file_atomically(file_system, folder + "/" + file.stem + ".yaml",
-                                               kernels::kernelbench_problem_yaml(problem));
-          !written)
-        return written.error();
-      if (progress) progress(problem);
-      imported.push_back(std::move(problem));
-    }
+  };
+  {
+    std::vector<std::jthread> helpers;
+    for (size_t i = 1; i < std::min(jobs, batches); ++i) helpers.emplace_back(work);
+    work();
   }
+  if (!failed) return failed.error();
+  std::vector<kernels::KernelBenchProblem> imported;
+  imported.reserve(files.size());
+  for (auto& record : records) imported.push_back(std::move(*record));
   return imported;
 }
 

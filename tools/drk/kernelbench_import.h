@@ -2,13 +2,14 @@
 // (kernels/catalog/kernelbench_problem.h), one YAML file per problem under the import folder.
 //
 // Each problem is described by kernels/catalog/kernelbench_probe.py, run by a Python with torch,
-// a few problems to one Python process (torch loads once per batch); a process that dies or runs out of time
-// costs the problem it was on (recorded as failed at stage "probe", with what it printed) and
-// the rest go on in a new process. A problem that cannot be described or whose reference cannot
-// run is recorded with its reason, never skipped; a record is replaced atomically, so an import
-// that fails half-way keeps every record it wrote.
+// a few problems to one Python process (torch loads once per batch), `jobs` processes at once; a
+// process that dies or runs out of time costs the problem it was on (recorded as failed at stage
+// "probe", with what it printed) and the rest of its batch go on in a new process. A problem that
+// cannot be described or whose reference cannot run is recorded with its reason, never skipped; a
+// record is replaced atomically, so an import that fails half-way keeps every record it wrote.
 //
-// Thread-safety: free functions; one import at a time per folder. Errors: a path that holds no
+// Thread-safety: free functions; one import at a time per folder. import_kernelbench calls
+// `progress` from its probes' threads, one call at a time. Errors: a path that holds no
 // problem (not_found), no Python with torch (not_found, with the fix), a record that cannot be
 // written (io_error naming it).
 #pragma once
@@ -50,9 +51,16 @@ struct KernelBenchImport {
   std::optional<std::string> run_device;   // cpu | cuda: also run each reference once
   std::chrono::seconds per_problem{300};   // the probe's time per problem
   uint64_t seed = 42;
+  // Probe processes at once. Each holds a problem's inputs at its published shapes (up to
+  // several GB), and with run_device they time their references: 1 keeps those times alone.
+  size_t jobs = 1;
 };
 
-// Imports `files`, calling `progress` after each problem with the record it wrote.
+// The default of `drk kernelbench import --jobs`: a quarter of the cores, 1 to 4.
+size_t default_import_jobs();
+
+// Imports `files`, calling `progress` after each problem with the record it wrote (in the order
+// the probes finish them); the result is in the order of `files`.
 Result<std::vector<kernels::KernelBenchProblem>> import_kernelbench(
     const std::vector<KernelBenchFile>& files, const KernelBenchImport& import, compile::CommandRunner& runner,
     FileSystem& file_system, const std::function<void(const kernels::KernelBenchProblem&)>& progress);
