@@ -11,15 +11,26 @@ constexpr std::chrono::milliseconds kControlWaitForRoom{200};
 
 }  // namespace
 
+std::vector<std::string> news_recipients(const Topology& topology, const std::string& subject,
+                                         const std::string& skip_node) {
+  const ActorEntry* entry = topology.find(subject);
+  std::vector<std::string> recipients;
+  for (const ActorEntry& recipient : topology.actors) {
+    if (!skip_node.empty() && recipient.node == skip_node) continue;
+    if (entry && recipient.role == entry->role) continue;
+    recipients.push_back(recipient.name);
+  }
+  return recipients;
+}
+
 void tell_every_actor(Outbox& control, const Topology& topology, const std::vector<std::string>& actors,
                       PeerNews news, const std::string& skip_node) {
   SendOptions options;
   options.wait_for_room = kControlWaitForRoom;
   for (const std::string& actor : actors) {
-    for (const ActorEntry& recipient : topology.actors) {
-      if (!skip_node.empty() && recipient.node == skip_node) continue;
+    for (const std::string& recipient : news_recipients(topology, actor, skip_node)) {
       const auto sent = control.send(
-          recipient.name,
+          recipient,
           [&](msg::Envelope::Builder envelope) {
             auto body = envelope.getBody().initControl();
             if (news == PeerNews::restarted) {
@@ -30,7 +41,7 @@ void tell_every_actor(Outbox& control, const Topology& topology, const std::vect
           },
           options);
       if (!sent) {
-        log::warn() << "supervisor: cannot tell '" << recipient.name << "' that '" << actor << "' "
+        log::warn() << "supervisor: cannot tell '" << recipient << "' that '" << actor << "' "
                     << (news == PeerNews::restarted ? "restarted" : "was lost") << ": " << sent.error().message;
       }
     }

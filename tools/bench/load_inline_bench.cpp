@@ -5,6 +5,7 @@
 #include <functional>
 #include <stdexcept>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/file_system.h"
@@ -134,13 +135,24 @@ bool our_build(const LoadInlineBenchOptions& options, TorchExtensionBuilder& bui
   return true;
 }
 
+// Each build's time as it ends (without --json), so that a run cut short still tells what it
+// measured.
+void note(const LoadInlineBenchOptions& options, const std::string& kind, const std::string& build, double seconds,
+          std::ostream& out) {
+  if (options.json) return;
+  char line[120];
+  std::snprintf(line, sizeof line, "  %-5s %-28s %8.3f s\n", kind.c_str(), build.c_str(), seconds);
+  out << line << std::flush;
+}
+
 std::optional<Timings> measure(const LoadInlineBenchOptions& options, const compile::TorchFacts& facts,
-                               const char* candidate, std::ostream& out) {
+                               const std::string& kind, const char* candidate, std::ostream& out) {
   auto scratch = temp_dir("drk-bench-load-inline");
   Timings timings;
   if (!torch_build(options, write_candidate(scratch.path(), candidate, "torch"), scratch.path() + "/torch", out,
                    timings.torch))
     return std::nullopt;
+  note(options, kind, "torch, cold", timings.torch, out);
   compile::TorchExtensionOptions build_options;
   build_options.cache_dir = scratch.path() + "/cache";
   build_options.cuda_architecture = options.cuda_architecture;
@@ -152,12 +164,16 @@ std::optional<Timings> measure(const LoadInlineBenchOptions& options, const comp
   const std::string cold = write_candidate(scratch.path(), candidate, "cold");
   timings.cold = seconds_of([&] { return our_build(options, **builder, cold, out); });
   if (timings.cold < 0) return std::nullopt;
+  note(options, kind, "drk, empty cache", timings.cold, out);
   std::vector<double> pch, warm;
   for (int sample = 0; sample < options.samples; ++sample) {
     const std::string fresh = write_candidate(scratch.path(), candidate, "fresh" + std::to_string(sample));
     pch.push_back(seconds_of([&] { return our_build(options, **builder, fresh, out); }));
+    if (pch.back() < 0) return std::nullopt;
+    note(options, kind, "drk, header present", pch.back(), out);
     warm.push_back(seconds_of([&] { return our_build(options, **builder, fresh, out); }));
-    if (pch.back() < 0 || warm.back() < 0) return std::nullopt;
+    if (warm.back() < 0) return std::nullopt;
+    note(options, kind, "drk, cache hit", warm.back(), out);
   }
   timings.pch = median(pch);
   timings.warm = median(warm);
@@ -195,7 +211,7 @@ int run_load_inline_bench(const LoadInlineBenchOptions& options, std::ostream& o
       return 1;
     }
     const char* candidate = kind == "cuda" ? kCudaCandidate : kCppCandidate;
-    auto timings = measure(options, *facts, candidate, out);
+    auto timings = measure(options, *facts, kind, candidate, out);
     if (!timings) return 1;
     if (!options.json) print(kind, *timings, out);
     report[kind] = {{"torch_cold_s", timings->torch},

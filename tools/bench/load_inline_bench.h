@@ -8,7 +8,7 @@
 //              median over `samples` candidates new to the cache
 //   warm       ours on a cache hit, the median over `samples`
 // The torch facts are read once before (one torch import per machine) and not counted. Each
-// kind's line is printed (and flushed) as soon as it is measured.
+// build's time is printed (and flushed) as it ends, then each kind's line of medians.
 //
 // Thread-safety: one thread. Errors: the exit code (0; 1 when the Python has no torch, a build
 // fails, or cuda is asked of a torch without CUDA), with the reason printed to `out`.
