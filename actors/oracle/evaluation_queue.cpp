@@ -30,6 +30,7 @@ void EvaluationQueue::evaluator_ready(const std::string& evaluator, uint64_t inc
     state.incarnation = incarnation;
     state.slots = slots;
     state.credits = slots;
+    state.estimate = service_times_.estimate(evaluator);  // kept across a restart (same GPU)
     return;
   }
   state.slots = slots;
@@ -47,11 +48,20 @@ void EvaluationQueue::evaluator_lost(const std::string& evaluator) {
   evaluators_.erase(evaluator);
 }
 
+std::map<std::string, EvaluationQueue::InFlight>::iterator EvaluationQueue::end_flight(
+    std::map<std::string, InFlight>::iterator flight) {
+  if (auto state = evaluators_.find(flight->second.evaluator); state != evaluators_.end()) {
+    auto& since = state->second.in_flight_since;
+    if (auto at = since.find(flight->second.dispatched_ms); at != since.end()) since.erase(at);
+  }
+  return in_flight_.erase(flight);
+}
+
 void EvaluationQueue::requeue_in_flight_of(const std::string& evaluator) {
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     if (it->second.evaluator == evaluator) {
       requeue_front(std::move(it->second));
-      it = in_flight_.erase(it);
+      it = end_flight(it);
     } else {
       ++it;
     }
@@ -59,8 +69,10 @@ void EvaluationQueue::requeue_in_flight_of(const std::string& evaluator) {
 }
 
 void EvaluationQueue::requeue_all_in_flight() {
-  for (auto& [id, flight] : in_flight_) requeue_front(std::move(flight));
-  in_flight_.clear();
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    requeue_front(std::move(it->second));
+    it = end_flight(it);
+  }
 }
 
 size_t EvaluationQueue::requeue_expired(int64_t now_ms, int64_t timeout_ms) {
@@ -68,7 +80,7 @@ size_t EvaluationQueue::requeue_expired(int64_t now_ms, int64_t timeout_ms) {
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     if (now_ms - it->second.dispatched_ms > timeout_ms) {
       requeue_front(std::move(it->second));
-      it = in_flight_.erase(it);
+      it = end_flight(it);
       ++count;
     } else {
       ++it;
@@ -91,17 +103,13 @@ std::vector<EvaluationQueue::Dispatch> EvaluationQueue::take_dispatches(int64_t 
     bool keeping_pace;
     uint32_t waited_for = 0;  // requests left queued for it while busy: counted as held by it
   };
-  const std::map<std::string, bool> pace = keeping_pace(now_ms);
   std::optional<double> unmeasured_ms;  // the same for every evaluator not yet measured
   std::vector<Option> options;
   options.reserve(evaluators_.size());
   for (auto& [name, state] : evaluators_) {
-    auto mean_ms = service_times_.measured_ms(name);
-    if (!mean_ms) {
-      if (!unmeasured_ms) unmeasured_ms = service_times_.expected_ms(name);
-      mean_ms = unmeasured_ms;
-    }
-    options.push_back({&name, &state, *mean_ms, pace.at(name)});
+    if (!state.estimate && !unmeasured_ms) unmeasured_ms = service_times_.expected_ms(name);
+    options.push_back({&name, &state, state.estimate ? state.estimate->mean_ms : *unmeasured_ms,
+                       keeping_pace(state, now_ms)});
   }
   size_t next_request = 0;
   while (next_request < queue_.size()) {
@@ -142,28 +150,19 @@ std::vector<EvaluationQueue::Dispatch> EvaluationQueue::take_dispatches(int64_t 
     const uint32_t attempt = entry.attempts;
     auto& flight = in_flight_[id];
     flight = InFlight{std::move(entry), *chosen->name, now_ms};
+    chosen->state->in_flight_since.insert(now_ms);
     dispatches.push_back({*chosen->name, id, attempt, flight.entry.reader()});
   }
   return dispatches;
 }
 
-std::map<std::string, bool> EvaluationQueue::keeping_pace(int64_t now_ms) const {
-  // Each one's latest sign of progress: a result, or the oldest request in flight on it (none:
-  // slots held by requests that expired, a sign of none).
-  std::map<std::string, int64_t> oldest_request_ms;
-  for (const auto& [id, flight] : in_flight_) {
-    auto [at, added] = oldest_request_ms.emplace(flight.evaluator, flight.dispatched_ms);
-    if (!added) at->second = std::min(at->second, flight.dispatched_ms);
-  }
-  std::map<std::string, bool> pace;
-  for (const auto& [evaluator, state] : evaluators_) {
-    const auto mean_ms = service_times_.measured_ms(evaluator);
-    const auto oldest = oldest_request_ms.find(evaluator);
-    const int64_t progress_ms = std::max(service_times_.last_result_ms(evaluator),
-                                         oldest == oldest_request_ms.end() ? int64_t{0} : oldest->second);
-    pace[evaluator] = mean_ms && static_cast<double>(now_ms - progress_ms) <= kPatience * *mean_ms;
-  }
-  return pace;
+bool EvaluationQueue::keeping_pace(const EvaluatorState& state, int64_t now_ms) {
+  // Its latest sign of progress: a result, or its oldest request in flight (none: slots held by
+  // requests that expired, a sign of none).
+  if (!state.estimate) return false;
+  const int64_t progress_ms = std::max(state.estimate->last_result_ms,
+                                       state.in_flight_since.empty() ? int64_t{0} : *state.in_flight_since.begin());
+  return static_cast<double>(now_ms - progress_ms) <= kPatience * state.estimate->mean_ms;
 }
 
 void EvaluationQueue::undo_dispatch(const Dispatch& dispatch) {
@@ -171,7 +170,7 @@ void EvaluationQueue::undo_dispatch(const Dispatch& dispatch) {
   if (it == in_flight_.end()) return;
   it->second.entry.attempts -= 1;
   requeue_front(std::move(it->second));
-  in_flight_.erase(it);
+  end_flight(it);
   if (auto state = evaluators_.find(dispatch.evaluator); state != evaluators_.end()) {
     state->second.credits = std::min(state->second.credits + 1, state->second.slots);
   }
@@ -179,10 +178,13 @@ void EvaluationQueue::undo_dispatch(const Dispatch& dispatch) {
 
 bool EvaluationQueue::complete(const std::string& candidate_id, msg::Feedback::Reader answer, int64_t now_ms) {
   if (const auto flight = in_flight_.find(candidate_id); flight != in_flight_.end()) {
-    if (flight->second.evaluator == answer.getVerdict().getResult().getEvaluator().cStr()) {
-      service_times_.observe_result(flight->second.evaluator, flight->second.dispatched_ms, now_ms);
+    const std::string& evaluator = flight->second.evaluator;
+    if (evaluator == answer.getVerdict().getResult().getEvaluator().cStr()) {
+      service_times_.observe_result(evaluator, flight->second.dispatched_ms, now_ms);
+      if (auto state = evaluators_.find(evaluator); state != evaluators_.end())
+        state->second.estimate = service_times_.estimate(evaluator);
     }
-    in_flight_.erase(flight);
+    end_flight(flight);
   }
   queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
                               [&](const auto& item) { return item.first == candidate_id; }),

@@ -20,6 +20,10 @@
 // candidate whose Evaluator died or stayed silent past the deadline is queued again (at the
 // front: it has waited longest).
 //
+// Cost: take_dispatches reads each Evaluator's state in O(1) (its estimate and the dispatch times
+// of its requests in flight are kept with it, not looked up), so a call is linear in the
+// Evaluators without allocating, and each dispatch one more pass over them.
+//
 // Thread-safety: none; owned by the Oracle's thread. Candidates are kept as owned copies.
 #pragma once
 
@@ -30,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,12 +109,15 @@ class EvaluationQueue {
     uint64_t incarnation = 0;
     uint32_t slots = 0;
     uint32_t credits = 0;
+    const ServiceTimes::Estimate* estimate = nullptr;  // from its first result on
+    std::multiset<int64_t> in_flight_since;            // its requests' dispatch times
   };
 
   void requeue_front(InFlight&& flight);
-  // Whether a request held back for each evaluator (all slots held) will find it soon (above):
-  // one pass over the requests in flight.
-  std::map<std::string, bool> keeping_pace(int64_t now_ms) const;
+  // Removes an in-flight request, and its dispatch time from its evaluator's state.
+  std::map<std::string, InFlight>::iterator end_flight(std::map<std::string, InFlight>::iterator flight);
+  // Whether a request held back for `state` (all slots held) will find it soon (above).
+  static bool keeping_pace(const EvaluatorState& state, int64_t now_ms);
 
   std::deque<std::pair<std::string, Entry>> queue_;
   std::map<std::string, InFlight> in_flight_;

@@ -14,16 +14,17 @@ void ServiceTimes::observe_result(const std::string& evaluator, int64_t dispatch
   estimate.last_result_ms = std::max(estimate.last_result_ms, now_ms);
 }
 
-std::optional<double> ServiceTimes::measured_ms(const std::string& evaluator) const {
+const ServiceTimes::Estimate* ServiceTimes::estimate(const std::string& evaluator) const {
   const auto it = estimates_.find(evaluator);
-  if (it == estimates_.end()) return std::nullopt;
-  return it->second.mean_ms;
+  return it == estimates_.end() ? nullptr : &it->second;
 }
 
-int64_t ServiceTimes::last_result_ms(const std::string& evaluator) const {
-  const auto it = estimates_.find(evaluator);
-  return it == estimates_.end() ? 0 : it->second.last_result_ms;
+std::optional<double> ServiceTimes::measured_ms(const std::string& evaluator) const {
+  const Estimate* found = estimate(evaluator);
+  if (!found) return std::nullopt;
+  return found->mean_ms;
 }
+
 
 double ServiceTimes::expected_ms(const std::string& evaluator) const {
   if (const auto own = measured_ms(evaluator)) return *own;

@@ -12,7 +12,8 @@
 // An Evaluator not yet measured is expected at the mean of the measured ones (a new GPU of the
 // same machine is more likely like them than not), and with none measured all are alike.
 //
-// Thread-safety: none; owned by the Oracle's thread.
+// Thread-safety: none; owned by the Oracle's thread. An Estimate's address stays valid for the
+// ServiceTimes' life (estimates are never removed), so that a caller may keep it.
 #pragma once
 
 #include <cstdint>
@@ -26,22 +27,23 @@ class ServiceTimes {
  public:
   static constexpr double kWeight = 0.25;
 
+  struct Estimate {
+    double mean_ms = 0;
+    int64_t last_result_ms = 0;
+  };
+
   // A result of `evaluator` arrived at `now_ms` for a request dispatched at `dispatched_ms`.
   void observe_result(const std::string& evaluator, int64_t dispatched_ms, int64_t now_ms);
 
+  // The evaluator's estimate; nullptr until it has a result.
+  const Estimate* estimate(const std::string& evaluator) const;
   // The evaluator's mean service time in ms; nullopt until it has a result.
   std::optional<double> measured_ms(const std::string& evaluator) const;
-  // When its latest result arrived; 0 before the first.
-  int64_t last_result_ms(const std::string& evaluator) const;
   // The mean service time to plan with: the evaluator's own, else the mean of the measured
   // others, else 1 (nothing measured: every evaluator alike).
   double expected_ms(const std::string& evaluator) const;
 
  private:
-  struct Estimate {
-    double mean_ms = 0;
-    int64_t last_result_ms = 0;
-  };
   std::map<std::string, Estimate> estimates_;
 };
 
