@@ -227,6 +227,29 @@ DRK_TEST_CASE("--references runs each problem's own Model and names the one whos
   const std::string rows_and_output = refs.dump() + "\n" + ran.output;
   DRK_CHECK_MESSAGE(printed_row(ran.output, 1).fast_p[0] == doctest::Approx(2.0 / 3).epsilon(0.002),
                     rows_and_output);
+
+  // A sweep cut short (problem 23's entry never written) goes on with --resume: only 23 is
+  // evaluated, and the scores count every entry of the file.
+  refs.erase("23");
+  run.write("refs.json", refs.dump());
+  Ran resumed = run_drk(run, bench_arguments(records.file("records"), {"--references", "--level", "1", "--resume",
+                                                                       "--out", run.file("refs.json")}));
+  DRK_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
+  DRK_CHECK_MESSAGE(resumed.output.find("resuming: 2 of 3 samples already in") != std::string::npos, resumed.output);
+  DRK_CHECK(resumed.output.find("23_Softmax") != std::string::npos);
+  DRK_CHECK(resumed.output.find("19_ReLU") == std::string::npos);
+  auto after = read_json(run, "refs.json");
+  DRK_CHECK(after["19"][0]["correctness"] == true);
+  DRK_CHECK(after["23"][0]["correctness"] == true);
+  DRK_CHECK(after["40"][0]["compiled"] == false);
+  DRK_CHECK_MESSAGE(printed_row(resumed.output, 1).fast_p[0] == doctest::Approx(2.0 / 3).epsilon(0.002),
+                    resumed.output);
+
+  run.write("refs.json", "not json");
+  Ran refused = run_drk(run, bench_arguments(records.file("records"), {"--references", "--level", "1", "--resume",
+                                                                       "--out", run.file("refs.json")}));
+  DRK_CHECK(refused.exit_code == 1);
+  DRK_CHECK_MESSAGE(refused.output.find("is not an eval_results.json to resume") != std::string::npos, refused.output);
 }
 
 DRK_TEST_CASE("a run directory that does not exist names itself and the layouts, and evaluates nothing") {

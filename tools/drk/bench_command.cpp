@@ -219,6 +219,9 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
                                   "eval_results.json (default RUN_DIR/eval_results.json; with several levels one\n"
                                   "file per level, FILE's name with _level<N>; --references: none unless given)")
       ->type_name("FILE");
+  kernelbench_command->add_flag("--resume", kernelbench_options->resume,
+                                "keep what the results file(s) already hold and evaluate only the samples they lack\n"
+                                "(a sweep cut short goes on where it stopped)");
   kernelbench_command->add_option("--jobs", kernelbench_options->jobs,
                                   "candidates evaluated at once, each with its own engine and sandbox (default 1;\n"
                                   "more share the cores their timings run on)")

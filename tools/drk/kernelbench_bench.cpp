@@ -1,6 +1,7 @@
 #include "tools/drk/kernelbench_bench.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -8,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "base/file_system.h"
@@ -27,6 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 using ProblemKey = std::pair<int, int>;  // level, problem id
 using Problems = std::map<ProblemKey, kernels::KernelBenchProblem>;
+using SampleKey = std::tuple<int, int, int>;  // level, problem id, sample id
 
 // KernelBench's harness checks itself the same way: the reference's own Model as ModelNew.
 constexpr const char* kModelAsModelNew =
@@ -69,6 +72,37 @@ class ResultFiles {
     const fs::path out(out_);
     return (out.parent_path() / (out.stem().string() + "_level" + std::to_string(level) + out.extension().string()))
         .string();
+  }
+
+  // Takes in the entries of `levels`' files written before (a file not there yet has none) and
+  // returns their samples' keys. parse_error naming a file that is not KernelBench's results.
+  Result<std::set<SampleKey>> resume(const std::set<int>& levels) {
+    std::set<SampleKey> done;
+    for (int level : levels) {
+      const std::string file = path(level);
+      auto text = real_file_system().read_file(file);
+      if (!text) {
+        if (text.error().code == Errc::not_found) continue;
+        return text.error();
+      }
+      const Json read = Json::parse(*text, nullptr, false);
+      if (!read.is_object())
+        return make_error(Errc::parse_error, "'" + file + "' is not an eval_results.json to resume: move it away, "
+                                             "or run without --resume to write it anew");
+      for (const auto& [problem_text, entries] : read.items()) {
+        int problem_id = 0;
+        if (std::sscanf(problem_text.c_str(), "%d", &problem_id) != 1 || !entries.is_array())
+          return make_error(Errc::parse_error, "'" + file + "' has an entry '" + problem_text +
+                                                   "' that is not a problem id with a list of samples: move the file "
+                                                   "away, or run without --resume");
+        for (const Json& entry : entries) {
+          scored_.push_back(scored_sample(level, problem_id, entry));
+          entries_[level][problem_id].push_back(entry);
+          done.insert({level, problem_id, entry.value("sample_id", 0)});
+        }
+      }
+    }
+    return done;
   }
 
   const std::string& out() const { return out_; }
@@ -305,6 +339,17 @@ int run_kernelbench_bench(const KernelBenchBenchOptions& options, std::ostream& 
   if (!results_path.empty())
     if (auto made = real_file_system().create_directories(fs::absolute(results_path).parent_path().string()); !made)
       return fail(made.error().message);
+  if (options.resume) {
+    if (results_path.empty()) return fail("--resume needs --out FILE with --references: the results to resume");
+    auto done = results.resume(levels);
+    if (!done) return fail(done.error().message);
+    const size_t before = samples->size();
+    std::erase_if(*samples, [&](const Sample& sample) {
+      return done->contains({sample.level, sample.problem_id, sample.sample_id});
+    });
+    out << "resuming: " << before - samples->size() << " of " << before << " samples already in "
+        << results.path(*levels.begin()) << (levels.size() > 1 ? " (and the other levels' files)" : "") << "\n";
+  }
   Status written;
   auto record = [&](const Sample& sample, Json entry) {
     if (auto status = results.add(sample, std::move(entry)); !status && written) written = status;

@@ -40,6 +40,9 @@ struct KernelBenchBenchOptions {
   // eval_results.json; "": RUN_DIR/eval_results.json, and none with `references`. With several
   // levels, one file per level: the name with _level<L> before its extension.
   std::string out;
+  // Keep the entries `out` already holds and evaluate only the samples it lacks: a sweep longer
+  // than one sitting (all 250 references on one GPU: about an hour) goes on where it stopped.
+  bool resume = false;
   size_t jobs = 1;
   // What the run's candidates were asked to write (--backend): their static checks' measure. The
   // references of --references are plain PyTorch.
