@@ -5,7 +5,7 @@
 #   device run, carry [".gpu"]:  bash tools/scripts/gpu-check.sh [--gpu-only]
 # With $KERNELBENCH_DIR (a KernelBench checkout or levelN folder, carried too) it also evaluates
 # each of its problems' own Model as a candidate on the GPU (drk bench kernelbench --references),
-# going on from $KERNELBENCH_RESULTS (an earlier call's kernelbench-references.json) when given.
+# going on from $KERNELBENCH_RESULTS (a folder with an earlier call's kernelbench-references*.json).
 # --gpu-only builds only drk, the sandboxes and the GPU test programs and leaves the CPU tests to
 # CI, so that the check fits one 10-minute device call (the whole of it no longer does).
 set -uo pipefail
@@ -118,13 +118,13 @@ if [ -x "$BUILD_DIR/tools/drk" ]; then
   # KernelBench's problems as their own candidates on the GPU (docs/kernelbench.md): which references
   # run here, their speedups over themselves (the harness's sanity check) and evaluations per hour.
   # Needs a KernelBench checkout (or a levelN folder) named by $KERNELBENCH_DIR; none is committed.
-  # A sweep longer than one call goes on from the results of the last (carried, named by
-  # $KERNELBENCH_RESULTS): --resume evaluates only the problems they lack.
+  # A sweep longer than one call goes on from the results of the last (their folder carried and
+  # named by $KERNELBENCH_RESULTS): --resume evaluates only the problems they lack.
   if [ -n "${KERNELBENCH_DIR:-}" ]; then
     started=$(date +%s)
     resume=()
-    if [ -n "${KERNELBENCH_RESULTS:-}" ] && [ -f "$KERNELBENCH_RESULTS" ]; then
-      cp "$KERNELBENCH_RESULTS" "$out/kernelbench-references.json"
+    if [ -n "${KERNELBENCH_RESULTS:-}" ] && ls "$KERNELBENCH_RESULTS"/kernelbench-references*.json > /dev/null 2>&1; then
+      cp "$KERNELBENCH_RESULTS"/kernelbench-references*.json "$out/"
       resume=(--resume)
     fi
     timeout 300 "$drk" bench kernelbench --references --import-from "$KERNELBENCH_DIR" "${resume[@]}" \
