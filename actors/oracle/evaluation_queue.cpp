@@ -10,14 +10,12 @@ namespace drk::oracle {
 EvaluationQueue::Submitted EvaluationQueue::submit(msg::Candidate::Reader candidate) {
   const std::string id = candidate.getId().cStr();
   if (completed_.count(id)) return Submitted::completed;
-  if (in_flight_.count(id)) return Submitted::duplicate;
-  for (const auto& [queued_id, entry] : queue_) {
-    if (queued_id == id) return Submitted::duplicate;
-  }
+  if (in_flight_.count(id) || queued_ids_.count(id)) return Submitted::duplicate;
   Entry entry;
   entry.message = std::make_unique<capnp::MallocMessageBuilder>();
   entry.message->setRoot(candidate);
   queue_.emplace_back(id, std::move(entry));
+  queued_ids_.insert(id);
   return Submitted::queued;
 }
 
@@ -40,6 +38,7 @@ void EvaluationQueue::evaluator_ready(const std::string& evaluator, uint64_t inc
 void EvaluationQueue::requeue_front(InFlight&& flight) {
   const std::string id = flight.entry.reader().getId().cStr();
   queue_.emplace_front(id, std::move(flight.entry));
+  queued_ids_.insert(id);
 }
 
 void EvaluationQueue::evaluator_lost(const std::string& evaluator) {
@@ -146,6 +145,7 @@ std::vector<EvaluationQueue::Dispatch> EvaluationQueue::take_dispatches(int64_t 
     chosen->state->credits -= 1;
     auto [id, entry] = std::move(queue_[next_request]);
     queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(next_request));
+    queued_ids_.erase(id);
     entry.attempts += 1;
     const uint32_t attempt = entry.attempts;
     auto& flight = in_flight_[id];
@@ -186,9 +186,11 @@ bool EvaluationQueue::complete(const std::string& candidate_id, msg::Feedback::R
     }
     end_flight(flight);
   }
-  queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
-                              [&](const auto& item) { return item.first == candidate_id; }),
-               queue_.end());
+  if (queued_ids_.erase(candidate_id) > 0) {
+    queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
+                                [&](const auto& item) { return item.first == candidate_id; }),
+                 queue_.end());
+  }
   if (completed_.count(candidate_id)) return false;
   auto& kept = completed_[candidate_id];
   kept = std::make_unique<capnp::MallocMessageBuilder>();

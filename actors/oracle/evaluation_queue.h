@@ -22,7 +22,8 @@
 //
 // Cost: take_dispatches reads each Evaluator's state in O(1) (its estimate and the dispatch times
 // of its requests in flight are kept with it, not looked up), so a call is linear in the
-// Evaluators without allocating, and each dispatch one more pass over them.
+// Evaluators without allocating, and each dispatch one more pass over them; submit and complete
+// find a queued id in O(1).
 //
 // Thread-safety: none; owned by the Oracle's thread. Candidates are kept as owned copies.
 #pragma once
@@ -36,6 +37,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "actors/oracle/service_times.h"
@@ -120,6 +122,7 @@ class EvaluationQueue {
   static bool keeping_pace(const EvaluatorState& state, int64_t now_ms);
 
   std::deque<std::pair<std::string, Entry>> queue_;
+  std::unordered_set<std::string> queued_ids_;  // the ids in queue_, for submit and complete
   std::map<std::string, InFlight> in_flight_;
   std::map<std::string, EvaluatorState> evaluators_;
   std::map<std::string, std::unique_ptr<capnp::MallocMessageBuilder>> completed_;
