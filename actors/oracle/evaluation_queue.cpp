@@ -181,7 +181,8 @@ bool EvaluationQueue::complete(const std::string& candidate_id, msg::Feedback::R
     const std::string& evaluator = flight->second.evaluator;
     if (evaluator == answer.getVerdict().getResult().getEvaluator().cStr()) {
       service_times_.observe_result(evaluator, flight->second.dispatched_ms, now_ms);
-      if (auto state = evaluators_.find(evaluator); state != evaluators_.end())
+      // Its estimate, once made, stays where it is (service_times.h): found at the first result.
+      if (auto state = evaluators_.find(evaluator); state != evaluators_.end() && !state->second.estimate)
         state->second.estimate = service_times_.estimate(evaluator);
     }
     end_flight(flight);

@@ -25,7 +25,6 @@ std::optional<double> ServiceTimes::measured_ms(const std::string& evaluator) co
   return found->mean_ms;
 }
 
-
 double ServiceTimes::expected_ms(const std::string& evaluator) const {
   if (const auto own = measured_ms(evaluator)) return *own;
   if (estimates_.empty()) return 1;

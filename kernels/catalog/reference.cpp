@@ -177,8 +177,8 @@ Result<at::Tensor> Reference::run(const std::vector<at::Tensor>& inputs) const {
   if (!narrow) return evaluate(inputs);
   if (!widens_16bit()) {
     auto native = evaluate(inputs);
-    // LibTorch 1.13 raises a plain c10::Error for a dtype an operator lacks (AT_DISPATCH's
-    // "\"op\" not implemented for 'Half'"): its text is the only sign of it.
+    // LibTorch 1.13 raises a plain c10::Error for a dtype an operator lacks, whose message
+    // (AT_DISPATCH's: `"relu" not implemented for 'Half'`) is the only sign of it.
     if (native || native.error().message.find("not implemented for") == std::string::npos) return native;
     widen_16bit_->store(true, std::memory_order_relaxed);
   }

@@ -1,7 +1,6 @@
 #include "tools/bench/gateway_bench.h"
 
 #include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -12,6 +11,7 @@
 #include <thread>
 
 #include "actors/evaluator/engine/timing_summary.h"
+#include "base/parallel_for.h"
 #include "runtime/http/http_server.h"
 #include "runtime/http_client/http_exchange.h"
 #include "runtime/http_client/sse_decoder.h"
@@ -53,21 +53,15 @@ RunResult drive(const std::string& mode, size_t clients, size_t tasks,
                 const std::function<std::string(size_t)>& evaluate) {
   RunResult run{mode, clients, 0, {}, ""};
   std::mutex mutex;
-  std::atomic<size_t> next{0};
   const auto started = Clock::now();
-  std::vector<std::thread> threads;
-  for (size_t c = 0; c < clients; ++c)
-    threads.emplace_back([&] {
-      for (size_t index = next++; index < tasks; index = next++) {
-        const auto submitted = Clock::now();
-        const std::string failure = evaluate(index);
-        const double latency = seconds_since(submitted);
-        std::lock_guard lock(mutex);
-        run.latencies_s.push_back(latency);
-        if (run.failure.empty()) run.failure = failure;
-      }
-    });
-  for (auto& thread : threads) thread.join();
+  parallel_for(tasks, clients, [&](size_t index, size_t) {
+    const auto submitted = Clock::now();
+    const std::string failure = evaluate(index);
+    const double latency = seconds_since(submitted);
+    std::lock_guard lock(mutex);
+    run.latencies_s.push_back(latency);
+    if (run.failure.empty()) run.failure = failure;
+  });
   run.wall_s = seconds_since(started);
   return run;
 }

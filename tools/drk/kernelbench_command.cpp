@@ -101,8 +101,8 @@ void add_kernelbench_command(CLI::App& drk, Actions& actions) {
       ->check(CLI::PositiveNumber)
       ->type_name("S");
   import->add_option("--jobs", args->jobs,
-                     "probe processes at once (default a quarter of the cores, 1 to 4; 1 with --run, whose times\n"
-                     "want the machine alone). Each holds one problem's inputs at their published shapes")
+                     "probe processes at once, each a Python with torch (default a quarter of the cores, 1 to 4;\n"
+                     "1 with --run, whose reference times want the machine to themselves)")
       ->check(runtime::at_least(1))
       ->type_name("N");
   import->add_option("--seed", args->seed, "the seed of get_init_inputs() and get_inputs() (default 42)")->type_name("N");

@@ -1,7 +1,6 @@
 #include "tools/drk/kernelbench_import.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -10,6 +9,7 @@
 #include <tuple>
 
 #include "base/json_text.h"
+#include "base/parallel_for.h"
 #include "base/temporary_directory.h"
 #include "kernels/compile/content_hash.h"
 #include "tools/drk/kernelbench_names.h"
@@ -238,34 +238,26 @@ Result<std::vector<kernels::KernelBenchProblem>> import_kernelbench(
   const size_t per_batch = std::clamp<size_t>((files.size() + jobs - 1) / jobs, 1, kProblemsPerProbe);
   const size_t batches = (files.size() + per_batch - 1) / per_batch;
   std::vector<std::optional<kernels::KernelBenchProblem>> records(files.size());
-  std::atomic<size_t> next_batch{0};
   std::mutex mutex;
   Status failed;
-  auto work = [&] {
-    for (size_t batch; (batch = next_batch.fetch_add(1)) < batches;) {
-      {
-        std::lock_guard lock(mutex);
-        if (!failed) return;
-      }
-      const size_t begin = batch * per_batch, end = std::min(files.size(), begin + per_batch);
-      Status probed = probe_batch(files, begin, end, import, runner, file_system,
-                                  scratch->path() + "/probe-" + std::to_string(batch),
-                                  [&](size_t index, kernels::KernelBenchProblem problem) {
-                                    std::lock_guard lock(mutex);
-                                    if (progress) progress(problem);
-                                    records[index] = std::move(problem);
-                                  });
-      if (!probed) {
-        std::lock_guard lock(mutex);
-        if (failed) failed = probed;
-      }
+  parallel_for(batches, jobs, [&](size_t batch, size_t) {
+    {
+      std::lock_guard lock(mutex);
+      if (!failed) return;
     }
-  };
-  {
-    std::vector<std::jthread> helpers;
-    for (size_t i = 1; i < std::min(jobs, batches); ++i) helpers.emplace_back(work);
-    work();
-  }
+    const size_t begin = batch * per_batch, end = std::min(files.size(), begin + per_batch);
+    Status probed = probe_batch(files, begin, end, import, runner, file_system,
+                                scratch->path() + "/probe-" + std::to_string(batch),
+                                [&](size_t index, kernels::KernelBenchProblem problem) {
+                                  std::lock_guard lock(mutex);
+                                  if (progress) progress(problem);
+                                  records[index] = std::move(problem);
+                                });
+    if (!probed) {
+      std::lock_guard lock(mutex);
+      if (failed) failed = probed;
+    }
+  });
   if (!failed) return failed.error();
   std::vector<kernels::KernelBenchProblem> imported;
   imported.reserve(files.size());

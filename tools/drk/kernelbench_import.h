@@ -51,8 +51,8 @@ struct KernelBenchImport {
   std::optional<std::string> run_device;   // cpu | cuda: also run each reference once
   std::chrono::seconds per_problem{300};   // the probe's time per problem
   uint64_t seed = 42;
-  // Probe processes at once. Each holds a problem's inputs at its published shapes (up to
-  // several GB), and with run_device they time their references: 1 keeps those times alone.
+  // Probe processes at once, each a Python with torch loaded. With run_device each also holds a
+  // problem's inputs at their published shapes and times its reference: 1 keeps those times alone.
   size_t jobs = 1;
 };
 

@@ -3,11 +3,10 @@
 #include <capnp/message.h>
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <mutex>
-#include <thread>
 
+#include "base/parallel_for.h"
 #include "tools/drk/judged_evaluation.h"
 
 namespace drk::tools {
@@ -23,26 +22,17 @@ Status evaluate_in_parallel(const evaluator::EngineOptions& options, size_t jobs
     if (!engine) return engine.error();
     engines.push_back(std::move(*engine));
   }
-  std::atomic<size_t> next{0};
   std::mutex done_mutex;
-  auto work = [&](evaluator::EvaluationEngine& engine) {
-    for (size_t index; (index = next.fetch_add(1)) < inputs.size();) {
-      capnp::MallocMessageBuilder message;
-      auto verdict = message.initRoot<msg::Verdict>();
-      Status judged = evaluate_and_judge(engine, inputs[index], verdict);
-      std::lock_guard lock(done_mutex);
-      if (judged)
-        done(index, verdict.asReader());
-      else
-        done(index, judged.error());
-    }
-  };
-  if (threads == 1) {
-    work(*engines.front());
-    return {};
-  }
-  std::vector<std::jthread> workers;
-  for (auto& engine : engines) workers.emplace_back([&work, &engine] { work(*engine); });
+  parallel_for(inputs.size(), threads, [&](size_t index, size_t worker) {
+    capnp::MallocMessageBuilder message;
+    auto verdict = message.initRoot<msg::Verdict>();
+    Status judged = evaluate_and_judge(*engines[worker], inputs[index], verdict);
+    std::lock_guard lock(done_mutex);
+    if (judged)
+      done(index, verdict.asReader());
+    else
+      done(index, judged.error());
+  });
   return {};
 }
 
