@@ -199,8 +199,9 @@ evaluator::EvaluationEngine* CorpusEngines::get(kernels::DeviceKind device, int 
 }
 
 void evaluate_files(CorpusEngines& engines, const std::vector<fs::path>& files, std::vector<Row>& rows,
-                    std::chrono::milliseconds deadline, runtime::ProgressMeter* progress) {
-  auto count_one = [progress] {
+                    std::chrono::milliseconds deadline, runtime::ProgressMeter* progress, const RowDone& row_done) {
+  auto count_one = [progress, &row_done](const Row& row) {
+    if (row_done) row_done(row);
     if (progress) progress->add_done();
   };
   std::vector<size_t> pending;
@@ -221,21 +222,24 @@ void evaluate_files(CorpusEngines& engines, const std::vector<fs::path>& files, 
       row.outcome = row.expected.hacked ? "missed" : "false alarm";
       row.note = "could not start the evaluating process: " + child.error().message;
       ++next;
-      count_one();
+      count_one(row);
       continue;
     }
     while (next < pending.size()) {
       bool timed_out = false;
       auto line = child->next_line(std::chrono::steady_clock::now() + deadline, timed_out);
       Row& row = rows[pending[next++]];
-      count_one();
-      if (line && decode_row(*line, row)) continue;
+      if (line && decode_row(*line, row)) {
+        count_one(row);
+        continue;
+      }
       row.got = timed_out ? "deadline" : "error";
       row.outcome = row.expected.hacked ? "missed" : "false alarm";
       row.note = timed_out ? "deadline: the evaluation took longer than " + std::to_string(deadline.count() / 1000) +
                                  " s and was killed"
                            : line ? "the evaluating process wrote an unreadable result: " + *line
                                   : "the evaluating process ended without a result";
+      count_one(row);
       break;  // the child is killed; the next one starts with the next file
     }
   }

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -44,10 +45,15 @@ struct CorpusEngines {
   evaluator::EvaluationEngine* get(kernels::DeviceKind device, int threads, bool python = false);
 };
 
+// Called with each evaluated row as soon as its outcome is known, on the calling thread.
+using RowDone = std::function<void(const Row&)>;
+
 // Evaluates the files whose rows have no outcome yet (read_header gave the others theirs), each
-// under `deadline`, in evaluating children, and fills their rows; counts each on `progress`.
+// under `deadline`, in evaluating children, and fills their rows; counts each on `progress` and
+// hands each to `row_done` when given (a run cut short still shows what it decided).
 void evaluate_files(CorpusEngines& engines, const std::vector<std::filesystem::path>& files, std::vector<Row>& rows,
-                    std::chrono::milliseconds deadline, runtime::ProgressMeter* progress = nullptr);
+                    std::chrono::milliseconds deadline, runtime::ProgressMeter* progress = nullptr,
+                    const RowDone& row_done = {});
 
 // --each-alone: every file evaluated again with nothing evaluated before it (a fresh evaluating
 // process, so fresh engines and sandboxes); the files whose verdict (honest or rejected, correct or

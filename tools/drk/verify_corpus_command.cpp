@@ -76,7 +76,12 @@ int verify_corpus(const VerifyCorpusArgs& args) {
     const auto pending = std::count_if(rows.begin(), rows.end(), [](const Row& row) { return row.outcome.empty(); });
     runtime::ProgressMeter progress("drk verify-corpus", "files", static_cast<size_t>(pending), &std::cerr,
                                     runtime::stderr_progress_options());
-    evaluate_files(engines, files, rows, deadline, &progress);
+    // Each verdict as it is decided: a run cut short (a device call's limit) still shows them.
+    evaluate_files(engines, files, rows, deadline, &progress, [](const Row& row) {
+      std::cerr << "drk verify-corpus: " << row.file << ": " << row.got << " (" << row.outcome << ")";
+      for (size_t i = 0; i < row.failed.size(); ++i) std::cerr << (i == 0 ? ", failed " : ", ") << row.failed[i];
+      std::cerr << std::endl;
+    });
   }
   Totals totals = total(rows);
   std::vector<std::string> differing;
