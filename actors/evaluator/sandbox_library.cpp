@@ -60,6 +60,11 @@ void set_library_threads(int threads) {
   // thread count from the environment when it loads: the same bound. Without it, on the H200 host
   // an honest OpenMP candidate ran 16 threads for a pool of 8, spinning between calls.
   ::setenv("OMP_NUM_THREADS", std::to_string(threads > 0 ? threads : 1).c_str(), 1);
+  // Such a second runtime's threads also spin after each parallel region (GNU's default), beside
+  // LibTorch's own: on the H200 host both pools spun between calls, twice the pool's cores, and an
+  // honest OpenMP candidate was judged work_after_return. Passive waiting puts the candidate's
+  // threads to sleep when its region ends; LibTorch's runtime, started before, keeps its default.
+  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   // Starts the intra-op pool now, so that its threads are not mistaken for threads a candidate
   // left running (the run handler counts threads around every batch).
   at::parallel_for(0, threads > 0 ? threads : 1, 1, [](int64_t, int64_t) {});

@@ -29,6 +29,11 @@ void add_engine_options(CLI::App& command, evaluator::EngineOptions& options, bo
                                   "host memory the candidate may take beyond the sandbox's own (default: half\n"
                                   "the machine's memory over the sandboxes that run at once)");
   }
+  runtime::add_parsed_option(command, "--launch-latency", options.hide_launch_latency, evaluator::parse_launch_latency,
+                             "cuda: whether the events time the host's launches too (included, the\n"
+                             "default) or only the device's work (hidden: each call queued behind a hold\n"
+                             "kernel of the harness and released once it returned; docs/gpu.md)")
+      ->type_name("included|hidden");
   command.add_option("--cache-dir", options.cache_dir,
                      "compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)")
       ->type_name("DIR");

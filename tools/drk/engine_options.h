@@ -1,5 +1,6 @@
-// The evaluation engine's options that `drk eval`, `drk generate` and `drk verify-corpus` share:
-// --trials, --budget-ms, --threads, --cache-dir (default: default_compile_cache_dir()), and
+// The evaluation engine's options that `drk eval`, `drk generate`, `drk verify-corpus`, `drk serve`
+// and `drk bench kernelbench|gateway` share:
+// --trials, --budget-ms, --threads, --launch-latency, --cache-dir (default: default_compile_cache_dir()), and
 // --memory-mb where `memory_limit` is set. Each fills `options`, whose values when the options are
 // added are the defaults the help shows.
 // add_device_option: an option `name` that takes cpu or cuda (kernels::parse_device) into `into`.

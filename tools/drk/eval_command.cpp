@@ -278,11 +278,6 @@ void add_eval_command(CLI::App& drk, Actions& actions) {
   eval->add_option("--sets", options.timing_sets, "input sets rotated between timed calls (default 3)")
       ->type_name("N")
       ->check(runtime::at_least(1));
-  runtime::add_parsed_option(*eval, "--launch-latency", options.hide_launch_latency, evaluator::parse_launch_latency,
-                             "cuda: whether the events time the host's launches too (included, the\n"
-                             "default, as KernelBench does) or only the device's work (hidden: each call\n"
-                             "queued behind a hold kernel of the harness and released once it returned)")
-      ->type_name("included|hidden");
   eval->add_flag("--json", args->json, "print one JSON object (the Verdict, which holds the result) on stdout");
   eval->footer(
       "Exit status: 0 when the candidate was evaluated (correct or not: see the verdict), 1 when it\n"
