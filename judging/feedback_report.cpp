@@ -101,11 +101,18 @@ std::string function_level(msg::EvalResult::Reader result) {
 }
 
 std::string application_level(msg::EvalResult::Reader result) {
-  return "application: task=" + clean(result.getCandidate().getTask().cStr()) +
-         " reference_us=" + number(result.getReferenceTiming().getMedianUs()) +
-         " speedup=" + number(result.getSpeedup(), "%.2f") + " trials=" + std::to_string(result.getTrialsPassed()) +
-         "/" + std::to_string(result.getTrials()) + " max_abs_err=" + number(result.getMaxAbsError()) +
-         " max_rel_err=" + number(result.getMaxRelError());
+  std::string text = "application: task=" + clean(result.getCandidate().getTask().cStr()) +
+                     " reference_us=" + number(result.getReferenceTiming().getMedianUs()) +
+                     " speedup=" + number(result.getSpeedup(), "%.2f") +
+                     " trials=" + std::to_string(result.getTrialsPassed()) + "/" + std::to_string(result.getTrials()) +
+                     " max_abs_err=" + number(result.getMaxAbsError()) +
+                     " max_rel_err=" + number(result.getMaxRelError());
+  const auto evidence = result.getEvidence();
+  if (evidence.getRangeShapesTried() > 0)
+    text += " range_shapes=" + std::to_string(evidence.getRangeShapesHandled()) + "/" +
+            std::to_string(evidence.getRangeShapesTried()) +
+            " declined=" + std::to_string(evidence.getRangeShapesDeclined());
+  return text;
 }
 
 std::string checks(capnp::List<msg::FailedCheck>::Reader list, bool with_evidence) {

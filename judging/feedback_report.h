@@ -13,7 +13,9 @@
 //     GPU time in its own kernels; 1 on the CPU), roofline fraction (achieved / peak bytes/s or
 //     FLOP/s, the larger, with which) where the device's peaks were measured.
 //   - application: the task's whole computation: the reference's time, the speedup, the trials
-//     passed and the error against the reference (the correctness margin).
+//     passed and the error against the reference (the correctness margin); where the task has a
+//     shape range, the drawn shapes handled of those tried and how many were declined
+//     (range_shapes=3/4 declined=1).
 // Other results: `status=rejected; failed: [CODE] evidence; [CODE] evidence; reward=0.000` (every
 // failed check with its evidence), `status=incorrect; application: ... first_mismatch="..."`, or
 // `status=did_not_compile; compile_log="..."`. Values never contain "; " unquoted; quoted values

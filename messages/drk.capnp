@@ -46,6 +46,8 @@ struct Task {
   params @6 :List(Param);       # family parameters the embedded generator renders from
   flops @7 :Float64;
   minBytes @8 :Float64;
+  shapeRange @9 :Text;          # the shapes evaluations draw beyond these, described ("" if none;
+                                # docs/tasks.md, "Shape ranges")
 }
 
 struct Param { key @0 :Text; value @1 :Text; }
@@ -202,6 +204,12 @@ struct Evidence {
                                     # its code (output_aliases_input, output_overlaps, output_type,
                                     # harness_access, harness_patched) and why; unset when nothing
                                     # was refused so
+  # The task's shape range (docs/tasks.md, "Shape ranges"), after every trial passed at its shapes:
+  rangeShapesTried @41 :UInt32;     # shapes drawn from the range (secretly, per evaluation) and tried
+  rangeShapesHandled @42 :UInt32;   # of them, answered correctly
+  rangeShapesDeclined @43 :UInt32;  # of them, declined with a non-zero status (DRK_E_UNSUPPORTED_SHAPE)
+  rangeShapeWrong @44 :Text;        # the first wrong answer at a drawn shape it accepted ("" if none):
+                                    # the result is not correct
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.

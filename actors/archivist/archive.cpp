@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS results (
   candidate_median_us REAL, candidate_p10_us REAL, candidate_p90_us REAL, candidate_cv REAL,
   reference_median_us REAL, reference_p10_us REAL, reference_p90_us REAL, reference_cv REAL,
   speedup REAL, eval_ms REAL, compile_wait_ms REAL, load_ms REAL, correctness_ms REAL, timing_ms REAL,
-  device TEXT, architecture TEXT, dtype TEXT);
+  device TEXT, architecture TEXT, dtype TEXT, shapes_tried INTEGER, shapes_handled INTEGER);
 CREATE TABLE IF NOT EXISTS verdicts (
   candidate_id TEXT PRIMARY KEY REFERENCES candidates(id), honest INTEGER, failed_checks TEXT);
 CREATE TABLE IF NOT EXISTS rewards (
@@ -74,6 +74,8 @@ constexpr AddedColumn kAddedColumns[] = {
     {"results", "device", "TEXT"},
     {"results", "architecture", "TEXT"},
     {"results", "dtype", "TEXT"},
+    {"results", "shapes_tried", "INTEGER"},
+    {"results", "shapes_handled", "INTEGER"},
 };
 
 int64_t now_ms() {
@@ -222,7 +224,7 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
   if (ok) {
     SqliteStatement insert(db_.get(),
                      "INSERT OR REPLACE INTO results VALUES "
-                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     const auto cand = result.getCandidateTiming();
     const auto ref = result.getReferenceTiming();
     insert.text(id).text(result.getEvaluator().cStr()).integer(result.getCompiled())
@@ -235,7 +237,8 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
         .real(ref.getP90Us()).real(ref.getCv()).real(result.getSpeedup()).real(result.getEvalMs())
         .real(result.getCompileWaitMs()).real(result.getLoadMs()).real(result.getCorrectnessMs())
         .real(result.getTimingMs()).text(msg::enumerant_name(result.getDevice()))
-        .text(result.getArchitecture().cStr()).text(msg::enumerant_name(result.getDtype()));
+        .text(result.getArchitecture().cStr()).text(msg::enumerant_name(result.getDtype()))
+        .integer(result.getEvidence().getRangeShapesTried()).integer(result.getEvidence().getRangeShapesHandled());
     ok = insert.step() == SQLITE_DONE;
   }
   if (ok) {
@@ -471,16 +474,24 @@ Result<std::vector<TrainingSample>> Archive::training_samples() const {
 
 Result<std::vector<TaskTally>> Archive::tallies() const {
   SqliteStatement query(db_.get(), R"sql(
-    SELECT c.task, COUNT(*), SUM(r.compiled), SUM(r.correct AND v.honest), SUM(NOT v.honest)
+    SELECT c.task, COUNT(*), SUM(r.compiled), SUM(r.correct AND v.honest), SUM(NOT v.honest),
+      SUM(COALESCE(r.shapes_tried, 0) > 0 OR v.failed_checks LIKE '%hardcoded_shape%'),
+      SUM((COALESCE(r.shapes_tried, 0) > 0 AND r.shapes_handled < r.shapes_tried)
+          OR v.failed_checks LIKE '%hardcoded_shape%')
     FROM candidates c JOIN results r ON r.candidate_id = c.id
     JOIN verdicts v ON v.candidate_id = c.id GROUP BY c.task ORDER BY c.task)sql");
   if (!query.prepared()) return sqlite_error("cannot count the candidates");
   std::vector<TaskTally> rows;
   while (query.step() == SQLITE_ROW) {
-    rows.push_back({query.column_text(0), static_cast<uint32_t>(query.column_integer(1)),
-                    static_cast<uint32_t>(query.column_integer(2)),
-                    static_cast<uint32_t>(query.column_integer(3)),
-                    static_cast<uint32_t>(query.column_integer(4))});
+    TaskTally row;
+    row.task = query.column_text(0);
+    row.candidates = static_cast<uint32_t>(query.column_integer(1));
+    row.compiled = static_cast<uint32_t>(query.column_integer(2));
+    row.verified = static_cast<uint32_t>(query.column_integer(3));
+    row.rejected = static_cast<uint32_t>(query.column_integer(4));
+    row.tried_at_other_shapes = static_cast<uint32_t>(query.column_integer(5));
+    row.hardcoded_shapes = static_cast<uint32_t>(query.column_integer(6));
+    rows.push_back(std::move(row));
   }
   SqliteStatement references(db_.get(), R"sql(
     SELECT c.task, r.reference_median_us FROM candidates c JOIN results r ON r.candidate_id = c.id

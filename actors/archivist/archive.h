@@ -109,6 +109,11 @@ struct TaskTally {
   uint32_t compiled = 0;
   uint32_t verified = 0;  // correct and honest
   uint32_t rejected = 0;  // dishonest
+  // Candidates tried at shapes beyond the task's own (its shape range or its second shapes), and
+  // of them those that did not handle every one: declined one (DRK_E_UNSUPPORTED_SHAPE) or were
+  // wrong at one (hardcoded_shape). Their ratio is the run's hard-coded-shape rate.
+  uint32_t tried_at_other_shapes = 0;
+  uint32_t hardcoded_shapes = 0;
   // The median of the reference's median time over the task's correct evaluations (0 if none):
   // one evaluation's reference time can be far off on a loaded machine, and a best-of speedup
   // picks exactly those, so the summary also divides by this.

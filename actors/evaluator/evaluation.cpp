@@ -235,6 +235,8 @@ Status EvaluationEngine::Impl::check_and_time(EvaluationRun& run, const compile:
   if (auto s = trials->run(run); !s) return s;
   if (out.getCorrect())
     if (auto s = trials->second_shape(run); !s) return s;
+  if (out.getCorrect())
+    if (auto s = trials->range_shapes(run); !s) return s;
   out.setCorrectnessMs(ms_since(phase_started));
   step_ended("correctness", phase_started);
   phase_started = Clock::now();

@@ -332,6 +332,7 @@ std::vector<runtime::ExperimentKey> oracle_experiment_keys() {
     keys.push_back({prefix + "energy", runtime::ValueKind::number, "0"});
     keys.push_back({prefix + "energy_cap", runtime::ValueKind::number, "3.0"});
     keys.push_back({prefix + "convergence", runtime::ValueKind::number, "0"});
+    keys.push_back({prefix + "shapes", runtime::ValueKind::number, "1"});
   }
   return keys;
 }

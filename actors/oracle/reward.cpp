@@ -33,12 +33,16 @@ Result<RewardWeights> reward_weights_from(const YAML::Node& experiment) {
     else if (key == "energy") weights.energy = value;
     else if (key == "energy_cap") weights.energy_cap = value;
     else if (key == "convergence") weights.convergence = value;
+    else if (key == "shapes") weights.shapes = value;
     else
       return make_error(Errc::invalid_argument,
                         "experiment.reward." + key +
                             " is unknown: the keys are correct, speedup, speedup_cap, coverage, memory, "
-                            "memory_scale_mb, energy, energy_cap, convergence");
+                            "memory_scale_mb, energy, energy_cap, convergence, shapes");
   }
+  if (weights.shapes < 0 || weights.shapes > 1)
+    return make_error(Errc::invalid_argument, "experiment.reward.shapes is a share from 0 (declined shapes cost "
+                                              "nothing) to 1 (the default: the reward scales with the shapes handled)");
   if (weights.memory_scale_mb <= 0 || weights.energy_cap <= 0 || weights.speedup_cap <= 0) {
     return make_error(Errc::invalid_argument,
                       "experiment.reward: speedup_cap, energy_cap and memory_scale_mb must be positive");
@@ -81,6 +85,11 @@ double reward(const RewardWeights& weights, msg::Verdict::Reader verdict, double
   if (weights.memory != 0.0) total += weights.memory * memory_term(weights, result);
   if (weights.energy != 0.0) total += weights.energy * energy_term(weights, result);
   if (weights.convergence != 0.0) total += weights.convergence * convergence_term(result);
+  const auto evidence = result.getEvidence();
+  if (const uint32_t tried = evidence.getRangeShapesTried(); tried > 0) {
+    const double handled_share = (1.0 + evidence.getRangeShapesHandled()) / (1.0 + tried);
+    total *= 1.0 - weights.shapes * (1.0 - handled_share);
+  }
   return total;
 }
 

@@ -4,7 +4,10 @@
 //   R = w_correct * correct + w_speedup * min(speedup, cap) + w_coverage * coverage * correct
 //     + correct * (w_memory * memory + w_energy * min(energy ratio, energy_cap)
 //                  + w_convergence * convergence)
-// and 0 for a candidate that did not compile or was judged dishonest. Speedup is already 0 for
+// times, where the task has a shape range (docs/tasks.md, "Shape ranges"), the share of shapes the
+// candidate handles, counting the task's own: 1 - w_shapes * (1 - (1 + handled) / (1 + tried)),
+// so that a kernel that declines most of the range (DRK_E_UNSUPPORTED_SHAPE) earns less than one
+// that handles it all; and 0 for a candidate that did not compile or was judged dishonest. Speedup is already 0 for
 // an incorrect candidate (the Evaluator reports it so). The terms, each from the verdict:
 //   memory      1 / (1 + held / memory_scale): held is the device memory the candidate kept
 //               beyond its tensors (CUDA: Evidence.gpuMemoryBytes, its allocations and
@@ -37,6 +40,7 @@ struct RewardWeights {
   double energy = 0.0;
   double energy_cap = 3.0;
   double convergence = 0.0;
+  double shapes = 1.0;  // how much the shapes of the range a candidate declines cost it
 };
 
 // PR's weight when experiment.reward.coverage is absent: on for CUDA runs, where CUPTI measures
@@ -45,7 +49,7 @@ struct RewardWeights {
 inline constexpr double kDefaultCudaCoverageWeight = 0.25;
 
 // Reads experiment.reward {correct, speedup, speedup_cap, coverage, memory, memory_scale_mb,
-// energy, energy_cap, convergence}; absent keys keep defaults, coverage's by experiment.device
+// energy, energy_cap, convergence, shapes}; absent keys keep defaults, coverage's by experiment.device
 // (above).
 Result<RewardWeights> reward_weights_from(const YAML::Node& experiment);
 

@@ -150,3 +150,29 @@ DRK_TEST_CASE("the further objectives' keys are read, named when unknown, and th
   DRK_REQUIRE_FALSE(zero_scale.ok());
   DRK_CHECK(zero_scale.error().message.find("memory_scale_mb") != std::string::npos);
 }
+
+DRK_TEST_CASE("the shapes of a task's range that a candidate declines cost it reward, by reward.shapes") {
+  auto with_range = [](uint32_t tried, uint32_t handled, const RewardWeights& weights) {
+    Weighed correct;
+    auto evidence = correct.result().getEvidence();
+    evidence.setRangeShapesTried(tried);
+    evidence.setRangeShapesHandled(handled);
+    evidence.setRangeShapesDeclined(tried - handled);
+    return correct.objective(weights) + 1.0;
+  };
+  const RewardWeights defaults;
+  DRK_CHECK(with_range(0, 0, defaults) == doctest::Approx(1.0));  // no range: unchanged
+  DRK_CHECK(with_range(4, 4, defaults) == doctest::Approx(1.0));
+  DRK_CHECK(with_range(4, 2, defaults) == doctest::Approx(0.6));  // 3 of 5 shapes, the task's own counted
+  DRK_CHECK(with_range(4, 0, defaults) == doctest::Approx(0.2));
+  DRK_CHECK(with_range(4, 0, defaults) < with_range(4, 1, defaults));
+  RewardWeights half = defaults;
+  half.shapes = 0.5;
+  DRK_CHECK(with_range(4, 0, half) == doctest::Approx(0.6));
+  auto free = drk::oracle::reward_weights_from(YAML::Load("reward: {shapes: 0}"));
+  DRK_REQUIRE(free.ok());
+  DRK_CHECK(with_range(4, 0, *free) == doctest::Approx(1.0));
+  auto bad = drk::oracle::reward_weights_from(YAML::Load("reward: {shapes: 2}"));
+  DRK_REQUIRE_FALSE(bad.ok());
+  DRK_CHECK(bad.error().message.find("experiment.reward.shapes is a share from 0") != std::string::npos);
+}

@@ -50,6 +50,20 @@ DRK_TEST_CASE("an honest CPU result reports micro, function and application leve
   DRK_CHECK(groups.count("warnings") == 0);
 }
 
+DRK_TEST_CASE("where the task has a shape range, the application level says how many drawn shapes were handled") {
+  auto report = report_for([](auto r) {
+    r.setSpeedup(1.5);
+    r.getEvidence().setRangeShapesTried(4);
+    r.getEvidence().setRangeShapesHandled(3);
+    r.getEvidence().setRangeShapesDeclined(1);
+  });
+  auto groups = drk::judging::parse_feedback_report(report);
+  DRK_INFO(report);
+  DRK_CHECK(groups["application"].find(" range_shapes=3/4 declined=1") != std::string::npos);
+  DRK_CHECK(drk::judging::parse_feedback_report(report_for([](auto) {}))["application"].find("range_shapes") ==
+            std::string::npos);
+}
+
 DRK_TEST_CASE("an honest CUDA result reports registers, spills, occupancy and the roofline") {
   auto report = report_for([](auto r) {
     r.getCandidate().setDevice(drk::msg::Device::CUDA);

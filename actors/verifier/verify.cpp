@@ -210,6 +210,13 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                             "(returned DRK_OK): the kernel ignores the shapes it is given; read them at run time, "
                             "or return DRK_E_UNSUPPORTED_SHAPE for shapes it does not handle"});
   }
+  if (evidence.getRangeShapeWrong().size() > 0) {
+    failures.push_back({"hardcoded_shape",
+                        std::string(evidence.getRangeShapeWrong().cStr()) +
+                            ": correct at the task's shapes but wrong at a shape of its range, which it accepted "
+                            "(returned DRK_OK): read the shapes at run time, or return DRK_E_UNSUPPORTED_SHAPE for "
+                            "shapes it does not handle (which lowers the reward, not the verdict)"});
+  }
   if (evidence.getAnswerReuseRatio() > kAnswerReuseRatio) {
     failures.push_back({"results_cached",
                         format("%.1fx faster when each call's output already held the answer to its own inputs than "

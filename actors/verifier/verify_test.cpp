@@ -211,6 +211,22 @@ DRK_TEST_CASE("wrong at the second shapes is a hard-coded shape; declining them 
   DRK_CHECK(judge("", [](auto r) { r.getEvidence().setSecondShapeChecked(true); }).warned.empty());
 }
 
+DRK_TEST_CASE("wrong at a shape of the task's range is a hard-coded shape; declining some is neither") {
+  auto wrong = judge("", [](auto r) {
+    r.setCorrect(false);
+    r.getEvidence().setRangeShapesTried(2);
+    r.getEvidence().setRangeShapesHandled(1);
+    r.getEvidence().setRangeShapeWrong("shape 2 of 4 drawn from the range (x [17, 1000]): output y[0, 512] is 0");
+  });
+  DRK_CHECK(wrong.failed == std::vector<std::string>{"hardcoded_shape"});
+  DRK_CHECK(wrong.first_evidence.find("x [17, 1000]") != std::string::npos);
+  auto declined = judge("", [](auto r) {
+    r.getEvidence().setRangeShapesTried(4);
+    r.getEvidence().setRangeShapesDeclined(4);
+  });
+  DRK_CHECK(declined.failed.empty());
+}
+
 DRK_TEST_CASE("CUDA kernels that outlast the timed call are work after return") {
   auto timed = [](double event_us, double span_us) {
     return failed_codes([=](auto r) {

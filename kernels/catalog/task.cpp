@@ -139,6 +139,19 @@ class TaskReader {
         *target = std::move(*read);
       }
     }
+    if (YAML::Node range = root["shape_range"]) {
+      if (!range.IsMap())
+        return fail(range, "'shape_range' maps cpu and/or cuda to {dims, shapes, draws} (docs/tasks.md, \"Shape ranges\")");
+      for (auto [key, target] : {std::pair{"cpu", &task.cpu_shape_range}, {"cuda", &task.gpu_shape_range}}) {
+        if (!range[key]) continue;
+        if (!shapes[key])
+          return fail(range[key], "shape_range." + std::string(key) + " is given but shapes." + key +
+                                      " is not: the task does not run on " + key);
+        auto read = read_shape_range(range[key], names, key, key == std::string("cpu") ? task.cpu_shapes : task.gpu_shapes);
+        if (!read) return read.error();
+        *target = std::move(*read);
+      }
+    }
 
     if (YAML::Node tolerances = root["tolerances"]) {
       if (!tolerances.IsMap()) return fail(tolerances, "'tolerances' maps a dtype to {atol, rtol}");
@@ -174,6 +187,21 @@ class TaskReader {
                              : shapes[std::string(device_name(device))],
                       "the reference yields " + format_shape(*shape) + " for the " + which + " shapes but output '" +
                           task.outputs[0] + "' is declared " + format_shape(declared));
+      }
+    }
+    // A range's output dims are declared too: the reference must yield them at both corners.
+    for (auto device : {DeviceKind::cpu, DeviceKind::cuda}) {
+      const ShapeRange* range = task.shape_range(device);
+      if (!range) continue;
+      const YAML::Node node = root["shape_range"][std::string(device_name(device))];
+      for (const auto& [corner, shapes_at] : {std::pair{"smallest", range->smallest()}, {"largest", range->largest()}}) {
+        const std::string which = "shape_range." + std::string(device_name(device)) + "'s " + corner + " shapes";
+        auto shape = infer_shape(*expression, shapes_at, integer_inputs(task));
+        if (!shape) return fail(node, "the reference does not fit " + which + ": " + shape.error().message);
+        const Shape& declared = shapes_at.at(task.outputs[0]);
+        if (*shape != declared)
+          return fail(node, "the reference yields " + format_shape(*shape) + " at " + which + " but output '" +
+                                task.outputs[0] + "' is declared " + format_shape(declared) + " there");
       }
     }
     auto family = check_family(task, *params);
@@ -250,6 +278,92 @@ class TaskReader {
     for (const auto& name : names)
       if (!shapes.count(name)) return fail(node, "shapes." + device + " lacks '" + name + "'");
     return shapes;
+  }
+
+  // shape_range.<device>: {dims: {N: [1, 7] | {from, to, step}}, shapes: {x: [N, 4096], ...}, draws}.
+  Result<ShapeRange> read_shape_range(const YAML::Node& node, const std::set<std::string>& names,
+                                      const std::string& device, const std::map<std::string, std::vector<int64_t>>& main) {
+    const std::string where = "shape_range." + device;
+    if (!node.IsMap())
+      return fail(node, where + " is a map: {dims: {N: [1, 7, 64]}, shapes: {x: [N, 4096], y: [N, 4096]}, draws: 4}");
+    for (const auto& item : node) {
+      const std::string key = item.first.as<std::string>();
+      if (key != "dims" && key != "shapes" && key != "draws")
+        return fail(item.first, where + "." + key + " is unknown: the keys are dims, shapes and draws");
+    }
+    ShapeRange range;
+    const YAML::Node dims = node["dims"];
+    if (!dims || !dims.IsMap() || dims.size() == 0)
+      return fail(dims ? dims : node, where + ".dims names each dim that varies with its values: a list [1, 7, 64] "
+                                              "or a range {from: 512, to: 8192, step: 512}");
+    for (const auto& item : dims) {
+      const std::string name = item.first.as<std::string>();
+      const std::string dim_where = where + ".dims." + name;
+      DimValues values;
+      if (item.second.IsSequence() && item.second.size() > 0) {
+        for (const auto& value : item.second) {
+          int64_t number = 0;
+          if (!YAML::convert<int64_t>::decode(value, number) || number <= 0)
+            return fail(value, dim_where + " lists '" + value.as<std::string>() + "': its values are dims > 0");
+          values.list.push_back(number);
+        }
+      } else if (item.second.IsMap()) {
+        for (const auto& bound : item.second) {
+          const std::string key = bound.first.as<std::string>();
+          if (key != "from" && key != "to" && key != "step")
+            return fail(bound.first, dim_where + "." + key + " is unknown: a range has from, to and step");
+        }
+        if (!item.second["from"] || !item.second["to"] ||
+            !YAML::convert<int64_t>::decode(item.second["from"], values.from) ||
+            !YAML::convert<int64_t>::decode(item.second["to"], values.to) ||
+            (item.second["step"] && !YAML::convert<int64_t>::decode(item.second["step"], values.step)) ||
+            values.from <= 0 || values.to < values.from || values.step <= 0)
+          return fail(item.second, dim_where + ": a range is {from: A, to: B, step: S} with 0 < A <= B and S > 0");
+      } else {
+        return fail(item.second, dim_where + " is a list of values [1, 7, 64] or a range {from: 512, to: 8192, step: 512}");
+      }
+      range.dims[name] = std::move(values);
+    }
+    const YAML::Node tensors = node["shapes"];
+    if (!tensors || !tensors.IsMap())
+      return fail(tensors ? tensors : node, where + ".shapes gives every tensor's dims as dim names or numbers, e.g. "
+                                                    "{x: [N, 4096], y: [N, 4096]}");
+    std::set<std::string> used;
+    for (const auto& item : tensors) {
+      const std::string name = item.first.as<std::string>();
+      if (!names.count(name)) return fail(item.first, where + ".shapes names '" + name + "', which is no input or output");
+      if (!item.second.IsSequence()) return fail(item.second, where + ".shapes." + name + " is a list of dims");
+      std::vector<DimRef> refs;
+      for (const auto& dim : item.second) {
+        DimRef ref;
+        const std::string text = dim.as<std::string>();
+        if (range.dims.count(text)) {
+          ref.name = text;
+          used.insert(text);
+        } else if (!YAML::convert<int64_t>::decode(dim, ref.value) || ref.value <= 0) {
+          return fail(dim, where + ".shapes." + name + ": '" + text + "' is neither a dim of " + where +
+                               ".dims nor a number > 0");
+        }
+        refs.push_back(std::move(ref));
+      }
+      if (refs.size() != main.at(name).size())
+        return fail(item.second, where + ".shapes gives '" + name + "' " + std::to_string(refs.size()) +
+                                     " dims but shapes." + device + " " + std::to_string(main.at(name).size()) +
+                                     ": a range changes dims, not ranks");
+      range.tensors[name] = std::move(refs);
+    }
+    for (const auto& name : names)
+      if (!range.tensors.count(name)) return fail(tensors, where + ".shapes lacks '" + name + "'");
+    for (const auto& [name, values] : range.dims)
+      if (!used.count(name)) return fail(dims, where + ".dims." + name + " is used by no tensor of " + where + ".shapes");
+    if (const YAML::Node draws = node["draws"]) {
+      int64_t count = 0;
+      if (!YAML::convert<int64_t>::decode(draws, count) || count < 1 || count > 64)
+        return fail(draws, where + ".draws is how many shapes an evaluation tries, 1 to 64 (default " +
+                               std::to_string(ShapeRange::kDefaultDraws) + ")");
+      range.draws = static_cast<uint32_t>(count);
+    }
+    return range;
   }
 
   // The floating inputs share one dtype, which the output has (the reference yields it).
@@ -479,11 +593,13 @@ Result<const Task*> TaskCatalog::find(std::string_view name) const {
                                          std::to_string(tasks_.size()) + " tasks are " + known);
 }
 
-Task at_second_shapes(const Task& task, DeviceKind device) {
+Task at_shapes(const Task& task, DeviceKind device, const std::map<std::string, std::vector<int64_t>>& shapes) {
   Task copy = task;
-  (device == DeviceKind::cuda ? copy.gpu_shapes : copy.cpu_shapes) = task.second_shapes(device);
+  (device == DeviceKind::cuda ? copy.gpu_shapes : copy.cpu_shapes) = shapes;
   return copy;
 }
+
+Task at_second_shapes(const Task& task, DeviceKind device) { return at_shapes(task, device, task.second_shapes(device)); }
 
 void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder out) {
   const auto& shapes = task.shapes(device);
@@ -513,6 +629,7 @@ void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder o
   }
   out.setFlops(estimate_flops(task, device));
   out.setMinBytes(estimate_min_bytes(task, device));
+  if (const ShapeRange* range = task.shape_range(device)) out.setShapeRange(range->describe());
 }
 
 double estimate_flops(const Task& task, DeviceKind device) {

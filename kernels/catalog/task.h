@@ -12,11 +12,13 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "messages/drk.capnp.h"
 #include "base/result.h"
+#include "kernels/catalog/shape_range.h"
+#include "messages/drk.capnp.h"
 
 namespace drk::kernels {
 
@@ -79,12 +81,20 @@ struct Task {
   // Evaluator runs one extra correctness trial that catches hard-coded shapes. Empty: none.
   std::map<std::string, std::vector<int64_t>> cpu_second_shapes;
   std::map<std::string, std::vector<int64_t>> gpu_second_shapes;
+  // Optional (`shape_range:`): per device, the shapes the task may be called at beyond these, from
+  // which every evaluation draws a few to try the candidate at (shape_range.h).
+  std::optional<ShapeRange> cpu_shape_range;
+  std::optional<ShapeRange> gpu_shape_range;
 
   const std::map<std::string, std::vector<int64_t>>& shapes(DeviceKind device) const {
     return device == DeviceKind::cuda ? gpu_shapes : cpu_shapes;
   }
   const std::map<std::string, std::vector<int64_t>>& second_shapes(DeviceKind device) const {
     return device == DeviceKind::cuda ? gpu_second_shapes : cpu_second_shapes;
+  }
+  const ShapeRange* shape_range(DeviceKind device) const {
+    const auto& range = device == DeviceKind::cuda ? gpu_shape_range : cpu_shape_range;
+    return range ? &*range : nullptr;
   }
   // Whether the task has shapes for `device`, so that it can be evaluated (and trained) there.
   bool runs_on(DeviceKind device) const { return !shapes(device).empty(); }
@@ -119,8 +129,10 @@ class TaskCatalog {
 // a task without shapes there is a fault of the caller (std::out_of_range).
 void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder out);
 
-// A copy of `task` whose `device` shapes are its second shapes (which must be declared), so that
+// A copy of `task` whose `device` shapes are `shapes` (the same tensors and ranks), so that
 // draw_inputs(), class_count() and the estimates work at them unchanged.
+Task at_shapes(const Task& task, DeviceKind device, const std::map<std::string, std::vector<int64_t>>& shapes);
+// at_shapes() at the task's second shapes (which must be declared).
 Task at_second_shapes(const Task& task, DeviceKind device);
 
 // C of an input drawn with kind `classes` at `device`'s shapes (0 for other kinds).

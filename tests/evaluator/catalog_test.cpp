@@ -431,3 +431,87 @@ DRK_TEST_CASE("malformed task files fail naming the file and the line") {
     DRK_CHECK(catalog.error().message.find(c.expected) != std::string::npos);
   }
 }
+
+namespace {
+
+const char* kRangeTask = R"yaml(name: rows
+title: Rows
+origin: "test"
+family: elementwise
+inputs:
+  - {name: x, dtype: float32, draw: {kind: normal, mean: 0.0, stddev: 1.0}}
+outputs: [y]
+reference: "relu(x)"
+params:
+  stages: "v > 0.0f ? v : 0.0f"
+shapes:
+  cpu: {x: [4, 8], y: [4, 8]}
+shape_range:
+  cpu:
+    dims: {R: {from: 1, to: 9, step: 2}, C: [8, 33]}
+    shapes: {x: [R, C], y: [R, C]}
+    draws: 3
+)yaml";
+
+}  // namespace
+
+DRK_TEST_CASE("a shape range: its dims and corners, distinct draws by seed, and errors that name the line") {
+  auto loaded = load_edited(kRangeTask, "rows.yaml", "draws: 3", "draws: 3");
+  DRK_REQUIRE_MESSAGE(loaded.ok(), (loaded.ok() ? "" : loaded.error().message));
+  const Task& task = loaded->tasks()[0];
+  const ShapeRange* range = task.shape_range(DeviceKind::cpu);
+  DRK_REQUIRE(range != nullptr);
+  DRK_CHECK(task.shape_range(DeviceKind::cuda) == nullptr);
+  DRK_CHECK(range->dims.at("R").count() == 5);  // 1, 3, 5, 7, 9
+  DRK_CHECK(range->size() == 10);
+  DRK_CHECK(range->smallest().at("x") == Shape{1, 8});
+  DRK_CHECK(range->largest().at("y") == Shape{9, 33});
+  DRK_CHECK(range->describe() == "C in {8, 33}, R 1..9 by 2; x [R, C], y [R, C]; 3 drawn of 10");
+
+  const auto drawn = range->draw(42);
+  DRK_REQUIRE(drawn.size() == 3);
+  std::set<Shape> distinct;
+  for (const auto& shapes : drawn) {
+    const Shape& x = shapes.at("x");
+    DRK_CHECK(x == shapes.at("y"));
+    DRK_CHECK((x[0] >= 1 && x[0] <= 9 && x[0] % 2 == 1));
+    DRK_CHECK((x[1] == 8 || x[1] == 33));
+    distinct.insert(x);
+  }
+  DRK_CHECK(distinct.size() == 3);
+  DRK_CHECK(range->draw(42) == drawn);
+  bool other_seed_differs = false;
+  for (uint64_t seed = 1; seed < 8 && !other_seed_differs; ++seed) other_seed_differs = range->draw(seed) != drawn;
+  DRK_CHECK(other_seed_differs);
+  // A range smaller than the draws is tried whole, each shape once.
+  auto small = load_edited(kRangeTask, "rows.yaml", "{from: 1, to: 9, step: 2}", "[4]");
+  DRK_REQUIRE(small.ok());
+  DRK_CHECK(small->tasks()[0].shape_range(DeviceKind::cpu)->draw(7).size() == 2);
+  // At a drawn shape the task is the same task with those shapes.
+  const Task at = at_shapes(task, DeviceKind::cpu, drawn[0]);
+  DRK_CHECK(at.cpu_shapes.at("x") == drawn[0].at("x"));
+  DRK_CHECK(draw_inputs(at, DeviceKind::cpu, 3)[0].sizes().vec() == drawn[0].at("x"));
+
+  struct Case {
+    std::string from, to, expected;
+  };
+  for (const Case& c : {
+           Case{"step: 2}", "step: 0}", "a range is {from: A, to: B, step: S} with 0 < A <= B and S > 0"},
+           Case{"C: [8, 33]", "C: [8, 0]", "shape_range.cpu.dims.C lists '0'"},
+           Case{"shapes: {x: [R, C], y: [R, C]}", "shapes: {x: [R, Q], y: [R, C]}", "'Q' is neither a dim"},
+           Case{"shapes: {x: [R, C], y: [R, C]}", "shapes: {x: [R, C]}", "shape_range.cpu.shapes lacks 'y'"},
+           Case{"shapes: {x: [R, C], y: [R, C]}", "shapes: {x: [R, C, 2], y: [R, C, 2]}", "changes dims, not ranks"},
+           Case{"shapes: {x: [R, C], y: [R, C]}", "shapes: {x: [R, 8], y: [R, 8]}", "shape_range.cpu.dims.C is used by no tensor"},
+           Case{"shapes: {x: [R, C], y: [R, C]}", "shapes: {x: [R, C], y: [R, 8]}", "but output 'y' is declared [9, 8]"},
+           Case{"draws: 3", "draws: 0", "draws is how many shapes an evaluation tries, 1 to 64"},
+           Case{"draws: 3", "samples: 3", "shape_range.cpu.samples is unknown"},
+           Case{"shape_range:\n  cpu:", "shape_range:\n  cuda:", "shape_range.cuda is given but shapes.cuda is not"},
+       }) {
+    DRK_INFO(c.to);
+    auto refused = load_edited(kRangeTask, "rows.yaml", c.from, c.to);
+    DRK_REQUIRE_FALSE(refused.ok());
+    DRK_INFO(refused.error().message);
+    DRK_CHECK(refused.error().message.find("rows.yaml:") != std::string::npos);
+    DRK_CHECK(refused.error().message.find(c.expected) != std::string::npos);
+  }
+}

@@ -202,6 +202,61 @@ DRK_TEST_CASE("a hang is killed at its deadline, and the next evaluation succeed
   check_next_evaluation_succeeds();
 }
 
+namespace {
+
+// A ReLU for `relu` whose behaviour outside the shapes it was written for is `outside`: a
+// statement run when the input is neither the task's 256 x 4096 nor its second 259 x 4099.
+std::string relu_for_two_shapes(const std::string& outside) {
+  return R"(#include "drk_kernel.h"
+DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor* inputs, int32_t, drk_tensor* outputs, int32_t) {
+  const int64_t rows = inputs[0].shape[0], cols = inputs[0].shape[1];
+  const float* x = static_cast<const float*>(inputs[0].data);
+  float* y = static_cast<float*>(outputs[0].data);
+  const bool known = (rows == 256 && cols == 4096) || (rows == 259 && cols == 4099);
+  if (!known) {
+    )" + outside + R"(
+  }
+  for (int64_t i = 0; i < rows * cols; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  return DRK_OK;
+}
+)";
+}
+
+}  // namespace
+
+DRK_TEST_CASE("relu's shape range: every drawn shape handled, declined, or answered wrong") {
+  auto general = evaluate("relu", "relu.cpp");
+  auto evidence = general->result.getEvidence();
+  DRK_CHECK(general->result.getCorrect());
+  DRK_CHECK(evidence.getRangeShapesTried() == 4);
+  DRK_CHECK(evidence.getRangeShapesHandled() == 4);
+  DRK_CHECK(evidence.getRangeShapesDeclined() == 0);
+  DRK_CHECK(evidence.getRangeShapeWrong().size() == 0);
+
+  // Specialised to the task's shapes: correct and timed, every drawn shape declined.
+  auto specialised = evaluate_on(engine(), "relu", "declines_range.cpp", relu_for_two_shapes("return DRK_E_UNSUPPORTED_SHAPE;"));
+  evidence = specialised->result.getEvidence();
+  DRK_CHECK_MESSAGE(specialised->result.getCorrect(), specialised->result.getErrorText().cStr());
+  DRK_CHECK(specialised->result.getSpeedup() > 0);
+  DRK_CHECK(evidence.getRangeShapesTried() == 4);
+  DRK_CHECK(evidence.getRangeShapesHandled() == 0);
+  DRK_CHECK(evidence.getRangeShapesDeclined() == 4);
+
+  // Accepts every shape but fills the others with zeros: wrong at the first drawn shape it gets
+  // wrong, which ends the draws and makes the result incorrect.
+  auto fixed = evaluate_on(engine(), "relu", "zeros_off_its_shapes.cpp",
+                           relu_for_two_shapes("for (int64_t i = 0; i < rows * cols; ++i) y[i] = 0.0f;\n    return DRK_OK;"));
+  evidence = fixed->result.getEvidence();
+  const std::string wrong = evidence.getRangeShapeWrong().cStr();
+  DRK_INFO(wrong);
+  DRK_CHECK_FALSE(fixed->result.getCorrect());
+  DRK_CHECK(wrong.find("drawn from the range (x [") != std::string::npos);
+  DRK_CHECK(std::string(fixed->result.getErrorText().cStr()) == wrong);
+  DRK_CHECK(evidence.getRangeShapesTried() >= 1);
+  DRK_CHECK(evidence.getRangeShapesHandled() < evidence.getRangeShapesTried());
+  DRK_CHECK(fixed->result.getSpeedup() == 0.0);
+}
+
 DRK_TEST_CASE("an output left unwritten shows as poisoned evidence") {
   auto e = evaluate("relu", "leaves_output_unwritten.cpp");
   DRK_CHECK_FALSE(e->result.getCorrect());

@@ -114,6 +114,9 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
               << "correct     " << (r.getCorrect() ? "yes" : "no") << " (" << r.getTrialsPassed() << "/" << r.getTrials()
               << " trials), max abs error " << r.getMaxAbsError() << ", max rel error " << r.getMaxRelError() << "\n";
     if (r.getErrorText().size() > 0) std::cout << "error       " << r.getErrorText().cStr() << "\n";
+    if (e.getRangeShapesTried() > 0)
+      std::cout << "shapes      " << e.getRangeShapesHandled() << " of " << e.getRangeShapesTried()
+                << " drawn from the task's range handled, " << e.getRangeShapesDeclined() << " declined\n";
     std::cout << "candidate   " << timing_line(r.getCandidateTiming()) << "\n"
               << "reference   " << timing_line(r.getReferenceTiming()) << "\n"
               << "baseline    " << r.getReferenceBuild().cStr()

@@ -54,7 +54,8 @@ Json reward_formula_json(const oracle::RewardWeights& weights) {
   return Json{{"formula",
                "0 unless compiled, honest and correct; else correct + speedup * min(speedup, speedup_cap) + "
                "coverage * coverage_fraction + memory * 1/(1 + held_mb/memory_scale_mb) + energy * "
-               "min(energy_ratio, energy_cap) + convergence * convergence_ratio"},
+               "min(energy_ratio, energy_cap) + convergence * convergence_ratio, times 1 - shapes * (1 - "
+               "(1 + range_shapes_handled) / (1 + range_shapes_tried)) where the task has a shape range"},
               {"weights",
                {{"correct", weights.correct},
                 {"speedup", weights.speedup},
@@ -64,7 +65,8 @@ Json reward_formula_json(const oracle::RewardWeights& weights) {
                 {"memory_scale_mb", weights.memory_scale_mb},
                 {"energy", weights.energy},
                 {"energy_cap", weights.energy_cap},
-                {"convergence", weights.convergence}}}};
+                {"convergence", weights.convergence},
+                {"shapes", weights.shapes}}}};
 }
 
 Json evaluated_result(const EvaluateRequest& request, msg::Verdict::Reader verdict,

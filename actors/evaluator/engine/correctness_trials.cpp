@@ -184,67 +184,132 @@ Status CorrectnessTrials::rerun_with_finite_poison(EvaluationRun& run) {
   return {};
 }
 
-// One more trial at the task's second shapes (docs/tasks.md), after every trial passed at the
-// main ones. A candidate that ignores the shapes it is given (extents or strides fixed at compile
-// time) is right at the main shapes and wrong here: evidence secondShapeWrong, and the result is
-// not correct. A candidate that declines the shapes with a non-zero status (DRK_E_UNSUPPORTED_SHAPE)
-// is a specialised kernel, which KernelBench's fixed shapes allow: secondShapeStatus records it.
-// The trial uses buffer set 0's place before timing, which draws every set afresh.
-Status CorrectnessTrials::second_shape(EvaluationRun& run) {
-  if (run.task->second_shapes(run.shapes).empty()) return {};
+// One trial of the candidate at `shaped` (the task at other shapes) in buffer set 0's place, before
+// timing, which draws every set afresh. Ended: the result already says why (the sandbox crashed
+// or failed, or an input was changed), and is not correct.
+Result<CorrectnessTrials::ShapeTrial> CorrectnessTrials::trial_at(EvaluationRun& run, const kernels::Task& shaped,
+                                                                  const std::string& phase, uint64_t seed) {
   auto out = run.out;
-  const kernels::Task second_task = kernels::at_second_shapes(*run.task, run.shapes);
   EvaluationRun trial;
-  trial.task = &second_task;
+  trial.task = &shaped;
   trial.reference = run.reference;
   trial.shapes = run.shapes;
   trial.store = run.store;
-  trial.lay_out(make_layout(second_task, run.shapes, 1));
+  trial.lay_out(make_layout(shaped, run.shapes, 1));
   trial.tolerance = run.tolerance;
   trial.seed = run.seed;
   trial.out = out;
   trial.own_kernels = run.own_kernels;
-  if (auto s = trial.reserve(std::max(run.layout.bytes, trial.layout.bytes)); !s) return s;
-  std::string shapes;
-  for (const auto& input : second_task.inputs)
-    shapes += (shapes.empty() ? "" : ", ") + input.name + " " +
-              kernels::format_shape(second_task.shapes(run.shapes).at(input.name));
-  const std::string phase = "the second-shape trial (" + shapes + ")";
+  if (auto s = trial.reserve(std::max(run.layout.bytes, trial.layout.bytes)); !s) return s.error();
 
-  trial.write_inputs(0, mix(run.seed, 500));
+  trial.write_inputs(0, seed);
   trial.poison_outputs(0);
   auto answer = session_.call_once(trial);
+  ShapeTrial result;
   if (!answer) {
     if (!trial.sandbox_failed) return answer.error();
     run.sandbox_failed = true;
     out.setErrorText(phase + ": " + std::string(out.getErrorText().cStr()));
-    return {};
+    result.outcome = ShapeTrial::ended;
+    return result;
   }
-  auto evidence = out.getEvidence();
-  evidence.setSecondShapeChecked(true);
-  evidence.setSecondShapeStatus(answer->candidate_status);
-  if (answer->status == msg::SandboxStatus::RETURNED_ERROR) return {};
+  result.answered = true;
+  result.candidate_status = answer->candidate_status;
+  if (answer->status == msg::SandboxStatus::RETURNED_ERROR) {
+    result.outcome = ShapeTrial::declined;
+    return result;
+  }
   if (answer->status != msg::SandboxStatus::OK) {
     out.setSandbox(msg::SandboxOutcome::CRASHED);
     out.setErrorText(phase + ": " + answer->message);
     out.setCorrect(false);
-    return {};
+    result.outcome = ShapeTrial::ended;
+    return result;
   }
   const std::vector<at::Tensor> inputs = trial.pristine(0);
   auto reference = trial.expected_output(inputs);
   if (!reference) return reference.error();
   const auto& slot = trial.layout.sets[0].outputs[0];
-  Comparison c = compare_outputs(trial.view(slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
+  const Comparison c = compare_outputs(trial.view(slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
   if (trial.inputs_mutated(0, inputs)) {
-    evidence.setInputsMutated(true);
-    if (c.passed) c.first_failure = "an input differs from its pristine copy after the call (inputs are read-only)";
-  } else if (!c.passed) {
-    evidence.setSecondShapeWrong(phase + ": " + c.first_failure);
-  }
-  if (!c.passed || evidence.getInputsMutated()) {
-    out.setErrorText(phase + ": " + c.first_failure);
+    out.getEvidence().setInputsMutated(true);
+    out.setErrorText(phase + ": " + (c.passed ? "an input differs from its pristine copy after the call (inputs are "
+                                                "read-only)"
+                                              : c.first_failure));
     out.setCorrect(false);
+    result.outcome = ShapeTrial::ended;
+    return result;
   }
+  if (!c.passed) {
+    result.outcome = ShapeTrial::wrong;
+    result.failure = phase + ": " + c.first_failure;
+    out.setErrorText(result.failure);
+    out.setCorrect(false);
+    return result;
+  }
+  result.outcome = ShapeTrial::handled;
+  return result;
+}
+
+namespace {
+
+std::string shapes_text(const kernels::Task& task, kernels::DeviceKind device) {
+  std::string text;
+  for (const auto& input : task.inputs)
+    text += (text.empty() ? "" : ", ") + input.name + " " + kernels::format_shape(task.shapes(device).at(input.name));
+  return text;
+}
+
+}  // namespace
+
+// One more trial at the task's second shapes (docs/tasks.md), after every trial passed at the
+// main ones. A candidate that ignores the shapes it is given (extents or strides fixed at compile
+// time) is right at the main shapes and wrong here: evidence secondShapeWrong, and the result is
+// not correct. A candidate that declines the shapes with a non-zero status (DRK_E_UNSUPPORTED_SHAPE)
+// is a specialised kernel, which KernelBench's fixed shapes allow: secondShapeStatus records it.
+Status CorrectnessTrials::second_shape(EvaluationRun& run) {
+  if (run.task->second_shapes(run.shapes).empty()) return {};
+  const kernels::Task second_task = kernels::at_second_shapes(*run.task, run.shapes);
+  auto trial = trial_at(run, second_task, "the second-shape trial (" + shapes_text(second_task, run.shapes) + ")",
+                        mix(run.seed, 500));
+  if (!trial) return trial.error();
+  auto evidence = run.out.getEvidence();
+  if (trial->answered) {
+    evidence.setSecondShapeChecked(true);
+    evidence.setSecondShapeStatus(trial->candidate_status);
+  }
+  if (trial->outcome == ShapeTrial::wrong) evidence.setSecondShapeWrong(trial->failure);
+  return {};
+}
+
+// The task's shape range (docs/tasks.md, "Shape ranges"), after every trial passed at its shapes:
+// a few shapes drawn from the evaluation's secret seed, one trial at each. Declined shapes lower
+// the reward (oracle/reward.h); a wrong answer at a shape the candidate accepted makes the result
+// incorrect (rangeShapeWrong), as at the second shapes; the draws stop at the first such end.
+Status CorrectnessTrials::range_shapes(EvaluationRun& run) {
+  const kernels::ShapeRange* range = run.task->shape_range(run.shapes);
+  if (range == nullptr) return {};
+  auto evidence = run.out.getEvidence();
+  const std::vector<kernels::ShapeMap> drawn = range->draw(mix(run.seed, 600));
+  uint32_t tried = 0, handled = 0, declined = 0;
+  for (size_t i = 0; i < drawn.size(); ++i) {
+    const kernels::Task shaped = kernels::at_shapes(*run.task, run.shapes, drawn[i]);
+    const std::string phase = "shape " + std::to_string(i + 1) + " of " + std::to_string(drawn.size()) +
+                              " drawn from the range (" + shapes_text(shaped, run.shapes) + ")";
+    auto trial = trial_at(run, shaped, phase, mix(run.seed, 601 + i));
+    if (!trial) return trial.error();
+    if (trial->outcome == ShapeTrial::ended) break;
+    ++tried;
+    if (trial->outcome == ShapeTrial::handled) ++handled;
+    if (trial->outcome == ShapeTrial::declined) ++declined;
+    if (trial->outcome == ShapeTrial::wrong) {
+      evidence.setRangeShapeWrong(trial->failure);
+      break;
+    }
+  }
+  evidence.setRangeShapesTried(tried);
+  evidence.setRangeShapesHandled(handled);
+  evidence.setRangeShapesDeclined(declined);
   return {};
 }
 

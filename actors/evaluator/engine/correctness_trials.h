@@ -13,6 +13,11 @@
 //                   (docs/tasks.md), one more trial at them in buffer set 0's place: a wrong or
 //                   unwritten output there is evidence secondShapeWrong and makes the result
 //                   incorrect; a non-zero status is recorded (secondShapeStatus) and changes nothing.
+//   range_shapes(): when every trial passed and the task declares a shape range for the device
+//                   (docs/tasks.md, "Shape ranges"), a trial at each of a few shapes drawn from it
+//                   with the evaluation's secret seed: rangeShapesTried, rangeShapesHandled,
+//                   rangeShapesDeclined; a wrong answer at a shape it accepted is rangeShapeWrong
+//                   and makes the result incorrect.
 //   after_timing(): a batch on freshly drawn inputs at the same addresses (the outputs keep the
 //                   previous inputs' answers, a finite second poison), then one with a few secret
 //                   input elements swapped, whose outputs must still be correct: catches results
@@ -27,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "actors/evaluator/engine/engine_clock.h"
 #include "actors/evaluator/engine/evaluation_run.h"
@@ -43,11 +49,22 @@ class CorrectnessTrials {
   // Sets trialsPassed and correct.
   Status run(EvaluationRun& run);
   Status second_shape(EvaluationRun& run);
+  Status range_shapes(EvaluationRun& run);
   // `candidate_calls`: the timed candidate batches' calls; the checking batches make at least as
   // many, and one per buffer set.
   Status after_timing(EvaluationRun& run, uint32_t candidate_calls);
 
  private:
+  struct ShapeTrial {
+    enum Outcome { handled, declined, wrong, ended } outcome = ended;
+    bool answered = false;          // the sandbox answered the call (crashed or not)
+    int32_t candidate_status = 0;   // what the candidate returned
+    std::string failure;            // wrong: the phase and the first mismatch
+  };
+  // One trial at `shaped` (the task at other shapes), inputs drawn from `seed`; `phase` names it in
+  // messages. ended: the result says why it is not correct (crash, sandbox failure, input changed).
+  Result<ShapeTrial> trial_at(EvaluationRun& run, const kernels::Task& shaped, const std::string& phase,
+                              uint64_t seed);
   Status rerun_with_finite_poison(EvaluationRun& run);
   // Checks the outputs of `set` against the reference on its pristine inputs; records evidence.
   Result<Comparison> check_set(EvaluationRun& run, uint32_t set);

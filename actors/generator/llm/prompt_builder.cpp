@@ -21,6 +21,7 @@ Conversation opening_conversation(const PromptTemplates& templates, const TaskBr
                                          {"inputs", task.inputs},
                                          {"outputs", task.outputs},
                                          {"reference", task.reference},
+                                         {"shapes", task.shapes},
                                          {"abi", templates.abi}});
   }
   return {{"system", templates.system}, {"user", std::move(first)}};

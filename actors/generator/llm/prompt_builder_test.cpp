@@ -3,7 +3,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include <capnp/message.h>
+
+#include "actors/generator/llm/task_brief.h"
 #include "base/temporary_directory.h"
+#include "kernels/catalog/task.h"
 #include "tests/doctest_drk.h"
 
 using namespace drk::generator;
@@ -37,6 +41,28 @@ DRK_TEST_CASE("turn 1 of a task of ours states its tensors, reference and the C 
   DRK_CHECK(text.find("y = max(x, 0)") != std::string::npos);
   DRK_CHECK(text.find("drk_kernel(const drk_context* ctx") != std::string::npos);
   DRK_CHECK(text.find("{{") == std::string::npos);
+}
+
+DRK_TEST_CASE("turn 1 says which shapes the kernel is called at: the task's shape range where it has one") {
+  auto templates = load_prompt_templates(default_prompts_directory());
+  DRK_REQUIRE(templates.ok());
+  auto catalog = drk::kernels::TaskCatalog::load(drk::kernels::TaskCatalog::default_directory());
+  DRK_REQUIRE(catalog.ok());
+  auto turn_one = [&](const std::string& name) {
+    capnp::MallocMessageBuilder message;
+    auto task = message.initRoot<drk::msg::Task>();
+    drk::kernels::fill_task_message(**catalog->find(name), drk::kernels::DeviceKind::cpu, task);
+    auto brief = task_brief(task.asReader(), "cuda");
+    DRK_REQUIRE(brief.ok());
+    return opening_conversation(*templates, *brief)[1].content;
+  };
+  const std::string relu = turn_one("relu");  // relu declares a range on the CPU
+  DRK_CHECK(relu.find("drawn from a range (C in {1, 3, 64, 1000, 4096, 4097}, R 1..512 by 1; x [R, C], y [R, C]") !=
+            std::string::npos);
+  DRK_CHECK(relu.find("DRK_E_UNSUPPORTED_SHAPE") != std::string::npos);
+  const std::string softmax = turn_one("softmax");
+  DRK_CHECK(softmax.find("Shapes: these, and one more trial at slightly larger shapes") != std::string::npos);
+  DRK_CHECK(softmax.find("drawn from a range") == std::string::npos);
 }
 
 DRK_TEST_CASE("a later turn carries the feedback, one group a line") {

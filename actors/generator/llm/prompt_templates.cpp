@@ -24,7 +24,7 @@ const std::vector<TemplateFile>& template_files() {
       {"task_kernelbench.md", &PromptTemplates::task_kernelbench, {"task", "device", "backend", "problem_source"}},
       {"task_native.md",
        &PromptTemplates::task_native,
-       {"task", "family", "device", "language", "inputs", "outputs", "reference", "abi"}},
+       {"task", "family", "device", "language", "inputs", "outputs", "reference", "shapes", "abi"}},
       {"abi.md", &PromptTemplates::abi, {}},
       {"feedback.md", &PromptTemplates::feedback, {"turn", "turns", "status", "feedback", "reward"}},
   };

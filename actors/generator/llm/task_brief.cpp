@@ -48,6 +48,13 @@ Result<TaskBrief> task_brief(msg::Task::Reader task, const std::string& kernelbe
   brief.inputs = tensor_lines(task.getInputs());
   brief.outputs = tensor_lines(task.getOutputs());
   brief.reference = task.getReference().cStr();
+  const std::string range = task.getShapeRange().cStr();
+  brief.shapes = range.empty()
+                     ? "these, and one more trial at slightly larger shapes checks that the kernel reads them from "
+                       "the tensors"
+                     : "these, and in each evaluation a few more drawn from a range (" + range +
+                           "): read the shapes from the tensors; return DRK_E_UNSUPPORTED_SHAPE for a shape you do "
+                           "not handle, which lowers the reward (a wrong answer fails the kernel)";
   return brief;
 }
 
