@@ -220,3 +220,35 @@ DRK_TEST_CASE("an archive whose results table predates the evaluation phases and
   sqlite3_finalize(query);
   sqlite3_close(db);
 }
+
+DRK_TEST_CASE("a task's tally counts the candidates tried at other shapes and those that did not handle them all") {
+  drk::testing::RunDir dir;
+  auto archive = Archive::open((dir.path() / "a.sqlite").string());
+  DRK_REQUIRE(archive.ok());
+  auto record_shapes = [&](const std::string& id, uint32_t tried, uint32_t handled, const char* failed_check) {
+    capnp::MallocMessageBuilder message;
+    auto verdict = message.initRoot<drk::msg::Scored>().initVerdict();
+    verdict.setHonest(failed_check == nullptr);
+    if (failed_check != nullptr) verdict.initFailedChecks(1)[0].setCode(failed_check);
+    auto result = verdict.initResult();
+    result.setCompiled(true);
+    result.setCorrect(failed_check == nullptr);
+    result.getEvidence().setRangeShapesTried(tried);
+    result.getEvidence().setRangeShapesHandled(handled);
+    auto candidate = result.initCandidate();
+    candidate.setId(id);
+    candidate.setTask("relu");
+    DRK_REQUIRE(archive->record_scored(message.getRoot<drk::msg::Scored>().asReader()).ok());
+  };
+  record_shapes("s0/relu/0/t1", 4, 4, nullptr);            // handled every drawn shape
+  record_shapes("s0/relu/1/t1", 4, 2, nullptr);            // declined two
+  record_shapes("s0/relu/2/t1", 1, 0, "hardcoded_shape");  // wrong at the first drawn shape
+  record_shapes("s0/relu/3/t1", 0, 0, "hardcoded_shape");  // wrong at the second shapes
+  record_shapes("s0/relu/4/t1", 0, 0, "outputs_unwritten");  // never tried at other shapes
+  auto tallies = archive->tallies();
+  DRK_REQUIRE(tallies.ok());
+  DRK_REQUIRE(tallies->size() == 1);
+  DRK_CHECK((*tallies)[0].candidates == 5);
+  DRK_CHECK((*tallies)[0].tried_at_other_shapes == 4);
+  DRK_CHECK((*tallies)[0].hardcoded_shapes == 3);
+}
