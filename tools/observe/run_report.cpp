@@ -66,7 +66,7 @@ std::string heading_for(const std::vector<RunHistory>& runs, const RunHistory& r
 std::string summary_section(const std::vector<RunHistory>& runs) {
   std::string html = "<section id=\"summary\">\n<h2>Runs</h2>\n<table>\n<tr><th>run</th><th>folder</th><th>steps</th>"
                      "<th>candidates</th><th>screened</th><th>hacks caught</th><th>last mean reward</th>"
-                     "<th>best speedup</th><th>tasks with a verified kernel</th></tr>\n";
+                     "<th>best speedup</th><th>tasks with a verified kernel</th><th>hard-coded shapes</th></tr>\n";
   for (const auto& run : runs) {
     double best = 0;
     std::set<std::string> tasks, with_kernel;  // a task judged on two devices has two rows
@@ -81,7 +81,13 @@ std::string summary_section(const std::vector<RunHistory>& runs) {
             cell(std::to_string(run.screened), true) + cell(std::to_string(run.hacked), true) +
             cell(run.steps.empty() ? "-" : number(run.steps.back().mean_reward, 3), true) +
             cell(with_kernel.empty() ? "-" : number(best, 2) + "x", true) +
-            cell(std::to_string(with_kernel.size()) + " of " + std::to_string(tasks.size()), true) + "</tr>\n";
+            cell(std::to_string(with_kernel.size()) + " of " + std::to_string(tasks.size()), true) +
+            cell(run.tried_at_other_shapes == 0
+                     ? "-"
+                     : number(100.0 * run.hardcoded_shapes / run.tried_at_other_shapes, 1) + " % of " +
+                           std::to_string(run.tried_at_other_shapes),
+                 true) +
+            "</tr>\n";
   }
   return html + "</table>\n</section>\n";
 }

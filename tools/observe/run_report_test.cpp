@@ -65,6 +65,27 @@ DRK_TEST_CASE("the report has every section, lists the hacks by check and escape
   DRK_CHECK(html.find("class=\"missing\"") == std::string::npos);
 }
 
+DRK_TEST_CASE("the run table gives the hard-coded-shape rate where candidates were tried at other shapes") {
+  RunDir plain_dir;
+  const std::string plain = drk::observe::render_run_report({recorded_run(plain_dir, "trloo", 1)});
+  DRK_CHECK(plain.find("<th>hard-coded shapes</th>") != std::string::npos);
+  RunDir dir;
+  drk::testing::write_topology(dir.path().string(), "trloo");
+  {
+    auto archive = Archive::open(Archive::default_path(dir.path().string()));
+    DRK_REQUIRE(archive);
+    record_candidate(*archive, {.id = "s0/relu", .task = "relu", .step = 0, .speedup = 1.0});
+    record_candidate(*archive, {.id = "s0/relu-fixed", .task = "relu", .step = 0, .honest = false,
+                                .failed_checks = {"hardcoded_shape"}});
+    record_step(*archive, 0, 0.5, 1.0);
+  }
+  auto history = drk::observe::read_run_history(dir.path().string());
+  DRK_REQUIRE_MESSAGE(history, history.error().message);
+  DRK_CHECK(history->tried_at_other_shapes == 1);
+  DRK_CHECK(history->hardcoded_shapes == 1);
+  DRK_CHECK(drk::observe::render_run_report({*history}).find("100.0 % of 1") != std::string::npos);
+}
+
 DRK_TEST_CASE("two runs give two series in every chart, named by their estimator") {
   RunDir trloo_dir, grpo_dir;
   const std::string html = drk::observe::render_run_report(
