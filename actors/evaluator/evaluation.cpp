@@ -310,7 +310,7 @@ Result<bool> parse_launch_latency(std::string_view text) {
   if (text == "included") return false;
   return make_error(Errc::invalid_argument, "'" + std::string(text) +
                                                 "' is no launch latency setting: included (the events time the "
-                                                "host's launches too, as KernelBench does) or hidden (the device's "
+                                                "host's launches too, the default) or hidden (the device's "
                                                 "work only, behind the launch hold)");
 }
 

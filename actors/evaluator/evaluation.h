@@ -124,7 +124,8 @@ struct EngineOptions {
   double cupti_disagreement_threshold = 0.02; // |event - CUPTI span| / event of the profiled calls beyond this is flagged
   // Time both sides behind the launch hold (cuda/launch_hold.h), so that events measure the
   // device's work without the host's launch latency (eval.launch_latency: hidden). Off: the
-  // events include it, as KernelBench's timing does.
+  // events include it, as KernelBench's first timer did (its current one hides launches shorter
+  // than the L2 thrash it queues before the start event; docs/gpu.md).
   bool hide_launch_latency = false;
   uint32_t energy_min_ms = 0;                 // energy per call (NVML) over >= this per side; 0: off
   bool hardware_metrics = false;              // DRAM/SM throughput, L2 hits, occupancy (CUPTI)
