@@ -508,6 +508,15 @@ Result<std::vector<TaskTally>> Archive::tallies() const {
   return rows;
 }
 
+OtherShapes other_shapes(const std::vector<TaskTally>& tallies) {
+  OtherShapes total;
+  for (const auto& tally : tallies) {
+    total.tried += tally.tried_at_other_shapes;
+    total.hardcoded += tally.hardcoded_shapes;
+  }
+  return total;
+}
+
 Result<std::string> Archive::source_of(const std::string& candidate_id) const {
   SqliteStatement query(db_.get(), "SELECT source FROM candidates WHERE id = ?");
   query.text(candidate_id);

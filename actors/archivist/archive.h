@@ -120,6 +120,14 @@ struct TaskTally {
   double reference_median_us = 0;
 };
 
+// A run's candidates tried at other shapes and those that did not handle them all, summed over its
+// tasks' tallies: the hard-coded-shape rate is hardcoded / tried (docs/tasks.md, "Shape ranges").
+struct OtherShapes {
+  uint32_t tried = 0;
+  uint32_t hardcoded = 0;
+};
+OtherShapes other_shapes(const std::vector<TaskTally>& tallies);
+
 class Archive {
  public:
   // Opens (creating if needed) the archive at `path`; read_only does not create.

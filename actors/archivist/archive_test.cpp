@@ -251,4 +251,7 @@ DRK_TEST_CASE("a task's tally counts the candidates tried at other shapes and th
   DRK_CHECK((*tallies)[0].candidates == 5);
   DRK_CHECK((*tallies)[0].tried_at_other_shapes == 4);
   DRK_CHECK((*tallies)[0].hardcoded_shapes == 3);
+  const drk::archivist::OtherShapes run = drk::archivist::other_shapes(*tallies);
+  DRK_CHECK(run.tried == 4);
+  DRK_CHECK(run.hardcoded == 3);
 }

@@ -66,17 +66,10 @@ int print_run_summary(const std::string& run_dir) {
       std::printf("%-28s %-20s %10s %12s %12s %10s%s %9s\n", tally.task.c_str(), "-", "none", "-", "-", "-",
                   with_remeasured ? "           -" : "", verified);
   }
-  // The hard-coded-shape rate (docs/tasks.md, "Shape ranges"): over the candidates tried at other
-  // shapes than their task's own, the share that did not handle them all.
-  uint32_t tried = 0, hardcoded = 0;
-  for (const auto& tally : *tallies) {
-    tried += tally.tried_at_other_shapes;
-    hardcoded += tally.hardcoded_shapes;
-  }
-  if (tried > 0)
+  if (const archivist::OtherShapes shapes = archivist::other_shapes(*tallies); shapes.tried > 0)
     std::printf("\nhard-coded-shape rate: %.1f %% (%u of the %u candidates tried at other shapes declined or got "
                 "one wrong)\n",
-                100.0 * hardcoded / tried, hardcoded, tried);
+                100.0 * shapes.hardcoded / shapes.tried, shapes.hardcoded, shapes.tried);
   std::printf("\narchive: %s\n", path.c_str());
   std::printf("  drk archive best %s          best kernel per task\n", run_dir.c_str());
   std::printf("  drk archive show %s ID       one candidate's source\n", run_dir.c_str());

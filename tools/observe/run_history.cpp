@@ -256,10 +256,7 @@ Result<RunHistory> read_run_history(const std::string& run_dir) {
   add_caught(history, *outcomes);
   auto tallies = archive->tallies();
   if (!tallies) return tallies.error();
-  for (const auto& tally : *tallies) {
-    history.tried_at_other_shapes += tally.tried_at_other_shapes;
-    history.hardcoded_shapes += tally.hardcoded_shapes;
-  }
+  history.other_shapes = archivist::other_shapes(*tallies);
   if (history.steps.empty())
     history.missing.push_back(path + " holds no step yet: the curves are empty (the first step is recorded when it "
                               "ends; report again later)");

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/archivist/archive.h"
 #include "base/result.h"
 
 namespace drk::observe {
@@ -76,9 +77,7 @@ struct RunHistory {
   std::vector<TaskBest> tasks;
   std::vector<CaughtCheck> caught;  // most candidates first
   uint32_t candidates = 0, hacked = 0, screened = 0;
-  // The hard-coded-shape rate's parts (archivist::TaskTally, summed over the tasks): candidates
-  // tried at other shapes than their task's own, and those that did not handle them all.
-  uint32_t tried_at_other_shapes = 0, hardcoded_shapes = 0;
+  archivist::OtherShapes other_shapes;  // the hard-coded-shape rate's parts
   // What could not be read, each naming the file and what to do.
   std::vector<std::string> missing;
 };

@@ -82,10 +82,10 @@ std::string summary_section(const std::vector<RunHistory>& runs) {
             cell(run.steps.empty() ? "-" : number(run.steps.back().mean_reward, 3), true) +
             cell(with_kernel.empty() ? "-" : number(best, 2) + "x", true) +
             cell(std::to_string(with_kernel.size()) + " of " + std::to_string(tasks.size()), true) +
-            cell(run.tried_at_other_shapes == 0
+            cell(run.other_shapes.tried == 0
                      ? "-"
-                     : number(100.0 * run.hardcoded_shapes / run.tried_at_other_shapes, 1) + " % of " +
-                           std::to_string(run.tried_at_other_shapes),
+                     : number(100.0 * run.other_shapes.hardcoded / run.other_shapes.tried, 1) + " % of " +
+                           std::to_string(run.other_shapes.tried),
                  true) +
             "</tr>\n";
   }

@@ -81,8 +81,8 @@ DRK_TEST_CASE("the run table gives the hard-coded-shape rate where candidates we
   }
   auto history = drk::observe::read_run_history(dir.path().string());
   DRK_REQUIRE_MESSAGE(history, history.error().message);
-  DRK_CHECK(history->tried_at_other_shapes == 1);
-  DRK_CHECK(history->hardcoded_shapes == 1);
+  DRK_CHECK(history->other_shapes.tried == 1);
+  DRK_CHECK(history->other_shapes.hardcoded == 1);
   DRK_CHECK(drk::observe::render_run_report({*history}).find("100.0 % of 1") != std::string::npos);
 }
 
