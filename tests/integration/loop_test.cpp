@@ -137,8 +137,19 @@ DRK_TEST_CASE("every actor process SIGKILLed during a run is restarted and the r
       if (pid < 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     DRK_REQUIRE_MESSAGE(pid > 0, "no process for " << victim << "\n" << dir.read("output.txt"));
+    DRK_REQUIRE_MESSAGE(run.running(), "the run ended before " << victim << " was killed:\n" << dir.read("output.txt"));
     ::kill(pid, SIGKILL);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // The next kill waits for the supervisor to report this death: fixed pauses let a fast run
+    // reach its orderly shutdown (where deaths are not reported) before the last kill landed.
+    const std::string reported = "process '" + victim + "' (pid " + std::to_string(pid) + ") died";
+    for (int waited = 0; dir.read("output.txt").find(reported) == std::string::npos; waited += 20) {
+      const bool ended = !run.running();
+      const std::string output = dir.read("output.txt");
+      const bool still_waiting = (waited < kRunTimeoutMs && !ended) || output.find(reported) != std::string::npos;
+      DRK_REQUIRE_MESSAGE(still_waiting,
+                          "the supervisor did not report " << victim << "'s death:\n" << output);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
   const bool ended = run.wait_for(kRunTimeoutMs);
   const std::string output = dir.read("output.txt");
