@@ -1,6 +1,7 @@
 #include "actors/archivist/archive.h"
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -515,6 +516,24 @@ OtherShapes other_shapes(const std::vector<TaskTally>& tallies) {
     total.hardcoded += tally.hardcoded_shapes;
   }
   return total;
+}
+
+SuiteScores suite_scores(const std::vector<TaskTally>& tallies, const std::vector<BestKernel>& best) {
+  SuiteScores scores;
+  double log_sum = 0;
+  for (const auto& tally : tallies) {
+    ++scores.tasks;
+    double fastest = 0;
+    for (const auto& kernel : best)
+      if (kernel.task == tally.task) fastest = std::max(fastest, kernel.speedup);
+    if (fastest <= 0) continue;
+    ++scores.verified;
+    scores.fast_1_0 += fastest > 1.0;
+    scores.fast_1_2 += fastest > 1.2;
+    log_sum += std::log(fastest);
+  }
+  if (scores.verified > 0) scores.geomean_speedup = std::exp(log_sum / scores.verified);
+  return scores;
 }
 
 Result<std::string> Archive::source_of(const std::string& candidate_id) const {

@@ -128,6 +128,19 @@ struct OtherShapes {
 };
 OtherShapes other_shapes(const std::vector<TaskTally>& tallies);
 
+// KernelBench's suite scores over a run's tasks (every tally's task): Fast@p is the share whose
+// best verified kernel is faster than p times the reference (a task without one counts as not
+// fast); the geometric mean is over the tasks that have one. A task judged on several devices or
+// dtypes counts its best.
+struct SuiteScores {
+  uint32_t tasks = 0;
+  uint32_t verified = 0;     // tasks with a verified kernel
+  uint32_t fast_1_0 = 0;     // tasks faster than the reference
+  uint32_t fast_1_2 = 0;     // tasks faster than 1.2 times the reference
+  double geomean_speedup = 0;  // of the verified tasks' best speedups; 0 when none
+};
+SuiteScores suite_scores(const std::vector<TaskTally>& tallies, const std::vector<BestKernel>& best);
+
 class Archive {
  public:
   // Opens (creating if needed) the archive at `path`; read_only does not create.

@@ -1,5 +1,7 @@
 #include "actors/archivist/archive.h"
 
+#include <cmath>
+
 #include <capnp/message.h>
 
 
@@ -254,4 +256,24 @@ DRK_TEST_CASE("a task's tally counts the candidates tried at other shapes and th
   const drk::archivist::OtherShapes run = drk::archivist::other_shapes(*tallies);
   DRK_CHECK(run.tried == 4);
   DRK_CHECK(run.hardcoded == 3);
+}
+
+DRK_TEST_CASE("suite scores: Fast@p over every task, the geometric mean over the verified ones") {
+  using drk::archivist::BestKernel;
+  std::vector<drk::archivist::TaskTally> tallies(4);
+  tallies[0].task = "a";
+  tallies[1].task = "b";
+  tallies[2].task = "c";
+  tallies[3].task = "d";  // no verified kernel
+  std::vector<BestKernel> best(4);
+  best[0].task = "a", best[0].speedup = 0.5;
+  best[1].task = "b", best[1].speedup = 2.0;
+  best[2].task = "c", best[2].speedup = 1.1;
+  best[3].task = "c", best[3].speedup = 1.3;  // c judged in another dtype too: its best counts
+  const auto scores = drk::archivist::suite_scores(tallies, best);
+  DRK_CHECK(scores.tasks == 4);
+  DRK_CHECK(scores.verified == 3);
+  DRK_CHECK(scores.fast_1_0 == 2);
+  DRK_CHECK(scores.fast_1_2 == 2);
+  DRK_CHECK(scores.geomean_speedup == doctest::Approx(std::cbrt(0.5 * 2.0 * 1.3)));
 }

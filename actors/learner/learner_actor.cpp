@@ -218,6 +218,7 @@ class LearnerActor final : public runtime::Actor {
     auto state = schedule::read_checkpoint_state(run_dir);
     if (!state) throw std::runtime_error(state.error().describe());
     if (!state->has_value()) {
+      if (!settings_.init_policy.empty()) start_from(settings_.init_policy);
       checkpoint();
       return;
     }
@@ -239,6 +240,21 @@ class LearnerActor final : public runtime::Actor {
     for (size_t index = 0; index < reports_.size(); ++index) {
       (void)rollback_.observe(index == 0 ? 0 : reports_[index - 1].policy_version, reports_[index].mean_reward);
     }
+  }
+
+  // A warm start: the latest policy of another run (experiment.init_policy), checked at load to
+  // hold a checkpoint. A policy of another shape (another device's space) is a fault of the
+  // experiment that the load names.
+  void start_from(const std::string& other_run) {
+    auto state = schedule::read_checkpoint_state(other_run);
+    if (!state || !state->has_value())
+      throw std::runtime_error("experiment.init_policy '" + other_run + "' holds no policy checkpoint");
+    auto bytes = schedule::read_policy_version(other_run, (*state)->version);
+    if (!bytes) throw std::runtime_error("experiment.init_policy: " + bytes.error().describe());
+    if (auto loaded = policy_.load(*bytes); !loaded)
+      throw std::runtime_error("experiment.init_policy '" + other_run + "': " + loaded.error().message);
+    log::info() << "learner: starting from the policy of " << other_run << " (version " << (*state)->version
+                << ", after " << (*state)->step << " steps)";
   }
 
   void reset_optimizer() {
@@ -286,7 +302,8 @@ class LearnerActor final : public runtime::Actor {
     awaiting_advantages_ = false;
     received_ = 0;
     size_t next_generator = 0;
-    for (const kernels::Task* task : tasks_) {
+    for (size_t index : tasks_of_step(tasks_.size(), settings_.tasks_per_step, settings_.seed, step_)) {
+      const kernels::Task* task = tasks_[index];
       for (uint32_t sample = 0; sample < settings_.group_size; ++sample) {
         Rollout rollout;
         rollout.id = "s" + std::to_string(step_) + "/" + task->name + "/" + std::to_string(sample);

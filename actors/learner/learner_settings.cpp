@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/schedule/policy_checkpoint.h"
+
 namespace drk::learner {
 namespace {
 
@@ -99,6 +101,8 @@ Result<Settings> read_settings(const YAML::Node& experiment) {
   settings.advantage_timeout_ms =
       static_cast<int64_t>(1000.0 * setting<double>(experiment, "advantage_timeout_s", 60.0));
   settings.tasks_dir = setting<std::string>(experiment, "tasks_dir", kernels::TaskCatalog::default_directory());
+  settings.init_policy = setting<std::string>(experiment, "init_policy", "");
+  settings.tasks_per_step = setting<uint32_t>(experiment, "tasks_per_step", 0);
   const YAML::Node tasks = experiment["tasks"];
   if (tasks && tasks.IsSequence()) {
     settings.tasks = tasks.as<std::vector<std::string>>();
@@ -111,6 +115,15 @@ Result<Settings> read_settings(const YAML::Node& experiment) {
 Status learner_experiment_check(const YAML::Node& experiment) {
   auto settings = read_settings(experiment);
   if (!settings) return settings.error();
+  if (!settings->init_policy.empty()) {
+    auto state = schedule::read_checkpoint_state(settings->init_policy);
+    if (!state) return make_error(Errc::invalid_argument, "experiment.init_policy: " + state.error().message);
+    if (!state->has_value())
+      return make_error(Errc::invalid_argument,
+                        "experiment.init_policy '" + settings->init_policy +
+                            "' holds no policy checkpoint (policy/state.yaml): give the run_dir of a `drk run` "
+                            "that trained the embedded policy");
+  }
   return {};
 }
 
@@ -131,6 +144,8 @@ std::vector<runtime::ExperimentKey> learner_experiment_keys() {
           {"ppo_epochs", runtime::ValueKind::integer, "4"},
           {"tasks", runtime::ValueKind::text_or_list, "[relu, softmax]"},
           {"tasks_dir", runtime::ValueKind::text, "kernels/tasks"},
+          {"init_policy", runtime::ValueKind::text, "runs/pretrained"},
+          {"tasks_per_step", runtime::ValueKind::integer, "8", {}, 0},
           {"rollout_timeout_s", runtime::ValueKind::number, "180"},
           {"advantage_timeout_s", runtime::ValueKind::number, "60"},
           {"kl_max", runtime::ValueKind::number, "0.05"},

@@ -43,7 +43,11 @@ struct Settings {
   int64_t rollout_timeout_ms = 180'000;
   int64_t advantage_timeout_ms = 60'000;
   std::string tasks_dir;
+  // experiment.init_policy: a run directory whose latest policy this run starts from when its own
+  // directory holds no checkpoint yet (a warm start: the optimizer starts afresh, at version 0).
+  std::string init_policy;
   std::vector<std::string> tasks;  // empty: all
+  uint32_t tasks_per_step = 0;     // 0: every task every step (task_selection.h, tasks_of_step)
   std::vector<training::TrainingStage> stages;
   std::vector<StageSettings> stage_settings;  // one per stage
   PrsSettings prs;

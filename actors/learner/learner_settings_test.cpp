@@ -96,4 +96,21 @@ DRK_TEST_CASE("experiment.learner's bad values are refused at load, at their lin
   DRK_CHECK_MESSAGE(typo.find("typo.yaml:7: experiment.learner.tokenfile") != std::string::npos, typo);
 }
 
+DRK_TEST_CASE("experiment.init_policy must name a run directory that holds a policy checkpoint") {
+  testing::RunDir dir;
+  DRK_CHECK(learner_experiment_check(YAML::Load("{}")).ok());
+  const auto refused = learner_experiment_check(YAML::Load("init_policy: " + dir.file("no-run")));
+  DRK_REQUIRE(!refused.ok());
+  DRK_CHECK_MESSAGE(refused.error().message.find("experiment.init_policy '" + dir.file("no-run") +
+                                                 "' holds no policy checkpoint") != std::string::npos,
+                    refused.error().message);
+  dir.write("trained/policy/state.yaml", "version: 2\nstep: 3\nreports: []\n");
+  const auto accepted = learner_experiment_check(YAML::Load("init_policy: " + dir.file("trained")));
+  DRK_CHECK_MESSAGE(accepted.ok(), (accepted.ok() ? "" : accepted.error().message));
+  auto settings = settings_of("{init_policy: runs/a, tasks_per_step: 5}");
+  DRK_REQUIRE(settings.ok());
+  DRK_CHECK(settings->init_policy == "runs/a");
+  DRK_CHECK(settings->tasks_per_step == 5);
+}
+
 }  // namespace drk::learner

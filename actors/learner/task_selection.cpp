@@ -1,5 +1,8 @@
 #include "actors/learner/task_selection.h"
 
+#include <numeric>
+#include <random>
+
 #include <capnp/message.h>
 
 #include "kernels/schedule/problem.h"
@@ -44,6 +47,17 @@ Result<TaskSelection> select_tasks(const kernels::TaskCatalog& catalog, const st
     selection.tasks.push_back(*task);
   }
   return selection;
+}
+
+std::vector<size_t> tasks_of_step(size_t task_count, size_t per_step, uint64_t seed, uint64_t step) {
+  std::vector<size_t> order(task_count);
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (per_step == 0 || per_step >= task_count) return order;
+  std::mt19937_64 random(seed);
+  for (size_t i = task_count - 1; i > 0; --i) std::swap(order[i], order[random() % (i + 1)]);
+  std::vector<size_t> chosen;
+  for (size_t k = 0; k < per_step; ++k) chosen.push_back(order[(step * per_step + k) % task_count]);
+  return chosen;
 }
 
 }  // namespace drk::learner

@@ -18,6 +18,7 @@
 // `device` or one the Generator cannot write, or an empty selection.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -40,6 +41,12 @@ using GeneratorCheck = std::function<Status(const kernels::Task&, kernels::Devic
 // The embedded policy's check: the task, described as its Generators receive it, is one the
 // scheduling space describes (kernels/schedule/problem.h).
 GeneratorCheck embedded_policy_renders();
+
+// The indices (into a run's `task_count` tasks) that step `step` plays when a step plays
+// `per_step` of them (experiment.tasks_per_step; 0, or at least task_count: all, in order). The
+// tasks are shuffled once by `seed` and taken in turn, `per_step` a step, so that every task is
+// played as often as any other within one each; a restarted Learner plays the same step again.
+std::vector<size_t> tasks_of_step(size_t task_count, size_t per_step, uint64_t seed, uint64_t step);
 
 Result<TaskSelection> select_tasks(const kernels::TaskCatalog& catalog, const std::vector<std::string>& names,
                                    kernels::DeviceKind device, const GeneratorCheck& can_generate = {});

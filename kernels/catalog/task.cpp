@@ -539,22 +539,39 @@ Tolerance Task::tolerance(DType dtype) const {
   return Tolerance{1e-4, 1e-4};
 }
 
-Result<TaskCatalog> TaskCatalog::load(const std::string& directory) {
-  std::error_code ec;
-  if (!fs::is_directory(directory, ec))
-    return make_error(Errc::not_found, "task directory '" + directory +
-                                           "' does not exist: set DRK_TASKS_DIR to the folder of the *.yaml tasks");
-  std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(directory, ec))
-    if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
-  std::sort(files.begin(), files.end());
-  if (files.empty()) return make_error(Errc::not_found, "task directory '" + directory + "' holds no *.yaml task");
+Result<Task> load_task_file(const std::string& path) { return TaskReader(path).read(); }
+
+Result<TaskCatalog> TaskCatalog::load(const std::string& directories) {
   TaskCatalog catalog;
-  for (const auto& file : files) {
-    auto task = TaskReader(file).read();
-    if (!task) return task.error();
-    catalog.tasks_.push_back(std::move(*task));
-  }
+  std::map<std::string, std::string> file_of;  // task name -> the file that declared it
+  size_t start = 0;
+  do {
+    const size_t end = std::min(directories.find(':', start), directories.size());
+    const std::string directory = directories.substr(start, end - start);
+    start = end + 1;
+    if (directory.empty()) continue;
+    std::error_code ec;
+    if (!fs::is_directory(directory, ec))
+      return make_error(Errc::not_found, "task directory '" + directory +
+                                             "' does not exist: set DRK_TASKS_DIR (or experiment.tasks_dir) to the "
+                                             "folder of the *.yaml tasks, several separated by ':'");
+    std::vector<std::string> files;
+    for (const auto& entry : fs::directory_iterator(directory, ec))
+      if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+    std::sort(files.begin(), files.end());
+    if (files.empty()) return make_error(Errc::not_found, "task directory '" + directory + "' holds no *.yaml task");
+    for (const auto& file : files) {
+      auto task = TaskReader(file).read();
+      if (!task) return task.error();
+      if (auto [earlier, fresh] = file_of.emplace(task->name, file); !fresh)
+        return make_error(Errc::invalid_argument, file + ": task '" + task->name + "' is already declared by " +
+                                                      earlier->second + ": give one of them another name");
+      catalog.tasks_.push_back(std::move(*task));
+    }
+  } while (start <= directories.size());
+  if (catalog.tasks_.empty())
+    return make_error(Errc::not_found, "no task directory is named ('" + directories +
+                                           "'): set DRK_TASKS_DIR or experiment.tasks_dir");
   std::sort(catalog.tasks_.begin(), catalog.tasks_.end(),
             [](const Task& a, const Task& b) { return a.name < b.name; });
   for (const Task& task : catalog.tasks_) {

@@ -105,10 +105,15 @@ struct Task {
   Tolerance output_tolerance() const { return tolerance(output_dtype); }
 };
 
+// Reads one task file as the catalog does; every error names the file and the line.
+Result<Task> load_task_file(const std::string& path);
+
 class TaskCatalog {
  public:
-  // Loads every *.yaml in `directory`. Fails on the first malformed file, naming it.
-  static Result<TaskCatalog> load(const std::string& directory);
+  // Loads every *.yaml in `directories`: one folder, or several separated by ':' (as $PATH), so
+  // that generated tasks sit beside the ported ones ("kernels/tasks:runs/generated"). Fails on the
+  // first malformed file, naming it, and on a task name that two files declare, naming both.
+  static Result<TaskCatalog> load(const std::string& directories);
   // kernels/tasks of the source tree, or $DRK_TASKS_DIR when set.
   static std::string default_directory();
 

@@ -90,3 +90,19 @@ DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is r
   DRK_REQUIRE(all_cuda.ok());
   DRK_CHECK(all_cuda->other_device.empty());
 }
+
+DRK_TEST_CASE("a step plays tasks_per_step tasks in a seeded turn that plays every task equally often") {
+  // 0, or as many as there are: every task, in order.
+  DRK_CHECK(learner::tasks_of_step(4, 0, 9, 3) == std::vector<size_t>{0, 1, 2, 3});
+  DRK_CHECK(learner::tasks_of_step(4, 7, 9, 3) == std::vector<size_t>{0, 1, 2, 3});
+  std::vector<size_t> played(10, 0);
+  for (uint64_t step = 0; step < 5; ++step) {
+    const auto chosen = learner::tasks_of_step(10, 4, 9, step);
+    DRK_REQUIRE(chosen.size() == 4);
+    DRK_CHECK(chosen == learner::tasks_of_step(10, 4, 9, step));  // a restarted Learner plays the same
+    for (size_t index : chosen) ++played[index];
+  }
+  // 5 steps of 4 out of 10: every task exactly twice.
+  for (size_t count : played) DRK_CHECK(count == 2);
+  DRK_CHECK(learner::tasks_of_step(10, 4, 9, 0) != learner::tasks_of_step(10, 4, 10, 0));
+}

@@ -1,5 +1,6 @@
-// drk tasks [show NAME | audit [NAME...]]: the task catalog (kernels/tasks/*.yaml) for people, and its audit
-// for degenerate tasks (kernels/catalog/task_audit.h).
+// drk tasks [show NAME | audit [NAME...] | generate --out DIR]: the task catalog (kernels/tasks/*.yaml) for
+// people, its audit for degenerate tasks (kernels/catalog/task_audit.h), and generated tasks
+// (kernels/catalog/task_generator.h).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "kernels/catalog/expression.h"
+#include "kernels/catalog/generated_task_writer.h"
 #include "kernels/catalog/kernelbench_problem.h"
 #include "kernels/catalog/task.h"
 #include "kernels/catalog/task_audit.h"
@@ -213,6 +215,39 @@ int audit(const kernels::TaskCatalog& catalog, const std::vector<std::string>& n
   return degenerate ? 1 : 0;
 }
 
+// What `drk tasks generate` was asked.
+struct GenerateTasksArgs {
+  std::string out;
+  kernels::TaskGeneratorOptions options;
+};
+
+int generate(const GenerateTasksArgs& args) {
+  auto drafts = kernels::generate_tasks(args.options);
+  if (!drafts) {
+    log::error() << "drk tasks generate: " << drafts.error().message;
+    return 1;
+  }
+  size_t name_width = 4;
+  for (const auto& draft : *drafts) name_width = std::max(name_width, draft.name.size());
+  size_t decided = 0;
+  auto written = kernels::write_generated_tasks(*drafts, args.out, {}, [&](const kernels::WrittenTask& task) {
+    ++decided;
+    std::cout << "[" << decided << "/" << drafts->size() << "] " << (task.kept ? "kept    " : "dropped ")
+              << pad(task.draft.name, name_width) << pad(task.draft.family, 12)
+              << (task.kept ? task.draft.recipe : task.reason) << std::endl;
+  });
+  if (!written) {
+    log::error() << "drk tasks generate: " << written.error().message;
+    return 1;
+  }
+  const auto kept = std::count_if(written->begin(), written->end(), [](const auto& task) { return task.kept; });
+  std::cout << kept << " of " << written->size() << " generated tasks kept in " << args.out
+            << " (each loads, runs on cpu and cuda, and passes the audit)\n"
+            << "train on them with --set experiment.tasks_dir=" << args.out
+            << " (beside the ported ones: kernels/tasks:" << args.out << ")\n";
+  return kept == 0 ? 1 : 0;
+}
+
 }  // namespace
 
 namespace {
@@ -318,6 +353,34 @@ void add_tasks_command(CLI::App& drk, Actions& actions) {
   audit_command->add_flag("--json", args->json, "one JSON object {device, degenerate, skipped: [...], tasks: [...]}");
   add_device_option(*audit_command, "--device", args->device, "the shapes to evaluate at (default cpu)");
   add_dir_option(*audit_command, *args);
+  auto generate_args = std::make_shared<GenerateTasksArgs>();
+  CLI::App* generate_command = list->add_subcommand(
+      "generate",
+      "write new tasks composed from the catalog's operations, for training beyond the ported suite\n"
+      "\n"
+      "Draws tasks of the families the scheduling space renders (so that the embedded policy trains on\n"
+      "them): elementwise chains of 1-4 pointwise operations; a linear layer or matmul with an epilogue\n"
+      "chain; softmax, log_softmax, rms_norm and layer_norm; sum, mean and max reductions; each at drawn\n"
+      "cpu and cuda shapes with second shapes. Every task is written to DIR/NAME.yaml, read back as the\n"
+      "catalog reads it and audited (docs/tasks.md); one that fails is removed again and listed with the\n"
+      "reason. Deterministic in --seed. Nothing in DIR is overwritten. Their float16 and bfloat16\n"
+      "variants (NAME@bfloat16) come with them, as for every float32 task.");
+  generate_command->add_option("--out", generate_args->out, "the directory to write the tasks to")
+      ->required()
+      ->type_name("DIR");
+  generate_command->add_option("--count", generate_args->options.count, "how many tasks to draw (default 32)")
+      ->type_name("N");
+  generate_command->add_option("--seed", generate_args->options.seed, "the draw's seed (default 1)")->type_name("S");
+  generate_command
+      ->add_option("--families", generate_args->options.families,
+                   "the families to draw, in turn (default: elementwise,gemm,rowwise,reduction)")
+      ->delimiter(',')
+      ->type_name("LIST");
+  generate_command
+      ->add_option("--prefix", generate_args->options.name_prefix,
+                   "the start of every task's name (default gen: gen_001_tanh_mul2)")
+      ->type_name("TEXT");
+  actions[generate_command] = [generate_args] { return generate(*generate_args); };
   actions[list] = [args] { return tasks(*args, TasksMode::list); };
   actions[show_command] = [args] { return tasks(*args, TasksMode::show); };
   actions[audit_command] = [args] { return tasks(*args, TasksMode::audit); };
