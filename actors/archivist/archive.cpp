@@ -518,14 +518,20 @@ OtherShapes other_shapes(const std::vector<TaskTally>& tallies) {
   return total;
 }
 
-SuiteScores suite_scores(const std::vector<TaskTally>& tallies, const std::vector<BestKernel>& best) {
+SuiteScores suite_scores(const std::vector<TaskTally>& tallies, const std::vector<BestKernel>& best,
+                         bool against_median) {
   SuiteScores scores;
   double log_sum = 0;
   for (const auto& tally : tallies) {
     ++scores.tasks;
     double fastest = 0;
-    for (const auto& kernel : best)
-      if (kernel.task == tally.task) fastest = std::max(fastest, kernel.speedup);
+    for (const auto& kernel : best) {
+      if (kernel.task != tally.task) continue;
+      const double speedup = !against_median          ? kernel.speedup
+                             : kernel.candidate_us > 0 ? tally.reference_median_us / kernel.candidate_us
+                                                       : 0;
+      fastest = std::max(fastest, speedup);
+    }
     if (fastest <= 0) continue;
     ++scores.verified;
     scores.fast_1_0 += fastest > 1.0;

@@ -131,7 +131,9 @@ OtherShapes other_shapes(const std::vector<TaskTally>& tallies);
 // KernelBench's suite scores over a run's tasks (every tally's task): Fast@p is the share whose
 // best verified kernel is faster than p times the reference (a task without one counts as not
 // fast); the geometric mean is over the tasks that have one. A task judged on several devices or
-// dtypes counts its best.
+// dtypes counts its best. `against_median`: each best kernel's time against the task's median
+// reference time over the run (the summary's "vs median"), which one slow reference measurement
+// cannot inflate, instead of its own evaluation's speedup.
 struct SuiteScores {
   uint32_t tasks = 0;
   uint32_t verified = 0;     // tasks with a verified kernel
@@ -139,7 +141,8 @@ struct SuiteScores {
   uint32_t fast_1_2 = 0;     // tasks faster than 1.2 times the reference
   double geomean_speedup = 0;  // of the verified tasks' best speedups; 0 when none
 };
-SuiteScores suite_scores(const std::vector<TaskTally>& tallies, const std::vector<BestKernel>& best);
+SuiteScores suite_scores(const std::vector<TaskTally>& tallies, const std::vector<BestKernel>& best,
+                         bool against_median = false);
 
 class Archive {
  public:

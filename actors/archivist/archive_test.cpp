@@ -276,4 +276,13 @@ DRK_TEST_CASE("suite scores: Fast@p over every task, the geometric mean over the
   DRK_CHECK(scores.fast_1_0 == 2);
   DRK_CHECK(scores.fast_1_2 == 2);
   DRK_CHECK(scores.geomean_speedup == doctest::Approx(std::cbrt(0.5 * 2.0 * 1.3)));
+  // Against each task's median reference time: b's 2.0 came from one slow reference measurement.
+  tallies[0].reference_median_us = 50, best[0].candidate_us = 100;  // 0.5
+  tallies[1].reference_median_us = 100, best[1].candidate_us = 90;  // 1.11
+  tallies[2].reference_median_us = 130, best[2].candidate_us = 100, best[3].candidate_us = 200;  // 1.3, 0.65
+  const auto robust = drk::archivist::suite_scores(tallies, best, /*against_median=*/true);
+  DRK_CHECK(robust.verified == 3);
+  DRK_CHECK(robust.fast_1_0 == 2);
+  DRK_CHECK(robust.fast_1_2 == 1);
+  DRK_CHECK(robust.geomean_speedup == doctest::Approx(std::cbrt(0.5 * (100.0 / 90.0) * 1.3)));
 }

@@ -246,7 +246,7 @@ class Drawer {
     draft.tensors = {{"x", names}, {"y", out}};
     draft.cpu_dims = {{"A", pick<int64_t>({8, 16, 32})}, {"B", pick<int64_t>({64, 128, 256})}, {"C", pick<int64_t>({127, 255, 512})}};
     draft.cuda_dims = {{"A", pick<int64_t>({64, 128})}, {"B", pick<int64_t>({1024, 4096})}, {"C", pick<int64_t>({1023, 4095})}};
-    draft.cpu_dims["ONE"] = draft.cuda_dims["ONE"] = 1;
+    if (keepdim) draft.cpu_dims["ONE"] = draft.cuda_dims["ONE"] = 1;
     if (op != "max") draft.tolerance = "{atol: 1.0e-4, rtol: 1.0e-4}";
     return draft;
   }
@@ -270,7 +270,30 @@ std::string second_shapes_line(const Draft& draft, const Dims& dims) {
   return shapes_line(draft.tensors, moved, 0);
 }
 
-std::string yaml_of(const Draft& draft, const std::string& name, uint64_t seed, size_t index) {
+// A range per dim from 1 to its size at these shapes; a kept dim of 1 is the number 1.
+std::string shape_range_lines(const Draft& draft, const Dims& dims, uint32_t draws) {
+  std::string text = "    dims: {";
+  bool first = true;
+  for (const auto& [name, size] : dims) {
+    if (name == "ONE") continue;
+    text += (first ? "" : ", ") + name + ": {from: 1, to: " + std::to_string(size) + ", step: 1}";
+    first = false;
+  }
+  text += "}\n    shapes: {";
+  for (size_t i = 0; i < draft.tensors.size(); ++i) {
+    text += (i ? ", " : "") + draft.tensors[i].name + ": [";
+    for (size_t d = 0; d < draft.tensors[i].dims.size(); ++d) {
+      const std::string& dim = draft.tensors[i].dims[d];
+      text += (d ? ", " : "") + (dim == "ONE" ? std::string("1") : dim);
+    }
+    text += "]";
+  }
+  return text + "}\n    draws: " + std::to_string(draws) + "\n";
+}
+
+std::string yaml_of(const Draft& draft, const std::string& name, const TaskGeneratorOptions& options,
+                    size_t index) {
+  const uint64_t seed = options.seed;
   std::string text;
   text += "# Written by `drk tasks generate --seed " + std::to_string(seed) + "` (docs/tasks.md, \"Generated tasks\").\n";
   text += "name: " + name + "\n";
@@ -289,6 +312,11 @@ std::string yaml_of(const Draft& draft, const std::string& name, uint64_t seed, 
   text += "second_shapes:\n";
   text += "  cpu: " + second_shapes_line(draft, draft.cpu_dims) + "\n";
   text += "  cuda: " + second_shapes_line(draft, draft.cuda_dims) + "\n";
+  if (options.shape_ranges) {
+    text += "shape_range:\n";
+    text += "  cpu:\n" + shape_range_lines(draft, draft.cpu_dims, options.range_draws);
+    text += "  cuda:\n" + shape_range_lines(draft, draft.cuda_dims, options.range_draws);
+  }
   if (!draft.tolerance.empty()) text += "tolerances:\n  float32: " + draft.tolerance + "\n";
   return text;
 }
@@ -330,7 +358,7 @@ Result<std::vector<GeneratedTask>> generate_tasks(const TaskGeneratorOptions& op
     char number[24];
     std::snprintf(number, sizeof number, "%03zu", tasks.size() + 1);
     const std::string name = options.name_prefix + "_" + number + "_" + draft.slug;
-    tasks.push_back({name, draft.family, draft.recipe, yaml_of(draft, name, options.seed, tasks.size() + 1)});
+    tasks.push_back({name, draft.family, draft.recipe, yaml_of(draft, name, options, tasks.size() + 1)});
   }
   return tasks;
 }

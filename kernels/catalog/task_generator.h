@@ -10,7 +10,8 @@
 //   - rowwise: softmax, log_softmax, rms_norm or layer_norm over drawn dims and shapes;
 //   - reduction: sum, mean or max over a drawn dim, with or without keepdim.
 // Every task gets CPU shapes (well under a second on one core), CUDA shapes (tens of megabytes
-// to a few hundred per tensor) and second shapes (every dim + 3) for the hard-coded-shape trial.
+// to a few hundred per tensor) and second shapes (every dim + 3) for the hard-coded-shape trial;
+// with `shape_ranges`, a shape range per device as well.
 // The float16 and bfloat16 variants come from the catalog as for any float32 task.
 //
 // The result is YAML text, not yet checked: generated_task_writer.h writes it, loads it with the
@@ -38,6 +39,11 @@ struct TaskGeneratorOptions {
   size_t count = 32;                       // tasks drawn (before dropping invalid ones)
   std::vector<std::string> families = generated_families();  // drawn in turn, in this order
   std::string name_prefix = "gen";         // names are PREFIX_NNN_recipe
+  // Whether each task declares a shape range per device (docs/tasks.md, "Shape ranges"): every
+  // dim from 1 to its size at the task's shapes, so that a candidate is tried at drawn shapes up
+  // to the task's own; `range_draws` shapes per evaluation.
+  bool shape_ranges = false;
+  uint32_t range_draws = 3;
 };
 
 struct GeneratedTask {

@@ -78,6 +78,30 @@ DRK_TEST_CASE("every generated task loads, runs on both devices with second shap
   }
 }
 
+DRK_TEST_CASE("with shape ranges, every generated task declares one per device up to its own shapes") {
+  RunDir dir;
+  TaskGeneratorOptions options;
+  options.seed = 4;
+  options.count = 12;
+  options.shape_ranges = true;
+  auto drafts = generate_tasks(options);
+  DRK_REQUIRE(drafts.ok());
+  auto written = write_generated_tasks(*drafts, dir.path().string());
+  DRK_REQUIRE(written.ok());
+  for (const auto& generated : *written) {
+    DRK_REQUIRE_MESSAGE(generated.kept, generated.draft.name << ": " << generated.reason << "\n" << generated.draft.yaml);
+    auto task = load_task_file(generated.path);
+    DRK_REQUIRE(task.ok());
+    for (auto device : {DeviceKind::cpu, DeviceKind::cuda}) {
+      const ShapeRange* range = task->shape_range(device);
+      DRK_REQUIRE(range != nullptr);
+      DRK_CHECK(range->draws == 3);
+      DRK_CHECK(range->largest() == task->shapes(device));
+      for (const auto& [name, values] : range->dims) DRK_CHECK(values.smallest() == 1);
+    }
+  }
+}
+
 DRK_TEST_CASE("the writer drops a degenerate or malformed draft with its reason and never overwrites") {
   RunDir dir;
   TaskGeneratorOptions options;

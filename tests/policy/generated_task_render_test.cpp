@@ -1,6 +1,7 @@
 // Generated tasks are trainable: each renders, through the message a Generator gets, to a C++
 // kernel (a random point of its family's CPU space) that compiles and agrees with the task's
-// LibTorch reference within its tolerance, at its shapes and at its second shapes. This is what
+// LibTorch reference within its tolerance, at its shapes, at its second shapes and (for tasks
+// generated with shape ranges) at its range's smallest corner, every dim 1. This is what
 // ties each pointwise operation's C stage to its reference-language twin.
 #include <ATen/ATen.h>
 
@@ -46,16 +47,18 @@ struct RenderedCase {
 
 }  // namespace
 
-DRK_TEST_CASE("every generated task renders to a kernel that matches its LibTorch reference, at both shape sets") {
+DRK_TEST_CASE("every generated task renders to a kernel that matches its LibTorch reference, at every shape set it has") {
   drk::testing::RunDir dir;
   kernels::TaskGeneratorOptions options;
   options.seed = 7;
   options.count = 24;
+  options.shape_ranges = true;
   auto drafts = kernels::generate_tasks(options);
   DRK_REQUIRE(drafts.ok());
   // Enough elementwise chains beside them that every pointwise operation is rendered.
   options.name_prefix = "chain";
   options.families = {"elementwise"};
+  options.shape_ranges = false;
   auto chains = kernels::generate_tasks(options);
   DRK_REQUIRE(chains.ok());
   drafts->insert(drafts->end(), chains->begin(), chains->end());
@@ -85,6 +88,9 @@ DRK_TEST_CASE("every generated task renders to a kernel that matches its LibTorc
     cases.push_back({*task, task->name + " (shapes)", sources.size()});
     cases.push_back({kernels::at_second_shapes(*task, kernels::DeviceKind::cpu), task->name + " (second shapes)",
                      sources.size()});
+    if (const kernels::ShapeRange* range = task->shape_range(kernels::DeviceKind::cpu))
+      cases.push_back({kernels::at_shapes(*task, kernels::DeviceKind::cpu, range->smallest()),
+                       task->name + " (its range's smallest shapes)", sources.size()});
     sources.push_back(*source);
   }
   drk::testing::KernelHarness harness;

@@ -195,6 +195,58 @@ DRK_TEST_CASE("a step goes from rollout requests to an update, a checkpoint and 
   DRK_CHECK(requests_of_step(restarted_context, 0).empty());
 }
 
+DRK_TEST_CASE("init_policy starts a fresh run from another run's latest policy; tasks_per_step plays that many") {
+  TemporaryDirectory trained_dir;
+  {
+    // A run that trained one step: its version 1 differs from the seed's version 0.
+    auto context = make_context(trained_dir.path, "steps: 1");
+    auto actor = make_learner_actor(context.spec());
+    actor->on_start(context);
+    auto requests = requests_of_step(context, 0);
+    DRK_REQUIRE(requests.size() == 2);
+    answer(*actor, context, runtime::payload_of<msg::RolloutRequest>(requests[0]->envelope()).value(), {1.0, 2.0});
+    answer(*actor, context, runtime::payload_of<msg::RolloutRequest>(requests[1]->envelope()).value(), {0.0, 0.5});
+    testing::deliver(*actor, context, [](msg::Envelope::Builder envelope) {
+      auto advantages = runtime::init_payload<msg::Advantages>(envelope);
+      advantages.setStep(0);
+      auto items = advantages.initItems(4);
+      const char* ids[] = {"s0/relu/0", "s0/relu/0", "s0/relu/1", "s0/relu/1"};
+      for (unsigned index = 0; index < 4; ++index) {
+        items[index].setTrajectoryId(ids[index]);
+        items[index].setTurn(index % 2 + 1);
+        items[index].setAdvantage(index < 2 ? 1.0 : -1.0);
+      }
+    });
+    auto state = schedule::read_checkpoint_state(trained_dir.path);
+    DRK_REQUIRE(state.ok());
+    DRK_REQUIRE((*state)->version == 1);
+  }
+  auto trained = schedule::read_policy_version(trained_dir.path, 1);
+  auto seeded = schedule::read_policy_version(trained_dir.path, 0);
+  DRK_REQUIRE(trained.ok());
+  DRK_REQUIRE(seeded.ok());
+  DRK_REQUIRE(*trained != *seeded);
+
+  TemporaryDirectory fresh_dir;
+  auto context = make_context(fresh_dir.path, "init_policy: " + trained_dir.path +
+                                                  ", tasks: [relu, sigmoid, tanh], tasks_per_step: 1");
+  auto actor = make_learner_actor(context.spec());
+  actor->on_start(context);
+  auto weights = context.sent_of<msg::PolicyWeights>();
+  DRK_REQUIRE(!weights.empty());
+  auto first = runtime::payload_of<msg::PolicyWeights>(weights[0]->envelope()).value();
+  DRK_CHECK(first.getVersion() == 0);
+  const auto parameters = first.getParameters();
+  DRK_CHECK(std::string(reinterpret_cast<const char*>(parameters.begin()), parameters.size()) == *trained);
+  // One task of the three this step, played group_size (2) times.
+  auto requests = requests_of_step(context, 0);
+  DRK_REQUIRE(requests.size() == 2);
+  const std::string task =
+      runtime::payload_of<msg::RolloutRequest>(requests[0]->envelope()).value().getTask().getName().cStr();
+  DRK_CHECK(std::string(runtime::payload_of<msg::RolloutRequest>(requests[1]->envelope()).value().getTask().getName().cStr()) ==
+            task);
+}
+
 DRK_TEST_CASE("rollouts of a restarted or silent generator go to the next one") {
   TemporaryDirectory run_dir;
   auto context = make_context(run_dir.path);

@@ -66,10 +66,14 @@ int print_run_summary(const std::string& run_dir) {
       std::printf("%-28s %-20s %10s %12s %12s %10s%s %9s\n", tally.task.c_str(), "-", "none", "-", "-", "-",
                   with_remeasured ? "           -" : "", verified);
   }
-  if (const archivist::SuiteScores scores = archivist::suite_scores(*tallies, *best); scores.tasks > 0)
+  if (const archivist::SuiteScores scores = archivist::suite_scores(*tallies, *best); scores.tasks > 0) {
+    const archivist::SuiteScores robust = archivist::suite_scores(*tallies, *best, /*against_median=*/true);
     std::printf("\nFast@1.0: %u of %u tasks, Fast@1.2: %u of %u; geometric mean of the best speedups %.2fx (over "
                 "the %u tasks with a verified kernel)\n",
                 scores.fast_1_0, scores.tasks, scores.fast_1_2, scores.tasks, scores.geomean_speedup, scores.verified);
+    std::printf("vs median: Fast@1.0: %u of %u, Fast@1.2: %u of %u; geometric mean %.2fx\n", robust.fast_1_0,
+                robust.tasks, robust.fast_1_2, robust.tasks, robust.geomean_speedup);
+  }
   if (const archivist::OtherShapes shapes = archivist::other_shapes(*tallies); shapes.tried > 0)
     std::printf("\nhard-coded-shape rate: %.1f %% (%u of the %u candidates tried at other shapes declined or got "
                 "one wrong)\n",

@@ -380,6 +380,9 @@ void add_tasks_command(CLI::App& drk, Actions& actions) {
       ->add_option("--prefix", generate_args->options.name_prefix,
                    "the start of every task's name (default gen: gen_001_tanh_mul2)")
       ->type_name("TEXT");
+  generate_command->add_flag("--shape-ranges", generate_args->options.shape_ranges,
+                             "give every task a shape range per device: each dim from 1 to its size, "
+                             "3 shapes drawn per evaluation (docs/tasks.md, \"Shape ranges\")");
   actions[generate_command] = [generate_args] { return generate(*generate_args); };
   actions[list] = [args] { return tasks(*args, TasksMode::list); };
   actions[show_command] = [args] { return tasks(*args, TasksMode::show); };
