@@ -37,7 +37,21 @@ evaluate() {  # NAME [POLICY_RUN]
   [[ $# -gt 1 ]] && init=(--set "experiment.init_policy=$2")
   "$drk" run configs/quickstart.yaml --fresh --set "run_dir=$out/eval-$1" --set "experiment.tasks=[$held_out]" \
     --set experiment.steps=2 --set experiment.learning_rate=0 "${init[@]}" > "$out/eval-$1.txt" 2>&1
-  echo "== held out, $1: $(grep '^Fast@' "$out/eval-$1.txt")"
+  echo "== held out, $1: $(grep -E '^(mean reward|Fast@|vs median)' "$out/eval-$1.txt" | paste -sd' ' -)"
+  # Every candidate's speedup, not only each task's best: how good a typical sample of the policy is.
+  python3 - "$out/eval-$1/archive.sqlite" <<'PY'
+import math, sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+rows = db.execute("SELECT c.task, r.speedup FROM results r JOIN candidates c ON c.id = r.candidate_id "
+                  "WHERE r.correct AND r.speedup > 0").fetchall()
+by_task = {}
+for task, speedup in rows:
+    by_task.setdefault(task, []).append(math.log(speedup))
+geomean = lambda logs: math.exp(sum(logs) / len(logs))
+print("   geometric mean over %d verified candidates %.3fx; per task: %s" % (
+    len(rows), geomean([l for logs in by_task.values() for l in logs]),
+    ", ".join("%s %.2fx" % (task, geomean(logs)) for task, logs in sorted(by_task.items()))))
+PY
 }
 evaluate untrained
 evaluate ported "$out/ported"
