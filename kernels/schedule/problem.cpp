@@ -22,17 +22,12 @@ Result<std::vector<TensorShape>> read_tensors(const std::string& task, capnp::Li
     std::optional<Precision> dtype;
     if (spec.getDtype() == msg::DType::FLOAT32) dtype = Precision::float32;
     if (spec.getDtype() == msg::DType::FLOAT16) dtype = Precision::float16;
-    if (spec.getDtype() == msg::DType::BFLOAT16) {
-      return make_error(Errc::invalid_argument,
-                        "task '" + task + "' is bfloat16, which the embedded policy does not render (it renders "
-                        "float32 kernels, and float16 for the cuda gemm family): a language-model Generator or "
-                        "drk eval evaluates its candidates");
-    }
+    if (spec.getDtype() == msg::DType::BFLOAT16) dtype = Precision::bfloat16;
     if (!dtype || (precision && *precision != *dtype)) {
       return make_error(Errc::invalid_argument,
                         "task '" + task + "': tensor '" + std::string(spec.getName().cStr()) +
-                            "' breaks the rule of the embedded policy's kernels: every tensor float32, or every "
-                            "tensor float16 (int64 only for a cross_entropy task's class indices)");
+                            "' breaks the rule of the embedded policy's kernels: every tensor of one floating "
+                            "dtype (int64 only for a cross_entropy task's class indices)");
     }
     precision = dtype;
     tensors.push_back(std::move(tensor));
@@ -77,11 +72,12 @@ Result<Problem> problem_from_task(msg::Task::Reader task) {
   auto outputs = read_tensors(problem.task, task.getOutputs(), false, precision);
   if (!outputs) return outputs.error();
   problem.precision = precision.value_or(Precision::float32);
-  if (problem.precision == Precision::float16 && (problem.family != Family::gemm || problem.device != Device::cuda)) {
+  if (!renders_precision(problem.family, problem.device, problem.precision)) {
     return make_error(Errc::invalid_argument,
-                      "task '" + problem.task + "' is float16, which the embedded policy renders for the cuda gemm "
-                      "family only (it is a " + std::string(device_name(problem.device)) + " " +
-                          std::string(family_name(problem.family)) + " task)");
+                      "task '" + problem.task + "' is a " + std::string(precision_name(problem.precision)) + " " +
+                          std::string(device_name(problem.device)) + " " + std::string(family_name(problem.family)) +
+                          " task, which the embedded policy does not render (it renders " + rendered_precisions() +
+                          "): a language-model Generator or drk eval evaluates its candidates");
   }
   problem.inputs = std::move(*inputs);
   problem.outputs = std::move(*outputs);

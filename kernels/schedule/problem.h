@@ -4,10 +4,10 @@
 // tensor descriptors, so one rendered source serves every shape set of the task.
 //
 // Thread-safety: a plain value.
-// Errors: problem_from_task returns invalid_argument for an unknown family, for tensors that are
-// not all float32 or all float16 (a cross_entropy task's int64 class indices aside), and for
-// float16 tensors outside the cuda gemm family (the only space that renders half-precision
-// kernels), naming the task and the fix.
+// Errors: problem_from_task returns invalid_argument for an unknown family, for tensors that do
+// not share one floating dtype (a cross_entropy task's int64 class indices aside), and for a
+// dtype the family's space does not render on the device (space.h, renders_precision), naming
+// the task and the fix.
 #pragma once
 
 #include <cstdint>

@@ -277,10 +277,10 @@ Result<std::string> render(const Problem& problem, const Choice& choice) {
                       "a " + std::string(device_name(choice.device)) + " schedule cannot render task '" +
                           problem.task + "', which is evaluated on " + std::string(device_name(problem.device)));
   }
-  if (problem.precision == Precision::float16 && (choice.family != Family::gemm || choice.device != Device::cuda)) {
-    return make_error(Errc::invalid_argument, "task '" + problem.task +
-                                                  "' is float16: the embedded policy renders float16 kernels for the "
-                                                  "cuda gemm family only");
+  if (!renders_precision(choice.family, choice.device, problem.precision)) {
+    return make_error(Errc::invalid_argument, "task '" + problem.task + "' is " +
+                                                  std::string(precision_name(problem.precision)) +
+                                                  ": the embedded policy renders " + rendered_precisions());
   }
   if (auto status = validate(choice, problem.precision); !status) {
     return make_error(status.error().code, "task '" + problem.task + "': " + status.error().message);

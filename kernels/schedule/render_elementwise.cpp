@@ -1,18 +1,63 @@
 // Elementwise kernels: y[i] = stages(x[i]), fused in one pass or one pass per stage through a
-// workspace buffer (as eager execution does), over chunks fanned out to threads.
+// workspace buffer (as eager execution does), over chunks fanned out to threads; float32, or
+// float16 and bfloat16 computed in float32 (the workspace is float32 in every precision).
 #include "kernels/schedule/render_parts.h"
 #include "kernels/schedule/stages.h"
 
 namespace drk::schedule::detail {
 namespace {
 
+// Reading and writing elements as float: identities for float32 tensors (and the workspace);
+// for 16-bit tensors each element is widened to float and the result rounded to nearest even
+// once on the way out, as LibTorch's 16-bit kernels do. Overloaded on the pointer type, so one
+// map reads or writes either the task's tensors or the float workspace.
+std::string element_access(Precision precision) {
+  std::string source = R"(
+[[maybe_unused]] inline float drk_get(float value) { return value; }
+[[maybe_unused]] inline void drk_put(float* out, float value) { *out = value; }
+)";
+  if (precision == Precision::float16) {
+    source += R"(
+[[maybe_unused]] inline float drk_get(uint16_t bits) {
+  _Float16 half;
+  __builtin_memcpy(&half, &bits, sizeof half);
+  return static_cast<float>(half);
+}
+
+[[maybe_unused]] inline void drk_put(uint16_t* out, float value) {
+  const _Float16 half = static_cast<_Float16>(value);
+  __builtin_memcpy(out, &half, sizeof half);
+}
+)";
+  } else if (precision == Precision::bfloat16) {
+    source += R"(
+[[maybe_unused]] inline float drk_get(uint16_t bits) {
+  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float value;
+  __builtin_memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
+// Round to nearest even; a NaN stays a (quiet) NaN. A select, not a branch, so loops vectorise.
+[[maybe_unused]] inline void drk_put(uint16_t* out, float value) {
+  uint32_t bits;
+  __builtin_memcpy(&bits, &value, sizeof bits);
+  const uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
+  const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+  *out = static_cast<uint16_t>((nan ? bits | 0x400000u : rounded) >> 16);
+}
+)";
+  }
+  return source;
+}
+
 // A map over [begin, end) in groups of `width` lanes the compiler can keep in vector registers.
 std::string map_helpers(int width) {
   if (width == 1) {
     return R"(
-template <float (*Op)(float)>
-void drk_map(const float* __restrict src, float* __restrict dst, int64_t begin, int64_t end) {
-  for (int64_t index = begin; index < end; ++index) dst[index] = Op(src[index]);
+template <float (*Op)(float), typename In, typename Out>
+void drk_map(const In* __restrict src, Out* __restrict dst, int64_t begin, int64_t end) {
+  for (int64_t index = begin; index < end; ++index) drk_put(dst + index, Op(drk_get(src[index])));
 }
 
 template <float (*Op)(float)>
@@ -22,15 +67,15 @@ void drk_map_in_place(float* data, int64_t begin, int64_t end) {
 )";
   }
   return substitute(R"(
-template <float (*Op)(float)>
-void drk_map(const float* __restrict src, float* __restrict dst, int64_t begin, int64_t end) {
+template <float (*Op)(float), typename In, typename Out>
+void drk_map(const In* __restrict src, Out* __restrict dst, int64_t begin, int64_t end) {
   constexpr int kWidth = @W@;
   int64_t index = begin;
   for (; index + kWidth <= end; index += kWidth) {
 #pragma GCC ivdep
-    for (int lane = 0; lane < kWidth; ++lane) dst[index + lane] = Op(src[index + lane]);
+    for (int lane = 0; lane < kWidth; ++lane) drk_put(dst + index + lane, Op(drk_get(src[index + lane])));
   }
-  for (; index < end; ++index) dst[index] = Op(src[index]);
+  for (; index < end; ++index) drk_put(dst + index, Op(drk_get(src[index])));
 }
 
 template <float (*Op)(float)>
@@ -84,24 +129,30 @@ Result<std::string> render_elementwise(const Problem& problem, const Choice& cho
     source += stage_function("drk_stage_" + std::to_string(index), {(*stages)[index]});
   }
   source += stage_function("drk_all_stages", *stages);
-  source += map_helpers(numeric_value(choice, elementwise_knob::vector_width));
+  const bool wide = problem.precision == Precision::float32;
+  const int width = numeric_value(choice, elementwise_knob::vector_width);
+  if (!wide) source += dense_check("drk_is_dense_16", problem.precision == Precision::float16 ? "DRK_F16" : "DRK_BF16");
+  source += element_access(problem.precision);
+  source += map_helpers(width);
   source += "\n}  // namespace\n";
   source += entry_point_opening(1);
   source += substitute(R"(
   const drk_tensor& x = inputs[0];
   drk_tensor& y = outputs[0];
-  if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;
+  if (!@DENSE@(x) || !@DENSE@(y)) return DRK_E_BAD_ARGUMENT;
   if (!drk_same_shape(x, y)) return DRK_E_UNSUPPORTED_SHAPE;
   const int64_t count = drk_element_count(x);
   if (count == 0) return DRK_OK;
-  const float* src = static_cast<const float*>(x.data);
-  float* dst = static_cast<float*>(y.data);
+  const @ELEMENT@* src = static_cast<const @ELEMENT@*>(x.data);
+  @ELEMENT@* dst = static_cast<@ELEMENT@*>(y.data);
   constexpr int64_t kChunk = @CHUNK@;
   const int64_t chunks = (count + kChunk - 1) / kChunk;
   const int workers = drk_thread_count(ctx, @THREADS@, chunks);
 )",
                        {{"CHUNK", choice.value(elementwise_knob::chunk)},
-                        {"THREADS", choice.value(elementwise_knob::threads)}});
+                        {"THREADS", choice.value(elementwise_knob::threads)},
+                        {"DENSE", wide ? "drk_is_dense_f32" : "drk_is_dense_16"},
+                        {"ELEMENT", wide ? "float" : "uint16_t"}});
 
   if (fused) {
     source += pass("drk_map<drk_all_stages>(src, dst, begin, end)");

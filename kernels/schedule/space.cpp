@@ -173,7 +173,28 @@ Result<Device> parse_device(std::string_view name) {
 }
 
 std::string_view precision_name(Precision precision) {
-  return precision == Precision::float16 ? "float16" : "float32";
+  switch (precision) {
+    case Precision::float16: return "float16";
+    case Precision::bfloat16: return "bfloat16";
+    case Precision::float32: break;
+  }
+  return "float32";
+}
+
+bool renders_precision(Family family, Device device, Precision precision) {
+  switch (precision) {
+    case Precision::float32: return true;
+    case Precision::float16:
+      return (family == Family::gemm && device == Device::cuda) ||
+             (family == Family::elementwise && device == Device::cpu);
+    case Precision::bfloat16: return family == Family::elementwise && device == Device::cpu;
+  }
+  return false;
+}
+
+std::string rendered_precisions() {
+  return "float32 kernels for every family, float16 for the cuda gemm family (tensor cores), and float16 and "
+         "bfloat16 for the cpu elementwise family";
 }
 
 std::span<const Knob> knobs(Family family, Device device) {

@@ -54,11 +54,17 @@ std::string_view device_name(Device device);  // "cpu" | "cuda"
 // invalid_argument naming the devices when `name` is neither.
 Result<Device> parse_device(std::string_view name);
 
-// The element type of a task's tensors (they share one): float32, or float16 (the cuda gemm
-// family only; kernels/catalog: such tasks run on cuda only).
-enum class Precision : uint8_t { float32 = 0, float16 = 1 };
+// The element type of a task's tensors (they share one): float32 everywhere; float16 and
+// bfloat16 where renders_precision says (the cuda gemm family's tensor cores in float16; the cpu
+// elementwise family in both, computing in float32 between a 16-bit load and a rounded store).
+enum class Precision : uint8_t { float32 = 0, float16 = 1, bfloat16 = 2 };
 
-std::string_view precision_name(Precision precision);  // "float32" | "float16"
+std::string_view precision_name(Precision precision);  // "float32" | "float16" | "bfloat16"
+
+// Whether the family's space on the device renders kernels for tasks of `precision`.
+bool renders_precision(Family family, Device device, Precision precision);
+// "float32 everywhere, float16 for the cuda gemm family, ...": for refusals.
+std::string rendered_precisions();
 
 struct Knob {
   std::string name;                  // "vector_width"

@@ -1,0 +1,94 @@
+// The cpu elementwise space renders float16 and bfloat16 kernels: widened to float32 on load,
+// rounded once on store. Rendered for catalog variants (fused, unfused, every vector width) and
+// evaluated by the real engine against LibTorch's reference in the variant's dtype, they are
+// correct and honest; the policy's observation says which dtype a task is.
+#include <capnp/message.h>
+
+#include "actors/evaluator/evaluation.h"
+#include "kernels/catalog/task.h"
+#include "kernels/schedule/observation.h"
+#include "kernels/schedule/problem.h"
+#include "kernels/schedule/render.h"
+#include "tests/doctest_drk.h"
+#include "tests/support/test_engine.h"
+
+using namespace drk;
+
+namespace {
+
+evaluator::EngineOptions quick_options() {
+  evaluator::EngineOptions options;
+  options.trials = 2;
+  options.seed = 77;
+  options.timing_budget_ms = 10;
+  options.min_samples = 3;
+  return options;
+}
+
+schedule::Problem problem_of(const kernels::TaskCatalog& catalog, const std::string& name) {
+  auto task = catalog.find(name);
+  DRK_REQUIRE_MESSAGE(task.ok(), (task.ok() ? "" : task.error().message));
+  capnp::MallocMessageBuilder builder;
+  auto message = builder.initRoot<msg::Task>();
+  kernels::fill_task_message(**task, kernels::DeviceKind::cpu, message);
+  auto problem = schedule::problem_from_task(message.asReader());
+  DRK_REQUIRE_MESSAGE(problem.ok(), (problem.ok() ? "" : problem.error().message));
+  return *problem;
+}
+
+}  // namespace
+
+DRK_TEST_CASE("16-bit elementwise kernels rendered by the cpu space are correct and honest against LibTorch") {
+  auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
+  DRK_REQUIRE(catalog.ok());
+  drk::testing::TestEngine engine("render-16bit", quick_options());
+  int evaluated = 0;
+  // fusion (fused, unfused) x vector_width (1, 4, 8, 16) spread over the tasks; chunk 1024 and
+  // 2 threads so that chunks meet their ends inside a vector group.
+  const std::vector<std::pair<std::string, std::vector<uint16_t>>> cases = {
+      {"relu@bfloat16", {0, 0, 0, 1}},     {"relu@float16", {1, 1, 0, 1}},
+      {"gelu@float16", {0, 2, 0, 1}},      {"gelu@bfloat16", {1, 3, 0, 1}},
+      {"swish@bfloat16", {1, 1, 0, 1}},    {"softplus@float16", {0, 3, 0, 1}},
+      {"hardtanh@bfloat16", {0, 2, 0, 1}}, {"leaky_relu@float16", {1, 0, 0, 1}},
+  };
+  for (const auto& [name, options] : cases) {
+    const schedule::Problem problem = problem_of(*catalog, name);
+    const schedule::Choice choice{schedule::Family::elementwise, options, schedule::Device::cpu};
+    auto source = schedule::render(problem, choice);
+    DRK_REQUIRE_MESSAGE(source.ok(), name << ": " << (source.ok() ? "" : source.error().message));
+    capnp::MallocMessageBuilder message;
+    auto out = message.initRoot<msg::EvalResult>();
+    auto status = engine->evaluate(
+        evaluator::CandidateInput{"render-16bit/" + name, name, kernels::DeviceKind::cpu, *source}, out);
+    DRK_REQUIRE_MESSAGE(status.ok(), (status.ok() ? "" : status.error().message));
+    const std::string error_text = out.getErrorText().cStr();
+    DRK_INFO(name << " " << choice.describe() << ": " << error_text);
+    DRK_CHECK(out.getCompiled());
+    DRK_CHECK(out.getCorrect());
+    DRK_CHECK(out.getTrialsPassed() == 2);
+    DRK_CHECK(out.getSpeedup() > 0);
+    ++evaluated;
+  }
+  DRK_CHECK(evaluated == 8);
+}
+
+DRK_TEST_CASE("the observation tells float32, float16 and bfloat16 elementwise tasks apart; other 16-bit cpu tasks are refused") {
+  auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
+  DRK_REQUIRE(catalog.ok());
+  const auto plain = schedule::observe(problem_of(*catalog, "relu"), 1, 2, std::nullopt);
+  const auto half = schedule::observe(problem_of(*catalog, "relu@float16"), 1, 2, std::nullopt);
+  const auto brain = schedule::observe(problem_of(*catalog, "relu@bfloat16"), 1, 2, std::nullopt);
+  DRK_CHECK(plain != half);
+  DRK_CHECK(plain != brain);
+  DRK_CHECK(half != brain);
+  auto softmax = catalog->find("softmax@bfloat16");
+  DRK_REQUIRE(softmax.ok());
+  capnp::MallocMessageBuilder builder;
+  auto message = builder.initRoot<msg::Task>();
+  kernels::fill_task_message(**softmax, kernels::DeviceKind::cpu, message);
+  auto refused = schedule::problem_from_task(message.asReader());
+  DRK_REQUIRE_FALSE(refused.ok());
+  DRK_CHECK_MESSAGE(refused.error().message.find("bfloat16 cpu rowwise task, which the embedded policy does not render") !=
+                        std::string::npos,
+                    refused.error().message);
+}
