@@ -4,12 +4,15 @@
 # then evaluate each policy, and an untrained one, without learning (learning_rate 0) on ported
 # tasks that none of them trained on. Each evaluation run's summary gives Fast@1.0, Fast@1.2 and
 # the geometric mean of the best speedups over the held-out tasks.
-#   tools/scripts/generalization.sh [OUT_DIR] [STEPS]     (default runs/generalization, 8 steps)
+#   tools/scripts/generalization.sh [OUT_DIR] [STEPS] [SEED]
+#   (default runs/generalization, 8 steps, seed 1: the policy's initialisation and sampling, and
+#   the generated tasks' draw)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 drk=build/tools/drk
 out=${1:-runs/generalization}
 steps=${2:-8}
+seed=${3:-1}
 held_out=gelu,swish,hardtanh,log_softmax,rms_norm,gemm_relu_divide,matmul_subtract_multiply_relu,mean_reduction
 ported=relu,sigmoid,tanh,softplus,elu,leaky_relu,softmax,layer_norm,matmul,gemm_add_relu,gemm_multiply_leakyrelu,sum_reduction,max_reduction
 
@@ -18,13 +21,14 @@ if [[ -e "$out" ]]; then
   exit 1
 fi
 mkdir -p "$out"
-"$drk" tasks generate --out "$out/tasks" --count 32 --seed 1 | tee "$out/generate.txt"
+"$drk" tasks generate --out "$out/tasks" --count 32 --seed "$seed" | tee "$out/generate.txt"
 generated=$(cd "$out/tasks" && ls *.yaml | sed 's/\.yaml$//' | paste -sd, -)
 
 # Every run plays 8 tasks a step (64 candidates), whatever its task list.
 train() {  # NAME TASKS_DIR TASKS
   "$drk" run configs/quickstart.yaml --fresh --set "run_dir=$out/$1" --set "experiment.tasks_dir=$2" \
     --set "experiment.tasks=[$3]" --set "experiment.steps=$steps" --set experiment.tasks_per_step=8 \
+    --set "experiment.seed=$seed" \
     > "$out/$1.txt" 2>&1
   tail -n 25 "$out/$1.txt"
 }
@@ -36,7 +40,7 @@ evaluate() {  # NAME [POLICY_RUN]
   local init=()
   [[ $# -gt 1 ]] && init=(--set "experiment.init_policy=$2")
   "$drk" run configs/quickstart.yaml --fresh --set "run_dir=$out/eval-$1" --set "experiment.tasks=[$held_out]" \
-    --set experiment.steps=2 --set experiment.learning_rate=0 "${init[@]}" > "$out/eval-$1.txt" 2>&1
+    --set experiment.steps=2 --set experiment.learning_rate=0 --set "experiment.seed=$seed" "${init[@]}" > "$out/eval-$1.txt" 2>&1
   echo "== held out, $1: $(grep -E '^(mean reward|Fast@|vs median)' "$out/eval-$1.txt" | paste -sd' ' -)"
   # Every candidate's speedup, not only each task's best: how good a typical sample of the policy is.
   python3 - "$out/eval-$1/archive.sqlite" <<'PY'
