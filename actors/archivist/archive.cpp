@@ -518,6 +518,10 @@ OtherShapes other_shapes(const std::vector<TaskTally>& tallies) {
   return total;
 }
 
+double speedup_vs_median(const TaskTally& tally, const BestKernel& kernel) {
+  return kernel.candidate_us > 0 ? tally.reference_median_us / kernel.candidate_us : 0;
+}
+
 SuiteScores suite_scores(const std::vector<TaskTally>& tallies, const std::vector<BestKernel>& best,
                          bool against_median) {
   SuiteScores scores;
@@ -527,10 +531,7 @@ SuiteScores suite_scores(const std::vector<TaskTally>& tallies, const std::vecto
     double fastest = 0;
     for (const auto& kernel : best) {
       if (kernel.task != tally.task) continue;
-      const double speedup = !against_median          ? kernel.speedup
-                             : kernel.candidate_us > 0 ? tally.reference_median_us / kernel.candidate_us
-                                                       : 0;
-      fastest = std::max(fastest, speedup);
+      fastest = std::max(fastest, against_median ? speedup_vs_median(tally, kernel) : kernel.speedup);
     }
     if (fastest <= 0) continue;
     ++scores.verified;

@@ -128,6 +128,10 @@ struct OtherShapes {
 };
 OtherShapes other_shapes(const std::vector<TaskTally>& tallies);
 
+// A best kernel's time against its task's median reference time over the run (the summary's
+// "vs median"), which one slow reference measurement cannot inflate; 0 without a time.
+double speedup_vs_median(const TaskTally& tally, const BestKernel& kernel);
+
 // KernelBench's suite scores over a run's tasks (every tally's task): Fast@p is the share whose
 // best verified kernel is faster than p times the reference (a task without one counts as not
 // fast); the geometric mean is over the tasks that have one. A task judged on several devices or

@@ -541,37 +541,56 @@ Tolerance Task::tolerance(DType dtype) const {
 
 Result<Task> load_task_file(const std::string& path) { return TaskReader(path).read(); }
 
+namespace {
+
+// "a:b::c" -> {"a", "b", "c"}: the folders of a tasks_dir, as $PATH lists them.
+std::vector<std::string> split_directories(const std::string& directories) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= directories.size()) {
+    const size_t end = std::min(directories.find(':', start), directories.size());
+    if (end > start) parts.push_back(directories.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+// The *.yaml files of one task folder, sorted; not_found when it is no folder or holds none.
+Result<std::vector<std::string>> task_files(const std::string& directory) {
+  std::error_code ec;
+  if (!fs::is_directory(directory, ec))
+    return make_error(Errc::not_found, "task directory '" + directory +
+                                           "' does not exist: set DRK_TASKS_DIR (or experiment.tasks_dir) to the "
+                                           "folder of the *.yaml tasks, several separated by ':'");
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(directory, ec))
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) return make_error(Errc::not_found, "task directory '" + directory + "' holds no *.yaml task");
+  return files;
+}
+
+}  // namespace
+
 Result<TaskCatalog> TaskCatalog::load(const std::string& directories) {
+  const std::vector<std::string> folders = split_directories(directories);
+  if (folders.empty())
+    return make_error(Errc::not_found, "no task directory is named ('" + directories +
+                                           "'): set DRK_TASKS_DIR or experiment.tasks_dir");
   TaskCatalog catalog;
   std::map<std::string, std::string> file_of;  // task name -> the file that declared it
-  size_t start = 0;
-  do {
-    const size_t end = std::min(directories.find(':', start), directories.size());
-    const std::string directory = directories.substr(start, end - start);
-    start = end + 1;
-    if (directory.empty()) continue;
-    std::error_code ec;
-    if (!fs::is_directory(directory, ec))
-      return make_error(Errc::not_found, "task directory '" + directory +
-                                             "' does not exist: set DRK_TASKS_DIR (or experiment.tasks_dir) to the "
-                                             "folder of the *.yaml tasks, several separated by ':'");
-    std::vector<std::string> files;
-    for (const auto& entry : fs::directory_iterator(directory, ec))
-      if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
-    std::sort(files.begin(), files.end());
-    if (files.empty()) return make_error(Errc::not_found, "task directory '" + directory + "' holds no *.yaml task");
-    for (const auto& file : files) {
-      auto task = TaskReader(file).read();
+  for (const auto& directory : folders) {
+    auto files = task_files(directory);
+    if (!files) return files.error();
+    for (const auto& file : *files) {
+      auto task = load_task_file(file);
       if (!task) return task.error();
       if (auto [earlier, fresh] = file_of.emplace(task->name, file); !fresh)
         return make_error(Errc::invalid_argument, file + ": task '" + task->name + "' is already declared by " +
                                                       earlier->second + ": give one of them another name");
       catalog.tasks_.push_back(std::move(*task));
     }
-  } while (start <= directories.size());
-  if (catalog.tasks_.empty())
-    return make_error(Errc::not_found, "no task directory is named ('" + directories +
-                                           "'): set DRK_TASKS_DIR or experiment.tasks_dir");
+  }
   std::sort(catalog.tasks_.begin(), catalog.tasks_.end(),
             [](const Task& a, const Task& b) { return a.name < b.name; });
   for (const Task& task : catalog.tasks_) {

@@ -57,7 +57,7 @@ int print_run_summary(const std::string& run_dir) {
           if (row.task == tally.task && row.candidate_id == found.candidate_id)
             std::snprintf(again, sizeof again, " %10.2fx", row.speedup);
       }
-      const double robust = found.candidate_us > 0 ? tally.reference_median_us / found.candidate_us : 0;
+      const double robust = archivist::speedup_vs_median(tally, found);
       std::printf("%-28s %-20s %9.2fx %12.1f %12.1f %9.2fx%s %9s  %s\n", tally.task.c_str(),
                   archivist::judged_on(found).c_str(), found.speedup, found.candidate_us, found.reference_us, robust,
                   again, verified, found.candidate_id.c_str());
