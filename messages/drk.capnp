@@ -264,6 +264,8 @@ struct GpuProfile {
                                 # agreement come from them; the timed calls run untraced
   profiledEventUs @21 :Float64; # median event time of those calls (CUPTI's instrumentation included)
   eventFloorUs @22 :Float64;    # launch latency hidden: the event pair's own cost, taken off each call
+  unjoinedWork @23 :Text;       # the candidate's kernels that ended after its call's stream had passed
+                                # the call's end (profiled calls, held, marked): empty when none did
 }
 
 # Hardware-counter metrics of the kernels of one candidate call, from CUPTI's Range Profiler with

@@ -132,6 +132,8 @@ struct TimedCall {
   launchHidden @4 :Bool;        # held until the call returned: the events exclude launch latency
   profiled @5 :Bool;            # one of the request's `profiled` calls: traced, with its kernels
   eventFloorUs @6 :Float64;     # held calls: the empty held window's time, taken off eventUs
+  endMarkerNs @7 :UInt64;       # profiled calls: when the call's stream passed the call's end (CUPTI's
+                                # start of the harness's marker kernel queued after the end event); 0: unmarked
 }
 
 # Energy per call: each side called back to back (no L2 flush, sets rotating) for at least

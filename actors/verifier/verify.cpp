@@ -258,7 +258,12 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                                         static_cast<double>(result.getResources().size()),
                                         result.getGpu().getAllKernelUs())});
   }
-  if (result.getCorrect() && result.hasGpu()) {
+  if (result.hasGpu() && result.getGpu().getUnjoinedWork().size() != 0) {
+    failures.push_back({"work_after_return",
+                        std::string(result.getGpu().getUnjoinedWork().cStr()) +
+                            ": work left running after the call returned, on a stream the call's stream did not "
+                            "wait for (join it with an event before returning, or use the call's stream)"});
+  } else if (result.getCorrect() && result.hasGpu()) {
     // Both of the profiled calls: the timed ones run untraced, without CUPTI's instrumentation.
     const double event_us = result.getGpu().getProfiledEventUs();
     const double span_us = result.getGpu().getCuptiSpanUs();

@@ -34,7 +34,9 @@
 //                        sandbox used CPU while no call ran beyond what its library pool's
 //                        max_threads - 1 workers may spin (cpuWhileIdleMs over 5 ms and the
 //                        median idle interval's share idleCpuShare over max_threads - 0.5 cores);
-//                        CUDA, the CUPTI span of a call's kernels outlasts its event time
+//                        CUDA, a kernel of the candidate ended after the call's stream had
+//                        passed the call's end (GpuProfile.unjoinedWork, however short the
+//                        kernel), or the CUPTI span of a call's kernels outlasts its event time
 //                        by over 25 % (and 2 us): a stream ctx->stream never joined
 //   math_mode_changed    the candidate's code left the floating-point modes changed (rounding mode,
 //                        MXCSR flush-to-zero or denormals-are-zero; actors/evaluator/math_modes.h)

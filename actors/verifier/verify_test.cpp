@@ -11,7 +11,11 @@
 
 namespace {
 
-std::vector<std::string> failed_codes(const std::function<void(drk::msg::EvalResult::Builder)>& fill) {
+struct FailedCheck {
+  std::string code, evidence;
+};
+
+std::vector<FailedCheck> failed_checks(const std::function<void(drk::msg::EvalResult::Builder)>& fill) {
   capnp::MallocMessageBuilder result_message;
   auto result = result_message.initRoot<drk::msg::EvalResult>();
   result.setCompiled(true);
@@ -20,10 +24,16 @@ std::vector<std::string> failed_codes(const std::function<void(drk::msg::EvalRes
   capnp::MallocMessageBuilder verdict_message;
   auto verdict = verdict_message.initRoot<drk::msg::Verdict>();
   drk::verifier::verify(result.asReader(), verdict);
-  std::vector<std::string> codes;
-  for (auto check : verdict.getFailedChecks()) codes.emplace_back(check.getCode().cStr());
-  DRK_CHECK(verdict.getHonest() == codes.empty());
+  std::vector<FailedCheck> checks;
+  for (auto check : verdict.getFailedChecks()) checks.push_back({check.getCode().cStr(), check.getEvidence().cStr()});
+  DRK_CHECK(verdict.getHonest() == checks.empty());
   DRK_CHECK(verdict.getResult().getCompiled() == result.getCompiled());
+  return checks;
+}
+
+std::vector<std::string> failed_codes(const std::function<void(drk::msg::EvalResult::Builder)>& fill) {
+  std::vector<std::string> codes;
+  for (const auto& check : failed_checks(fill)) codes.push_back(check.code);
   return codes;
 }
 
@@ -241,6 +251,19 @@ DRK_TEST_CASE("CUDA kernels that outlast the timed call are work after return") 
   DRK_CHECK(timed(410.0, 400.0).empty());
   // Clock noise on tiny kernels is not evidence.
   DRK_CHECK(timed(1.0, 1.5).empty());
+}
+
+DRK_TEST_CASE("a kernel that ended after the call's stream passed the call's end is work after return, however short") {
+  const auto failed = failed_checks([](auto r) {
+    r.getCandidateTiming().setMedianUs(20.0);
+    auto gpu = r.initGpu();
+    gpu.setProfiledEventUs(20.0);
+    gpu.setCuptiSpanUs(3.0);
+    gpu.setUnjoinedWork("swish_kernel ended 2.10 us after the call's stream had passed the call's end (5 of 5 marked calls)");
+  });
+  DRK_REQUIRE(failed.size() == 1);
+  DRK_CHECK(failed[0].code == "work_after_return");
+  DRK_CHECK(failed[0].evidence.find("swish_kernel ended 2.10 us") == 0);
 }
 
 DRK_TEST_CASE("memcheck's errors are out of bounds; a sanitizer that could not run is only a warning") {

@@ -1,6 +1,7 @@
 """Describes KernelBench problem files for `drk kernelbench import` (docs/kernelbench.md).
 
     python3 kernelbench_probe.py PROBLEM.py... --out RESULTS.jsonl [--seed N] [--run cpu|cuda]
+        [--device-lock PATH]
                                  [--seconds-per-problem S]
 
 Loads each problem as KernelBench does (its `Model`, `get_inputs()`, `get_init_inputs()`, each
@@ -11,7 +12,9 @@ flop counter can count them, and the bytes a kernel must move at least. Shapes c
 tensors without storage (the meta device, or fake tensors on older torch), so that a problem with
 gigabytes of inputs is described in milliseconds and on any machine. With --run, the reference
 also runs once for real on that device at the published shapes: its time and peak memory, or the
-reason it cannot run (a missing op, out of memory).
+reason it cannot run (a missing op, out of memory). With --device-lock, the part of that run on the
+device (the inputs' copy, the model's move, the calls) holds an exclusive lock on PATH, so that
+probes drawing their inputs on the host at once still time their references alone on the device.
 
 The problem files are the user's own data and run trusted, in this process. A failure at any
 stage is a value in the JSON ("error": {"stage", "message"}), never a crash: the importer reports
@@ -20,6 +23,7 @@ it with the problem's name. The exit code is 0 whenever every line was written.
 
 import argparse
 import contextlib
+import fcntl
 import json
 import math
 import signal
@@ -148,7 +152,21 @@ def describe_shapes(torch, problem, seed, report):
                 report["flops"] = None
 
 
-def run_reference(torch, problem, seed, device, report):
+@contextlib.contextmanager
+def exclusive(lock_path):
+    """Holds an exclusive lock on lock_path (nothing without one); the lock ends with the block."""
+    if not lock_path:
+        yield
+        return
+    with open(lock_path, "a", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def run_reference(torch, problem, seed, device, report, device_lock):
     """The real pass at the published shapes: time of one forward call and peak memory."""
     run = {"device": device}
     report["reference"] = run
@@ -159,30 +177,35 @@ def run_reference(torch, problem, seed, device, report):
         set_seed(torch, seed)
         init_inputs = problem["get_init_inputs"]()
         set_seed(torch, seed)
-        inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in problem["get_inputs"]()]
+        host_inputs = problem["get_inputs"]()
         stage = "construct"
         set_seed(torch, seed)
-        model = problem["Model"](*init_inputs).to(device)
-        stage = "forward"
-        if device == "cuda":
-            torch.cuda.reset_peak_memory_stats()
-            torch.cuda.synchronize()
-        with torch.no_grad():
-            model(*inputs)
+        model = problem["Model"](*init_inputs)
+        with exclusive(device_lock):
+            stage = "get_inputs"
+            inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in host_inputs]
+            stage = "construct"
+            model = model.to(device)
+            stage = "forward"
             if device == "cuda":
+                torch.cuda.reset_peak_memory_stats()
                 torch.cuda.synchronize()
-            start = time.perf_counter()
-            model(*inputs)
+            with torch.no_grad():
+                model(*inputs)
+                if device == "cuda":
+                    torch.cuda.synchronize()
+                start = time.perf_counter()
+                model(*inputs)
+                if device == "cuda":
+                    torch.cuda.synchronize()
+                run["ms"] = (time.perf_counter() - start) * 1e3
             if device == "cuda":
-                torch.cuda.synchronize()
-            run["ms"] = (time.perf_counter() - start) * 1e3
-        if device == "cuda":
-            run["peak_bytes"] = int(torch.cuda.max_memory_allocated())
+                run["peak_bytes"] = int(torch.cuda.max_memory_allocated())
     except Exception as exc:
         run["error"] = stage_error(stage, exc)
 
 
-def probe(torch, path, seed, device):
+def probe(torch, path, seed, device, device_lock):
     report = {"file": path, "torch": torch.__version__, "python": sys.version.split()[0]}
     try:
         problem = load_problem(path)
@@ -196,7 +219,7 @@ def probe(torch, path, seed, device):
     except Exception as exc:
         report["error"] = stage_error("describe", exc)
     if device and "error" not in report:
-        run_reference(torch, problem, seed, device, report)
+        run_reference(torch, problem, seed, device, report, device_lock)
     return report
 
 
@@ -215,6 +238,7 @@ def main():
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--run", choices=("cpu", "cuda"))
     parser.add_argument("--seconds-per-problem", type=int, default=300)
+    parser.add_argument("--device-lock", help="a file locked around each reference's run on the device")
     args = parser.parse_args()
     import torch
     signal.signal(signal.SIGALRM, on_alarm)
@@ -222,7 +246,7 @@ def main():
         for path in args.problems:
             signal.alarm(args.seconds_per_problem)
             try:
-                report = probe(torch, path, args.seed, args.run)
+                report = probe(torch, path, args.seed, args.run, args.device_lock)
             except ProblemTimeout as exc:
                 report = {"file": path, "error": stage_error("probe", exc)}
             signal.alarm(0)

@@ -46,7 +46,7 @@ int import_problems(const ImportArgs& args) {
   import.run_device = args.run;
   import.per_problem = std::chrono::seconds(args.seconds_per_problem);
   import.seed = args.seed;
-  import.jobs = args.jobs.value_or(args.run ? 1 : default_import_jobs());
+  import.jobs = args.jobs.value_or(args.run == "cpu" ? 1 : default_import_jobs());
   size_t done = 0, usable = 0;
   const size_t total = files->size();
   runtime::ProgressMeter progress("drk kernelbench import", "problems", total, &std::cerr,
@@ -102,7 +102,8 @@ void add_kernelbench_command(CLI::App& drk, Actions& actions) {
       ->type_name("S");
   import->add_option("--jobs", args->jobs,
                      "probe processes at once, each a Python with torch (default a quarter of the cores, 1 to 4;\n"
-                     "1 with --run, whose reference times want the machine to themselves)")
+                     "1 with --run cpu, whose reference times want the host to themselves; with --run cuda\n"
+                     "the references take the device one at a time while the others draw their inputs)")
       ->check(runtime::at_least(1))
       ->type_name("N");
   import->add_option("--seed", args->seed, "the seed of get_init_inputs() and get_inputs() (default 42)")->type_name("N");

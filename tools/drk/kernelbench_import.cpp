@@ -108,9 +108,11 @@ std::string tail_of(const std::string& output) {
 
 // Probes files[begin, end) in as many processes as it takes (a new one after each that dies),
 // writes each problem's record and hands it to `recorded` with its index in `files`. `lines_stem`:
-// where the probes write their lines (one file per attempt).
+// where the probes write their lines (one file per attempt); `device_lock`: the file every probe of
+// the import locks around its references' runs on the device.
 Status probe_batch(const std::vector<KernelBenchFile>& files, size_t begin, size_t end, const KernelBenchImport& import,
                    compile::CommandRunner& runner, FileSystem& file_system, const std::string& lines_stem,
+                   const std::string& device_lock,
                    const std::function<void(size_t, kernels::KernelBenchProblem)>& recorded) {
   size_t next = begin;
   for (int attempt = 0; next < end; ++attempt) {
@@ -118,7 +120,7 @@ Status probe_batch(const std::vector<KernelBenchFile>& files, size_t begin, size
     std::vector<std::string> argv = {import.python, kernels::kernelbench_probe_script(), "--out", lines_path,
                                      "--seed", std::to_string(import.seed), "--seconds-per-problem",
                                      std::to_string(import.per_problem.count())};
-    if (import.run_device) argv.insert(argv.end(), {"--run", *import.run_device});
+    if (import.run_device) argv.insert(argv.end(), {"--run", *import.run_device, "--device-lock", device_lock});
     for (size_t i = next; i < end; ++i) argv.push_back(files[i].path);
     // The probe keeps each problem to per_problem itself; this bound is for a probe that hangs
     // where Python's alarm cannot reach it (inside one long native call).
@@ -247,7 +249,7 @@ Result<std::vector<kernels::KernelBenchProblem>> import_kernelbench(
     }
     const size_t begin = batch * per_batch, end = std::min(files.size(), begin + per_batch);
     Status probed = probe_batch(files, begin, end, import, runner, file_system,
-                                scratch->path() + "/probe-" + std::to_string(batch),
+                                scratch->path() + "/probe-" + std::to_string(batch), scratch->path() + "/device.lock",
                                 [&](size_t index, kernels::KernelBenchProblem problem) {
                                   std::lock_guard lock(mutex);
                                   if (progress) progress(problem);

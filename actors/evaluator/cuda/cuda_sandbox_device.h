@@ -167,8 +167,10 @@ class CudaSandboxDevice final : public SandboxDevice {
   // The device's time between two events with nothing between them, behind the hold: what every
   // held call's events cost beyond its work (1.3 us on the H200). The median of a few windows.
   Result<double> held_event_floor_us(CudaEvent& start, CudaEvent& end);
-  // The launch hold, built at the first time request that asks for one; false (and the reply's
-  // note says why) when it cannot be built.
+  // The launch hold (and end marker), built at the first time request that asks for one or has
+  // profiled calls; false when it cannot be built (hold_error_ says why).
+  bool build_launch_hold();
+  // build_launch_hold() for timed calls held as asked: the reply's note says why not.
   bool launch_hold(msg::SandboxReply::Builder reply);
   void reset_l2_state();
   // input_swaps.h's swaps on device memory, through the host (a few bytes, between calls).

@@ -25,6 +25,10 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
     }
   } trace_on;
   bool hold = request.getHoldLaunches() && launch_hold(reply);
+  // Profiled calls are held and marked at their end whatever the timed calls ask: a kernel left on
+  // a stream the call never joined then starts with the call's work, not at its launch, and ends
+  // after the marker however short it is (launch_hold.h).
+  const bool hold_profiled = profiled.size() > 0 && build_launch_hold();
   double floor_us = 0;
   if (hold) {
     if (auto floor = held_event_floor_us(start, end); floor) floor_us = *floor;
@@ -61,9 +65,9 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
     // Outside the timed window: the candidate's memory is counted between synchronisations.
     std::optional<size_t> free_before = candidate ? free_device_bytes() : std::nullopt;
     bool held = false;
-    if (hold) {
+    if (hold || (traced && hold_profiled)) {
       if (auto begun = hold_->begin(stream); begun) held = true;
-      else {
+      else if (hold) {
         reply.setLaunchHoldNote(begun.error().message);
         hold = false;
       }
@@ -88,6 +92,8 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
       }
     }
     cudaEventRecord(end.event, stream);
+    // A marker that cannot launch leaves the call unmarked: judged by the span check alone.
+    if (traced && hold_) static_cast<void>(hold_->mark_end(stream));
     if (held) hold_->release();
     if (auto synchronized = synchronize(); !synchronized) {
       device_error(reply, synchronized.error());
@@ -95,7 +101,7 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
     }
     windows[i].second = cuda::KernelTrace::timestamp_ns();
     const bool launch_hidden = held && !hold_->timed_out();
-    if (held && !launch_hidden)
+    if (hold && held && !launch_hidden)
       reply.setLaunchHoldNote("the launch hold gave up before the call was queued: the " +
                               std::string(candidate ? "candidate" : "reference") +
                               " waited on the device inside its call");
@@ -126,7 +132,8 @@ void CudaSandboxDevice::time(msg::TimeRequest::Reader request, CandidateCalls& c
   for (const auto& record : records)
     for (unsigned i = timed_count; i < call_count; ++i)
       if (record.start_ns >= windows[i].first && record.end_ns <= windows[i].second) {
-        by_call[i].push_back(&record);
+        if (record.name == cuda::LaunchHold::kEndMarkerKernel) timed[i].setEndMarkerNs(record.start_ns);
+        else by_call[i].push_back(&record);
         break;
       }
   for (unsigned i = timed_count; i < call_count; ++i) {
@@ -171,13 +178,17 @@ Result<double> CudaSandboxDevice::held_event_floor_us(CudaEvent& start, CudaEven
   return windows_us[kWindows / 2];
 }
 
-bool CudaSandboxDevice::launch_hold(msg::SandboxReply::Builder reply) {
+bool CudaSandboxDevice::build_launch_hold() {
   if (!hold_ && hold_error_.empty()) {
     auto created = cuda::LaunchHold::create();
     if (created) hold_.emplace(std::move(*created));
     else hold_error_ = created.error().message;
   }
-  if (!hold_) reply.setLaunchHoldNote("the sandbox cannot hold launches: " + hold_error_);
+  return hold_.has_value();
+}
+
+bool CudaSandboxDevice::launch_hold(msg::SandboxReply::Builder reply) {
+  if (!build_launch_hold()) reply.setLaunchHoldNote("the sandbox cannot hold launches: " + hold_error_);
   return hold_.has_value();
 }
 

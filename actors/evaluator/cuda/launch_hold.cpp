@@ -21,6 +21,8 @@ extern "C" __global__ void drk_launch_hold(volatile unsigned* words, unsigned lo
   words[2] = 1u;
   __threadfence_system();
 }
+
+extern "C" __global__ void drk_end_marker() {}
 )";
 
 constexpr auto kStartWait = std::chrono::seconds(1);
@@ -34,7 +36,7 @@ struct LaunchHold::HostWords {
 void LaunchHold::FreeHost::operator()(HostWords* words) const { cudaFreeHost(words); }
 
 Result<LaunchHold> LaunchHold::create(std::chrono::milliseconds timeout) {
-  auto kernels = DeviceKernels::build(kHoldSource, "drk_launch_hold.cu", {"drk_launch_hold"});
+  auto kernels = DeviceKernels::build(kHoldSource, "drk_launch_hold.cu", {"drk_launch_hold", kEndMarkerKernel});
   if (!kernels) return kernels.error();
   void* host = nullptr;
   if (auto status = cudaHostAlloc(&host, sizeof(HostWords), cudaHostAllocMapped); status != cudaSuccess) {
@@ -73,6 +75,15 @@ Status LaunchHold::begin(cudaStream_t stream) {
       return make_error(Errc::timeout, "the launch hold did not start on the device within a second");
     }
     std::this_thread::yield();
+  }
+  return {};
+}
+
+Status LaunchHold::mark_end(cudaStream_t stream) const {
+  if (auto status = cudaLaunchKernel(kernels_.kernel(kEndMarkerKernel), dim3(1), dim3(1), nullptr, 0, stream);
+      status != cudaSuccess) {
+    cudaGetLastError();
+    return make_error(Errc::io_error, std::string("cannot launch the end marker: ") + cudaGetErrorString(status));
   }
   return {};
 }

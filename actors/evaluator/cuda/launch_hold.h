@@ -14,10 +14,16 @@
 // the harness's, compiled with NVRTC at create(); CUPTI sees it, and begin() returns only once
 // it runs on the device, so a window opened after begin() never contains its start.
 //
+// The same library holds the end marker (kEndMarkerKernel): an empty kernel that a profiled call
+// queues on its stream after its end event. CUPTI's record of the marker's start is when the
+// stream passed the call's end; a kernel the stream waited for has ended by then, so one of the
+// candidate's that ends later was left running on a stream the call never joined, however short.
+//
 // Thread-safety: one thread (the sandbox's); not copyable.
-// Errors: create() fails (compile_error, io_error) when the kernel cannot be built or the flag
+// Errors: create() fails (compile_error, io_error) when the kernels cannot be built or the flag
 // memory cannot be mapped; begin() fails (timeout, io_error) when the hold does not start on
-// the device within a second or cannot be launched -- the caller then times without holds.
+// the device within a second or cannot be launched -- the caller then times without holds;
+// mark_end() fails (io_error) when the marker cannot be launched.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -44,6 +50,10 @@ class LaunchHold {
   void release();
   // After the stream was synchronised: whether the hold gave up before release().
   bool timed_out() const;
+  // Queues the end marker on `stream`.
+  Status mark_end(cudaStream_t stream) const;
+
+  static constexpr const char* kEndMarkerKernel = "drk_end_marker";
 
  private:
   struct HostWords;

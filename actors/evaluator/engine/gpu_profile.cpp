@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "actors/evaluator/engine/timing_summary.h"
@@ -70,6 +71,32 @@ std::vector<KernelGroup> group_kernels(const std::vector<TimedCall>& calls, bool
   return groups;
 }
 
+std::string unjoined_work(const std::vector<TimedCall>& calls) {
+  std::map<std::string, uint64_t> latest_ns;  // per kernel name: how long after the marker it ended
+  unsigned marked = 0, late = 0;
+  for (const auto& call : calls) {
+    if (!call.candidate || call.end_marker_ns == 0) continue;
+    ++marked;
+    bool any_late = false;
+    for (const auto& k : call.kernels) {
+      if (k.end_ns <= call.end_marker_ns + kUnjoinedMarginNs) continue;
+      any_late = true;
+      uint64_t& after = latest_ns[k.name];
+      after = std::max(after, k.end_ns - call.end_marker_ns);
+    }
+    late += any_late ? 1 : 0;
+  }
+  if (late == 0) return "";
+  std::string text;
+  char buffer[64];
+  for (const auto& [name, after_ns] : latest_ns) {
+    std::snprintf(buffer, sizeof buffer, " ended %.2f us", static_cast<double>(after_ns) / 1000.0);
+    text += (text.empty() ? "" : ", ") + name + buffer;
+  }
+  return text + " after the call's stream had passed the call's end (" + std::to_string(late) + " of " +
+         std::to_string(marked) + " marked calls)";
+}
+
 // Coverage, the kernels of both sides, and the agreement of events with CUPTI.
 void fill_gpu_profile(msg::GpuProfile::Builder profile, const std::vector<TimedCall>& calls,
                       const ProfiledTiming& timing, const EvaluationRun& run, const std::optional<DevicePeaks>& peaks,
@@ -115,6 +142,7 @@ void fill_gpu_profile(msg::GpuProfile::Builder profile, const std::vector<TimedC
   profile.setEventCuptiDisagreement(disagreement);
   profile.setDisagreementThreshold(disagreement_threshold);
   profile.setTimingDisagrees(disagreement > disagreement_threshold);
+  profile.setUnjoinedWork(unjoined_work(calls));
   if (peaks) {
     profile.setPeakBytesPerS(peaks->copy_bytes_per_s);
     profile.setPeakFlopsPerS(peaks->fma_flops_per_s *

@@ -32,6 +32,16 @@ struct KernelGroup {
 };
 std::vector<KernelGroup> group_kernels(const std::vector<TimedCall>& calls, bool candidate);
 
+// A kernel that ends this long after its call's end marker started was not waited for: CUPTI's
+// timestamps of one device come from one clock, and a kernel the stream waited for ends before the
+// marker starts; the margin keeps the rounding of timestamp conversion out of the verdict.
+inline constexpr uint64_t kUnjoinedMarginNs = 500;
+
+// The candidate's kernels that ended after their call's stream had passed the call's end (a
+// marked call's end_marker_ns): "name ended N us after ... (K of M marked calls)", the latest of
+// each name; empty when none did or no call was marked.
+std::string unjoined_work(const std::vector<TimedCall>& calls);
+
 // How the profiled calls were timed.
 struct ProfiledTiming {
   double event_floor_us = 0;    // the event pair's own cost taken off held calls (median)

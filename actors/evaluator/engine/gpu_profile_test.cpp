@@ -96,3 +96,33 @@ DRK_TEST_CASE("without peaks the profile leaves them unknown; a result without a
   DRK_CHECK(result.getGpu().getCoverage() == 0.0);
   DRK_CHECK(std::string(result.getGpu().getDevice().cStr()).empty());
 }
+
+DRK_TEST_CASE("a kernel that ends after its call's end marker started is unjoined work, named with how late") {
+  auto marked = [](uint64_t marker_ns, std::vector<KernelRun> kernels) {
+    TimedCall timed = call(true, 5, std::move(kernels));
+    timed.end_marker_ns = marker_ns;
+    return timed;
+  };
+  // Joined: the stream waited for the side stream's kernel, which ended before the marker.
+  DRK_CHECK(unjoined_work({marked(5000, {kernel("swish", 1000, 4900)})}).empty());
+  // Within the margin of the clock's rounding.
+  DRK_CHECK(unjoined_work({marked(5000, {kernel("swish", 1000, 5000 + kUnjoinedMarginNs)})}).empty());
+  // Unmarked calls and the reference's calls are not judged.
+  DRK_CHECK(unjoined_work({marked(0, {kernel("swish", 1000, 9000)})}).empty());
+  TimedCall reference = marked(5000, {kernel("ref", 1000, 9000)});
+  reference.candidate = false;
+  DRK_CHECK(unjoined_work({reference}).empty());
+  // Not joined: ended 3 us after the marker started in one call, 2.5 us in the other.
+  const std::string late = unjoined_work({marked(5000, {kernel("swish", 5100, 8000)}),
+                                          marked(5000, {kernel("swish", 5100, 7500)}),
+                                          marked(5000, {kernel("own", 1000, 4000)})});
+  DRK_CHECK(late == "swish ended 3.00 us after the call's stream had passed the call's end (2 of 3 marked calls)");
+
+  kernels::Task task;
+  EvaluationRun run;
+  run.task = &task;
+  capnp::MallocMessageBuilder message;
+  auto profile = message.initRoot<msg::GpuProfile>();
+  fill_gpu_profile(profile, {marked(5000, {kernel("swish", 5100, 8000)})}, ProfiledTiming{}, run, std::nullopt, 0.02);
+  DRK_CHECK(std::string(profile.getUnjoinedWork().cStr()).find("swish ended 3.00 us") == 0);
+}

@@ -8,7 +8,7 @@ std::vector<TimedCall> read_timed_calls(capnp::List<msg::TimedCall>::Reader list
   std::vector<TimedCall> calls;
   for (auto call : list) {
     TimedCall timed{call.getSide() == msg::TimedSide::CANDIDATE, call.getEventUs(), {}, call.getLaunchHidden(),
-                    call.getProfiled(), call.getEventFloorUs()};
+                    call.getProfiled(), call.getEventFloorUs(), call.getEndMarkerNs()};
     for (auto k : call.getKernels()) {
       KernelRun run;
       run.name = k.getName();

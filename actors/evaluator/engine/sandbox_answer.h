@@ -33,6 +33,7 @@ struct TimedCall {
   bool launch_hidden = false;      // held by the launch hold: the events exclude launch latency
   bool profiled = false;           // traced by CUPTI (its instrumentation included in event_us)
   double event_floor_us = 0;       // taken off event_us: the event pair's own cost when held
+  uint64_t end_marker_ns = 0;      // profiled calls: when the call's stream passed its end (0: unmarked)
 };
 
 // The device's peaks, measured by a sandbox (the roofline's).
