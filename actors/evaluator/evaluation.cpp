@@ -275,6 +275,8 @@ Status EvaluationEngine::Impl::check_and_time(EvaluationRun& run, const compile:
 
 Status EvaluationEngine::Impl::run_timing(EvaluationRun& run, bool swap_between_calls) {
   auto out = run.out;
+  std::unique_lock<std::mutex> device_to_itself;
+  if (options.device_timing_lock) device_to_itself = std::unique_lock(*options.device_timing_lock);
   for (uint32_t s = 0; s < run.set_count(); ++s) {
     run.write_inputs(s, mix(run.seed, 1000 + s));
     run.poison_outputs(s);

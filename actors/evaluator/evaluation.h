@@ -64,6 +64,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -127,6 +128,11 @@ struct EngineOptions {
   // events include it, as KernelBench's first timer did (its current one hides launches shorter
   // than the L2 thrash it queues before the start event; docs/gpu.md).
   bool hide_launch_latency = false;
+  // Engines of one process that evaluate on the same GPU share this lock (`drk bench kernelbench
+  // --jobs N` on cuda): each holds it while it times (the timed calls, the profiled ones, energy
+  // and metrics), so that no timing runs beside another's; their sandboxes' start, compiles and
+  // correctness trials overlap. Null: the engine has its device to itself.
+  std::shared_ptr<std::mutex> device_timing_lock;
   uint32_t energy_min_ms = 0;                 // energy per call (NVML) over >= this per side; 0: off
   bool hardware_metrics = false;              // DRAM/SM throughput, L2 hits, occupancy (CUPTI)
   // compute-sanitizer memcheck on one call of every correct candidate (`drk eval --sanitize`);

@@ -224,7 +224,7 @@ void add_bench_command(CLI::App& drk, Actions& actions) {
                                 "(a sweep cut short goes on where it stopped)");
   kernelbench_command->add_option("--jobs", kernelbench_options->jobs,
                                   "candidates evaluated at once, each with its own engine and sandbox (default 1;\n"
-                                  "more share the cores their timings run on)")
+                                  "more share the cores their timings run on; on cuda they take turns to time)")
       ->type_name("N")
       ->check(runtime::at_least(1));
   runtime::add_parsed_option(*kernelbench_command, "--backend", kernelbench_options->backend, judging::parse_backend,

@@ -17,8 +17,11 @@ Status evaluate_in_parallel(const evaluator::EngineOptions& options, size_t jobs
   if (inputs.empty()) return {};
   std::vector<std::unique_ptr<evaluator::EvaluationEngine>> engines;
   const size_t threads = std::max<size_t>(1, std::min(jobs, inputs.size()));
+  evaluator::EngineOptions engine_options = options;
+  if (engine_options.device == kernels::DeviceKind::cuda && threads > 1)
+    engine_options.device_timing_lock = std::make_shared<std::mutex>();
   for (size_t i = 0; i < threads; ++i) {
-    auto engine = make_engine(options);
+    auto engine = make_engine(engine_options);
     if (!engine) return engine.error();
     engines.push_back(std::move(*engine));
   }
