@@ -86,8 +86,12 @@ def as_list(outputs):
 
 
 @contextlib.contextmanager
-def storageless(torch):
-    """Factory functions make tensors without storage inside this context; yields its name."""
+def storageless(torch, real=False):
+    """Factory functions make tensors without storage inside this context; yields its name. With
+    real, they make tensors on the CPU as usual ("cpu")."""
+    if real:
+        yield "cpu"
+        return
     if hasattr(torch, "device") and hasattr(torch.device("meta"), "__enter__"):
         with torch.device("meta"):
             yield "meta"
@@ -108,8 +112,8 @@ def count_flops(torch, model, inputs):
     return int(counter.get_total_flops())
 
 
-def describe_shapes(torch, problem, seed, report):
-    """The storageless pass: shapes, dtypes, parameters, FLOPs."""
+def describe_shapes(torch, problem, seed, report, real=False):
+    """The storageless pass (with real, a pass on the CPU): shapes, dtypes, parameters, FLOPs."""
     set_seed(torch, seed)
     try:
         init_inputs = problem["get_init_inputs"]()
@@ -117,7 +121,7 @@ def describe_shapes(torch, problem, seed, report):
         report["error"] = stage_error("get_init_inputs", exc)
         return
     report["init_inputs"] = [plain_value(v) for v in init_inputs]
-    with storageless(torch) as mode:
+    with storageless(torch, real) as mode:
         report["shape_mode"] = mode
         set_seed(torch, seed)
         try:
@@ -144,7 +148,7 @@ def describe_shapes(torch, problem, seed, report):
         report["outputs"] = [describe(torch, v) for v in outputs]
         report["min_bytes"] = (sum(tensor_bytes(torch, v) for v in inputs) +
                                sum(tensor_bytes(torch, v) for v in outputs) + report["parameter_bytes"])
-        if mode == "meta":
+        if mode != "fake":
             try:
                 with torch.no_grad():
                     report["flops"] = count_flops(torch, model, inputs)
@@ -216,6 +220,14 @@ def probe(torch, path, seed, device, device_lock):
         return report
     try:
         describe_shapes(torch, problem, seed, report)
+        # A model that reads a value while it is built or run (Tensor.item()) cannot be described
+        # without storage: described again on the CPU, at the published shapes.
+        if report.get("error", {}).get("stage") in ("construct", "forward"):
+            on_cpu = {k: v for k, v in report.items() if k in ("file", "torch", "python", "title")}
+            describe_shapes(torch, problem, seed, on_cpu, real=True)
+            if "error" not in on_cpu:
+                report.clear()
+                report.update(on_cpu)
     except Exception as exc:
         report["error"] = stage_error("describe", exc)
     if device and "error" not in report:

@@ -128,9 +128,12 @@ std::string kernelbench_status_text(const KernelBenchProblem& problem) {
   if (run && run->failure)
     return "reference fails on " + run->device + ": " + run->failure->stage + ": " + run->failure->message;
   if (!run) return "ok";
-  char ms[32];
-  std::snprintf(ms, sizeof ms, "%.3f", run->ms);
-  return "ok, reference " + std::string(ms) + " ms on " + run->device;
+  char text[96];
+  if (run->peak_bytes > 0)
+    std::snprintf(text, sizeof text, "%.3f ms, peak %.2f GB", run->ms, static_cast<double>(run->peak_bytes) / 1e9);
+  else
+    std::snprintf(text, sizeof text, "%.3f ms", run->ms);
+  return "ok, reference " + std::string(text) + " on " + run->device;
 }
 
 std::string kernelbench_problem_yaml(const KernelBenchProblem& problem) {

@@ -75,6 +75,8 @@ DRK_TEST_CASE("a record's values and status read as people read them; a missing 
   DRK_CHECK(drk::kernels::kernelbench_status_text(problem) == "ok");
   problem.reference_run = drk::kernels::KernelBenchReferenceRun{"cuda", 0.25, 0, std::nullopt};
   DRK_CHECK(drk::kernels::kernelbench_status_text(problem) == "ok, reference 0.250 ms on cuda");
+  problem.reference_run->peak_bytes = 1'073'741'824;
+  DRK_CHECK(drk::kernels::kernelbench_status_text(problem) == "ok, reference 0.250 ms, peak 1.07 GB on cuda");
   problem.failure = drk::kernels::KernelBenchFailure{"forward", "AttributeError: no op"};
   DRK_CHECK(drk::kernels::kernelbench_status_text(problem) == "cannot run: forward: AttributeError: no op");
 

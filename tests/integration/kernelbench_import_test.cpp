@@ -85,6 +85,20 @@ def get_init_inputs():
     return []
 )";
 
+// Reads values while it is built, which a tensor without storage cannot give: described on the CPU.
+constexpr const char* kReadsAValue = R"(import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.full((1,), 2.0).tolist()[0]
+    def forward(self, x):
+        return x * self.scale
+def get_inputs():
+    return [torch.rand(4, 8)]
+def get_init_inputs():
+    return []
+)";
+
 // Kills the Python that describes it: the import goes on with the next problem.
 constexpr const char* kKillsTheProbe = R"(import os, signal, torch
 class Model(torch.nn.Module):
@@ -126,23 +140,24 @@ DRK_TEST_CASE("drk kernelbench import records every problem, with the reason whe
   dir.write("KernelBench/KernelBench/level1/4_No_inputs.py", kNoGetInputs);
   dir.write("KernelBench/KernelBench/level1/5_Kills.py", kKillsTheProbe);
   dir.write("KernelBench/KernelBench/level1/6_Hangs.py", kHangs);
+  dir.write("KernelBench/KernelBench/level1/7_Reads_a_value.py", kReadsAValue);
   dir.write("KernelBench/KernelBench/level2/17_Gemm_Scale.py", kGemmScale);
   dir.write("KernelBench/KernelBench/level2/README.md", "not a problem");
   const std::string into = dir.file("imported");
 
-  // Two probes at once, three problems each: the one that is killed and the one that hangs each
+  // Two probes at once, four and three problems: the one that is killed and the one that hangs each
   // cost their own probe one problem, and the records come out the same.
   Ran imported = run_drk(dir, {"kernelbench", "import", dir.file("KernelBench"), "--into", into, "--seconds-per-problem",
                                "20", "--jobs", "2"});
   DRK_REQUIRE_MESSAGE(imported.exit_code == 0, imported.output);
-  DRK_CHECK(imported.output.find("[6/6]") != std::string::npos);
-  DRK_CHECK(imported.output.find("imported 6 problems") != std::string::npos);
+  DRK_CHECK(imported.output.find("[7/7]") != std::string::npos);
+  DRK_CHECK(imported.output.find("imported 7 problems") != std::string::npos);
   // The progress meter's final line (runtime/progress_meter.h), on stderr.
-  DRK_CHECK(imported.output.find("drk kernelbench import: 6 of 6 problems done in") != std::string::npos);
+  DRK_CHECK(imported.output.find("drk kernelbench import: 7 of 7 problems done in") != std::string::npos);
 
   auto problems = drk::kernels::load_kernelbench_problems(into);
   DRK_REQUIRE(problems.ok());
-  DRK_REQUIRE(problems->size() == 6);
+  DRK_REQUIRE(problems->size() == 7);
 
   const auto& relu = find(*problems, "kernelbench/level1/19_ReLU");
   DRK_CHECK(relu.usable());
@@ -169,6 +184,11 @@ DRK_TEST_CASE("drk kernelbench import records every problem, with the reason whe
   DRK_CHECK(gemm.parameters == 64 * 32 + 32);
   DRK_CHECK(gemm.outputs[0].shape == std::vector<int64_t>{8, 32});
 
+  const auto& reads = find(*problems, "kernelbench/level1/7_Reads_a_value");
+  DRK_CHECK_MESSAGE(reads.usable(), (reads.failure ? reads.failure->message : ""));
+  DRK_REQUIRE(reads.outputs.size() == 1);
+  DRK_CHECK(reads.outputs[0].shape == std::vector<int64_t>{4, 8});
+
   const auto& broken = find(*problems, "kernelbench/level1/3_Broken_op");
   DRK_REQUIRE(broken.failure.has_value());
   DRK_CHECK(broken.failure->stage == "forward");
@@ -192,13 +212,33 @@ DRK_TEST_CASE("drk kernelbench import records every problem, with the reason whe
   DRK_CHECK(listed.exit_code == 0);
   DRK_CHECK(listed.output.find("relu ") != std::string::npos);  // a ported task
   DRK_CHECK(listed.output.find("kernelbench/level2/17_Gemm_Scale") != std::string::npos);
-  DRK_CHECK(listed.output.find("6 KernelBench problems imported") != std::string::npos);
-  DRK_CHECK(listed.output.find("2 usable") != std::string::npos);
+  DRK_CHECK(listed.output.find("7 KernelBench problems imported") != std::string::npos);
+  DRK_CHECK(listed.output.find("3 usable") != std::string::npos);
 
   Ran shown = run_drk(dir, {"tasks", "show", "kernelbench/level1/19_ReLU", "--kernelbench-dir", into});
   DRK_CHECK(shown.exit_code == 0);
   DRK_CHECK(shown.output.find(relu.source_sha256) != std::string::npos);
   DRK_CHECK(shown.output.find("[16, 1024] float32") != std::string::npos);
+}
+
+DRK_TEST_CASE("drk kernelbench import --run runs each reference once, probes at once taking turns to run") {
+  RunDir dir;
+  dir.write("problems/level1/19_ReLU.py", kRelu);
+  dir.write("problems/level1/7_Reads_a_value.py", kReadsAValue);
+  dir.write("problems/level2/17_Gemm_Scale.py", kGemmScale);
+  const std::string into = dir.file("imported");
+  Ran imported = run_drk(dir, {"kernelbench", "import", dir.file("problems"), "--into", into, "--run", "cpu", "--jobs", "2"});
+  DRK_REQUIRE_MESSAGE(imported.exit_code == 0, imported.output);
+  auto problems = drk::kernels::load_kernelbench_problems(into);
+  DRK_REQUIRE(problems.ok());
+  DRK_REQUIRE(problems->size() == 3);
+  for (const auto& problem : *problems) {
+    DRK_REQUIRE_MESSAGE(problem.reference_run.has_value(), problem.name);
+    DRK_CHECK_MESSAGE(!problem.reference_run->failure, problem.name);
+    DRK_CHECK(problem.reference_run->device == "cpu");
+    DRK_CHECK_MESSAGE(problem.reference_run->ms > 0, problem.name);
+  }
+  DRK_CHECK(imported.output.find("ok, reference ") != std::string::npos);
 }
 
 DRK_TEST_CASE("drk kernelbench import refuses a path without problems, naming the expected layout") {

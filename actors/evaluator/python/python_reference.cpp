@@ -39,6 +39,7 @@ bool any_float64(const std::vector<at::Tensor>& tensors) {
 Result<std::unique_ptr<PythonReference>> PythonReference::create(const std::string& source,
                                                                  const std::string& display_name,
                                                                  kernels::DeviceKind device, uint64_t init_seed) {
+  auto generators = hold_torch_generators();
   PythonLock lock;
   std::unique_ptr<PythonReference> reference(new PythonReference());
   reference->display_name_ = display_name;
@@ -153,6 +154,7 @@ Result<at::Tensor> PythonReference::run(const std::vector<at::Tensor>& inputs) c
 }
 
 std::vector<at::Tensor> PythonReference::draw(const kernels::Task&, kernels::DeviceKind, uint64_t seed) const {
+  auto generators = hold_torch_generators();
   PythonLock lock;
   auto drawn = draw_tensors(seed);
   if (!drawn) throw std::runtime_error("get_inputs() of " + display_name_ + " failed after it ran: " + drawn.error().message);

@@ -8,7 +8,8 @@
 // its other values (a scale factor) are constants, passed at their positions on every call, by the
 // sandbox too (constants_json()).
 //
-// Thread-safety: as ReferenceModel's (each call takes the interpreter's lock). Errors: create()
+// Thread-safety: as ReferenceModel's (each call takes the interpreter's lock; create() and draw()
+// also hold torch's generators, from the seed to the last draw). Errors: create()
 // returns invalid_argument with Python's message and the stage that failed (the problem file
 // raises, get_init_inputs, Model(...), get_inputs, forward) and unsupported for what a sandbox
 // cannot be given (init inputs that are not plain values).

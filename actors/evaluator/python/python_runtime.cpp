@@ -172,6 +172,11 @@ Result<PyRef> run_module(const std::string& source, const std::string& module_na
   return module;
 }
 
+std::unique_lock<std::mutex> hold_torch_generators() {
+  static std::mutex generators;
+  return std::unique_lock(generators);
+}
+
 Status seed_torch(uint64_t seed) {
   PyRef torch(PyImport_ImportModule("torch"));
   if (!torch) return make_error(Errc::unsupported, "cannot import torch: " + python_error_text());

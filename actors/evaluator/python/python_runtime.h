@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,6 +88,11 @@ Result<PyRef> run_module(const std::string& source, const std::string& module_na
 
 // torch.manual_seed(seed) (CPU and every CUDA device), as KernelBench seeds before each model.
 Status seed_torch(uint64_t seed);
+
+// Torch keeps one generator per device for the whole process, and its operators let go of the GIL
+// while they run: a seed and the draws that depend on it (threads of one process evaluating at
+// once) hold this lock from the seed to the last draw, taken before the PythonLock.
+std::unique_lock<std::mutex> hold_torch_generators();
 
 // `model.parameters()` in order, as JSON [[shape, sum], ...] (the sum in float64): what the
 // check that ModelNew starts from Model's weights compares.
