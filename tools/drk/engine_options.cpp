@@ -31,8 +31,9 @@ void add_engine_options(CLI::App& command, evaluator::EngineOptions& options, bo
   }
   runtime::add_parsed_option(command, "--launch-latency", options.hide_launch_latency, evaluator::parse_launch_latency,
                              "cuda: whether the events time the host's launches too (included, the\n"
-                             "default) or only the device's work (hidden: each call queued behind a hold\n"
-                             "kernel of the harness and released once it returned; docs/gpu.md)")
+                             "default for C ABI candidates) or only the device's work (hidden, the default\n"
+                             "for Python ones: each call queued behind a hold kernel of the harness and\n"
+                             "released once it returned; docs/gpu.md)")
       ->type_name("included|hidden");
   command.add_option("--cache-dir", options.cache_dir,
                      "compile cache (default $DRK_CACHE_DIR, else ~/.cache/drk/compile-cache)")

@@ -33,7 +33,7 @@ Status CudaTimer::time(EvaluationRun& run, TimingSamples& samples) {
   // evaluation is timed again from the start with it included, so that no median mixes the two.
   // The warm-up is never held: first calls allocate device memory (LibTorch's caching
   // allocator, the workspace), and an allocation waits for the device, hold included.
-  bool hold = options_.hide_launch_latency;
+  bool hold = options_.hide_launch_latency.value_or(options_.python);
   std::string launch_note = hold ? "" : "included (eval.launch_latency, drk eval --launch-latency)";
   auto shuffled_sides = [&](uint32_t per_side) {
     std::vector<bool> sides(2 * per_side);
