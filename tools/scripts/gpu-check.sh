@@ -127,10 +127,15 @@ if [ -x "$BUILD_DIR/tools/drk" ]; then
       cp "$KERNELBENCH_RESULTS"/kernelbench-references*.json "$out/"
       resume=(--resume)
     fi
+    # The GPU's busy share of the sweep's wall time (nvidia-smi's utilization, every 200 ms).
+    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 > "$out/kernelbench-utilization.txt" 2>/dev/null &
+    sampler=$!
     timeout 300 "$drk" bench kernelbench --references --import-from "$KERNELBENCH_DIR" "${resume[@]}" \
       --kernelbench-dir "$out/kernelbench-records" --device cuda --out "$out/kernelbench-references.json" \
       > "$out/kernelbench-references.log" 2>&1 && status=ok || status=FAILED
-    row "kernelbench references" "$status ($(( $(date +%s) - started )) s): $(grep -E 'speedup.*median' "$out/kernelbench-references.log" | tail -n 1 | cut -c1-110)"
+    kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+    busy=$(awk '/^[0-9]+$/ {sum += $1; n++} END {if (n) printf "%.0f", sum / n; else print "?"}' "$out/kernelbench-utilization.txt")
+    row "kernelbench references" "$status ($(( $(date +%s) - started )) s, GPU busy ${busy} %): $(grep -E 'speedup.*median' "$out/kernelbench-references.log" | tail -n 1 | cut -c1-100)"
   fi
   for bench in tools/bench/*.sh; do
     [ -f "$bench" ] || continue

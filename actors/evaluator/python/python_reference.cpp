@@ -28,6 +28,18 @@ PyRef float64_copy(PyObject* model) {
   return wide;
 }
 
+// get_inputs() with torch's factory functions making their tensors on the CUDA device: torch.rand
+// of KernelBench's published shapes (gigabytes) takes seconds on the host and a millisecond there.
+constexpr const char* kDrawOnDevice = R"(import torch
+
+def draw(get_inputs):
+    device = torch.device("cuda")
+    if not hasattr(device, "__enter__"):
+        return get_inputs()
+    with device:
+        return get_inputs()
+)";
+
 bool any_float64(const std::vector<at::Tensor>& tensors) {
   for (const auto& tensor : tensors)
     if (tensor.scalar_type() == at::kDouble) return true;
@@ -68,6 +80,11 @@ Result<std::unique_ptr<PythonReference>> PythonReference::create(const std::stri
                                              " are not plain values (numbers, lists): a sandbox cannot be given them (" +
                                              init_json.error().message + ")");
   reference->init_inputs_json_ = *init_json;
+  if (reference->on_cuda_) {
+    auto helper = run_module(kDrawOnDevice, "drk_draw_on_device", "drk_draw_on_device.py");
+    if (!helper) return helper.error();
+    reference->draw_on_device_ = PyRef::borrow(PyDict_GetItemString(PyModule_GetDict(helper->get()), "draw"));
+  }
   if (auto seeded = seed_torch(init_seed); !seeded) return seeded.error();
   c10::NoGradGuard no_grad;
   PyRef model(PyObject_Call(model_class, init_args.get(), nullptr));
@@ -83,7 +100,7 @@ Result<std::unique_ptr<PythonReference>> PythonReference::create(const std::stri
   reference->model_ = std::move(model);
 
   // One draw finds the constants (every value of get_inputs() that is not a tensor).
-  PyRef inputs(PyObject_CallNoArgs(PyDict_GetItemString(globals, "get_inputs")));
+  PyRef inputs = reference->call_get_inputs();
   if (!inputs) return stage_failed("get_inputs", python_error_text(display_name));
   PyRef values(PySequence_List(inputs.get()));
   if (!values) return stage_failed("get_inputs", "it returned no list");
@@ -115,13 +132,19 @@ PythonReference::~PythonReference() {
   constants_.clear();
   model_ = PyRef();
   model_float64_ = PyRef();
+  draw_on_device_ = PyRef();
   module_ = PyRef();
+}
+
+PyRef PythonReference::call_get_inputs() const {
+  PyObject* get_inputs = PyDict_GetItemString(PyModule_GetDict(module_.get()), "get_inputs");
+  if (draw_on_device_) return PyRef(PyObject_CallFunctionObjArgs(draw_on_device_.get(), get_inputs, nullptr));
+  return PyRef(PyObject_CallNoArgs(get_inputs));
 }
 
 Result<std::vector<at::Tensor>> PythonReference::draw_tensors(uint64_t seed) const {
   if (auto seeded = seed_torch(seed); !seeded) return seeded.error();
-  PyObject* get_inputs = PyDict_GetItemString(PyModule_GetDict(module_.get()), "get_inputs");
-  PyRef inputs(PyObject_CallNoArgs(get_inputs));
+  PyRef inputs = call_get_inputs();
   if (!inputs) return make_error(Errc::invalid_argument, python_error_text(display_name_));
   PyRef values(PySequence_List(inputs.get()));
   if (!values || static_cast<size_t>(PyList_Size(values.get())) != argument_count_)
@@ -132,8 +155,8 @@ Result<std::vector<at::Tensor>> PythonReference::draw_tensors(uint64_t seed) con
     if (!is_python_tensor(value)) continue;
     auto tensor = tensor_from_python(value, "value " + std::to_string(i + 1) + " of get_inputs()");
     if (!tensor) return tensor.error();
-    // Dense and on the CPU, as the harness lays inputs out.
-    tensors.push_back(tensor->cpu().contiguous());
+    // Dense, as the harness lays inputs out; where they were drawn.
+    tensors.push_back(tensor->contiguous());
   }
   return tensors;
 }
@@ -153,18 +176,25 @@ Result<at::Tensor> PythonReference::run(const std::vector<at::Tensor>& inputs) c
   return tensor_from_python(result.get(), "the output of Model.forward");
 }
 
-std::vector<at::Tensor> PythonReference::draw(const kernels::Task&, kernels::DeviceKind, uint64_t seed) const {
+std::vector<at::Tensor> PythonReference::drawn(uint64_t seed) const {
   auto generators = hold_torch_generators();
   PythonLock lock;
-  auto drawn = draw_tensors(seed);
-  if (!drawn) throw std::runtime_error("get_inputs() of " + display_name_ + " failed after it ran: " + drawn.error().message);
-  return std::move(*drawn);
+  auto tensors = draw_tensors(seed);
+  if (!tensors)
+    throw std::runtime_error("get_inputs() of " + display_name_ + " failed after it ran: " + tensors.error().message);
+  return std::move(*tensors);
 }
 
-void PythonReference::draw_into(const kernels::Task& task, kernels::DeviceKind shapes, uint64_t seed,
+std::vector<at::Tensor> PythonReference::draw(const kernels::Task&, kernels::DeviceKind, uint64_t seed) const {
+  std::vector<at::Tensor> tensors = drawn(seed);
+  for (auto& tensor : tensors) tensor = tensor.cpu();
+  return tensors;
+}
+
+void PythonReference::draw_into(const kernels::Task&, kernels::DeviceKind, uint64_t seed,
                                 const std::vector<at::Tensor>& places) const {
-  const std::vector<at::Tensor> drawn = draw(task, shapes, seed);
-  for (size_t i = 0; i < places.size() && i < drawn.size(); ++i) places[i].copy_(drawn[i]);
+  const std::vector<at::Tensor> tensors = drawn(seed);
+  for (size_t i = 0; i < places.size() && i < tensors.size(); ++i) places[i].copy_(tensors[i]);
 }
 
 }  // namespace drk::evaluator

@@ -2,7 +2,10 @@
 // out of every candidate's reach) by the embedded interpreter (python_runtime.h). As KernelBench
 // does: torch seeded, `init = get_init_inputs()`, seeded again, `Model(*init)` without autograd
 // (on the CUDA device for cuda), and per trial `get_inputs()` under that trial's seed. Here the
-// trial's seed is the run's secret seed, fresh per trial, not KernelBench's fixed 42.
+// trial's seed is the run's secret seed, fresh per trial, not KernelBench's fixed 42. On cuda,
+// get_inputs() runs with the device as torch's default (`with torch.device("cuda")`): the same
+// distributions from CUDA's generator, a millisecond where the host takes seconds for the
+// published shapes (KernelBench draws on the host and copies).
 //
 // `get_inputs()`'s tensors are the task's inputs (kernels::kernelbench_task(): input1, input2, ...);
 // its other values (a scale factor) are constants, passed at their positions on every call, by the
@@ -51,9 +54,15 @@ class PythonReference final : public ReferenceModel {
 
  private:
   PythonReference() = default;
+  // get_inputs(), on the device for cuda; null with Python's error set when it raises.
+  PyRef call_get_inputs() const;
+  // get_inputs()'s tensors under `seed`, dense, where they were drawn.
   Result<std::vector<at::Tensor>> draw_tensors(uint64_t seed) const;
+  // draw_tensors() under the generators' and the interpreter's locks; throws as draw() does.
+  std::vector<at::Tensor> drawn(uint64_t seed) const;
 
   PyRef module_, model_, model_float64_;
+  PyRef draw_on_device_;  // cuda: kDrawOnDevice's draw(get_inputs)
   std::vector<ForwardConstant> constants_;
   size_t argument_count_ = 0;
   std::string display_name_;
