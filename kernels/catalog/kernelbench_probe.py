@@ -12,9 +12,10 @@ flop counter can count them, and the bytes a kernel must move at least. Shapes c
 tensors without storage (the meta device, or fake tensors on older torch), so that a problem with
 gigabytes of inputs is described in milliseconds and on any machine. With --run, the reference
 also runs once for real on that device at the published shapes: its time and peak memory, or the
-reason it cannot run (a missing op, out of memory). With --device-lock, the part of that run on the
-device (the inputs' copy, the model's move, the calls) holds an exclusive lock on PATH, so that
-probes drawing their inputs on the host at once still time their references alone on the device.
+reason it cannot run (a missing op, out of memory); on cuda get_inputs() draws on the device. With
+--device-lock, the part of that run on the device (the draw, the model's move, the calls) holds an
+exclusive lock on PATH, so that probes building their models on the host at once still time their
+references alone on the device.
 
 The problem files are the user's own data and run trusted, in this process. A failure at any
 stage is a value in the JSON ("error": {"stage", "message"}), never a crash: the importer reports
@@ -170,6 +171,17 @@ def exclusive(lock_path):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def draw_inputs(torch, problem, device):
+    """get_inputs(), its factory functions making tensors on `device` where torch can (2.0 and
+    later): KernelBench's published inputs (gigabytes from torch.rand) take seconds on the host and
+    milliseconds on a GPU; the Evaluator draws them so too."""
+    target = torch.device(device)
+    if device == "cpu" or not hasattr(target, "__enter__"):
+        return problem["get_inputs"]()
+    with target:
+        return problem["get_inputs"]()
+
+
 def run_reference(torch, problem, seed, device, report, device_lock):
     """The real pass at the published shapes: time of one forward call and peak memory."""
     run = {"device": device}
@@ -180,14 +192,13 @@ def run_reference(torch, problem, seed, device, report, device_lock):
             raise RuntimeError("this torch sees no CUDA device")
         set_seed(torch, seed)
         init_inputs = problem["get_init_inputs"]()
-        set_seed(torch, seed)
-        host_inputs = problem["get_inputs"]()
         stage = "construct"
         set_seed(torch, seed)
         model = problem["Model"](*init_inputs)
         with exclusive(device_lock):
             stage = "get_inputs"
-            inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in host_inputs]
+            set_seed(torch, seed)
+            inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in draw_inputs(torch, problem, device)]
             stage = "construct"
             model = model.to(device)
             stage = "forward"
