@@ -1,8 +1,7 @@
 """Describes KernelBench problem files for `drk kernelbench import` (docs/kernelbench.md).
 
     python3 kernelbench_probe.py PROBLEM.py... --out RESULTS.jsonl [--seed N] [--run cpu|cuda]
-        [--device-lock PATH]
-                                 [--seconds-per-problem S]
+                                 [--device-lock PATH] [--seconds-per-problem S]
 
 Loads each problem as KernelBench does (its `Model`, `get_inputs()`, `get_init_inputs()`, each
 file in a namespace of its own), then appends one JSON line per problem to RESULTS.jsonl, flushed
@@ -87,10 +86,10 @@ def as_list(outputs):
 
 
 @contextlib.contextmanager
-def storageless(torch, real=False):
+def tensor_mode(torch, on_cpu=False):
     """Factory functions make tensors without storage inside this context; yields its name. With
-    real, they make tensors on the CPU as usual ("cpu")."""
-    if real:
+    on_cpu, they make tensors on the CPU as usual ("cpu")."""
+    if on_cpu:
         yield "cpu"
         return
     if hasattr(torch, "device") and hasattr(torch.device("meta"), "__enter__"):
@@ -113,8 +112,8 @@ def count_flops(torch, model, inputs):
     return int(counter.get_total_flops())
 
 
-def describe_shapes(torch, problem, seed, report, real=False):
-    """The storageless pass (with real, a pass on the CPU): shapes, dtypes, parameters, FLOPs."""
+def describe_shapes(torch, problem, seed, report, on_cpu=False):
+    """The storageless pass (with on_cpu, a pass on the CPU): shapes, dtypes, parameters, FLOPs."""
     set_seed(torch, seed)
     try:
         init_inputs = problem["get_init_inputs"]()
@@ -122,7 +121,7 @@ def describe_shapes(torch, problem, seed, report, real=False):
         report["error"] = stage_error("get_init_inputs", exc)
         return
     report["init_inputs"] = [plain_value(v) for v in init_inputs]
-    with storageless(torch, real) as mode:
+    with tensor_mode(torch, on_cpu) as mode:
         report["shape_mode"] = mode
         set_seed(torch, seed)
         try:
@@ -234,11 +233,11 @@ def probe(torch, path, seed, device, device_lock):
         # A model that reads a value while it is built or run (Tensor.item()) cannot be described
         # without storage: described again on the CPU, at the published shapes.
         if report.get("error", {}).get("stage") in ("construct", "forward"):
-            on_cpu = {k: v for k, v in report.items() if k in ("file", "torch", "python", "title")}
-            describe_shapes(torch, problem, seed, on_cpu, real=True)
-            if "error" not in on_cpu:
+            cpu_report = {k: v for k, v in report.items() if k in ("file", "torch", "python", "title")}
+            describe_shapes(torch, problem, seed, cpu_report, on_cpu=True)
+            if "error" not in cpu_report:
                 report.clear()
-                report.update(on_cpu)
+                report.update(cpu_report)
     except Exception as exc:
         report["error"] = stage_error("describe", exc)
     if device and "error" not in report:

@@ -103,7 +103,7 @@ void add_kernelbench_command(CLI::App& drk, Actions& actions) {
   import->add_option("--jobs", args->jobs,
                      "probe processes at once, each a Python with torch (default a quarter of the cores, 1 to 4;\n"
                      "1 with --run cpu, whose reference times want the host to themselves; with --run cuda\n"
-                     "the references take the device one at a time while the others draw their inputs)")
+                     "the references take the device one at a time while the others build their models)")
       ->check(runtime::at_least(1))
       ->type_name("N");
   import->add_option("--seed", args->seed, "the seed of get_init_inputs() and get_inputs() (default 42)")->type_name("N");

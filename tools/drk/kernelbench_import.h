@@ -51,10 +51,10 @@ struct KernelBenchImport {
   std::optional<std::string> run_device;   // cpu | cuda: also run each reference once
   std::chrono::seconds per_problem{300};   // the probe's time per problem
   uint64_t seed = 42;
-  // Probe processes at once, each a Python with torch loaded. With run_device each also draws a
-  // problem's inputs at their published shapes on the host (at once with the others) and times its
-  // reference holding a lock that the import's probes share, so that references run on the device
-  // one at a time; the host is shared all the same, so a cpu run wants 1.
+  // Probe processes at once, each a Python with torch loaded. With run_device each also builds a
+  // problem's model (at once with the others), then draws its inputs at their published shapes and
+  // times its reference holding a lock that the import's probes share, so that references run on
+  // the device one at a time; the host is shared all the same, so a cpu run wants 1.
   size_t jobs = 1;
 };
 

@@ -188,8 +188,9 @@ bool CudaSandboxDevice::build_launch_hold() {
 }
 
 bool CudaSandboxDevice::launch_hold(msg::SandboxReply::Builder reply) {
-  if (!build_launch_hold()) reply.setLaunchHoldNote("the sandbox cannot hold launches: " + hold_error_);
-  return hold_.has_value();
+  const bool built = build_launch_hold();
+  if (!built) reply.setLaunchHoldNote("the sandbox cannot hold launches: " + hold_error_);
+  return built;
 }
 
 void CudaSandboxDevice::reset_l2_state() {

@@ -2,9 +2,9 @@
 // after an L2 flush (2x its size), a persisting-L2 reset and a device synchronisation; candidate
 // and reference (LibTorch CUDA, in the sandbox, on the same device buffers) interleave in a
 // shuffled order within each round of cuda_calls_per_round calls a side. With
-// hide_launch_latency (by default for Python candidates), calls are held behind the launch hold (cuda/launch_hold.h) until one
-// cannot be: then the timing starts again with launch latency included, so that no median mixes
-// the two. Once the timing settles, cuda_profiled_calls a side are traced by CUPTI for the GPU
+// hide_launch_latency (by default for Python candidates), calls are held behind the launch hold
+// (cuda/launch_hold.h) until one cannot be: then the timing starts again with launch latency
+// included, so that no median mixes the two. Once the timing settles, cuda_profiled_calls a side are traced by CUPTI for the GPU
 // profile (gpu_profile.h); then a few candidate calls whose outputs keep their answers
 // (answerReuseRatio against the timed calls, which start from poison), energy and hardware
 // metrics. docs/gpu.md.
