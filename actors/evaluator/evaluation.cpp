@@ -4,18 +4,21 @@
 // the candidate's sandbox (sandbox_session.h).
 #include "actors/evaluator/evaluation.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <random>
 #include <set>
 
+#include <c10/util/Exception.h>
 #include <capnp/message.h>
 #include <sys/utsname.h>
 
 #include "actors/evaluator/engine/bounds_check.h"
 #include "actors/evaluator/engine/compile_and_load.h"
 #include "actors/evaluator/engine/correctness_trials.h"
+#include "actors/evaluator/engine/device_memory_share.h"
 #include "actors/evaluator/engine/engine_clock.h"
 #include "actors/evaluator/engine/evaluation_device.h"
 #include "actors/evaluator/engine/evaluation_run.h"
@@ -53,6 +56,16 @@ std::string architecture_of(const EvaluationDevice& device) {
   if (device.kind() == DeviceKind::cuda) return "sm_" + std::to_string(device.compute_capability());
   utsname host{};
   return ::uname(&host) == 0 ? std::string(host.machine) : std::string("unknown");
+}
+
+// What an evaluation uses of the device, as a DeviceMemoryShare claims it: its tensors (every
+// set) twice in this process (the run's, and as much again for the reference's outputs and the
+// copies the checks keep), and two sets in the candidate's sandbox (its outputs and its working
+// memory). On the H200, two evaluations of a 36 GiB problem held 117 GiB in the Evaluator and
+// 13 GiB in a sandbox.
+size_t device_memory_footprint(const EvaluationRun& run) {
+  const size_t per_set = run.layout.bytes / std::max<size_t>(1, run.set_count());
+  return 2 * run.layout.bytes + 2 * per_set;
 }
 
 }  // namespace
@@ -203,6 +216,20 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
 
   EvaluationRun run = make_run(**task, out);
   run.own_kernels = own_kernels;
+  // Engines sharing the GPU: this evaluation's memory is claimed before it is allocated and given
+  // back once its sandbox has gone (the members below end in the reverse order: sandbox, memory,
+  // claim).
+  struct SharedDeviceMemory {
+    EvaluationDevice* device = nullptr;
+    DeviceMemoryShare::Claim claim;
+    ~SharedDeviceMemory() {
+      if (device) device->give_back_device_memory();
+    }
+  } shared_memory;
+  if (options.device_memory_share) {
+    shared_memory.claim = options.device_memory_share->claim(device_memory_footprint(run));
+    shared_memory.device = device.get();
+  }
   if (auto s = run.reserve(run.layout.bytes); !s) return s;
   kernels::set_reference_threads(options.max_threads);
   const std::string baseline = reference_build.describe();
@@ -377,7 +404,15 @@ Result<std::unique_ptr<EvaluationEngine>> EvaluationEngine::create(kernels::Task
 
 Status EvaluationEngine::evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out,
                                   double best_known_speedup) {
-  return impl_->evaluate(candidate, out, best_known_speedup);
+  // Torch throws when this process's share of the device runs out (the reference, the checks):
+  // the evaluation's failure, not the process's.
+  try {
+    return impl_->evaluate(candidate, out, best_known_speedup);
+  } catch (const c10::OutOfMemoryError& e) {
+    return make_error(Errc::io_error, std::string("the Evaluator ran out of device memory while it evaluated '") +
+                                          candidate.getId().cStr() + "': " + e.what_without_backtrace() +
+                                          ": evaluate with fewer jobs on this GPU, or at smaller shapes");
+  }
 }
 
 Status EvaluationEngine::evaluate(const CandidateInput& input, msg::EvalResult::Builder out) {
@@ -391,7 +426,7 @@ Status EvaluationEngine::evaluate(const CandidateInput& input, msg::EvalResult::
                                                            : msg::Language::CPP);
   candidate.setSource(input.source);
   if (input.python) candidate.setPythonBackend(judging::backend_message(input.python_backend));
-  return impl_->evaluate(candidate.asReader(), out, input.best_known_speedup);
+  return evaluate(candidate.asReader(), out, input.best_known_speedup);
 }
 
 void EvaluationEngine::compile_ahead(msg::Candidate::Reader candidate) { impl_->compile_and_load->compile_ahead(candidate); }

@@ -78,7 +78,8 @@
 
 namespace drk::evaluator {
 
-class EvaluationDevice;  // engine/evaluation_device.h
+class EvaluationDevice;   // engine/evaluation_device.h
+class DeviceMemoryShare;  // engine/device_memory_share.h
 
 struct EngineOptions {
   kernels::DeviceKind device = kernels::DeviceKind::cpu;
@@ -135,6 +136,10 @@ struct EngineOptions {
   // and metrics), so that no timing runs beside another's; their sandboxes' start, compiles and
   // correctness trials overlap. Null: the engine has its device to itself.
   std::shared_ptr<std::mutex> device_timing_lock;
+  // Shared by the same engines: each evaluation claims its device memory footprint (its tensors
+  // twice for this process, two sets of them for the candidate's) before it allocates, and gives the memory back at its end (engine/device_memory_share.h). Null: the
+  // engine keeps its tensors' device memory from one evaluation to the next.
+  std::shared_ptr<DeviceMemoryShare> device_memory_share;
   uint32_t energy_min_ms = 0;                 // energy per call (NVML) over >= this per side; 0: off
   bool hardware_metrics = false;              // DRAM/SM throughput, L2 hits, occupancy (CUPTI)
   // compute-sanitizer memcheck on one call of every correct candidate (`drk eval --sanitize`);
@@ -183,7 +188,8 @@ class EvaluationEngine {
   ~EvaluationEngine();
 
   // `best_known_speedup`: the task's best verified speedup so far (EvalRequest.bestKnownSpeedup;
-  // 0: none), against which a far faster result is timed again (best_known_bound.h).
+  // 0: none), against which a far faster result is timed again (best_known_bound.h). Device
+  // memory that runs out in this process (torch's, in the reference or the checks) is io_error.
   Status evaluate(msg::Candidate::Reader candidate, msg::EvalResult::Builder out, double best_known_speedup = 0);
   Status evaluate(const CandidateInput& input, msg::EvalResult::Builder out);
 

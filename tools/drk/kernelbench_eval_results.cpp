@@ -76,7 +76,12 @@ Json kernelbench_result_entry(int sample_id, const std::string& task, msg::Verdi
            {"reference_build", result.getReferenceBuild().cStr()},
            {"architecture", result.getArchitecture().cStr()},
            {"dtype", msg::enumerant_name(result.getDtype())},
-           {"eval_ms", result.getEvalMs()}};
+           {"eval_ms", result.getEvalMs()},
+           // Where eval_ms went; the rest is setting up the reference and the verdict.
+           {"phases_ms", Json{{"compile_wait", result.getCompileWaitMs()},
+                              {"load", result.getLoadMs()},
+                              {"correctness", result.getCorrectnessMs()},
+                              {"timing", result.getTimingMs()}}}};
   metadata["drk"] = std::move(drk);
   Json out = entry(sample_id, loaded, correct, std::move(metadata));
   out["runtime"] = ms_or_unmeasured(result.getCandidateTiming());

@@ -3,7 +3,9 @@
 // (`drk bench kernelbench --jobs N`). One job evaluates the candidates one after the other, as
 // `drk eval` would; more jobs time candidates and references beside each other's work, on a
 // machine with the cores to spare. On cuda the jobs share one GPU and take turns to time
-// (EngineOptions::device_timing_lock): one timing at a time, the rest of their work overlapping.
+// (EngineOptions::device_timing_lock): one timing at a time, the rest of their work overlapping;
+// and they share its memory (EngineOptions::device_memory_share): an evaluation whose tensors do
+// not fit beside the others' waits for them instead of failing out of memory.
 //
 // Thread-safety: call from one thread; `done` runs on the evaluating threads, one call at a time
 // (under a lock), so it may print and write without locks of its own. Ownership: the engines

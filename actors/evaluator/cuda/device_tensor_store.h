@@ -25,6 +25,12 @@ class DeviceTensorStore final : public TensorStore {
   void lend(msg::SandboxRequest::Builder request) const override;
   // The sandbox has answered a request since the last reserve(): a replaced region may go.
   void replied() { retired_.reset(); }
+  // Frees every region; only when no sandbox maps them (the evaluation's has gone). The next
+  // reserve() allocates afresh.
+  void release() {
+    retired_.reset();
+    region_.reset();
+  }
 
  private:
   std::optional<DeviceRegion> region_, retired_;

@@ -5,11 +5,22 @@
 #include "actors/evaluator/engine/host_evaluation_device.h"
 #include "actors/evaluator/engine/python_host_evaluation_device.h"
 #ifdef DRK_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
 #include "actors/evaluator/cuda/cuda_evaluation_device.h"
 #include "actors/evaluator/cuda/python_cuda_evaluation_device.h"
 #endif
 
 namespace drk::evaluator {
+
+size_t free_device_memory() {
+#ifdef DRK_HAVE_CUDA
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) == cudaSuccess) return free;
+  cudaGetLastError();
+#endif
+  return 0;
+}
 
 Result<std::unique_ptr<EvaluationDevice>> make_evaluation_device(const EngineOptions& options) {
   if (options.python) {

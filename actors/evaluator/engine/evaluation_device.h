@@ -57,6 +57,10 @@ class EvaluationDevice {
   virtual TensorStore* device_store() = 0;
   // After every reply of a sandbox: memory it no longer maps may go.
   virtual void after_reply() = 0;
+  // After an evaluation whose sandbox has gone, under a DeviceMemoryShare: gives back the device
+  // memory the evaluation used (its tensors, the reference's cached blocks), which the share
+  // counted as the evaluation's only while it ran.
+  virtual void give_back_device_memory() {}
   // Starts, at create(), what the first evaluation would otherwise wait for; finish_warm_up()
   // waits for it (before the first candidate loads).
   virtual void start_warm_up() = 0;
@@ -78,6 +82,10 @@ class EvaluationDevice {
   // The out-of-bounds check of a correct candidate (`compiled`: its object and modules).
   virtual void check_bounds(BoundsCheck& check, EvaluationRun& run, const compile::CompiledCandidate& compiled) const = 0;
 };
+
+// The free memory of this process's current GPU (0 without CUDA or a device): what engines on it
+// may share (EngineOptions::device_memory_share).
+size_t free_device_memory();
 
 // The device of `options.device`; unsupported for a device this build cannot run (cuda without the
 // CUDA toolkit), naming the fix.
