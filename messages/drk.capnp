@@ -107,6 +107,18 @@ struct CompiledArtifact {
   builtBy @6 :Text;             # the actor that compiled it
   use @7 :ArtifactUse;
   note @8 :Text;                # why it was withheld or ignored
+  # Python candidates: the modules of their load_inline calls, built with them (docs/kernelbench.md).
+  modules @9 :List(ShippedModule);
+}
+
+# A load_inline extension compiled ahead with its Python candidate. The Evaluator files it into
+# its extension cache at `path` once `path` has the cache's shape and `sha256` checks; it is used
+# only where the Evaluator's own key for a load_inline call names that path (same sources, flags,
+# compilers and torch), else the Evaluator builds the call's module as usual.
+struct ShippedModule {
+  path @0 :Text;                # under the extension cache: ext/<key>/<name><EXT_SUFFIX>
+  bytes @1 :Data;
+  sha256 @2 :Text;
 }
 
 enum ArtifactUse {

@@ -13,14 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "kernels/compile/compile_pool.h"
-#include "kernels/compile/compiled_artifact.h"
 #include "kernels/schedule/observation.h"
 #include "kernels/schedule/policy.h"
 #include "kernels/schedule/policy_checkpoint.h"
 #include "kernels/schedule/problem.h"
 #include "kernels/schedule/render.h"
 #include "actors/generator/candidate_resends.h"
+#include "actors/generator/compile_ahead.h"
 #include "actors/generator/finished_trajectories.h"
 #include "actors/generator/llm/llm_settings.h"
 #include "actors/generator/llm_generator_actor.h"
@@ -66,7 +65,7 @@ struct Rollout {
   RecordedTurn pending;
   std::string source;
   // compile_ahead: the compile of `source`, sent with the candidate once it is done.
-  std::optional<std::shared_future<compile::CompilePool::Outcome>> compile;
+  std::optional<CompileAhead::Compile> compile;
   bool sent = false;  // the candidate in flight went out at least once
   uint64_t timer_token = 0;
 
@@ -83,36 +82,17 @@ schedule::Device experiment_device(const YAML::Node& experiment) {
   return *device;
 }
 
-// experiment.compile_ahead (default false).
-bool experiment_compile_ahead(const YAML::Node& experiment) {
-  if (!experiment["compile_ahead"]) return false;
-  try {
-    return experiment["compile_ahead"].as<bool>();
-  } catch (const YAML::Exception&) {
-    throw std::runtime_error("experiment.compile_ahead must be true or false, e.g. `compile_ahead: true`");
-  }
-}
-
-// experiment.eval.compile_workers (default 2), the Evaluator's key: the same pool size here.
-uint32_t experiment_compile_workers(const YAML::Node& experiment) {
-  const YAML::Node eval = experiment["eval"];
-  const uint32_t workers = eval && eval["compile_workers"] ? eval["compile_workers"].as<uint32_t>() : 2;
-  if (workers < 1) throw std::runtime_error("experiment.eval.compile_workers must be at least 1");
-  return workers;
-}
-
 class GeneratorActor final : public runtime::Actor {
  public:
   explicit GeneratorActor(const runtime::ActorSpec& spec)
       : seed_(spec.experiment["seed"] ? spec.experiment["seed"].as<uint64_t>() : 1),
         index_(spec.index),
-        compile_ahead_(experiment_compile_ahead(spec.experiment)),
+        compile_ahead_(spec.experiment),
         policy_(seed_, experiment_device(spec.experiment)),
         resends_(eval_timeout(spec.experiment)) {}
 
   void on_start(runtime::ActorContext& context) override {
     load_checkpoint(context.spec().run_dir);
-    if (compile_ahead_) start_compile_pool(context);
   }
 
   void on_message(runtime::ActorContext& context, msg::Envelope::Reader envelope) override {
@@ -145,33 +125,11 @@ class GeneratorActor final : public runtime::Actor {
     if (policy_.load(*bytes).ok()) policy_version_ = (*state)->version;
   }
 
-  // The Evaluator's compiler (compiler_options_for: same flags, same keys) over the run's compile
-  // cache. Without one (no nvcc on this node) candidates go uncompiled: the Evaluator compiles.
-  void start_compile_pool(runtime::ActorContext& context) {
-    const auto language = policy_.device() == schedule::Device::cuda ? msg::Language::CUDA : msg::Language::CPP;
-    compile::CompilerOptions options = compile::compiler_options_for(language);
-    const std::string& run_dir = context.spec().run_dir;
-    options.cache_dir = (run_dir.empty() ? std::string(".") : run_dir) + "/compile-cache";
-    const uint32_t workers = experiment_compile_workers(context.spec().experiment);
-    Error why;
-    if (auto compiler = compile::Compiler::create(options); !compiler) {
-      why = compiler.error();
-    } else if (auto pool = compile::CompilePool::create(std::move(*compiler), workers); !pool) {
-      why = pool.error();
-    } else {
-      compile_pool_ = std::move(*pool);
-      return;
-    }
-    log::warn() << context.self() << ": experiment.compile_ahead is on, but this node cannot compile ("
-                << why.describe() << "): the evaluators compile";
-  }
-
   void poll_compiles(runtime::ActorContext& context) {
     compile_poll_scheduled_ = false;
     for (auto& [id, rollout] : rollouts_) {
       if (!rollout.compile || rollout.sent) continue;
-      if (rollout.compile->wait_for(std::chrono::seconds(0)) == std::future_status::ready)
-        send_candidate(context, rollout);
+      if (CompileAhead::done(*rollout.compile)) send_candidate(context, rollout);
     }
     schedule_compile_poll(context);
   }
@@ -187,21 +145,9 @@ class GeneratorActor final : public runtime::Actor {
     }
   }
 
-  // The object of the candidate's compile, when it compiled, into `out`; false when there is
-  // none to ship (the compile failed: the Evaluator compiles and reports it).
-  bool pack_compiled(runtime::ActorContext& context, const Rollout& rollout, capnp::MallocMessageBuilder& out) {
-    const auto& outcome = rollout.compile->get();
-    if (!outcome) return false;
-    auto artifact = out.initRoot<msg::CompiledArtifact>();
-    if (auto packed = compile::pack_artifact(compile_pool_->compiler(), *outcome, context.self(), artifact); !packed) {
-      log::warn() << context.self() << ": candidate " << rollout.pending.candidate_id
-                  << " is sent without its object: " << packed.error().describe();
-      return false;
-    }
-    if (artifact.getUse() == msg::ArtifactUse::WITHHELD)
-      log::warn() << context.self() << ": candidate " << rollout.pending.candidate_id
-                  << " is sent without its object: " << artifact.getNote().cStr();
-    return true;
+  // What the policy renders: CUDA for the GPU's space, C++ for the CPU's.
+  msg::Language candidate_language() const {
+    return policy_.device() == schedule::Device::cuda ? msg::Language::CUDA : msg::Language::CPP;
   }
 
   void on_weights(msg::PolicyWeights::Reader weights) {
@@ -263,9 +209,8 @@ class GeneratorActor final : public runtime::Actor {
       if (source) {
         rollout.source = std::move(*source);
         rollout.sent = false;
-        rollout.compile.reset();
-        if (compile_pool_) {
-          rollout.compile = compile_pool_->submit(rollout.source);
+        rollout.compile = compile_ahead_.submit(context, candidate_language(), rollout.source);
+        if (rollout.compile) {
           schedule_compile_poll(context);
         } else {
           send_candidate(context, rollout);
@@ -281,9 +226,11 @@ class GeneratorActor final : public runtime::Actor {
   void send_candidate(runtime::ActorContext& context, Rollout& rollout) {
     if (!rollout.problem || rollout.done.size() >= rollout.turns) return;
     // A candidate still compiling is sent when its compile is done (poll_compiles).
-    if (rollout.compile && rollout.compile->wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    if (rollout.compile && !CompileAhead::done(*rollout.compile)) return;
     capnp::MallocMessageBuilder compiled;
-    const bool ship = rollout.compile && pack_compiled(context, rollout, compiled);
+    const bool ship =
+        rollout.compile &&
+        compile_ahead_.pack(context, candidate_language(), *rollout.compile, rollout.pending.candidate_id, compiled);
     const auto task = rollout.task_reader();
     const RecordedTurn& turn = rollout.pending;
     const schedule::Choice& choice = turn.sampled.choice;
@@ -298,7 +245,7 @@ class GeneratorActor final : public runtime::Actor {
       candidate.setTurn(rollout.turn());
       candidate.setTask(task.getName());
       candidate.setDevice(task.getDevice());
-      candidate.setLanguage(choice.device == schedule::Device::cuda ? msg::Language::CUDA : msg::Language::CPP);
+      candidate.setLanguage(candidate_language());
       candidate.setSource(rollout.source);
       candidate.setPolicyVersion(rollout.policy_version);
       candidate.setGenerator(context.self());
@@ -374,9 +321,8 @@ class GeneratorActor final : public runtime::Actor {
 
   const uint64_t seed_;
   const uint32_t index_;
-  const bool compile_ahead_;
+  CompileAhead compile_ahead_;
   schedule::Policy policy_;
-  std::unique_ptr<compile::CompilePool> compile_pool_;  // compile_ahead on a node that can compile
   bool compile_poll_scheduled_ = false;
   uint32_t policy_version_ = 0;
   std::map<std::string, Rollout> rollouts_;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "actors/generator/candidate_resends.h"
+#include "actors/generator/compile_ahead.h"
 #include "actors/generator/finished_trajectories.h"
 #include "actors/generator/llm/code_block.h"
 #include "actors/generator/llm/llm_settings.h"
@@ -32,8 +33,10 @@
 namespace drk::generator {
 namespace {
 
-constexpr uint64_t kAnswerPollToken = std::numeric_limits<uint64_t>::max();
-constexpr std::chrono::milliseconds kAnswerPollMs{10};
+// The timer that looks at the answers awaited and the compiles in flight: neither the client's
+// thread nor a compile worker can wake the actor, so it looks every kPollMs while any is pending.
+constexpr uint64_t kPollToken = std::numeric_limits<uint64_t>::max();
+constexpr std::chrono::milliseconds kPollMs{10};
 
 // One played turn, as it goes into the Trajectory.
 struct LlmTurn {
@@ -60,6 +63,10 @@ struct LlmRollout {
   std::optional<std::shared_future<Result<Completion>>> answer;  // the model's answer, awaited
   std::shared_ptr<OpenAiClient> answering;                       // the client asked, kept while awaited
   std::string source;                                            // the candidate in flight
+  msg::Language language = msg::Language::CPP;                   // the candidate's
+  // compile_ahead: the compile of `source`, sent with the candidate once it is done.
+  std::optional<CompileAhead::Compile> compile;
+  bool sent = false;  // the candidate in flight went out at least once
   uint64_t timer_token = 0;
 
   msg::Task::Reader task_reader() { return task->getRoot<msg::Task>().asReader(); }
@@ -72,6 +79,7 @@ class LlmGeneratorActor final : public runtime::Actor {
   explicit LlmGeneratorActor(const runtime::ActorSpec& spec)
       : settings_(settings_of(spec.experiment)),
         templates_(templates_of(settings_)),
+        compile_ahead_(spec.experiment),
         resends_(eval_timeout(spec.experiment)) {}
 
   void on_start(runtime::ActorContext&) override {
@@ -94,8 +102,8 @@ class LlmGeneratorActor final : public runtime::Actor {
   }
 
   void on_timer(runtime::ActorContext& context, uint64_t token) override {
-    if (token == kAnswerPollToken) {
-      poll_answers(context);
+    if (token == kPollToken) {
+      poll(context);
       return;
     }
     if (auto* rollout = resends_.due_rollout(token, rollouts_)) send_candidate(context, *rollout);
@@ -183,29 +191,34 @@ class LlmGeneratorActor final : public runtime::Actor {
     rollout.messages_asked = rollout.conversation.size();
     rollout.answering = client_;
     rollout.answer = client_->submit(rollout.conversation, request_seed(settings_.sampling, rollout.pending.candidate_id));
-    schedule_answer_poll(context);
+    schedule_poll(context);
   }
 
-  void poll_answers(runtime::ActorContext& context) {
-    answer_poll_scheduled_ = false;
-    std::vector<std::string> ready;
+  void poll(runtime::ActorContext& context) {
+    poll_scheduled_ = false;
+    std::vector<std::string> answered;
     for (auto& [id, rollout] : rollouts_) {
       if (rollout.answer && rollout.answer->wait_for(std::chrono::seconds(0)) == std::future_status::ready)
-        ready.push_back(id);
+        answered.push_back(id);
+      else if (compiling(rollout) && CompileAhead::done(*rollout.compile))
+        send_candidate(context, rollout);
     }
     // Taking an answer may finish its rollout (erased from rollouts_): by id, not by iterator.
-    for (const auto& id : ready) {
+    for (const auto& id : answered) {
       if (auto found = rollouts_.find(id); found != rollouts_.end()) take_answer(context, found->second);
     }
-    schedule_answer_poll(context);
+    schedule_poll(context);
   }
 
-  void schedule_answer_poll(runtime::ActorContext& context) {
-    if (answer_poll_scheduled_) return;
+  // A candidate compiled ahead and not yet sent.
+  static bool compiling(const LlmRollout& rollout) { return rollout.compile && !rollout.sent; }
+
+  void schedule_poll(runtime::ActorContext& context) {
+    if (poll_scheduled_) return;
     for (const auto& [id, rollout] : rollouts_) {
-      if (rollout.answer) {
-        answer_poll_scheduled_ = true;
-        context.start_timer(kAnswerPollMs, kAnswerPollToken);
+      if (rollout.answer || compiling(rollout)) {
+        poll_scheduled_ = true;
+        context.start_timer(kPollMs, kPollToken);
         return;
       }
     }
@@ -231,7 +244,19 @@ class LlmGeneratorActor final : public runtime::Actor {
       return;
     }
     rollout.source = std::move(block->code);
-    send_candidate(context, rollout);
+    rollout.language = candidate_language(rollout);
+    rollout.sent = false;
+    rollout.compile = compile_ahead_.submit(context, rollout.language, rollout.source);
+    if (rollout.compile)
+      schedule_poll(context);
+    else
+      send_candidate(context, rollout);
+  }
+
+  // KernelBench problems get a ModelNew file; our own tasks C++ or CUDA.
+  static msg::Language candidate_language(LlmRollout& rollout) {
+    if (rollout.kernelbench) return msg::Language::PYTHON;
+    return rollout.task_reader().getDevice() == msg::Device::CUDA ? msg::Language::CUDA : msg::Language::CPP;
   }
 
   // A turn without a candidate: reward 0, and the reason, told to the model when `tell` holds.
@@ -245,6 +270,11 @@ class LlmGeneratorActor final : public runtime::Actor {
 
   void send_candidate(runtime::ActorContext& context, LlmRollout& rollout) {
     if (!rollout.awaiting_feedback()) return;
+    // A candidate still compiling is sent when its compile is done (poll).
+    if (rollout.compile && !CompileAhead::done(*rollout.compile)) return;
+    capnp::MallocMessageBuilder compiled;
+    const bool ship = rollout.compile && compile_ahead_.pack(context, rollout.language, *rollout.compile,
+                                                             rollout.pending.candidate_id, compiled);
     const auto task = rollout.task_reader();
     runtime::SendOptions traced;
     traced.trace_id = training::candidate_trace_id(rollout.pending.candidate_id);
@@ -256,17 +286,16 @@ class LlmGeneratorActor final : public runtime::Actor {
       candidate.setTurn(rollout.turn());
       candidate.setTask(task.getName());
       candidate.setDevice(task.getDevice());
-      if (rollout.kernelbench) {
-        candidate.setLanguage(msg::Language::PYTHON);
+      candidate.setLanguage(rollout.language);
+      if (rollout.kernelbench)
         candidate.setPythonBackend(judging::backend_message(*judging::parse_backend(settings_.kernelbench_backend)));
-      } else {
-        candidate.setLanguage(task.getDevice() == msg::Device::CUDA ? msg::Language::CUDA : msg::Language::CPP);
-      }
       candidate.setSource(rollout.source);
+      if (ship) candidate.setCompiled(compiled.getRoot<msg::CompiledArtifact>().asReader());
       candidate.setPolicyVersion(rollout.pending.policy_version);
       candidate.setGenerator(context.self());
       candidate.setStep(rollout.step);
     }, traced);
+    rollout.sent = true;
     rollout.timer_token = resends_.start(context, rollout.id);
   }
 
@@ -280,6 +309,7 @@ class LlmGeneratorActor final : public runtime::Actor {
     if (!rollout.awaiting_feedback() || rollout.pending.candidate_id != candidate_id) return;
     rollout.timer_token = 0;
     rollout.source.clear();
+    rollout.compile.reset();
     rollout.pending.outcome = turn_outcome(feedback, rollout.task_reader().getDevice() == msg::Device::CUDA);
     rollout.done.push_back(std::move(rollout.pending));
     if (rollout.done.size() < rollout.turns) {
@@ -322,7 +352,8 @@ class LlmGeneratorActor final : public runtime::Actor {
   LlmSettings client_settings_ = settings_;  // the current version's model and endpoint
   std::shared_ptr<OpenAiClient> client_;
   uint32_t policy_version_ = 0;  // the newest version reported (learner.backend: external)
-  bool answer_poll_scheduled_ = false;
+  CompileAhead compile_ahead_;
+  bool poll_scheduled_ = false;
   std::map<std::string, LlmRollout> rollouts_;
   FinishedTrajectories finished_;
   CandidateResends resends_;

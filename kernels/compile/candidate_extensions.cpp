@@ -1,5 +1,7 @@
 #include "kernels/compile/candidate_extensions.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <utility>
 
@@ -20,6 +22,20 @@ Error as_candidate_error(Error error, const std::string& path, const std::string
 }
 
 }  // namespace
+
+bool is_extension_cache_path(std::string_view path) {
+  constexpr std::string_view kRoot = "ext/";
+  constexpr size_t kKeyDigits = 64;
+  if (path.substr(0, kRoot.size()) != kRoot) return false;
+  path.remove_prefix(kRoot.size());
+  if (path.size() <= kKeyDigits + 1 || path[kKeyDigits] != '/') return false;
+  for (char c : path.substr(0, kKeyDigits))
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  const std::string_view file = path.substr(kKeyDigits + 1);
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  if (!word(file.front()) || file.find("..") != std::string_view::npos) return false;
+  return std::all_of(file.begin(), file.end(), [&](char c) { return word(c) || c == '.' || c == '-'; });
+}
 
 CandidateExtensions::CandidateExtensions(std::string python, std::string cache_dir, LoadInlineOptions options,
                                          FileSystem& file_system, std::shared_ptr<CommandRunner> runner)

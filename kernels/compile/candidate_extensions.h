@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/file_system.h"
@@ -39,6 +40,12 @@ struct PrebuiltExtension {
   std::string name;         // the call's `name`: the module's
   std::string module_path;  // absolute
 };
+
+// Whether `path` has the shape of a module's place under the extension cache,
+// ext/<64 hex digits>/<name><suffix> (a name of letters, digits and underscores, a suffix of
+// those, dots and dashes): what a module shipped from another node may be filed under, never a
+// path that leaves the cache.
+bool is_extension_cache_path(std::string_view path);
 
 struct LoadInlineOptions {
   std::string cuda_architecture = "sm_90";  // the device's, for cuda_sources

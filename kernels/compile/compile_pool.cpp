@@ -56,7 +56,7 @@ Status CompilePool::adopt(const std::string& source, msg::CompiledArtifact::Read
     const auto object = artifact.getObject();
     verified = compiler_->adopt(source, artifact.getKey().cStr(),
                                 {reinterpret_cast<const char*>(object.begin()), object.size()},
-                                artifact.getCompilerOutput().cStr());
+                                artifact.getCompilerOutput().cStr(), shipped_modules(artifact));
   }
   std::lock_guard lock(mutex_);
   ++(verified ? stats_.adopted : stats_.refused);

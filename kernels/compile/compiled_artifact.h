@@ -15,7 +15,12 @@
 // envelope of a run comes from one of its actors; across nodes CURVE authenticates them,
 // docs/security.md), and the object runs in the sandbox like any candidate.
 //
-// Size: an object over kMaxShippedObjectBytes is withheld (use = withheld, the note says why)
+// Python candidates: their load_inline modules (CompiledCandidate::extensions) travel with the
+// checked source, each with its place under the extension cache and its SHA-256; the Evaluator
+// files them where its own keys will look (Compiler::adopt), so that a module built from the same
+// sources, flags, compilers and torch is not built again, and any other is built as usual.
+//
+// Size: an object (with its modules) over kMaxShippedObjectBytes is withheld (use = withheld, the note says why)
 // and the Evaluator compiles: a quarter of the largest envelope a receiver decodes
 // (kMaxFrameBytes), so that a Candidate with its object fits in an EvalRequest with room.
 //
@@ -27,6 +32,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernels/compile/compiler.h"
 #include "messages/drk.capnp.h"
@@ -47,8 +53,12 @@ Status pack_artifact(const Compiler& compiler, const CompiledCandidate& compiled
 
 // Nothing when `artifact` may stand for compiling `source` with `compiler`.
 // Errors: invalid_argument saying why not: withheld by its sender, no object, a key other than
-// compiler.cache_key(source), or an object whose SHA-256 is not the one sent.
+// compiler.cache_key(source), an object or a module whose SHA-256 is not the one sent, or a
+// module path that is not a place in the extension cache.
 Status verify_artifact(const Compiler& compiler, const std::string& source, msg::CompiledArtifact::Reader artifact);
+
+// The artifact's load_inline modules as Compiler::adopt() files them (views into `artifact`).
+std::vector<Compiler::ModuleFile> shipped_modules(msg::CompiledArtifact::Reader artifact);
 
 // `candidate` copied into `message` without its artifact's object (the rest of the artifact
 // kept), as results carry it: they travel on to the Verifier, the Oracle and the archive.

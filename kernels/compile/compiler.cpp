@@ -17,6 +17,13 @@ namespace drk::compile {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Where a Python compiler's load_inline modules are built (candidate_extensions.h).
+std::string extensions_dir(const CompilerOptions& options) { return options.cache_dir + "/torch-extensions"; }
+
+}  // namespace
+
 std::string default_abi_include_dir() {
   if (const char* dir = std::getenv("DRK_SOURCE_DIR"); dir && *dir) return std::string(dir) + "/kernels/abi";
   return std::string(DRK_SOURCE_DIR) + "/kernels/abi";
@@ -89,7 +96,7 @@ Result<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions options, std:
 Compiler::Compiler(CompilerOptions options, std::shared_ptr<CommandRunner> runner, std::string identity)
     : options_(std::move(options)), runner_(std::move(runner)), identity_(std::move(identity)) {
   if (options_.load_inline)
-    extensions_ = std::make_unique<CandidateExtensions>(options_.compiler, options_.cache_dir + "/torch-extensions",
+    extensions_ = std::make_unique<CandidateExtensions>(options_.compiler, extensions_dir(options_),
                                                         *options_.load_inline, *options_.file_system, runner_);
 }
 
@@ -104,12 +111,26 @@ std::string Compiler::cache_key(const std::string& source) const {
 }
 
 Status Compiler::adopt(const std::string& source, const std::string& key, std::string_view object,
-                       const std::string& compiler_output) {
+                       const std::string& compiler_output, const std::vector<ModuleFile>& modules) {
   if (key != cache_key(source))
     return make_error(Errc::invalid_argument, "an object built under key " + key +
                                                   " is not this compiler's object for the source (key " +
                                                   cache_key(source) + ")");
+  if (!modules.empty() && !extensions_)
+    return make_error(Errc::invalid_argument, "load_inline modules were shipped for a compiler that builds none (`" +
+                                                  command_line() + "`)");
+  for (const ModuleFile& module : modules)
+    if (!is_extension_cache_path(module.path))
+      return make_error(Errc::invalid_argument, "a shipped module's path '" + module.path +
+                                                    "' is not a place in the extension cache (ext/<key>/<file>)");
   FileSystem& files = *options_.file_system;
+  // The modules before the object: a compile that finds the object adopted finds its modules too.
+  for (const ModuleFile& module : modules) {
+    const fs::path path = fs::path(extension_cache_dir()) / module.path;
+    if (files.exists(path.string())) continue;
+    if (auto made = files.create_directories(path.parent_path().string()); !made) return made;
+    if (auto written = write_file_atomically(files, path.string(), module.bytes, 0755); !written) return written;
+  }
   const fs::path dir(options_.cache_dir);
   const std::string library = (dir / (key + options_.object_extension)).string();
   if (files.exists(library)) return {};
@@ -118,6 +139,8 @@ Status Compiler::adopt(const std::string& source, const std::string& key, std::s
     return written;
   return write_file_atomically(files, library, object);
 }
+
+std::string Compiler::extension_cache_dir() const { return extensions_ ? extensions_dir(options_) : std::string(); }
 
 Result<CompiledCandidate> Compiler::compile(const std::string& source) {
   const auto started = std::chrono::steady_clock::now();

@@ -106,14 +106,27 @@ class Compiler {
   // deduplicates in-flight compiles by it).
   std::string cache_key(const std::string& source) const;
 
+  // A load_inline module built elsewhere with its candidate: its place under the extension cache
+  // (is_extension_cache_path: ext/<key>/<name><EXT_SUFFIX>) and its bytes.
+  struct ModuleFile {
+    std::string path;
+    std::string_view bytes;
+  };
+
   // Files `object`, built elsewhere from `source` by a compiler whose cache_key(source) was
   // `key`, as compile() would have: the output in <key>.out, the object renamed into <key>.so
-  // (no <key>.cpp: nothing was compiled here).
+  // (no <key>.cpp: nothing was compiled here); and `modules` into the extension cache, where
+  // compile() finds a module only under the key it computes itself for a load_inline call.
   // The caller has checked that `key` is this compiler's cache_key(source) (compiled_artifact.h);
-  // adopt() refuses any other key with invalid_argument. An object already cached is kept as it
-  // is. Errors: io_error when the cache cannot be written.
+  // adopt() refuses any other key, modules for a compiler that builds none, and a module path of
+  // another shape, with invalid_argument. What is already cached is kept as it is. Errors:
+  // io_error when the cache cannot be written.
   Status adopt(const std::string& source, const std::string& key, std::string_view object,
-               const std::string& compiler_output);
+               const std::string& compiler_output, const std::vector<ModuleFile>& modules = {});
+
+  // Where compile() builds load_inline modules (<cache_dir>/torch-extensions); "" for a compiler
+  // of C++ or CUDA candidates.
+  std::string extension_cache_dir() const;
 
   // The compiler and its flags, as one line ("c++ -O3 ...").
   std::string command_line() const;

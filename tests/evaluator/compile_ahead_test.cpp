@@ -1,5 +1,6 @@
 // Compile ahead, end to end through both actors with fake contexts: a Generator with
-// experiment.compile_ahead compiles its candidate and ships the object; an Evaluator with its
+// experiment.compile_ahead (the embedded policy's, or a language model's) compiles its candidate
+// and ships the object; an Evaluator with its
 // own compile cache (another node's) evaluates it without compiling, and compiles as usual a
 // candidate whose object was tampered with, saying why in the result.
 #include <capnp/message.h>
@@ -18,6 +19,8 @@
 #include "tests/support/fake_actor_context.h"
 #include "tests/support/relu_rollout.h"
 #include "tests/support/run_dir.h"
+#include "tests/support/scripted_http_server.h"
+#include "tests/support/scripted_model.h"
 
 namespace fs = std::filesystem;
 using namespace drk;
@@ -204,4 +207,38 @@ DRK_TEST_CASE("experiment.compile_ahead must be a boolean") {
     why = e.what();
   }
   DRK_CHECK(why.find("experiment.compile_ahead must be true or false") != std::string::npos);
+}
+
+DRK_TEST_CASE("a language-model Generator compiles its candidate ahead too, and the Evaluator uses the object") {
+  const std::string code = std::string("```cpp\n") + R"(#include "drk_kernel.h"
+DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor*, int32_t, drk_tensor*, int32_t) { return DRK_OK; }
+)" + "```\n";
+  testing::ScriptedHttpServer server({testing::ScriptedReply::answer(200, testing::chat_answer("Here:\n" + code))});
+  testing::RunDir cpu_node, gpu_node;
+  auto spec = generator_spec(cpu_node.path().string(), true);
+  spec.experiment["generator"] = YAML::Load("{backend: openai, model: m, retry_attempts: 1, request_timeout_s: 30}");
+  spec.experiment["generator"]["endpoint"] = server.url("/v1");
+  testing::FakeActorContext generator_context(spec);
+  generator_context.roles = {{"oracle", {"oracle"}}, {"learner", {"learner"}}};
+  auto generator = generator::make_generator_actor(generator_context.spec());
+  generator->on_start(generator_context);
+  request_relu(*generator, generator_context, "s0/relu/2");
+  const auto candidate = runtime::payload_of<msg::Candidate>(await_candidate(*generator, generator_context).envelope()).value();
+  DRK_CHECK(candidate.getLanguage() == msg::Language::CPP);
+  DRK_REQUIRE(candidate.hasCompiled());
+  DRK_CHECK(candidate.getCompiled().getUse() == msg::ArtifactUse::SHIPPED);
+  DRK_CHECK(candidate.getCompiled().getObject().size() > 0);
+  DRK_CHECK(candidate.getCompiled().getModules().size() == 0);  // C++: no load_inline modules
+
+  testing::FakeActorContext evaluator_context(evaluator_spec(gpu_node.path().string()));
+  evaluator_context.roles = {{"oracle", {"oracle"}}, {"verifier", {"verifier"}}};
+  auto evaluator = evaluator::make_evaluator_actor(evaluator_context.spec());
+  evaluator->on_start(evaluator_context);
+  auto result = evaluate(*evaluator, evaluator_context, candidate, "s0/relu/2/t1");
+  DRK_CHECK(result.getCompiled());
+  DRK_CHECK(result.getCompileCached());
+  DRK_CHECK(result.getCandidate().getCompiled().getUse() == msg::ArtifactUse::USED);
+  DRK_CHECK_FALSE(result.getCorrect());  // it writes no output: judged, not compiled again
+  evaluator->on_stop(evaluator_context);
+  generator->on_stop(generator_context);
 }

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kernels/compile/candidate_extensions.h"
 #include "kernels/compile/compile_pool.h"
 #include "kernels/compile/compiled_artifact.h"
 #include "kernels/compile/content_hash.h"
@@ -206,11 +207,99 @@ DRK_TEST_CASE("a candidate copied for a result keeps its artifact's record but n
   auto artifact = candidate.initCompiled();
   artifact.setKey("k");
   artifact.initObject(1024);
+  artifact.initModules(1)[0].initBytes(2048);
   capnp::MallocMessageBuilder copy;
   auto stripped = without_object(candidate.asReader(), copy);
   DRK_CHECK(std::string(stripped.getId().cStr()) == "s0/relu/0/t1");
   DRK_CHECK(std::string(stripped.getSource().cStr()) == kTinyCandidate);
   DRK_CHECK(std::string(stripped.getCompiled().getKey().cStr()) == "k");
   DRK_CHECK(stripped.getCompiled().getObject().size() == 0);
+  DRK_CHECK(stripped.getCompiled().getModules().size() == 0);
   DRK_CHECK(candidate.getCompiled().getObject().size() == 1024);
+}
+
+namespace {
+
+const std::string kModuleKey(64, 'a');
+
+// A Python candidate's compile as the sender's compiler would have made it, without building
+// anything: its checked source as the object and two load_inline calls of one module, written
+// into the sender's extension cache.
+CompiledCandidate python_compile(const Compiler& sender, const std::string& source, const std::string& module_bytes) {
+  const fs::path module = fs::path(sender.extension_cache_dir()) / "ext" / kModuleKey / "relu_ext.cpython-3-x86_64.so";
+  fs::create_directories(module.parent_path());
+  std::ofstream(module, std::ios::binary) << module_bytes;
+  const fs::path object = fs::path(sender.options().cache_dir) / (sender.cache_key(source) + ".py");
+  std::ofstream(object, std::ios::binary) << source;
+  CompiledCandidate compiled;
+  compiled.library_path = object.string();
+  compiled.key = sender.cache_key(source);
+  compiled.extensions = {{"relu_ext", module.string()}, {"relu_ext", module.string()}};
+  return compiled;
+}
+
+}  // namespace
+
+DRK_TEST_CASE("a Python candidate's load_inline modules travel with it and are filed where the receiver's keys look") {
+  drk::testing::RunDir dir;
+  auto sender = make_compiler(python_compiler_options(), dir.file("sender"));
+  auto receiver = make_compiler(python_compiler_options(), dir.file("receiver"));
+  const std::string source = "from torch.utils.cpp_extension import load_inline\nclass ModelNew: pass\n";
+  const CompiledCandidate compiled = python_compile(*sender, source, "module bytes");
+  capnp::MallocMessageBuilder message;
+  auto artifact = message.initRoot<CompiledArtifact>();
+  DRK_REQUIRE(pack_artifact(*sender, compiled, "generator.0", artifact).ok());
+  DRK_REQUIRE(artifact.getModules().size() == 1);  // the two calls share their module
+  const std::string path = artifact.getModules()[0].getPath().cStr();
+  DRK_CHECK(path == "ext/" + kModuleKey + "/relu_ext.cpython-3-x86_64.so");
+  DRK_CHECK(std::string(artifact.getModules()[0].getSha256().cStr()) == content_hash("module bytes"));
+
+  DRK_REQUIRE_MESSAGE(verify_artifact(*receiver, source, artifact.asReader()).ok(),
+                      error_of(verify_artifact(*receiver, source, artifact.asReader())));
+  DRK_REQUIRE(receiver->adopt(source, artifact.getKey().cStr(), "object", "", shipped_modules(artifact.asReader())).ok());
+  const fs::path filed = fs::path(receiver->extension_cache_dir()) / path;
+  DRK_REQUIRE(fs::exists(filed));
+  std::ifstream in(filed, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  DRK_CHECK(bytes.str() == "module bytes");
+}
+
+DRK_TEST_CASE("a shipped module that is corrupt, or would be filed outside the extension cache, is refused") {
+  drk::testing::RunDir dir;
+  auto sender = make_compiler(python_compiler_options(), dir.file("sender"));
+  auto receiver = make_compiler(python_compiler_options(), dir.file("receiver"));
+  const std::string source = "class ModelNew: pass\n";
+  capnp::MallocMessageBuilder message;
+  auto artifact = message.initRoot<CompiledArtifact>();
+  DRK_REQUIRE(pack_artifact(*sender, python_compile(*sender, source, "module bytes"), "generator.0", artifact).ok());
+  DRK_REQUIRE(artifact.getModules().size() == 1);
+  auto module = artifact.getModules()[0];
+  module.getBytes()[0] ^= 0x5a;
+  DRK_CHECK(error_of(verify_artifact(*receiver, source, artifact.asReader())).find("SHA-256") != std::string::npos);
+  module.getBytes()[0] ^= 0x5a;
+  for (const std::string& escape : std::vector<std::string>{"ext/" + kModuleKey + "/../../../../etc/cron.d/x", "/tmp/x.so",
+                                                            "ext/not-a-key/relu_ext.so", "ext/" + kModuleKey + "/.hidden"}) {
+    module.setPath(escape);
+    DRK_CHECK_MESSAGE(error_of(verify_artifact(*receiver, source, artifact.asReader())).find("extension cache") !=
+                          std::string::npos,
+                      escape);
+    DRK_CHECK_FALSE(receiver->adopt(source, artifact.getKey().cStr(), "object", "", shipped_modules(artifact.asReader())).ok());
+  }
+  // A compiler of C++ candidates builds no modules, and takes none.
+  auto cpp = make_compiler({}, dir.file("cpp"));
+  const std::string cpp_source = kTinyCandidate;
+  DRK_CHECK(error_of(cpp->adopt(cpp_source, cpp->cache_key(cpp_source), "object", "",
+                                {{"ext/" + kModuleKey + "/m.so", "bytes"}}))
+                .find("builds none") != std::string::npos);
+}
+
+DRK_TEST_CASE("extension cache paths: ext/<64 hex digits>/<file>, nothing else") {
+  DRK_CHECK(is_extension_cache_path("ext/" + kModuleKey + "/relu_ext.cpython-312-x86_64-linux-gnu.so"));
+  DRK_CHECK_FALSE(is_extension_cache_path("ext/" + kModuleKey + "/"));
+  DRK_CHECK_FALSE(is_extension_cache_path("ext/" + kModuleKey + "/a/b.so"));
+  DRK_CHECK_FALSE(is_extension_cache_path("ext/" + kModuleKey + "/a..so"));
+  DRK_CHECK_FALSE(is_extension_cache_path("ext/" + kModuleKey.substr(1) + "/a.so"));
+  DRK_CHECK_FALSE(is_extension_cache_path("pch/" + kModuleKey + "/a.so"));
+  DRK_CHECK_FALSE(is_extension_cache_path(""));
 }

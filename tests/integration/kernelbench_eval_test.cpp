@@ -7,15 +7,20 @@
 // ModelNew gets a result that says why. A candidate whose C++ comes from load_inline is built by the
 // compile step (once: the second evaluation is a cache hit) and loaded in the sandbox in place of
 // load_inline; C++ that does not compile, a refused flag, arguments drk cannot read and a call
-// drk did not build each get a result that says why. A refused answer fails its typed check, as
+// drk did not build each get a result that says why; one built on another node (compiled ahead)
+// travels with its candidate and is not built again. A refused answer fails its typed check, as
 // does a harness function replaced at load or in forward; operands rounded to float16 fail
 // precision_downgrade against Model in float64. Needs a Python with torch (Debian's
 // python3-torch, which tools/scripts/install-deps.sh installs).
+#include <capnp/message.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "kernels/compile/compile_pool.h"
+#include "kernels/compile/compiled_artifact.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/kernelbench_sources.h"
 #include "tests/support/run_dir.h"
@@ -334,6 +339,44 @@ DRK_TEST_CASE("a load_inline candidate is built by the compile step, correct, an
   DRK_CHECK_MESSAGE(second["result"].value("correct", false), second.dump());
   DRK_CHECK_MESSAGE(second["result"].value("compileCached", false), second.dump());
   DRK_CHECK(second["result"].value("compileMs", 1e9) < first["result"].value("compileMs", 0.0));
+}
+
+DRK_TEST_CASE("a load_inline module built on another node travels with its candidate and is not built again") {
+  // The Generator's node: the candidate compiled ahead (its check and its module), packed.
+  const RunDir& dir = problems();
+  auto compiler_in = [](const std::string& cache) {
+    drk::compile::CompilerOptions options = drk::compile::python_compiler_options();
+    options.cache_dir = cache;
+    auto compiler = drk::compile::Compiler::create(options);
+    DRK_REQUIRE_MESSAGE(compiler.ok(), (compiler.ok() ? "" : compiler.error().describe()));
+    return std::move(*compiler);
+  };
+  auto sender = compiler_in(dir.file("extension-cache"));
+  auto compiled = sender->compile(kInlineRelu);
+  DRK_REQUIRE_MESSAGE(compiled.ok(), (compiled.ok() ? "" : compiled.error().describe()));
+  DRK_REQUIRE(compiled->extensions.size() == 1);
+  capnp::MallocMessageBuilder message;
+  auto artifact = message.initRoot<drk::msg::CompiledArtifact>();
+  DRK_REQUIRE(drk::compile::pack_artifact(*sender, *compiled, "generator.0", artifact).ok());
+  DRK_REQUIRE(artifact.getModules().size() == 1);
+
+  // The Evaluator's node, with a cache of its own: the artifact adopted as the Evaluator adopts it
+  // (CompilePool::adopt: checked, then filed), then the candidate evaluated there.
+  const std::string receiving = dir.file("receiving-cache");
+  auto pool = drk::compile::CompilePool::create(compiler_in(receiving), 1);
+  DRK_REQUIRE(pool.ok());
+  auto adopted = (*pool)->adopt(kInlineRelu, artifact.asReader());
+  DRK_REQUIRE_MESSAGE(adopted.ok(), (adopted.ok() ? "" : adopted.error().describe()));
+  auto verdict = evaluate("kernelbench/level1/19_ReLU", "inline_relu.py", kInlineRelu, {"--cache-dir", receiving});
+  DRK_CHECK_MESSAGE(verdict["result"].value("correct", false), verdict.dump());
+  DRK_CHECK_MESSAGE(verdict["result"].value("compileCached", false), verdict.dump());
+  // Nothing of torch's was compiled here: no precompiled header, and the module's entry holds the
+  // module alone (a build leaves its main.cpp beside it).
+  const std::filesystem::path module = receiving + "/torch-extensions/" + std::string(artifact.getModules()[0].getPath().cStr());
+  DRK_CHECK(std::filesystem::exists(module));
+  DRK_CHECK_FALSE(std::filesystem::exists(module.parent_path() / "main.cpp"));
+  const std::filesystem::path headers = receiving + "/torch-extensions/pch";
+  DRK_CHECK((!std::filesystem::exists(headers) || std::filesystem::is_empty(headers)));
 }
 
 DRK_TEST_CASE("load_inline C++ that does not compile is a compile failure with the compiler's line") {
