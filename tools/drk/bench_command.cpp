@@ -16,6 +16,7 @@
 #include <iostream>
 #include <memory>
 
+#include "actors/evaluator/engine/shared_gpu.h"
 #include "actors/oracle/reward.h"
 #include "base/program_path.h"
 #include "kernels/compile/command_runner.h"
@@ -74,6 +75,7 @@ int bench_gateway(GatewayBenchArgs args) {
     return 1;
   }
   auto references_dir = bench::temp_dir("drk-bench-gateway-references");
+  evaluator::share_one_gpu(args.engine, args.bench.workers);
   gateway::EngineEvaluatorSettings settings{
       args.engine, oracle::RewardWeights{},
       std::make_shared<gateway::ReferenceProblems>(references_dir.path(), *python)};

@@ -6,8 +6,7 @@
 #include <memory>
 #include <mutex>
 
-#include "actors/evaluator/engine/device_memory_share.h"
-#include "actors/evaluator/engine/evaluation_device.h"
+#include "actors/evaluator/engine/shared_gpu.h"
 #include "base/parallel_for.h"
 #include "tools/drk/judged_evaluation.h"
 
@@ -20,10 +19,7 @@ Status evaluate_in_parallel(const evaluator::EngineOptions& options, size_t jobs
   std::vector<std::unique_ptr<evaluator::EvaluationEngine>> engines;
   const size_t threads = std::max<size_t>(1, std::min(jobs, inputs.size()));
   evaluator::EngineOptions engine_options = options;
-  if (engine_options.device == kernels::DeviceKind::cuda && threads > 1) {
-    engine_options.device_timing_lock = std::make_shared<std::mutex>();
-    engine_options.device_memory_share = std::make_shared<evaluator::DeviceMemoryShare>(evaluator::free_device_memory);
-  }
+  evaluator::share_one_gpu(engine_options, threads);
   for (size_t i = 0; i < threads; ++i) {
     auto engine = make_engine(engine_options);
     if (!engine) return engine.error();

@@ -2,9 +2,8 @@
 // its own (and so a sandbox of its own), for commands that evaluate many candidates
 // (`drk bench kernelbench --jobs N`). One job evaluates the candidates one after the other, as
 // `drk eval` would; more jobs time candidates and references beside each other's work, on a
-// machine with the cores to spare. On cuda the jobs share one GPU and take turns to time
-// (EngineOptions::device_timing_lock): one timing at a time, the rest of their work overlapping;
-// and they share its memory (EngineOptions::device_memory_share): an evaluation whose tensors do
+// machine with the cores to spare. On cuda the jobs share one GPU (evaluator::share_one_gpu):
+// they take turns to time, the rest of their work overlapping, and an evaluation whose tensors do
 // not fit beside the others' waits for them instead of failing out of memory.
 //
 // Thread-safety: call from one thread; `done` runs on the evaluating threads, one call at a time

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include "actors/evaluator/engine/shared_gpu.h"
 #include "actors/oracle/reward.h"
 #include "kernels/catalog/task.h"
 #include "kernels/compile/command_runner.h"
@@ -131,6 +132,8 @@ int serve(const ServeArgs& args) {
   options.workers = args.workers > 0 ? args.workers : std::max<size_t>(1, topology->members("evaluator").size());
   options.device = std::string(kernels::device_name(engine.device));
   options.reward_formula = gateway::reward_formula_json(*weights);
+  // The workers evaluate on one GPU at once: they take turns to time and share its memory.
+  evaluator::share_one_gpu(engine, options.workers);
   gateway::EngineEvaluatorSettings settings{engine, *weights,
                                             std::make_shared<gateway::ReferenceProblems>(options.state_dir, *python)};
   // SIGINT and SIGTERM are waited for below, by this thread only.

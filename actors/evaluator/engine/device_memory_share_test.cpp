@@ -1,4 +1,5 @@
 #include "actors/evaluator/engine/device_memory_share.h"
+#include "actors/evaluator/engine/shared_gpu.h"
 
 #include <atomic>
 #include <thread>
@@ -104,4 +105,27 @@ DRK_TEST_CASE("a moved claim is released once, by its last owner") {
   DRK_CHECK(share.claimed() == 40 * kGiB);
   outer = {};
   DRK_CHECK(share.claimed() == 0);
+}
+
+DRK_TEST_CASE("engines on one GPU take turns to time and share its memory; one alone, or on the CPU, shares nothing") {
+  EngineOptions on_cpu;
+  on_cpu.device = drk::kernels::DeviceKind::cpu;
+  share_one_gpu(on_cpu, 4);
+  DRK_CHECK_FALSE(on_cpu.device_timing_lock);
+  DRK_CHECK_FALSE(on_cpu.device_memory_share);
+
+  EngineOptions alone;
+  alone.device = drk::kernels::DeviceKind::cuda;
+  share_one_gpu(alone, 1);
+  DRK_CHECK_FALSE(alone.device_timing_lock);
+  DRK_CHECK_FALSE(alone.device_memory_share);
+
+  EngineOptions workers;
+  workers.device = drk::kernels::DeviceKind::cuda;
+  share_one_gpu(workers, 2);
+  DRK_REQUIRE(workers.device_timing_lock);
+  DRK_REQUIRE(workers.device_memory_share);
+  const EngineOptions second_worker = workers;  // as each worker's engine is made from a copy
+  DRK_CHECK(second_worker.device_timing_lock == workers.device_timing_lock);
+  DRK_CHECK(second_worker.device_memory_share == workers.device_memory_share);
 }
