@@ -11,7 +11,7 @@
 //
 // The capacity is measured once, by the first claim (`measure_capacity`: the device's free memory
 // then, read on the claiming engine's thread), less kMarginShare for what no claim counts (CUDA
-// contexts, small tensor regions that engines keep).
+// contexts, the allocator cache of a C ABI candidate's LibTorch reference).
 //
 // Thread-safety: claim() from any thread; a Claim is released by its destructor, from any thread.
 // Errors: none; claim() blocks until granted.
