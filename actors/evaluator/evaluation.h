@@ -136,9 +136,9 @@ struct EngineOptions {
   // and metrics), so that no timing runs beside another's; their sandboxes' start, compiles and
   // correctness trials overlap. Null: the engine has its device to itself.
   std::shared_ptr<std::mutex> device_timing_lock;
-  // Shared by the same engines: each evaluation claims its device memory footprint (its tensors
-  // twice for this process, two sets of them for the candidate's) before it allocates, and gives the memory back at its end (engine/device_memory_share.h). Null: the
-  // engine keeps its tensors' device memory from one evaluation to the next.
+  // Shared by the same engines (engine/device_memory_share.h): an evaluation claims its footprint
+  // before it allocates and gives the memory back at its end. Null: the engine keeps its tensors'
+  // device memory from one evaluation to the next.
   std::shared_ptr<DeviceMemoryShare> device_memory_share;
   uint32_t energy_min_ms = 0;                 // energy per call (NVML) over >= this per side; 0: off
   bool hardware_metrics = false;              // DRAM/SM throughput, L2 hits, occupancy (CUPTI)

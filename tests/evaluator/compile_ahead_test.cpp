@@ -223,7 +223,8 @@ DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor*, int32_t, drk_te
   auto generator = generator::make_generator_actor(generator_context.spec());
   generator->on_start(generator_context);
   request_relu(*generator, generator_context, "s0/relu/2");
-  const auto candidate = runtime::payload_of<msg::Candidate>(await_candidate(*generator, generator_context).envelope()).value();
+  const auto& sent = await_candidate(*generator, generator_context);
+  const auto candidate = runtime::payload_of<msg::Candidate>(sent.envelope()).value();
   DRK_CHECK(candidate.getLanguage() == msg::Language::CPP);
   DRK_REQUIRE(candidate.hasCompiled());
   DRK_CHECK(candidate.getCompiled().getUse() == msg::ArtifactUse::SHIPPED);

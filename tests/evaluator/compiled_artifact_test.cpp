@@ -256,7 +256,8 @@ DRK_TEST_CASE("a Python candidate's load_inline modules travel with it and are f
 
   DRK_REQUIRE_MESSAGE(verify_artifact(*receiver, source, artifact.asReader()).ok(),
                       error_of(verify_artifact(*receiver, source, artifact.asReader())));
-  DRK_REQUIRE(receiver->adopt(source, artifact.getKey().cStr(), "object", "", shipped_modules(artifact.asReader())).ok());
+  DRK_REQUIRE(
+      receiver->adopt(source, artifact.getKey().cStr(), "object", "", shipped_modules(artifact.asReader())).ok());
   const fs::path filed = fs::path(receiver->extension_cache_dir()) / path;
   DRK_REQUIRE(fs::exists(filed));
   std::ifstream in(filed, std::ios::binary);
@@ -278,13 +279,15 @@ DRK_TEST_CASE("a shipped module that is corrupt, or would be filed outside the e
   module.getBytes()[0] ^= 0x5a;
   DRK_CHECK(error_of(verify_artifact(*receiver, source, artifact.asReader())).find("SHA-256") != std::string::npos);
   module.getBytes()[0] ^= 0x5a;
-  for (const std::string& escape : std::vector<std::string>{"ext/" + kModuleKey + "/../../../../etc/cron.d/x", "/tmp/x.so",
-                                                            "ext/not-a-key/relu_ext.so", "ext/" + kModuleKey + "/.hidden"}) {
+  const std::vector<std::string> escapes = {"ext/" + kModuleKey + "/../../../../etc/cron.d/x", "/tmp/x.so",
+                                            "ext/not-a-key/relu_ext.so", "ext/" + kModuleKey + "/.hidden"};
+  for (const std::string& escape : escapes) {
     module.setPath(escape);
     DRK_CHECK_MESSAGE(error_of(verify_artifact(*receiver, source, artifact.asReader())).find("extension cache") !=
                           std::string::npos,
                       escape);
-    DRK_CHECK_FALSE(receiver->adopt(source, artifact.getKey().cStr(), "object", "", shipped_modules(artifact.asReader())).ok());
+    DRK_CHECK_FALSE(
+        receiver->adopt(source, artifact.getKey().cStr(), "object", "", shipped_modules(artifact.asReader())).ok());
   }
   // A compiler of C++ candidates builds no modules, and takes none.
   auto cpp = make_compiler({}, dir.file("cpp"));

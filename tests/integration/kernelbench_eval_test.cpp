@@ -372,7 +372,8 @@ DRK_TEST_CASE("a load_inline module built on another node travels with its candi
   DRK_CHECK_MESSAGE(verdict["result"].value("compileCached", false), verdict.dump());
   // Nothing of torch's was compiled here: no precompiled header, and the module's entry holds the
   // module alone (a build leaves its main.cpp beside it).
-  const std::filesystem::path module = receiving + "/torch-extensions/" + std::string(artifact.getModules()[0].getPath().cStr());
+  const std::filesystem::path module =
+      std::filesystem::path(receiving) / "torch-extensions" / artifact.getModules()[0].getPath().cStr();
   DRK_CHECK(std::filesystem::exists(module));
   DRK_CHECK_FALSE(std::filesystem::exists(module.parent_path() / "main.cpp"));
   const std::filesystem::path headers = receiving + "/torch-extensions/pch";
