@@ -83,7 +83,9 @@ DRK_TEST_CASE("claims are granted in the order asked: a small one does not pass 
   });
   wait_for_waiting(share, 1);
   std::thread small([&] {
-    auto claim = share.claim(10 * kGiB);  // would fit beside the 50 held, but the 80 asked first
+    // Fits beside the 50 held, but the 80 asked first; and not beside the 80, so that it is
+    // granted only once the large one is done (a grant beside it would race it to `order`).
+    auto claim = share.claim(30 * kGiB);
     small_at = ++order;
   });
   wait_for_waiting(share, 2);
