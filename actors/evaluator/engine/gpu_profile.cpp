@@ -145,8 +145,9 @@ void fill_gpu_profile(msg::GpuProfile::Builder profile, const std::vector<TimedC
   profile.setUnjoinedWork(unjoined_work(calls));
   if (peaks) {
     profile.setPeakBytesPerS(peaks->copy_bytes_per_s);
-    profile.setPeakFlopsPerS(peaks->fma_flops_per_s *
-                             (run.task->output_dtype == kernels::DType::float16 ? kHalfTensorCoresOverFma : 1.0));
+    const bool sixteen_bit =
+        run.task->output_dtype == kernels::DType::float16 || run.task->output_dtype == kernels::DType::bfloat16;
+    profile.setPeakFlopsPerS(peaks->fma_flops_per_s * (sixteen_bit ? kHalfTensorCoresOverFma : 1.0));
     profile.setL2FlushBytes(2 * peaks->l2_bytes);
   }
 }

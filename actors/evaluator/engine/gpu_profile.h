@@ -20,9 +20,10 @@
 
 namespace drk::evaluator {
 
-// A float16 task's FLOP ceiling over the measured FP32 FMA peak: half-precision tensor cores are
-// its own precision, not a downgrade, and their dense peak is about 16 times FP32 FMA's (A100 16,
-// H100/H200 15), so the roofline's FLOP bound (judging/roofline_bound.h) stays a bound.
+// A float16 or bfloat16 task's FLOP ceiling over the measured FP32 FMA peak: 16-bit tensor cores
+// are its own precision, not a downgrade, and their dense peak is about 16 times FP32 FMA's (A100
+// 16, H100/H200 15, bfloat16 as float16), so the roofline's FLOP bound (judging/roofline_bound.h)
+// stays a bound.
 inline constexpr double kHalfTensorCoresOverFma = 16.0;
 
 // The kernels of one side's timed calls, grouped per (name, grid, block) in first-seen order.

@@ -80,6 +80,15 @@ DRK_TEST_CASE("coverage is the candidate's own kernels' share of its kernel time
   // A float16 task's FLOP ceiling is the tensor cores', not FP32 FMA's.
   DRK_CHECK(profile.getPeakFlopsPerS() == doctest::Approx(60e12 * kHalfTensorCoresOverFma));
   DRK_CHECK(profile.getL2FlushBytes() == 2 * (50u << 20));
+  // So is a bfloat16 task's (the same dense peak from Ampere on); a float32 task's is FMA's.
+  for (const auto& [dtype, ceiling] : {std::pair{kernels::DType::bfloat16, 60e12 * kHalfTensorCoresOverFma},
+                                       std::pair{kernels::DType::float32, 60e12}}) {
+    task.output_dtype = dtype;
+    capnp::MallocMessageBuilder other;
+    auto other_profile = other.initRoot<msg::GpuProfile>();
+    fill_gpu_profile(other_profile, calls, ProfiledTiming{0.5, true, ""}, run, peaks, 0.02);
+    DRK_CHECK(other_profile.getPeakFlopsPerS() == doctest::Approx(ceiling));
+  }
 }
 
 DRK_TEST_CASE("without peaks the profile leaves them unknown; a result without a profile gets no roofline") {
