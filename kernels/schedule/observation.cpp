@@ -68,7 +68,7 @@ void describe_gemm(const Problem& problem, float* sizes, float* operation) {
   operation[0] = transposed ? 1.0f : 0.0f;
   operation[1] = problem.param_or("bias", "false") == "true" ? 1.0f : 0.0f;
   operation[2] = stage_count(problem.param_or("epilogue", "v"));
-  operation[3] = problem.precision == Precision::float16 ? 1.0f : 0.0f;
+  operation[3] = problem.precision != Precision::float32 ? 1.0f : 0.0f;
 }
 
 void describe_problem(const Problem& problem, float* sizes, float* operation) {

@@ -10,7 +10,7 @@
 //   [12, 16)  the family's operation: elementwise (stages / 8, 1 for float16 tensors, 1 for
 //             bfloat16 tensors), rowwise (op one-hot of 4),
 //             reduction (sum, mean, max one-hot), gemm and batched_gemm (b_layout nk, bias,
-//             epilogue stages / 8, 1 for float16 tensors), conv2d (bias, epilogue stages / 8,
+//             epilogue stages / 8, 1 for 16-bit tensors), conv2d (bias, epilogue stages / 8,
 //             KH x KW / 16)
 //   [16, 18)  turn / max_turns, and 1 when a previous turn exists
 //   [18, 18 + max_option_slots(device))  the previous turn's options, one-hot per knob, knobs in
@@ -42,10 +42,10 @@ struct PreviousTurn {
 
 int observation_size(Device device);
 
-// The entry that is 1 for a float16 task of `family` (gemm and batched_gemm: operation slot 3,
-// 0 for float32 tasks), from which the policy network
+// The entry that is 1 for a float16 or bfloat16 task of `family` (gemm and batched_gemm:
+// operation slot 3, 0 for float32 tasks), from which the policy network
 // masks the options that do not apply to the task's precision (space.h, option_applies); -1
-// for families without float16 tasks.
+// for families without 16-bit tasks.
 int half_precision_feature(Family family);
 
 // observation_size(problem.device) floats. `turn` counts from 1; `max_turns` >= 1; `previous`

@@ -5,6 +5,13 @@
 // for it, scalar otherwise) and `elements_per_thread` such vectors per grid-stride step, issued
 // as independent loads before any store. `grid`: cover launches enough blocks for one step per
 // thread; persistent launches one full wave (SMs x 2048 / threads) that strides over the rest.
+//
+// float16 and bfloat16 tasks: the same kernels over 16-bit elements, `vector_width` x 4 bytes
+// per access as for float32 (2, 4 or 8 elements), each widened to float32, the stages run in
+// float32 and the result rounded once to nearest even on the store (cuda_fp16.h, cuda_bf16.h:
+// a NaN stays a NaN). Groups after the first work in a float32 workspace (ctx->workspace), as
+// the cpu space does, so that no intermediate is rounded to 16 bits: the first group reads x
+// into it, the last writes y from it.
 #include <algorithm>
 
 #include "kernels/schedule/render_parts.h"
@@ -65,6 +72,92 @@ __global__ void __launch_bounds__(kThreads) drk_map_@G@(const float* src, float*
                     {{"G", std::to_string(group)}});
 }
 
+// The 16-bit path's element access, vector and map kernel. `element` is the tensors' C type
+// (__half or __nv_bfloat16); drk_get widens one element (or a float of the workspace), drk_set
+// rounds into one. drk_pack<T> is `kLanes` elements of T, aligned for one access.
+std::string half_helpers(Precision precision) {
+  const bool brain = precision == Precision::bfloat16;
+  return substitute(R"(
+using drk_element = @ELEMENT@;
+
+template <typename T>
+struct alignas(sizeof(T) * kLanes) drk_pack {
+  T lane[kLanes];
+};
+
+[[maybe_unused]] __device__ __forceinline__ float drk_get(float value) { return value; }
+[[maybe_unused]] __device__ __forceinline__ float drk_get(drk_element value) { return @TO_FLOAT@(value); }
+[[maybe_unused]] __device__ __forceinline__ void drk_set(float* out, float value) { *out = value; }
+[[maybe_unused]] __device__ __forceinline__ void drk_set(drk_element* out, float value) { *out = @FROM_FLOAT@(value); }
+)",
+                    {{"ELEMENT", brain ? "__nv_bfloat16" : "__half"},
+                     {"TO_FLOAT", brain ? "__bfloat162float" : "__half2float"},
+                     {"FROM_FLOAT", brain ? "__float2bfloat16_rn" : "__float2half_rn"}});
+}
+
+std::string half_map_kernel(int group, const std::string& in, const std::string& out) {
+  return substitute(R"(
+__global__ void __launch_bounds__(kThreads) drk_map_@G@(const @IN@* src, @OUT@* dst, int64_t count,
+                                                       int64_t vectors) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const drk_pack<@IN@>* src_vectors = reinterpret_cast<const drk_pack<@IN@>*>(src);
+  drk_pack<@OUT@>* dst_vectors = reinterpret_cast<drk_pack<@OUT@>*>(dst);
+  for (int64_t base = first; base < vectors; base += stride * kPerThread) {
+    drk_pack<@IN@> values[kPerThread];
+#pragma unroll
+    for (int e = 0; e < kPerThread; ++e) {
+      const int64_t index = base + e * stride;
+      if (index < vectors) values[e] = src_vectors[index];
+    }
+#pragma unroll
+    for (int e = 0; e < kPerThread; ++e) {
+      const int64_t index = base + e * stride;
+      if (index >= vectors) continue;
+      drk_pack<@OUT@> results;
+#pragma unroll
+      for (int lane = 0; lane < kLanes; ++lane) drk_set(&results.lane[lane], drk_group_@G@(drk_get(values[e].lane[lane])));
+      dst_vectors[index] = results;
+    }
+  }
+  for (int64_t index = vectors * kLanes + first; index < count; index += stride) {
+    drk_set(dst + index, drk_group_@G@(drk_get(src[index])));
+  }
+}
+)",
+                    {{"G", std::to_string(group)}, {"IN", in}, {"OUT", out}});
+}
+
+// The launches of a 16-bit candidate: one group x -> y; several x -> workspace -> ... -> y.
+std::string half_launches(size_t groups, bool persistent) {
+  std::string source = R"(  const drk_element* src = static_cast<const drk_element*>(x.data);
+  drk_element* dst = static_cast<drk_element*>(y.data);
+)";
+  if (groups > 1) {
+    source += R"(  if (ctx->workspace == nullptr) return DRK_E_WORKSPACE;
+  float* scratch = static_cast<float*>(ctx->workspace(ctx, static_cast<size_t>(count) * sizeof(float)));
+  if (scratch == nullptr) return DRK_E_WORKSPACE;
+)";
+  }
+  source += R"(  const bool vectorised = drk_aligned(src, sizeof(drk_element) * kLanes) &&
+                          drk_aligned(dst, sizeof(drk_element) * kLanes)@SCRATCH_ALIGNED@;
+  const int64_t vectors = vectorised ? count / kLanes : 0;
+  const int64_t items = vectorised ? vectors : count;
+  const unsigned blocks = @PERSISTENT@ ? drk_grid(static_cast<int64_t>(drk_sm_count()) * (2048 / kThreads))
+                                       : drk_grid((items + static_cast<int64_t>(kThreads) * kPerThread - 1) /
+                                                  (static_cast<int64_t>(kThreads) * kPerThread));
+)";
+  source = substitute(source, {{"SCRATCH_ALIGNED", groups > 1 ? " && drk_aligned(scratch, sizeof(float) * kLanes)" : ""},
+                               {"PERSISTENT", persistent ? "true" : "false"}});
+  for (size_t group = 0; group < groups; ++group) {
+    const std::string from = group == 0 ? "src" : "scratch";
+    const std::string to = group + 1 == groups ? "dst" : "scratch";
+    source += "  drk_map_" + std::to_string(group) + "<<<blocks, kThreads, 0, stream>>>(" + from + ", " + to +
+              ", count, vectors);\n";
+  }
+  return source;
+}
+
 }  // namespace
 
 Result<std::string> render_cuda_elementwise(const Problem& problem, const Choice& choice) {
@@ -79,35 +172,57 @@ Result<std::string> render_cuda_elementwise(const Problem& problem, const Choice
   }
   if (groups.empty()) groups.emplace_back();  // the identity: one copy kernel
   const int width = numeric_value(choice, cuda_elementwise_knob::vector_width);
+  const bool persistent = choice.value(cuda_elementwise_knob::grid) == "persistent";
+  const bool half = problem.precision != Precision::float32;
 
   std::string source = cuda_kernel_preamble(problem, choice);
+  if (half) {
+    source += problem.precision == Precision::float16 ? "\n#include <cuda_fp16.h>\n" : "\n#include <cuda_bf16.h>\n";
+  }
   source += substitute(R"(
 namespace {
 
 constexpr int kThreads = @THREADS@;
 constexpr int kWidth = @W@;
 constexpr int kPerThread = @PER_THREAD@;
-using drk_vector = @VECTOR@;
-
 )",
                        {{"THREADS", choice.value(cuda_elementwise_knob::threads)},
                         {"W", std::to_string(width)},
-                        {"PER_THREAD", choice.value(cuda_elementwise_knob::elements_per_thread)},
-                        {"VECTOR", vector_type(width)}});
+                        {"PER_THREAD", choice.value(cuda_elementwise_knob::elements_per_thread)}});
+  if (half) {
+    // As many bytes per access as the float32 kernel's: twice as many elements.
+    source += "constexpr int kLanes = 2 * kWidth;\n";
+    source += half_helpers(problem.precision);
+    source += dense_check("drk_is_dense_16", problem.precision == Precision::float16 ? "DRK_F16" : "DRK_BF16");
+  } else {
+    source += "using drk_vector = " + vector_type(width) + ";\n\n";
+  }
   for (size_t group = 0; group < groups.size(); ++group) {
     source += cuda_stage_function("drk_group_" + std::to_string(group), groups[group]);
-    source += apply_function(static_cast<int>(group), width);
-    source += map_kernel(static_cast<int>(group));
+    if (half) {
+      source += half_map_kernel(static_cast<int>(group), group == 0 ? "drk_element" : "float",
+                                group + 1 == groups.size() ? "drk_element" : "float");
+    } else {
+      source += apply_function(static_cast<int>(group), width);
+      source += map_kernel(static_cast<int>(group));
+    }
   }
   source += "\n}  // namespace\n";
   source += cuda_entry_point_opening(1);
   source += substitute(R"(  const drk_tensor& x = inputs[0];
   drk_tensor& y = outputs[0];
-  if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;
+  if (!@DENSE@(x) || !@DENSE@(y)) return DRK_E_BAD_ARGUMENT;
   if (!drk_same_shape(x, y)) return DRK_E_UNSUPPORTED_SHAPE;
   const int64_t count = drk_element_count(x);
   if (count == 0) return DRK_OK;
-  const float* src = static_cast<const float*>(x.data);
+)",
+                       {{"DENSE", half ? "drk_is_dense_16" : "drk_is_dense_f32"}});
+  if (half) {
+    source += half_launches(groups.size(), persistent);
+    source += "  return drk_launch_status();\n}\n";
+    return source;
+  }
+  source += substitute(R"(  const float* src = static_cast<const float*>(x.data);
   float* dst = static_cast<float*>(y.data);
   const bool vectorised = drk_aligned(src, 4 * kWidth) && drk_aligned(dst, 4 * kWidth);
   const int64_t vectors = vectorised ? count / kWidth : 0;
@@ -116,7 +231,7 @@ using drk_vector = @VECTOR@;
                                        : drk_grid((items + static_cast<int64_t>(kThreads) * kPerThread - 1) /
                                                   (static_cast<int64_t>(kThreads) * kPerThread));
 )",
-                       {{"PERSISTENT", choice.value(cuda_elementwise_knob::grid) == "persistent" ? "true" : "false"}});
+                       {{"PERSISTENT", persistent ? "true" : "false"}});
   for (size_t group = 0; group < groups.size(); ++group) {
     source += "  drk_map_" + std::to_string(group) + "<<<blocks, kThreads, 0, stream>>>(" +
               (group == 0 ? "src" : "dst") + ", dst, count, vectors);\n";

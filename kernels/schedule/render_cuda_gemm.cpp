@@ -1,6 +1,6 @@
 // CUDA GEMM kernels: y[M,N] = epilogue(a[M,K] * op(b) + bias), b [K,N] (kn) or [N,K] (nk), every
-// tensor float32, or every tensor float16 (products and sums in float32, rounded to float16 at
-// the store, as cuBLAS does for the reference).
+// tensor float32, or every tensor float16 or every tensor bfloat16 (products and sums in float32,
+// rounded to the 16-bit type at the store, as cuBLAS does for the reference).
 //
 // `math` simt (the only option for float32 tasks): the classic shared-memory tiled product on
 // CUDA cores. A block computes a block_tile x block_tile tile of y, walking k in k_tile steps;
@@ -9,9 +9,9 @@
 // block (rows and columns strided by the thread grid, so that shared-memory reads and global
 // stores coalesce). thread_tile is raised to block_tile / 32 where the block would otherwise
 // exceed 1024 threads.
-// `math` tensor_core (float16 tasks only): the same block tiles, staged in shared memory as
-// float16 (rows padded by 8 halves), multiplied by warps with nvcuda::wmma 16 x 16 x 16
-// fragments into float accumulators. thread_tile sets the square warp tile (8 x thread_tile,
+// `math` tensor_core (16-bit tasks only): the same block tiles, staged in shared memory in the
+// tasks' 16-bit type (rows padded by 8 elements), multiplied by warps with nvcuda::wmma 16 x 16 x 16
+// fragments (float16, or bfloat16 from sm_80) into float accumulators. thread_tile sets the square warp tile (8 x thread_tile,
 // kept between block_tile / 4 and block_tile / 2 and at least 16: 4 to 16 warps a block); k_tile
 // is raised to 16, the fragments' k. Tiles are loaded 8 halves at a time where K (and N for kn)
 // are multiples of 8 and the pointers 16-byte aligned, in pairs of halves otherwise; elements
@@ -45,10 +45,25 @@ using drk_value = float;
 [[maybe_unused]] __device__ __forceinline__ float drk_from_float(float v) { return v; }
 )";
 
+// 16-bit elements also travel in pairs (drk_pair) and as a zero (drk_zero) in the tensor-core kernel.
 const char* kHalfValues = R"(
 using drk_value = __half;
+using drk_value2 = __half2;
 [[maybe_unused]] __device__ __forceinline__ float drk_to_float(__half v) { return __half2float(v); }
 [[maybe_unused]] __device__ __forceinline__ __half drk_from_float(float v) { return __float2half_rn(v); }
+[[maybe_unused]] __device__ __forceinline__ __half drk_zero() { return __ushort_as_half(0); }
+[[maybe_unused]] __device__ __forceinline__ __half2 drk_pair(__half x, __half y) { return __halves2half2(x, y); }
+)";
+
+const char* kBrainValues = R"(
+using drk_value = __nv_bfloat16;
+using drk_value2 = __nv_bfloat162;
+[[maybe_unused]] __device__ __forceinline__ float drk_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+[[maybe_unused]] __device__ __forceinline__ __nv_bfloat16 drk_from_float(float v) { return __float2bfloat16_rn(v); }
+[[maybe_unused]] __device__ __forceinline__ __nv_bfloat16 drk_zero() { return __ushort_as_bfloat16(0); }
+[[maybe_unused]] __device__ __forceinline__ __nv_bfloat162 drk_pair(__nv_bfloat16 x, __nv_bfloat16 y) {
+  return __halves2bfloat162(x, y);
+}
 )";
 
 const char* kProductKernel = R"(
@@ -180,7 +195,7 @@ __global__ void __launch_bounds__(kThreads) drk_gemm(const drk_value* __restrict
 )";
 
 const char* kTensorCoreKernel = R"(
-// kVector consecutive halves of a row of a dense row-major matrix [rows][columns], zeros outside
+// kVector consecutive elements of a row of a dense row-major matrix [rows][columns], zeros outside
 // it. With 8, columns and the column are multiples of 8 and the matrix is 16-byte aligned (one
 // 16-byte load); with 2, any shape and alignment (two loads, one register).
 template <int kVector>
@@ -189,38 +204,38 @@ struct DrkChunk;
 template <>
 struct DrkChunk<8> {
   uint4 bits;
-  __device__ __forceinline__ void load(const __half* matrix, int64_t rows, int64_t columns, int64_t row,
+  __device__ __forceinline__ void load(const drk_value* matrix, int64_t rows, int64_t columns, int64_t row,
                                        int64_t column) {
     bits = make_uint4(0u, 0u, 0u, 0u);
     if (row < rows && column < columns) bits = *reinterpret_cast<const uint4*>(matrix + row * columns + column);
   }
-  __device__ __forceinline__ void place(__half* to) const { *reinterpret_cast<uint4*>(to) = bits; }
+  __device__ __forceinline__ void place(drk_value* to) const { *reinterpret_cast<uint4*>(to) = bits; }
 };
 
 template <>
 struct DrkChunk<2> {
-  __half2 pair;
-  __device__ __forceinline__ void load(const __half* matrix, int64_t rows, int64_t columns, int64_t row,
+  drk_value2 pair;
+  __device__ __forceinline__ void load(const drk_value* matrix, int64_t rows, int64_t columns, int64_t row,
                                        int64_t column) {
-    __half first = __ushort_as_half(0);
-    __half second = __ushort_as_half(0);
+    drk_value first = drk_zero();
+    drk_value second = drk_zero();
     if (row < rows) {
-      const __half* at = matrix + row * columns + column;
+      const drk_value* at = matrix + row * columns + column;
       if (column < columns) first = at[0];
       if (column + 1 < columns) second = at[1];
     }
-    pair = __halves2half2(first, second);
+    pair = drk_pair(first, second);
   }
-  __device__ __forceinline__ void place(__half* to) const { *reinterpret_cast<__half2*>(to) = pair; }
+  __device__ __forceinline__ void place(drk_value* to) const { *reinterpret_cast<drk_value2*>(to) = pair; }
 };
 
 // Warp w accumulates the kWarpTile x kWarpTile tile of y at rows (w / kWarpsPerEdge) * kWarpTile,
 // columns (w % kWarpsPerEdge) * kWarpTile of the block's tile, as [kFragments][kFragments]
 // 16 x 16 float fragments.
 template <int kVector>
-__global__ void __launch_bounds__(kThreads) drk_gemm_tensor_cores(const __half* __restrict__ a,
-                                                                  const __half* __restrict__ b, __half* __restrict__ y,
-                                                                  const __half* __restrict__ bias, int64_t M,
+__global__ void __launch_bounds__(kThreads) drk_gemm_tensor_cores(const drk_value* __restrict__ a,
+                                                                  const drk_value* __restrict__ b, drk_value* __restrict__ y,
+                                                                  const drk_value* __restrict__ bias, int64_t M,
                                                                   int64_t N, int64_t K) {
   namespace wmma = nvcuda::wmma;
   constexpr int kAChunksPerRow = kBlockK / kVector;
@@ -228,8 +243,8 @@ __global__ void __launch_bounds__(kThreads) drk_gemm_tensor_cores(const __half* 
   constexpr int kALoads = (kBlock * kAChunksPerRow + kThreads - 1) / kThreads;
   constexpr int kBLoads = (kBRows * kBChunksPerRow + kThreads - 1) / kThreads;
   extern __shared__ __align__(128) unsigned char drk_shared[];
-  __half* const a_tiles = reinterpret_cast<__half*>(drk_shared);  // [kStages][kBlock][kAPitch]
-  __half* const b_tiles = a_tiles + kStages * kATileHalves;       // [kStages][kBRows][kBPitch]
+  drk_value* const a_tiles = reinterpret_cast<drk_value*>(drk_shared);  // [kStages][kBlock][kAPitch]
+  drk_value* const b_tiles = a_tiles + kStages * kATileHalves;       // [kStages][kBRows][kBPitch]
   const int tid = threadIdx.x;
   const int warp = tid / 32;
   const int lane = tid % 32;
@@ -274,8 +289,8 @@ __global__ void __launch_bounds__(kThreads) drk_gemm_tensor_cores(const __half* 
       }
     };
     auto store = [&](int stage) {
-      __half* a_tile = a_tiles + stage * kATileHalves;
-      __half* b_tile = b_tiles + stage * kBTileHalves;
+      drk_value* a_tile = a_tiles + stage * kATileHalves;
+      drk_value* b_tile = b_tiles + stage * kBTileHalves;
 #pragma unroll
       for (int load = 0; load < kALoads; ++load) {
         const int index = tid + load * kThreads;
@@ -292,11 +307,11 @@ __global__ void __launch_bounds__(kThreads) drk_gemm_tensor_cores(const __half* 
       }
     };
     auto compute = [&](int stage) {
-      const __half* a_tile = a_tiles + stage * kATileHalves;
-      const __half* b_tile = b_tiles + stage * kBTileHalves;
+      const drk_value* a_tile = a_tiles + stage * kATileHalves;
+      const drk_value* b_tile = b_tiles + stage * kBTileHalves;
 #pragma unroll
       for (int kk = 0; kk < kBlockK; kk += 16) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a_fragment[kFragments];
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, drk_value, wmma::row_major> a_fragment[kFragments];
 #pragma unroll
         for (int i = 0; i < kFragments; ++i) {
           wmma::load_matrix_sync(a_fragment[i], a_tile + (warp_row + i * 16) * kAPitch + kk, kAPitch);
@@ -304,8 +319,8 @@ __global__ void __launch_bounds__(kThreads) drk_gemm_tensor_cores(const __half* 
         // One b fragment at a time: fewer registers next to the accumulators.
 #pragma unroll
         for (int j = 0; j < kFragments; ++j) {
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, drk_b_layout> b_fragment;
-          const __half* at = kTransposed ? b_tile + (warp_column + j * 16) * kBPitch + kk
+          wmma::fragment<wmma::matrix_b, 16, 16, 16, drk_value, drk_b_layout> b_fragment;
+          const drk_value* at = kTransposed ? b_tile + (warp_column + j * 16) * kBPitch + kk
                                          : b_tile + kk * kBPitch + warp_column + j * 16;
           wmma::load_matrix_sync(b_fragment, at, kBPitch);
 #pragma unroll
@@ -349,7 +364,7 @@ __global__ void __launch_bounds__(kThreads) drk_gemm_tensor_cores(const __half* 
           const int64_t column = n0 + warp_column + j * 16 + element % 16;
           if (row < M && column < N) {
             const float v = scratch[element];
-            y[row * N + column] = __float2half_rn(kFusedFinish ? drk_finish(v, column, bias) : v);
+            y[row * N + column] = drk_from_float(kFusedFinish ? drk_finish(v, column, bias) : v);
           }
         }
         __syncwarp();
@@ -358,9 +373,9 @@ __global__ void __launch_bounds__(kThreads) drk_gemm_tensor_cores(const __half* 
   }
 }
 
-// The kernel for these operands: 8-half loads where every row of a and b starts 16-byte aligned.
+// The kernel for these operands: 8-element loads where every row of a and b starts 16-byte aligned.
 template <int kVector>
-int drk_launch_tensor_cores(const __half* a, const __half* b, __half* y, const __half* bias, int64_t M, int64_t N,
+int drk_launch_tensor_cores(const drk_value* a, const drk_value* b, drk_value* y, const drk_value* bias, int64_t M, int64_t N,
                             int64_t K, cudaStream_t stream) {
   if (cudaFuncSetAttribute(drk_gemm_tensor_cores<kVector>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(kSharedBytes)) != cudaSuccess) {
@@ -402,7 +417,8 @@ Result<std::string> cuda_gemm_source(const Problem& problem, const Choice& choic
                 "the batched space reads the gemm knobs at the gemm family's positions");
   auto params = gemm_params(problem);
   if (!params) return params.error();
-  const bool half = problem.precision == Precision::float16;
+  const bool sixteen_bit = problem.precision != Precision::float32;
+  const bool brain = problem.precision == Precision::bfloat16;
   const bool has_finish = params->has_bias || !params->epilogue.empty();
   const bool library = choice.value(cuda_gemm_knob::use_library) == "library";
   const bool tensor_cores = !batched && choice.value(cuda_gemm_knob::math) == "tensor_core";
@@ -413,17 +429,19 @@ Result<std::string> cuda_gemm_source(const Problem& problem, const Choice& choic
   const int block_k = numeric_value(choice, cuda_gemm_knob::k_tile);
   const int threads = (block / tile) * (block / tile);
   const bool own_finish_kernel = has_finish && (library || !fused);
-  // render() refused the others: the library's gemm_f32 is float32, tensor cores are float16's.
-  if ((library && half) || (tensor_cores && !half) || (batched && half)) {
+  // render() refused the others: the library's gemm_f32 is float32, tensor cores are 16-bit's.
+  if ((library && sixteen_bit) || (tensor_cores && !sixteen_bit) || (batched && sixteen_bit)) {
     return make_error(Errc::internal, "task '" + problem.task + "': " + choice.describe() + " does not apply to " +
                                           std::string(precision_name(problem.precision)));
   }
 
   std::string source = cuda_kernel_preamble(problem, choice);
-  if (half) source += "\n#include <cuda_fp16.h>\n";
+  if (sixteen_bit) source += brain ? "\n#include <cuda_bf16.h>\n" : "\n#include <cuda_fp16.h>\n";
   if (tensor_cores) source += "#include <mma.h>\n";
   source += "\nnamespace {\n";
-  source += half ? kHalfValues + dense_check("drk_is_dense_f16", "DRK_F16") : std::string(kFloatValues);
+  const std::string dense = !sixteen_bit ? "drk_is_dense_f32" : brain ? "drk_is_dense_bf16" : "drk_is_dense_f16";
+  if (sixteen_bit) source += (brain ? kBrainValues : kHalfValues) + dense_check(dense, brain ? "DRK_BF16" : "DRK_F16");
+  else source += kFloatValues;
   source += "\n";
   // Only kernels call drk_finish: a library product without bias or epilogue has none.
   if (!library || own_finish_kernel) {
@@ -484,7 +502,7 @@ constexpr int kBPitch = kBColumns + 8;
 constexpr int kATileHalves = kBlock * kAPitch;
 constexpr int kBTileHalves = kBRows * kBPitch;
 constexpr size_t kSharedBytes =
-    sizeof(__half) * kStages * (kATileHalves + kBTileHalves) + sizeof(float) * 256 * (kThreads / 32);
+    sizeof(drk_value) * kStages * (kATileHalves + kBTileHalves) + sizeof(float) * 256 * (kThreads / 32);
 static_assert(kThreads == @THREADS@, "thread count");
 static_assert(kBlockK % 16 == 0 && kWarpTile % 16 == 0 && kBlock % kWarpTile == 0, "whole fragments");
 )",
@@ -502,7 +520,7 @@ static_assert(kBlockK % 16 == 0 && kWarpTile % 16 == 0 && kBlock % kWarpTile == 
   source += "\n}  // namespace\n";
   source += cuda_entry_point_opening(params->has_bias ? 3 : 2);
   const std::string shapes =
-      batched ? batched_gemm_split_shapes() : gemm_split_shapes(half ? "drk_is_dense_f16" : "drk_is_dense_f32");
+      batched ? batched_gemm_split_shapes() : gemm_split_shapes(dense);
   // The entries of a batch (the plain product's is 1), the elements of y and the grid's batch extent.
   const std::string batches = batched ? "batches" : "1";
   const std::string outputs = batched ? "batches * M * N" : "M * N";

@@ -185,16 +185,15 @@ bool renders_precision(Family family, Device device, Precision precision) {
   switch (precision) {
     case Precision::float32: return true;
     case Precision::float16:
-      return (family == Family::gemm && device == Device::cuda) ||
-             (family == Family::elementwise && device == Device::cpu);
-    case Precision::bfloat16: return family == Family::elementwise && device == Device::cpu;
+      return (family == Family::gemm && device == Device::cuda) || family == Family::elementwise;
+    case Precision::bfloat16: return (family == Family::gemm && device == Device::cuda) || family == Family::elementwise;
   }
   return false;
 }
 
 std::string rendered_precisions() {
-  return "float32 kernels for every family, float16 for the cuda gemm family (tensor cores), and float16 and "
-         "bfloat16 for the cpu elementwise family";
+  return "float32 kernels for every family, float16 and bfloat16 for the cuda gemm family (tensor cores) and for "
+         "the elementwise family on both devices";
 }
 
 std::span<const Knob> knobs(Family family, Device device) {
@@ -250,7 +249,7 @@ bool option_applies(Family family, Device device, Precision precision, int knob,
   const auto& knob_entry = knobs(family, device)[static_cast<size_t>(knob)];
   if (option >= knob_entry.options.size()) return true;  // "keep": the previous turn's option, which applied
   const std::string& value = knob_entry.options[option];
-  if (knob_entry.name == "math" && value == "tensor_core") return precision == Precision::float16;
+  if (knob_entry.name == "math" && value == "tensor_core") return precision != Precision::float32;
   if (knob_entry.name == "use_library" && value == "library") return precision == Precision::float32;
   return true;
 }

@@ -11,7 +11,7 @@
 // still do), and Policy::load says so.
 //
 // Some options apply to tasks of one precision only (option_applies): on cuda, the gemm family's
-// math=tensor_core to float16 tasks (float32 tasks never run on tensor cores, where they would
+// math=tensor_core to 16-bit tasks (float32 tasks never run on tensor cores, where they would
 // compute in TF32), and its use_library=library to float32 tasks (the library table has
 // gemm_f32 only). The policy never samples an option that does not apply to its task, and
 // render() refuses one.
@@ -55,8 +55,8 @@ std::string_view device_name(Device device);  // "cpu" | "cuda"
 Result<Device> parse_device(std::string_view name);
 
 // The element type of a task's tensors (they share one): float32 everywhere; float16 and
-// bfloat16 where renders_precision says (the cuda gemm family's tensor cores in float16; the cpu
-// elementwise family in both, computing in float32 between a 16-bit load and a rounded store).
+// bfloat16 where renders_precision says (the cuda gemm family, on tensor cores; the elementwise
+// family on both devices, computing in float32 between a 16-bit load and a rounded store).
 enum class Precision : uint8_t { float32 = 0, float16 = 1, bfloat16 = 2 };
 
 std::string_view precision_name(Precision precision);  // "float32" | "float16" | "bfloat16"

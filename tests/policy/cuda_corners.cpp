@@ -133,13 +133,46 @@ Choice reduction_warp_choice(Choice choice) {
   return choice;
 }
 
-std::vector<RenderPoint> half_matmul_points() {
-  const auto problems = catalog_problems({"matmul_fp16"}, msg::Device::CUDA);
+namespace {
+
+// Each corner of the gemm space for `task` (a 16-bit one), with math=simt and with math=tensor_core.
+std::vector<RenderPoint> both_math_points(const std::string& task) {
+  const auto problems = catalog_problems({task}, msg::Device::CUDA);
   std::vector<RenderPoint> points;
-  for (Choice corner : corner_choices(Family::gemm, Device::cuda, schedule::Precision::float16)) {
+  for (Choice corner : corner_choices(Family::gemm, Device::cuda, problems[0].precision)) {
     for (uint16_t math : {0, 1}) {
       corner.options[schedule::cuda_gemm_knob::math] = math;
       points.push_back({problems[0], corner});
+    }
+  }
+  return points;
+}
+
+}  // namespace
+
+std::vector<RenderPoint> half_matmul_points() { return both_math_points("matmul_fp16"); }
+
+std::vector<RenderPoint> brain_matmul_points() { return both_math_points("matmul@bfloat16"); }
+
+std::vector<Problem> half_chain_problems() {
+  auto chains = catalog_problems({"relu@float16", "relu@bfloat16"}, msg::Device::CUDA);
+  for (auto& chain : chains) {
+    chain.task = "relu_chain@" + std::string(schedule::precision_name(chain.precision));
+    chain.params["stages"] = "v * 2.0f | v > 0.0f ? v : 0.1f * v | tanhf(v)";
+  }
+  return chains;
+}
+
+std::vector<RenderPoint> half_elementwise_points() {
+  std::vector<RenderPoint> points;
+  for (const auto& problem : catalog_problems({"relu@float16", "gelu@bfloat16"}, msg::Device::CUDA))
+    for (const auto& choice : corner_choices(Family::elementwise, Device::cuda, problem.precision))
+      points.push_back({problem, choice});
+  for (const auto& chain : half_chain_problems()) {
+    for (uint16_t fusion : {1, 2}) {
+      Choice choice = corner_choices(Family::elementwise, Device::cuda, chain.precision)[fusion == 1 ? 0 : 1];
+      choice.options[schedule::cuda_elementwise_knob::fusion] = fusion;
+      points.push_back({chain, choice});
     }
   }
   return points;

@@ -38,6 +38,16 @@ std::vector<RenderPoint> render_corner_sample();
 
 // matmul_fp16's float16 corners, each with math=simt and with math=tensor_core (8 points).
 std::vector<RenderPoint> half_matmul_points();
+// matmul@bfloat16's corners, each with math=simt and with math=tensor_core (8 points).
+std::vector<RenderPoint> brain_matmul_points();
+
+// 16-bit elementwise points: relu@float16 and gelu@bfloat16 at the corners of the cuda elementwise
+// space, then `chain` (a three-stage elementwise problem of either dtype; default: relu's variants
+// given the stages `v * 2.0f | v > 0.0f ? v : 0.1f * v | tanhf(v)`) in float16 and bfloat16 with
+// fusion pairs and unfused, where groups after the first go through a float32 workspace (12 points).
+std::vector<RenderPoint> half_elementwise_points();
+// The problems of half_elementwise_points' chains: `relu@DTYPE` with three stages.
+std::vector<schedule::Problem> half_chain_problems();
 
 // CUDA points of the batched_gemm and conv2d families: batched_matmul's corners and a batched
 // linear layer (b_layout nk, bias, epilogue; own fused, own separate, library with our epilogue);

@@ -215,7 +215,7 @@ DRK_TEST_CASE("the CUDA network's shapes follow the CUDA space; a checkpoint of 
   DRK_CHECK(cuda.network().named_parameters()["input.weight"].sizes().vec() == std::vector<int64_t>{64, 40});
 }
 
-DRK_TEST_CASE("the CUDA policy offers tensor cores to float16 gemm tasks only and the library to float32 ones only") {
+DRK_TEST_CASE("the CUDA policy offers tensor cores to 16-bit gemm tasks only and the library to float32 ones only") {
   Policy policy(5, Device::cuda);
   std::mt19937_64 rng(23);
   Problem problem = relu_problem();
@@ -225,7 +225,7 @@ DRK_TEST_CASE("the CUDA policy offers tensor cores to float16 gemm tasks only an
   problem.inputs = {{"a", {4096, 4096}}, {"b", {4096, 4096}}};
   problem.outputs = {{"y", {4096, 4096}}};
   const int math = cuda_gemm_knob::math, library = cuda_gemm_knob::use_library;
-  for (auto precision : {Precision::float32, Precision::float16}) {
+  for (auto precision : {Precision::float32, Precision::float16, Precision::bfloat16}) {
     DRK_INFO("precision " << precision_name(precision));
     problem.precision = precision;
     std::map<int, std::set<uint16_t>> seen;

@@ -2,9 +2,11 @@
 // catalog tasks, are evaluated by the Evaluator's engine (nvcc, drk-sandbox-cuda, the task's
 // LibTorch reference at the scaled shapes) and must be correct, with the product's own kernels
 // covering the GPU time unless the library does the product. The float16 matmul_fp16 runs on
-// cuda only, at KernelBench's shapes (4096^3, and 4099^3 in the second-shape trial): its corners
-// with CUDA cores and with tensor cores must be correct against LibTorch's float16 product and
-// pass the precision check against float64. Skips, saying why, without a usable GPU.
+// cuda only, and matmul@bfloat16, at KernelBench's shapes (4096^3, and 4099^3 in the second-shape
+// trial): their corners with CUDA cores and with tensor cores must be correct against the product
+// in float64 rounded to their dtype and pass the precision check against float64. float16 and bfloat16 elementwise kernels, fused and
+// through their float32 workspace, must be correct against the reference in float64 rounded to
+// their dtype. Skips, saying why, without a usable GPU.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,10 +18,12 @@
 
 #include "actors/evaluator/cuda/cuda_device.h"
 #include "actors/evaluator/evaluation.h"
+#include "kernels/catalog/task.h"
 #include "kernels/schedule/render.h"
 #include "tests/doctest_drk.h"
 #include "tests/policy/cuda_corners.h"
 #include "tests/support/first_gpu.h"
+#include "tests/support/run_dir.h"
 #include "tests/support/test_engine.h"
 
 namespace drk::schedule {
@@ -67,7 +71,8 @@ struct Evaluated {
 };
 
 // Renders `point` and evaluates it with `engine` as candidate number `index`.
-std::unique_ptr<Evaluated> evaluate_point(testing::TestEngine& engine, const testing::RenderPoint& point, int index) {
+std::unique_ptr<Evaluated> evaluate_point(evaluator::EvaluationEngine& engine, const testing::RenderPoint& point,
+                                          int index) {
   DRK_INFO(point.problem.task << ": " << point.choice.describe());
   auto source = render(point.problem, point.choice);
   DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
@@ -75,20 +80,20 @@ std::unique_ptr<Evaluated> evaluate_point(testing::TestEngine& engine, const tes
   auto out = evaluated->message.initRoot<msg::EvalResult>();
   const evaluator::CandidateInput input{"render/" + point.problem.task + "/" + std::to_string(index),
                                         point.problem.task, kernels::DeviceKind::cuda, *source};
-  auto status = engine->evaluate(input, out);
+  auto status = engine.evaluate(input, out);
   DRK_REQUIRE_MESSAGE(status.ok(), status.error().describe());
   evaluated->result = out.asReader();
   return evaluated;
 }
 
-// Evaluates every point with the shared engine: each must compile, run, be correct (on the
-// second shapes too), and have its own kernels cover the GPU time unless the library does the
-// product. Returns how many were evaluated.
-int evaluate_points(const std::vector<testing::RenderPoint>& points) {
+// Evaluates every point with `engine`: each must compile, run, be correct (on the second shapes
+// too), and have its own kernels cover the GPU time unless the library does the product. Returns
+// how many were evaluated.
+int evaluate_points(evaluator::EvaluationEngine& engine, const std::vector<testing::RenderPoint>& points) {
   int evaluated = 0;
   for (const auto& point : points) {
     DRK_INFO(point.problem.task << ": " << point.choice.describe());
-    const auto outcome = evaluate_point(shared_engine(), point, evaluated++);
+    const auto outcome = evaluate_point(engine, point, evaluated++);
     const auto result = outcome->result;
     // Copies: the captured text is printed when a check fails, after these readers are gone.
     const std::string compile_log = result.getCompileLog().cStr();
@@ -107,6 +112,8 @@ int evaluate_points(const std::vector<testing::RenderPoint>& points) {
   }
   return evaluated;
 }
+
+int evaluate_points(const std::vector<testing::RenderPoint>& points) { return evaluate_points(*shared_engine(), points); }
 
 // Every corner of each task's family.
 std::vector<testing::RenderPoint> corner_points(const std::vector<std::string>& tasks) {
@@ -159,12 +166,47 @@ DRK_TEST_CASE("rendered CUDA reduction, cross_entropy and attention points are c
               evaluate_points(points));
 }
 
-DRK_TEST_CASE("rendered float16 matmuls are correct on the GPU with CUDA cores and with tensor cores [gpu]") {
+DRK_TEST_CASE("rendered float16 and bfloat16 elementwise kernels are correct on the GPU, fused and through a workspace [gpu]") {
+  if (gpu_missing()) return;
+  // The chains of half_elementwise_points as a task of their own beside the catalog's (its
+  // variants come with it), at an odd element count so that the scalar tail runs too.
+  testing::RunDir tasks;
+  tasks.write("relu_chain.yaml", R"yaml(name: relu_chain
+title: "* 2 -> leaky_relu 0.1 -> tanh"
+origin: "render_cuda_evaluation_test"
+family: elementwise
+inputs:
+  - {name: x, dtype: float32, draw: {kind: normal, mean: 0.0, stddev: 1.0}}
+outputs: [y]
+reference: "tanh(leaky_relu(x * 2.0, 0.1))"
+params:
+  stages: "v * 2.0f | v > 0.0f ? v : 0.1f * v | tanhf(v)"
+shapes:
+  cpu: {x: [255, 4097], y: [255, 4097]}
+  cuda: {x: [1000, 4099], y: [1000, 4099]}
+second_shapes:
+  cpu: {x: [67, 2051], y: [67, 2051]}
+  cuda: {x: [1003, 4101], y: [1003, 4101]}
+)yaml");
+  auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory() + ":" + tasks.path().string());
+  DRK_REQUIRE_MESSAGE(catalog.ok(), (catalog.ok() ? "" : catalog.error().message));
+  auto options = cuda_options(kernels::DeviceKind::cpu, 99, std::chrono::milliseconds(4000));
+  options.cache_dir = tasks.file("cache");
+  auto engine = evaluator::EvaluationEngine::create(std::move(*catalog), options);
+  DRK_REQUIRE_MESSAGE(engine.ok(), (engine.ok() ? "" : engine.error().message));
+  const int evaluated = evaluate_points(**engine, testing::half_elementwise_points());
+  DRK_CHECK(evaluated == 12);
+  std::printf("evaluated %d rendered 16-bit elementwise CUDA candidates\n", evaluated);
+}
+
+DRK_TEST_CASE("rendered float16 and bfloat16 matmuls are correct on the GPU with CUDA cores and with tensor cores [gpu]") {
   if (gpu_missing()) return;
   int evaluated = 0;
-  for (const auto& point : testing::half_matmul_points()) {
+  auto points = testing::half_matmul_points();
+  for (auto& point : testing::brain_matmul_points()) points.push_back(std::move(point));
+  for (const auto& point : points) {
     DRK_INFO(point.problem.task << ": " << point.choice.describe());
-    const auto outcome = evaluate_point(published_shapes_engine(), point, evaluated++);
+    const auto outcome = evaluate_point(*published_shapes_engine(), point, evaluated++);
     const auto result = outcome->result;
     const auto evidence = result.getEvidence();
     // Copies: the captured text is printed when a check fails, after these readers are gone.
@@ -182,13 +224,14 @@ DRK_TEST_CASE("rendered float16 matmuls are correct on the GPU with CUDA cores a
     DRK_CHECK(evidence.getSecondShapeChecked());
     DRK_CHECK(evidence.getSecondShapeWrong().size() == 0);
     DRK_CHECK(evidence.getPrecisionChecked());
-    // Float32 accumulation rounded once to float16, like the reference: the Verifier's budget.
+    // Float32 accumulation rounded once to the 16-bit type, like the reference: the Verifier's budget.
     DRK_CHECK(evidence.getPrecisionError() <= std::max(64.0 * evidence.getReferencePrecisionError(), 1.0 / 65536.0));
     DRK_CHECK(result.getGpu().getCoverage() == doctest::Approx(1.0));
     std::printf("%s: %s: %.1f us (reference %.1f us)\n", point.problem.task.c_str(), point.choice.describe().c_str(),
                 result.getCandidateTiming().getMedianUs(), result.getReferenceTiming().getMedianUs());
   }
-  std::printf("evaluated %d rendered float16 CUDA candidates\n", evaluated);
+  DRK_CHECK(evaluated == 16);
+  std::printf("evaluated %d rendered float16 and bfloat16 CUDA matmuls\n", evaluated);
 }
 
 }  // namespace

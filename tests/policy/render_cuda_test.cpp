@@ -142,18 +142,21 @@ DRK_TEST_CASE("a schedule of one device does not render a task evaluated on the 
   DRK_CHECK(refused.error().message.find("cuda") != std::string::npos);
 }
 
-DRK_TEST_CASE("tensor cores render for float16 tasks only, the library for float32 tasks only") {
-  const auto problems = testing::catalog_problems({"matmul", "matmul_fp16"}, msg::Device::CUDA);
-  DRK_REQUIRE(problems.size() == 2);
+DRK_TEST_CASE("tensor cores render for 16-bit tasks only, the library for float32 tasks only") {
+  const auto problems = testing::catalog_problems({"matmul", "matmul_fp16", "matmul@bfloat16"}, msg::Device::CUDA);
+  DRK_REQUIRE(problems.size() == 3);
   DRK_CHECK(problems[0].precision == Precision::float32);
   DRK_CHECK(problems[1].precision == Precision::float16);
+  DRK_CHECK(problems[2].precision == Precision::bfloat16);
   DRK_CHECK(problems[1].inputs[0].shape == std::vector<int64_t>{4096, 4096});
   Choice tensor_cores{Family::gemm, {0, 0, 0, 0, 0, 0, 1}, Device::cuda};
   Choice library{Family::gemm, {0, 0, 0, 0, 1, 0, 0}, Device::cuda};
   DRK_CHECK(render(problems[1], tensor_cores).ok());
+  DRK_CHECK(render(problems[2], tensor_cores).ok());
   DRK_CHECK(render(problems[0], library).ok());
   for (const auto& [problem, choice, option] :
-       {std::tuple{problems[0], tensor_cores, "math=tensor_core"}, std::tuple{problems[1], library, "use_library=library"}}) {
+       {std::tuple{problems[0], tensor_cores, "math=tensor_core"}, std::tuple{problems[1], library, "use_library=library"},
+        std::tuple{problems[2], library, "use_library=library"}}) {
     auto refused = render(problem, choice);
     DRK_REQUIRE_FALSE(refused.ok());
     DRK_INFO(refused.error().message);
@@ -162,7 +165,7 @@ DRK_TEST_CASE("tensor cores render for float16 tasks only, the library for float
     DRK_CHECK(refused.error().message.find(std::string(precision_name(problem.precision)) + " tasks") !=
               std::string::npos);
   }
-  // float16 is the cuda gemm family's alone: a float16 softmax is refused before rendering.
+  // 16-bit is the gemm and elementwise families' alone: a float16 softmax is refused before rendering.
   Problem half_softmax = testing::catalog_problems({"softmax"}, msg::Device::CUDA)[0];
   half_softmax.precision = Precision::float16;
   auto refused = render(half_softmax, Choice{Family::rowwise, {0, 0, 0, 0}, Device::cuda});
@@ -187,6 +190,53 @@ DRK_TEST_CASE("float16 kernels take float16 tensors; tensor-core sources use WMM
     if (tensor_cores) DRK_CHECK(source->find("wmma::accumulator, 16, 16, 16, float>") != std::string::npos);
   }
   DRK_CHECK(tensor_core_points == 4);
+}
+
+DRK_TEST_CASE("bfloat16 matmuls take bfloat16 tensors, use bfloat16 WMMA fragments, and build with the Evaluator's flags") {
+  const auto points = testing::brain_matmul_points();
+  DRK_REQUIRE(points.size() == 8);
+  std::vector<std::string> sources;
+  int tensor_core_points = 0;
+  for (const auto& point : points) {
+    DRK_INFO(point.choice.describe());
+    auto source = render(point.problem, point.choice);
+    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+    DRK_CHECK(source->find("!drk_is_dense_bf16(inputs[index])") != std::string::npos);
+    DRK_CHECK(source->find("DRK_BF16") != std::string::npos);
+    DRK_CHECK(source->find("!drk_is_dense_f32(") == std::string::npos);
+    DRK_CHECK(source->find("__half") == std::string::npos);
+    const bool tensor_cores = point.choice.value(cuda_gemm_knob::math) == "tensor_core";
+    tensor_core_points += tensor_cores ? 1 : 0;
+    DRK_CHECK((source->find("wmma::mma_sync") != std::string::npos) == tensor_cores);
+    if (tensor_cores) DRK_CHECK(source->find("using drk_value = __nv_bfloat16;") != std::string::npos);
+    sources.push_back(*source);
+  }
+  DRK_CHECK(tensor_core_points == 4);
+  build_and_check(points, sources);
+}
+
+DRK_TEST_CASE("16-bit elementwise kernels take 16-bit tensors, round once, and build with the Evaluator's flags") {
+  const auto points = testing::half_elementwise_points();
+  DRK_REQUIRE(points.size() == 12);
+  std::vector<std::string> sources;
+  for (const auto& point : points) {
+    DRK_INFO(point.problem.task << ": " << point.choice.describe());
+    auto source = render(point.problem, point.choice);
+    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+    const bool brain = point.problem.precision == Precision::bfloat16;
+    DRK_CHECK(source->find(brain ? "DRK_BF16" : "DRK_F16") != std::string::npos);
+    DRK_CHECK(source->find("!drk_is_dense_16(x) || !drk_is_dense_16(y)") != std::string::npos);
+    DRK_CHECK(source->find("!drk_is_dense_f32(x)") == std::string::npos);
+    DRK_CHECK(source->find(brain ? "__float2bfloat16_rn" : "__float2half_rn") != std::string::npos);
+    // Intermediates between launches stay float32: several groups go through the workspace.
+    const std::string fusion = point.choice.value(cuda_elementwise_knob::fusion);
+    const bool one_group = fusion == "fused" || point.problem.param_or("stages", "v").find('|') == std::string::npos;
+    DRK_CHECK((source->find("ctx->workspace(ctx, static_cast<size_t>(count) * sizeof(float))") != std::string::npos) ==
+              !one_group);
+    DRK_CHECK((source->find("(src, dst, count, vectors)") != std::string::npos) == one_group);
+    sources.push_back(*source);
+  }
+  build_and_check(points, sources);
 }
 
 DRK_TEST_CASE("corner points of every CUDA family render sources that nvcc builds with the Evaluator's flags") {
