@@ -29,6 +29,7 @@
 #include "runtime/role_registry.h"
 #include "runtime/nodes/run_network.h"
 #include "runtime/supervision/supervisor.h"
+#include "runtime/topology/gpu_sharing.h"
 #include "runtime/topology/topology.h"
 #include "runtime/trace/trace_recorder.h"
 #include "runtime/transport/transport.h"
@@ -161,6 +162,7 @@ int run_head(const RunOptions& options) {
   if (!loaded) return fail("drk run", loaded.error());
   const Topology& topology = *loaded;
   if (auto roles = check_roles(topology); !roles) return fail("drk run", roles.error());
+  if (auto gpus = check_one_evaluator_per_gpu(topology); !gpus) return fail("drk run", gpus.error());
   if (options.dry_run) {
     print_dry_run(topology, std::cout);
     return 0;
