@@ -43,16 +43,26 @@ std::string apply_function(int group, int width) {
   return source;
 }
 
-std::string map_kernel(int group) {
-  return substitute(R"(
-__global__ void __launch_bounds__(kThreads) drk_map_@G@(const float* src, float* dst, int64_t count,
+// The map kernel of group G: `kPerThread` vectors loaded per grid-stride step before any store,
+// then the scalar tail. The types and the per-vector store are the precision's (MapTypes).
+struct MapTypes {
+  std::string in, out;                // element types of src and dst
+  std::string in_vector, out_vector;  // their vectors
+  std::string lanes;                  // elements per vector
+  std::string store;                  // stores the group's result for values[e] at dst_vectors[index]
+  std::string tail;                   // the same for one element, dst[index] from src[index]
+};
+
+std::string map_kernel(int group, const MapTypes& types) {
+  return substitute(substitute(R"(
+__global__ void __launch_bounds__(kThreads) drk_map_@G@(const @IN@* src, @OUT@* dst, int64_t count,
                                                        int64_t vectors) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const drk_vector* src_vectors = reinterpret_cast<const drk_vector*>(src);
-  drk_vector* dst_vectors = reinterpret_cast<drk_vector*>(dst);
+  const @IN_VECTOR@* src_vectors = reinterpret_cast<const @IN_VECTOR@*>(src);
+  @OUT_VECTOR@* dst_vectors = reinterpret_cast<@OUT_VECTOR@*>(dst);
   for (int64_t base = first; base < vectors; base += stride * kPerThread) {
-    drk_vector values[kPerThread];
+    @IN_VECTOR@ values[kPerThread];
 #pragma unroll
     for (int e = 0; e < kPerThread; ++e) {
       const int64_t index = base + e * stride;
@@ -61,20 +71,51 @@ __global__ void __launch_bounds__(kThreads) drk_map_@G@(const float* src, float*
 #pragma unroll
     for (int e = 0; e < kPerThread; ++e) {
       const int64_t index = base + e * stride;
-      if (index < vectors) dst_vectors[index] = drk_apply_@G@(values[e]);
+@STORE@
     }
   }
-  for (int64_t index = vectors * kWidth + first; index < count; index += stride) {
-    dst[index] = drk_group_@G@(src[index]);
+  for (int64_t index = vectors * @LANES@ + first; index < count; index += stride) {
+    @TAIL@
   }
 }
 )",
+                               {{"IN", types.in},
+                                {"OUT", types.out},
+                                {"IN_VECTOR", types.in_vector},
+                                {"OUT_VECTOR", types.out_vector},
+                                {"LANES", types.lanes},
+                                {"STORE", types.store},
+                                {"TAIL", types.tail}}),
                     {{"G", std::to_string(group)}});
 }
 
-// The 16-bit path's element access, vector and map kernel. `element` is the tensors' C type
-// (__half or __nv_bfloat16); drk_get widens one element (or a float of the workspace), drk_set
-// rounds into one. drk_pack<T> is `kLanes` elements of T, aligned for one access.
+const MapTypes kFloatMap{"float",
+                         "float",
+                         "drk_vector",
+                         "drk_vector",
+                         "kWidth",
+                         "      if (index < vectors) dst_vectors[index] = drk_apply_@G@(values[e]);",
+                         "dst[index] = drk_group_@G@(src[index]);"};
+
+// 16-bit tensors, or the float32 workspace between groups: each lane widened, the stages, each
+// result rounded into its element.
+MapTypes half_map(const std::string& in, const std::string& out) {
+  return {in,
+          out,
+          "drk_pack<" + in + ">",
+          "drk_pack<" + out + ">",
+          "kLanes",
+          R"(      if (index >= vectors) continue;
+      drk_pack<)" + out + R"(> results;
+#pragma unroll
+      for (int lane = 0; lane < kLanes; ++lane) drk_set(&results.lane[lane], drk_group_@G@(drk_get(values[e].lane[lane])));
+      dst_vectors[index] = results;)",
+          "drk_set(dst + index, drk_group_@G@(drk_get(src[index])));"};
+}
+
+// The 16-bit path's element access and vector. `drk_element` is the tensors' C type (__half or
+// __nv_bfloat16); drk_get widens one element (or a float of the workspace), drk_set rounds into
+// one. drk_pack<T> is `kLanes` elements of T, aligned for one access.
 std::string half_helpers(Precision precision) {
   const bool brain = precision == Precision::bfloat16;
   return substitute(R"(
@@ -93,39 +134,6 @@ struct alignas(sizeof(T) * kLanes) drk_pack {
                     {{"ELEMENT", brain ? "__nv_bfloat16" : "__half"},
                      {"TO_FLOAT", brain ? "__bfloat162float" : "__half2float"},
                      {"FROM_FLOAT", brain ? "__float2bfloat16_rn" : "__float2half_rn"}});
-}
-
-std::string half_map_kernel(int group, const std::string& in, const std::string& out) {
-  return substitute(R"(
-__global__ void __launch_bounds__(kThreads) drk_map_@G@(const @IN@* src, @OUT@* dst, int64_t count,
-                                                       int64_t vectors) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const drk_pack<@IN@>* src_vectors = reinterpret_cast<const drk_pack<@IN@>*>(src);
-  drk_pack<@OUT@>* dst_vectors = reinterpret_cast<drk_pack<@OUT@>*>(dst);
-  for (int64_t base = first; base < vectors; base += stride * kPerThread) {
-    drk_pack<@IN@> values[kPerThread];
-#pragma unroll
-    for (int e = 0; e < kPerThread; ++e) {
-      const int64_t index = base + e * stride;
-      if (index < vectors) values[e] = src_vectors[index];
-    }
-#pragma unroll
-    for (int e = 0; e < kPerThread; ++e) {
-      const int64_t index = base + e * stride;
-      if (index >= vectors) continue;
-      drk_pack<@OUT@> results;
-#pragma unroll
-      for (int lane = 0; lane < kLanes; ++lane) drk_set(&results.lane[lane], drk_group_@G@(drk_get(values[e].lane[lane])));
-      dst_vectors[index] = results;
-    }
-  }
-  for (int64_t index = vectors * kLanes + first; index < count; index += stride) {
-    drk_set(dst + index, drk_group_@G@(drk_get(src[index])));
-  }
-}
-)",
-                    {{"G", std::to_string(group)}, {"IN", in}, {"OUT", out}});
 }
 
 // The launches of a 16-bit candidate: one group x -> y; several x -> workspace -> ... -> y.
@@ -200,11 +208,11 @@ constexpr int kPerThread = @PER_THREAD@;
   for (size_t group = 0; group < groups.size(); ++group) {
     source += cuda_stage_function("drk_group_" + std::to_string(group), groups[group]);
     if (half) {
-      source += half_map_kernel(static_cast<int>(group), group == 0 ? "drk_element" : "float",
-                                group + 1 == groups.size() ? "drk_element" : "float");
+      source += map_kernel(static_cast<int>(group), half_map(group == 0 ? "drk_element" : "float",
+                                                             group + 1 == groups.size() ? "drk_element" : "float"));
     } else {
       source += apply_function(static_cast<int>(group), width);
-      source += map_kernel(static_cast<int>(group));
+      source += map_kernel(static_cast<int>(group), kFloatMap);
     }
   }
   source += "\n}  // namespace\n";

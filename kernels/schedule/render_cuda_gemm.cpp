@@ -45,26 +45,24 @@ using drk_value = float;
 [[maybe_unused]] __device__ __forceinline__ float drk_from_float(float v) { return v; }
 )";
 
-// 16-bit elements also travel in pairs (drk_pair) and as a zero (drk_zero) in the tensor-core kernel.
-const char* kHalfValues = R"(
-using drk_value = __half;
-using drk_value2 = __half2;
-[[maybe_unused]] __device__ __forceinline__ float drk_to_float(__half v) { return __half2float(v); }
-[[maybe_unused]] __device__ __forceinline__ __half drk_from_float(float v) { return __float2half_rn(v); }
-[[maybe_unused]] __device__ __forceinline__ __half drk_zero() { return __ushort_as_half(0); }
-[[maybe_unused]] __device__ __forceinline__ __half2 drk_pair(__half x, __half y) { return __halves2half2(x, y); }
-)";
-
-const char* kBrainValues = R"(
-using drk_value = __nv_bfloat16;
-using drk_value2 = __nv_bfloat162;
-[[maybe_unused]] __device__ __forceinline__ float drk_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-[[maybe_unused]] __device__ __forceinline__ __nv_bfloat16 drk_from_float(float v) { return __float2bfloat16_rn(v); }
-[[maybe_unused]] __device__ __forceinline__ __nv_bfloat16 drk_zero() { return __ushort_as_bfloat16(0); }
-[[maybe_unused]] __device__ __forceinline__ __nv_bfloat162 drk_pair(__nv_bfloat16 x, __nv_bfloat16 y) {
-  return __halves2bfloat162(x, y);
+// A 16-bit element type (__half, or __nv_bfloat16 with `brain`) and its conversions; its elements
+// also travel in pairs (drk_pair) and as a zero (drk_zero) in the tensor-core kernel.
+std::string sixteen_bit_values(bool brain) {
+  return substitute(R"(
+using drk_value = @T@;
+using drk_value2 = @T2@;
+[[maybe_unused]] __device__ __forceinline__ float drk_to_float(@T@ v) { return @TO_FLOAT@(v); }
+[[maybe_unused]] __device__ __forceinline__ @T@ drk_from_float(float v) { return @FROM_FLOAT@(v); }
+[[maybe_unused]] __device__ __forceinline__ @T@ drk_zero() { return @FROM_BITS@(0); }
+[[maybe_unused]] __device__ __forceinline__ @T2@ drk_pair(@T@ x, @T@ y) { return @PAIR@(x, y); }
+)",
+                    {{"T2", brain ? "__nv_bfloat162" : "__half2"},
+                     {"T", brain ? "__nv_bfloat16" : "__half"},
+                     {"TO_FLOAT", brain ? "__bfloat162float" : "__half2float"},
+                     {"FROM_FLOAT", brain ? "__float2bfloat16_rn" : "__float2half_rn"},
+                     {"FROM_BITS", brain ? "__ushort_as_bfloat16" : "__ushort_as_half"},
+                     {"PAIR", brain ? "__halves2bfloat162" : "__halves2half2"}});
 }
-)";
 
 const char* kProductKernel = R"(
 // Thread tile [kTile][kTile] at rows ty + i * kRowThreads, columns tx + j * kColumnThreads.
@@ -440,7 +438,7 @@ Result<std::string> cuda_gemm_source(const Problem& problem, const Choice& choic
   if (tensor_cores) source += "#include <mma.h>\n";
   source += "\nnamespace {\n";
   const std::string dense = !sixteen_bit ? "drk_is_dense_f32" : brain ? "drk_is_dense_bf16" : "drk_is_dense_f16";
-  if (sixteen_bit) source += (brain ? kBrainValues : kHalfValues) + dense_check(dense, brain ? "DRK_BF16" : "DRK_F16");
+  if (sixteen_bit) source += sixteen_bit_values(brain) + dense_check(dense, brain ? "DRK_BF16" : "DRK_F16");
   else source += kFloatValues;
   source += "\n";
   // Only kernels call drk_finish: a library product without bias or epilogue has none.

@@ -38,12 +38,8 @@ while [ $# -gt 0 ]; do
 done
 [[ "$steps" =~ ^[1-9][0-9]*$ ]] || refuse "--steps must be a positive integer, got '$steps'"
 case "$only" in ""|1|2) ;; *) refuse "--only must be 1 or 2, got '$only'" ;; esac
-if [ -z "$drk" ]; then
-  for candidate in "${BUILD_DIR:-build-gpu}/tools/drk" "$root/build-gpu/tools/drk" "$root/build/tools/drk"; do
-    if [ -x "$candidate" ]; then drk="$candidate"; break; fi
-  done
-fi
-[ -n "$drk" ] && [ -x "$drk" ] || { echo "multi-gpu-bench.sh: no drk found: build it (docs/gpu.md) or pass --drk PATH" >&2; exit 1; }
+source "$root/tools/scripts/bench-drk.sh"
+resolve_drk multi-gpu-bench.sh
 command -v python3 > /dev/null || { echo "multi-gpu-bench.sh: python3 is needed to read the archives" >&2; exit 1; }
 
 # Both sides need GPUs 0 and 1 to be comparable: drk resolves multi-gpu-2.yaml as a run would.

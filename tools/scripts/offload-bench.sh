@@ -56,13 +56,8 @@ quarter=$(( cores / 4 > 0 ? cores / 4 : 1 ))
 [ -n "$cpu_cpus" ] || cpu_cpus="$quarter-$(( cores - 1 ))"
 command -v taskset > /dev/null || { echo "offload-bench.sh: taskset (util-linux) is needed to split the cores" >&2; exit 1; }
 command -v python3 > /dev/null || { echo "offload-bench.sh: python3 is needed to read the archives" >&2; exit 1; }
-if [ -z "$drk" ]; then
-  for candidate in "${BUILD_DIR:-build-gpu}/tools/drk" "$root/build-gpu/tools/drk" "$root/build/tools/drk"; do
-    if [ -x "$candidate" ]; then drk="$candidate"; break; fi
-  done
-fi
-[ -n "$drk" ] && [ -x "$drk" ] || { echo "offload-bench.sh: no drk found: build it (docs/gpu.md) or pass --drk PATH" >&2; exit 1; }
-drk="$(cd "$(dirname "$drk")" && pwd)/$(basename "$drk")"
+source "$root/tools/scripts/bench-drk.sh"
+resolve_drk offload-bench.sh
 
 mkdir -p "$runs"
 runs="$(cd "$runs" && pwd)"
