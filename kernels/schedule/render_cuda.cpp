@@ -213,16 +213,22 @@ template <int P> __device__ drk_stat drk_slices_all(drk_stat s, drk_stat (*parti
 
 std::string cuda_row_statistics() {
   return R"(
-template <int P>
-__device__ drk_stat drk_row_pass(const float* in, int64_t n, int part, int parts, bool vectorised,
+// A row's elements as float: one (drk_widen), or four from a 16-byte (float) or 8-byte (16-bit)
+// aligned vector (drk_load4). A 16-bit renderer declares its overloads before this text.
+[[maybe_unused]] __device__ __forceinline__ float drk_widen(float v) { return v; }
+[[maybe_unused]] __device__ __forceinline__ float4 drk_load4(const float* in, int64_t i) {
+  return reinterpret_cast<const float4*>(in)[i];
+}
+
+template <int P, typename T>
+__device__ drk_stat drk_row_pass(const T* in, int64_t n, int part, int parts, bool vectorised,
                                  const drk_stat& between) {
   drk_stat acc = drk_identity<P>();
   int64_t start = 0;
   if (kWidth == 4 && vectorised) {
-    const float4* in4 = reinterpret_cast<const float4*>(in);
     const int64_t n4 = n / 4;
     for (int64_t i = part; i < n4; i += parts) {
-      const float4 v = in4[i];
+      const float4 v = drk_load4(in, i);
       acc = drk_add<P>(acc, v.x, between);
       acc = drk_add<P>(acc, v.y, between);
       acc = drk_add<P>(acc, v.z, between);
@@ -230,13 +236,13 @@ __device__ drk_stat drk_row_pass(const float* in, int64_t n, int part, int parts
     }
     start = n4 * 4;
   }
-  for (int64_t i = start + part; i < n; i += parts) acc = drk_add<P>(acc, in[i], between);
+  for (int64_t i = start + part; i < n; i += parts) acc = drk_add<P>(acc, drk_widen(in[i]), between);
   return acc;
 }
 
 // The row's statistics (drk_result), in every one of its `parts` threads (a warp, or the block).
-template <bool kBlock>
-__device__ drk_stat drk_row_result(const float* in, int64_t n, int part, int parts, bool vectorised,
+template <bool kBlock, typename T>
+__device__ drk_stat drk_row_result(const T* in, int64_t n, int part, int parts, bool vectorised,
                                    drk_stat* scratch) {
   drk_stat first = drk_row_pass<0>(in, n, part, parts, vectorised, drk_identity<0>());
   first = kBlock ? drk_block_all<0>(first, scratch) : drk_warp_all<0>(first);

@@ -12,6 +12,10 @@
 // of the softmax family, Welford for layer_norm) before the write. rms_norm has one statistic.
 // `vector_width` 4 reads and writes contiguous rows as float4 when the row length and the
 // pointers allow it (scalar otherwise, and always for strided columns).
+// float16 and bfloat16 tasks (every floating tensor, layer_norm's weight and bias too): the same
+// kernels over 16-bit elements, each widened to float32 on load (4 at a time as one 8-byte access
+// where float32 reads a float4), statistics and output computed in float32, and each output
+// rounded once to nearest even on the store.
 #include "kernels/schedule/render_parts.h"
 
 namespace drk::schedule::detail {
@@ -96,83 +100,125 @@ __device__ drk_stat drk_result(drk_stat first, drk_stat second, int64_t n) {
   return source;
 }
 
+// The element type and its conversions (drk_widen and drk_load4 of float are in
+// cuda_row_statistics): drk_narrow rounds a float into an element, drk_store4 writes four.
+const char* kFloatElements = R"(
+using drk_element = float;
+__device__ __forceinline__ float drk_narrow(float v) { return v; }
+__device__ __forceinline__ void drk_store4(float* out, int64_t i, float4 v) { reinterpret_cast<float4*>(out)[i] = v; }
+)";
+
+// A 16-bit element type: `element`, its conversions to and from float.
+std::string sixteen_bit_elements(Precision precision) {
+  const bool brain = precision == Precision::bfloat16;
+  return substitute(R"(
+using drk_element = @T@;
+struct alignas(8) drk_quad {
+  @T@ lane[4];
+};
+__device__ __forceinline__ float drk_widen(@T@ v) { return @TO_FLOAT@(v); }
+__device__ __forceinline__ @T@ drk_narrow(float v) { return @FROM_FLOAT@(v); }
+__device__ __forceinline__ float4 drk_load4(const @T@* in, int64_t i) {
+  const drk_quad q = reinterpret_cast<const drk_quad*>(in)[i];
+  return make_float4(drk_widen(q.lane[0]), drk_widen(q.lane[1]), drk_widen(q.lane[2]), drk_widen(q.lane[3]));
+}
+__device__ __forceinline__ void drk_store4(@T@* out, int64_t i, float4 v) {
+  drk_quad q;
+  q.lane[0] = drk_narrow(v.x);
+  q.lane[1] = drk_narrow(v.y);
+  q.lane[2] = drk_narrow(v.z);
+  q.lane[3] = drk_narrow(v.w);
+  reinterpret_cast<drk_quad*>(out)[i] = q;
+}
+)",
+                    {{"T", brain ? "__nv_bfloat16" : "__half"},
+                     {"TO_FLOAT", brain ? "__bfloat162float" : "__half2float"},
+                     {"FROM_FLOAT", brain ? "__float2bfloat16_rn" : "__float2half_rn"}});
+}
+
 // A contiguous row read by `parts` cooperating threads (a warp or a block).
 const char* kRowFunctions = R"(
-__device__ __forceinline__ float drk_weight(const float* w, int64_t j) { return kAffine ? w[j] : 1.0f; }
-__device__ __forceinline__ float drk_bias(const float* b, int64_t j) { return kAffine ? b[j] : 0.0f; }
+__device__ __forceinline__ float drk_weight(const drk_element* w, int64_t j) { return kAffine ? drk_widen(w[j]) : 1.0f; }
+__device__ __forceinline__ float drk_bias(const drk_element* b, int64_t j) { return kAffine ? drk_widen(b[j]) : 0.0f; }
 
-__device__ void drk_row_write(const float* in, float* out, int64_t n, int part, int parts, bool vectorised,
-                              const drk_stat& r, const float* w, const float* b) {
+__device__ void drk_row_write(const drk_element* in, drk_element* out, int64_t n, int part, int parts, bool vectorised,
+                              const drk_stat& r, const drk_element* w, const drk_element* b) {
   int64_t start = 0;
   if (kWidth == 4 && vectorised) {
-    const float4* in4 = reinterpret_cast<const float4*>(in);
-    float4* out4 = reinterpret_cast<float4*>(out);
     const int64_t n4 = n / 4;
     for (int64_t i = part; i < n4; i += parts) {
-      const float4 v = in4[i];
+      const float4 v = drk_load4(in, i);
       const int64_t j = 4 * i;
-      out4[i] = make_float4(drk_out(v.x, r, drk_weight(w, j), drk_bias(b, j)),
-                            drk_out(v.y, r, drk_weight(w, j + 1), drk_bias(b, j + 1)),
-                            drk_out(v.z, r, drk_weight(w, j + 2), drk_bias(b, j + 2)),
-                            drk_out(v.w, r, drk_weight(w, j + 3), drk_bias(b, j + 3)));
+      drk_store4(out, i, make_float4(drk_out(v.x, r, drk_weight(w, j), drk_bias(b, j)),
+                                     drk_out(v.y, r, drk_weight(w, j + 1), drk_bias(b, j + 1)),
+                                     drk_out(v.z, r, drk_weight(w, j + 2), drk_bias(b, j + 2)),
+                                     drk_out(v.w, r, drk_weight(w, j + 3), drk_bias(b, j + 3))));
     }
     start = n4 * 4;
   }
-  for (int64_t i = start + part; i < n; i += parts) out[i] = drk_out(in[i], r, drk_weight(w, i), drk_bias(b, i));
+  for (int64_t i = start + part; i < n; i += parts) {
+    out[i] = drk_narrow(drk_out(drk_widen(in[i]), r, drk_weight(w, i), drk_bias(b, i)));
+  }
 }
 
 template <bool kBlock>
-__device__ void drk_row(const float* in, float* out, int64_t n, int part, int parts, bool vectorised,
-                        const float* w, const float* b, drk_stat* scratch) {
+__device__ void drk_row(const drk_element* in, drk_element* out, int64_t n, int part, int parts, bool vectorised,
+                        const drk_element* w, const drk_element* b, drk_stat* scratch) {
   drk_row_write(in, out, n, part, parts, vectorised, drk_row_result<kBlock>(in, n, part, parts, vectorised, scratch),
                 w, b);
 }
 )";
 
 const char* kWarpKernels = R"(
-__global__ void __launch_bounds__(kThreads) drk_rows_warp(const float* x, float* y, int64_t outer, int64_t n,
-                                                          const float* w, const float* b, bool vectorised) {
+__global__ void __launch_bounds__(kThreads) drk_rows_warp(const drk_element* x, drk_element* y, int64_t outer,
+                                                          int64_t n, const drk_element* w, const drk_element* b,
+                                                          bool vectorised) {
   const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; row < outer; row += warps) {
     drk_row<false>(x + row * n, y + row * n, n, threadIdx.x % 32, 32, vectorised, w, b, nullptr);
   }
 }
 
-__global__ void __launch_bounds__(kThreads) drk_columns_thread(const float* x, float* y, int64_t outer, int64_t n,
-                                                               int64_t inner, const float* w, const float* b) {
+__global__ void __launch_bounds__(kThreads) drk_columns_thread(const drk_element* x, drk_element* y, int64_t outer,
+                                                               int64_t n, int64_t inner, const drk_element* w,
+                                                               const drk_element* b) {
   const int64_t columns = outer * inner;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * kThreads;
   for (int64_t column = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; column < columns;
        column += stride) {
     const int64_t o = column / inner;
     const int64_t j = column % inner;
-    const float* in = x + o * n * inner + j;
-    float* out = y + o * n * inner + j;
+    const drk_element* in = x + o * n * inner + j;
+    drk_element* out = y + o * n * inner + j;
     drk_stat first = drk_identity<0>();
-    for (int64_t r = 0; r < n; ++r) first = drk_add<0>(first, in[r * inner], first);
+    for (int64_t r = 0; r < n; ++r) first = drk_add<0>(first, drk_widen(in[r * inner]), first);
     drk_stat second = first;
     if (kStatPasses == 2) {
       const drk_stat between = drk_between(first, n);
       second = drk_identity<1>();
-      for (int64_t r = 0; r < n; ++r) second = drk_add<1>(second, in[r * inner], between);
+      for (int64_t r = 0; r < n; ++r) second = drk_add<1>(second, drk_widen(in[r * inner]), between);
     }
     const drk_stat result = drk_result(first, second, n);
-    for (int64_t r = 0; r < n; ++r) out[r * inner] = drk_out(in[r * inner], result, drk_weight(w, r), drk_bias(b, r));
+    for (int64_t r = 0; r < n; ++r) {
+      out[r * inner] = drk_narrow(drk_out(drk_widen(in[r * inner]), result, drk_weight(w, r), drk_bias(b, r)));
+    }
   }
 }
 )";
 
 const char* kBlockKernels = R"(
-__global__ void __launch_bounds__(kThreads) drk_rows_block(const float* x, float* y, int64_t outer, int64_t n,
-                                                           const float* w, const float* b, bool vectorised) {
+__global__ void __launch_bounds__(kThreads) drk_rows_block(const drk_element* x, drk_element* y, int64_t outer,
+                                                           int64_t n, const drk_element* w, const drk_element* b,
+                                                           bool vectorised) {
   __shared__ drk_stat scratch[kWarps + 1];
   for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
     drk_row<true>(x + row * n, y + row * n, n, threadIdx.x, kThreads, vectorised, w, b, scratch);
   }
 }
 
-__global__ void __launch_bounds__(kThreads) drk_columns_block(const float* x, float* y, int64_t outer, int64_t n,
-                                                              int64_t inner, const float* w, const float* b) {
+__global__ void __launch_bounds__(kThreads) drk_columns_block(const drk_element* x, drk_element* y, int64_t outer,
+                                                              int64_t n, int64_t inner, const drk_element* w,
+                                                              const drk_element* b) {
   __shared__ drk_stat partial[kWarps][33];
   const int lane = threadIdx.x % 32;
   const int slice = threadIdx.x / 32;
@@ -181,11 +227,11 @@ __global__ void __launch_bounds__(kThreads) drk_columns_block(const float* x, fl
     const int64_t o = item / tiles;
     const int64_t j = (item % tiles) * 32 + lane;
     const bool active = j < inner;
-    const float* in = x + o * n * inner + (active ? j : 0);
-    float* out = y + o * n * inner + (active ? j : 0);
+    const drk_element* in = x + o * n * inner + (active ? j : 0);
+    drk_element* out = y + o * n * inner + (active ? j : 0);
     drk_stat first = drk_identity<0>();
     if (active) {
-      for (int64_t r = slice; r < n; r += kWarps) first = drk_add<0>(first, in[r * inner], first);
+      for (int64_t r = slice; r < n; r += kWarps) first = drk_add<0>(first, drk_widen(in[r * inner]), first);
     }
     first = drk_slices_all<0>(first, partial);
     drk_stat second = first;
@@ -193,14 +239,14 @@ __global__ void __launch_bounds__(kThreads) drk_columns_block(const float* x, fl
       const drk_stat between = drk_between(first, n);
       second = drk_identity<1>();
       if (active) {
-        for (int64_t r = slice; r < n; r += kWarps) second = drk_add<1>(second, in[r * inner], between);
+        for (int64_t r = slice; r < n; r += kWarps) second = drk_add<1>(second, drk_widen(in[r * inner]), between);
       }
       second = drk_slices_all<1>(second, partial);
     }
     const drk_stat result = drk_result(first, second, n);
     if (active) {
       for (int64_t r = slice; r < n; r += kWarps) {
-        out[r * inner] = drk_out(in[r * inner], result, drk_weight(w, r), drk_bias(b, r));
+        out[r * inner] = drk_narrow(drk_out(drk_widen(in[r * inner]), result, drk_weight(w, r), drk_bias(b, r)));
       }
     }
   }
@@ -215,8 +261,12 @@ Result<std::string> render_cuda_rowwise(const Problem& problem, const Choice& ch
   const bool online = choice.value(cuda_rowwise_knob::passes) == "online";
   const bool block = choice.value(cuda_rowwise_knob::strategy) == "block_per_row";
   const bool affine = params->op == "layer_norm";
+  const bool sixteen_bit = problem.precision != Precision::float32;
+  const bool brain = problem.precision == Precision::bfloat16;
+  const std::string dense = !sixteen_bit ? "drk_is_dense_f32" : brain ? "drk_is_dense_bf16" : "drk_is_dense_f16";
 
   std::string source = cuda_kernel_preamble(problem, choice);
+  if (sixteen_bit) source += brain ? "\n#include <cuda_bf16.h>\n" : "\n#include <cuda_fp16.h>\n";
   source += substitute(R"(
 namespace {
 
@@ -230,6 +280,13 @@ constexpr bool kAffine = @AFFINE@;
                         {"THREADS", choice.value(cuda_rowwise_knob::threads)},
                         {"W", choice.value(cuda_rowwise_knob::vector_width)},
                         {"AFFINE", affine ? "true" : "false"}});
+  // 16-bit overloads before the templates that call them (cuda_row_statistics).
+  if (sixteen_bit) {
+    source += sixteen_bit_elements(problem.precision);
+    source += dense_check(dense, brain ? "DRK_BF16" : "DRK_F16");
+  } else {
+    source += kFloatElements;
+  }
   source += op_functions(params->op, online);
   source += cuda_stat_reductions();
   source += cuda_row_statistics();
@@ -237,25 +294,28 @@ constexpr bool kAffine = @AFFINE@;
   source += block ? kBlockKernels : kWarpKernels;
   source += "\n}  // namespace\n";
   source += cuda_entry_point_opening(affine ? 3 : 1);
-  source += substitute(rowwise_split_dims() + R"(  const float* weight = nullptr;
-  const float* bias = nullptr;
+  source += substitute(rowwise_split_dims(dense) + R"(  const drk_element* weight = nullptr;
+  const drk_element* bias = nullptr;
   if (kAffine) {
-    if (!drk_is_dense_f32(inputs[1]) || !drk_is_dense_f32(inputs[2])) return DRK_E_BAD_ARGUMENT;
+    if (!@DENSE@(inputs[1]) || !@DENSE@(inputs[2])) return DRK_E_BAD_ARGUMENT;
     if (drk_element_count(inputs[1]) != reduce || drk_element_count(inputs[2]) != reduce) {
       return DRK_E_UNSUPPORTED_SHAPE;
     }
-    weight = static_cast<const float*>(inputs[1].data);
-    bias = static_cast<const float*>(inputs[2].data);
+    weight = static_cast<const drk_element*>(inputs[1].data);
+    bias = static_cast<const drk_element*>(inputs[2].data);
   }
   if (outer * reduce * inner == 0) return DRK_OK;
-  const float* src = static_cast<const float*>(x.data);
-  float* dst = static_cast<float*>(y.data);
+  const drk_element* src = static_cast<const drk_element*>(x.data);
+  drk_element* dst = static_cast<drk_element*>(y.data);
+  // A vector is 4 elements: 16 bytes of float, 8 of a 16-bit type.
+  constexpr int64_t kVectorBytes = 4 * sizeof(drk_element);
 )",
                        {{"BEGIN", std::to_string(params->reduce_begin)},
-                        {"END", std::to_string(params->reduce_end)}});
+                        {"END", std::to_string(params->reduce_end)},
+                        {"DENSE", dense}});
   if (block) {
     source += R"(  if (inner == 1) {
-    const bool vectorised = reduce % 4 == 0 && drk_aligned(src, 16) && drk_aligned(dst, 16);
+    const bool vectorised = reduce % 4 == 0 && drk_aligned(src, kVectorBytes) && drk_aligned(dst, kVectorBytes);
     drk_rows_block<<<drk_grid(outer), kThreads, 0, stream>>>(src, dst, outer, reduce, weight, bias, vectorised);
   } else {
     drk_columns_block<<<drk_grid(outer * ((inner + 31) / 32)), kThreads, 0, stream>>>(src, dst, outer, reduce,
@@ -266,7 +326,7 @@ constexpr bool kAffine = @AFFINE@;
 )";
   } else {
     source += R"(  if (inner == 1) {
-    const bool vectorised = reduce % 4 == 0 && drk_aligned(src, 16) && drk_aligned(dst, 16);
+    const bool vectorised = reduce % 4 == 0 && drk_aligned(src, kVectorBytes) && drk_aligned(dst, kVectorBytes);
     drk_rows_warp<<<drk_grid((outer + kWarps - 1) / kWarps), kThreads, 0, stream>>>(src, dst, outer, reduce, weight,
                                                                                    bias, vectorised);
   } else {

@@ -33,8 +33,9 @@ std::string stage_function(const std::string& name, const std::vector<std::strin
                            const std::string& extra_parameters = "");
 
 // The opening of a rowwise drk_kernel (template text, for substitute() with @BEGIN@ and @END@,
-// the reduced dimensions): x and y checked, and split into outer x reduce x inner.
-std::string rowwise_split_dims();
+// the reduced dimensions): x and y checked with `dense` (a dense_check function: float32 by
+// default), and split into outer x reduce x inner.
+std::string rowwise_split_dims(const std::string& dense = "drk_is_dense_f32");
 
 // The first lines of a drk_kernel body that takes dense tensors only: every input and the output
 // pass `dense_check` (a function of the rendered source) or the kernel returns DRK_E_BAD_ARGUMENT.

@@ -310,11 +310,11 @@ void drk_tile(const float* __restrict in, float* __restrict out, int64_t n, int6
 
 }  // namespace
 
-std::string rowwise_split_dims() {
+std::string rowwise_split_dims(const std::string& dense) {
   return R"(
   const drk_tensor& x = inputs[0];
   drk_tensor& y = outputs[0];
-  if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;
+  if (!)" + dense + "(x) || !" + dense + R"((y)) return DRK_E_BAD_ARGUMENT;
   if (!drk_same_shape(x, y)) return DRK_E_UNSUPPORTED_SHAPE;
   const int first_dim = @BEGIN@ < 0 ? @BEGIN@ + x.ndim : @BEGIN@;
   const int last_dim = @END@ < 0 ? @END@ + x.ndim : @END@;

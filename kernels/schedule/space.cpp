@@ -185,15 +185,16 @@ bool renders_precision(Family family, Device device, Precision precision) {
   switch (precision) {
     case Precision::float32: return true;
     case Precision::float16:
-      return (family == Family::gemm && device == Device::cuda) || family == Family::elementwise;
-    case Precision::bfloat16: return (family == Family::gemm && device == Device::cuda) || family == Family::elementwise;
+    case Precision::bfloat16:
+      return family == Family::elementwise ||
+             (device == Device::cuda && (family == Family::gemm || family == Family::rowwise));
   }
   return false;
 }
 
 std::string rendered_precisions() {
-  return "float32 kernels for every family, float16 and bfloat16 for the cuda gemm family (tensor cores) and for "
-         "the elementwise family on both devices";
+  return "float32 kernels for every family, and float16 and bfloat16 for the elementwise family on both devices and "
+         "for the cuda gemm (tensor cores) and rowwise families";
 }
 
 std::span<const Knob> knobs(Family family, Device device) {

@@ -154,6 +154,19 @@ std::vector<RenderPoint> half_matmul_points() { return both_math_points("matmul_
 
 std::vector<RenderPoint> brain_matmul_points() { return both_math_points("matmul@bfloat16"); }
 
+std::vector<RenderPoint> half_rowwise_points() {
+  const auto problems = catalog_problems(
+      {"softmax@bfloat16", "layer_norm@bfloat16", "log_softmax@float16", "rms_norm@float16"}, msg::Device::CUDA);
+  const auto corners = corner_choices(Family::rowwise, Device::cuda);
+  std::vector<RenderPoint> points;
+  for (const auto& corner : corners) points.push_back({problems[0], corner});
+  points.push_back({problems[1], corners[1]});
+  points.push_back({problems[1], corners[2]});
+  points.push_back({problems[2], corners[3]});
+  points.push_back({problems[3], corners[1]});
+  return points;
+}
+
 std::vector<Problem> half_chain_problems() {
   auto chains = catalog_problems({"relu@float16", "relu@bfloat16"}, msg::Device::CUDA);
   for (auto& chain : chains) {

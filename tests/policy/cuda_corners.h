@@ -46,6 +46,9 @@ std::vector<RenderPoint> brain_matmul_points();
 // given the stages `v * 2.0f | v > 0.0f ? v : 0.1f * v | tanhf(v)`) in float16 and bfloat16 with
 // fusion pairs and unfused, where groups after the first go through a float32 workspace (12 points).
 std::vector<RenderPoint> half_elementwise_points();
+// 16-bit rowwise points: softmax@bfloat16 at every corner of the cuda rowwise space, layer_norm@bfloat16
+// (weight and bias 16-bit too) at two, log_softmax@float16 and rms_norm@float16 at one each (8 points).
+std::vector<RenderPoint> half_rowwise_points();
 // The problems of half_elementwise_points' chains: `relu@DTYPE` with three stages.
 std::vector<schedule::Problem> half_chain_problems();
 

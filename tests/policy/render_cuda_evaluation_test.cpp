@@ -199,6 +199,13 @@ second_shapes:
   std::printf("evaluated %d rendered 16-bit elementwise CUDA candidates\n", evaluated);
 }
 
+DRK_TEST_CASE("rendered float16 and bfloat16 rowwise kernels are correct on the GPU [gpu]") {
+  if (gpu_missing()) return;
+  const int evaluated = evaluate_points(testing::half_rowwise_points());
+  DRK_CHECK(evaluated == 8);
+  std::printf("evaluated %d rendered 16-bit rowwise CUDA candidates\n", evaluated);
+}
+
 DRK_TEST_CASE("rendered float16 and bfloat16 matmuls are correct on the GPU with CUDA cores and with tensor cores [gpu]") {
   if (gpu_missing()) return;
   int evaluated = 0;

@@ -165,10 +165,10 @@ DRK_TEST_CASE("tensor cores render for 16-bit tasks only, the library for float3
     DRK_CHECK(refused.error().message.find(std::string(precision_name(problem.precision)) + " tasks") !=
               std::string::npos);
   }
-  // 16-bit is the gemm and elementwise families' alone: a float16 softmax is refused before rendering.
-  Problem half_softmax = testing::catalog_problems({"softmax"}, msg::Device::CUDA)[0];
-  half_softmax.precision = Precision::float16;
-  auto refused = render(half_softmax, Choice{Family::rowwise, {0, 0, 0, 0}, Device::cuda});
+  // 16-bit is the gemm, rowwise and elementwise families' alone: a float16 sum is refused before rendering.
+  Problem half_sum = testing::catalog_problems({"sum_reduction"}, msg::Device::CUDA)[0];
+  half_sum.precision = Precision::float16;
+  auto refused = render(half_sum, Choice{Family::reduction, {0, 0, 0, 0}, Device::cuda});
   DRK_REQUIRE_FALSE(refused.ok());
   DRK_CHECK(refused.error().message.find("float16") != std::string::npos);
 }
@@ -212,6 +212,29 @@ DRK_TEST_CASE("bfloat16 matmuls take bfloat16 tensors, use bfloat16 WMMA fragmen
     sources.push_back(*source);
   }
   DRK_CHECK(tensor_core_points == 4);
+  build_and_check(points, sources);
+}
+
+DRK_TEST_CASE("16-bit rowwise kernels take 16-bit tensors, widen on load, round once, and build with the Evaluator's flags") {
+  const auto points = testing::half_rowwise_points();
+  DRK_REQUIRE(points.size() == 8);
+  std::vector<std::string> sources;
+  for (const auto& point : points) {
+    DRK_INFO(point.problem.task << ": " << point.choice.describe());
+    auto source = render(point.problem, point.choice);
+    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+    const bool brain = point.problem.precision == Precision::bfloat16;
+    const std::string dense = brain ? "drk_is_dense_bf16" : "drk_is_dense_f16";
+    DRK_CHECK(source->find("!" + dense + "(x) || !" + dense + "(y)") != std::string::npos);
+    DRK_CHECK(source->find("!drk_is_dense_f32(x)") == std::string::npos);
+    DRK_CHECK(source->find(brain ? "using drk_element = __nv_bfloat16;" : "using drk_element = __half;") !=
+              std::string::npos);
+    DRK_CHECK(source->find(brain ? "__float2bfloat16_rn" : "__float2half_rn") != std::string::npos);
+    // layer_norm's weight and bias are the variant's dtype too.
+    if (point.problem.task.rfind("layer_norm", 0) == 0)
+      DRK_CHECK(source->find("!" + dense + "(inputs[1]) || !" + dense + "(inputs[2])") != std::string::npos);
+    sources.push_back(*source);
+  }
   build_and_check(points, sources);
 }
 

@@ -85,11 +85,11 @@ DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is r
                                            learner::embedded_policy_renders());
   DRK_REQUIRE_MESSAGE(elementwise.ok(), (elementwise.ok() ? "" : elementwise.error().message));
   DRK_CHECK(elementwise->tasks.size() == 2);
-  // So does the cuda one, and its gemm family float16 on tensor cores.
-  auto cuda = learner::select_tasks(catalog, {"relu@bfloat16", "gelu@float16", "matmul@float16"},
+  // So does the cuda one, its gemm family on tensor cores, and its rowwise family.
+  auto cuda = learner::select_tasks(catalog, {"relu@bfloat16", "gelu@float16", "matmul@float16", "softmax@bfloat16"},
                                     kernels::DeviceKind::cuda, learner::embedded_policy_renders());
   DRK_REQUIRE_MESSAGE(cuda.ok(), (cuda.ok() ? "" : cuda.error().message));
-  DRK_CHECK(cuda->tasks.size() == 3);
+  DRK_CHECK(cuda->tasks.size() == 4);
   // A language-model Generator writes any dtype: no check.
   auto written = learner::select_tasks(catalog, {"relu@bfloat16", "softmax@float16"}, kernels::DeviceKind::cpu);
   DRK_REQUIRE(written.ok());
