@@ -130,6 +130,46 @@ std::string source_heading(const Problem& problem, const Choice& choice) {
          " schedule: " + choice.describe() + "\n";
 }
 
+std::string cpu_element_access(Precision precision) {
+  std::string source = R"(
+[[maybe_unused]] inline float drk_get(float value) { return value; }
+[[maybe_unused]] inline void drk_put(float* out, float value) { *out = value; }
+)";
+  if (precision == Precision::float16) {
+    source += R"(
+[[maybe_unused]] inline float drk_get(uint16_t bits) {
+  _Float16 half;
+  __builtin_memcpy(&half, &bits, sizeof half);
+  return static_cast<float>(half);
+}
+
+[[maybe_unused]] inline void drk_put(uint16_t* out, float value) {
+  const _Float16 half = static_cast<_Float16>(value);
+  __builtin_memcpy(out, &half, sizeof half);
+}
+)";
+  } else if (precision == Precision::bfloat16) {
+    source += R"(
+[[maybe_unused]] inline float drk_get(uint16_t bits) {
+  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float value;
+  __builtin_memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
+// Round to nearest even; a NaN stays a (quiet) NaN. A select, not a branch, so loops vectorise.
+[[maybe_unused]] inline void drk_put(uint16_t* out, float value) {
+  uint32_t bits;
+  __builtin_memcpy(&bits, &value, sizeof bits);
+  const uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
+  const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+  *out = static_cast<uint16_t>((nan ? bits | 0x400000u : rounded) >> 16);
+}
+)";
+  }
+  return source;
+}
+
 std::string dense_check(const std::string& function, const std::string& dtype_constant) {
   return R"(
 // Row-major and dense: every dimension of extent > 1 has the packed stride.

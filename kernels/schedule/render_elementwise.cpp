@@ -7,50 +7,6 @@
 namespace drk::schedule::detail {
 namespace {
 
-// Reading and writing elements as float: identities for float32 tensors (and the workspace);
-// for 16-bit tensors each element is widened to float and the result rounded to nearest even
-// once on the way out, as LibTorch's 16-bit kernels do. Overloaded on the pointer type, so one
-// map reads or writes either the task's tensors or the float workspace.
-std::string element_access(Precision precision) {
-  std::string source = R"(
-[[maybe_unused]] inline float drk_get(float value) { return value; }
-[[maybe_unused]] inline void drk_put(float* out, float value) { *out = value; }
-)";
-  if (precision == Precision::float16) {
-    source += R"(
-[[maybe_unused]] inline float drk_get(uint16_t bits) {
-  _Float16 half;
-  __builtin_memcpy(&half, &bits, sizeof half);
-  return static_cast<float>(half);
-}
-
-[[maybe_unused]] inline void drk_put(uint16_t* out, float value) {
-  const _Float16 half = static_cast<_Float16>(value);
-  __builtin_memcpy(out, &half, sizeof half);
-}
-)";
-  } else if (precision == Precision::bfloat16) {
-    source += R"(
-[[maybe_unused]] inline float drk_get(uint16_t bits) {
-  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
-  float value;
-  __builtin_memcpy(&value, &wide, sizeof value);
-  return value;
-}
-
-// Round to nearest even; a NaN stays a (quiet) NaN. A select, not a branch, so loops vectorise.
-[[maybe_unused]] inline void drk_put(uint16_t* out, float value) {
-  uint32_t bits;
-  __builtin_memcpy(&bits, &value, sizeof bits);
-  const uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
-  const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
-  *out = static_cast<uint16_t>((nan ? bits | 0x400000u : rounded) >> 16);
-}
-)";
-  }
-  return source;
-}
-
 // A map over [begin, end) in groups of `width` lanes the compiler can keep in vector registers.
 std::string map_helpers(int width) {
   if (width == 1) {
@@ -132,7 +88,7 @@ Result<std::string> render_elementwise(const Problem& problem, const Choice& cho
   const bool wide = problem.precision == Precision::float32;
   const int width = numeric_value(choice, elementwise_knob::vector_width);
   if (!wide) source += dense_check("drk_is_dense_16", problem.precision == Precision::float16 ? "DRK_F16" : "DRK_BF16");
-  source += element_access(problem.precision);
+  source += cpu_element_access(problem.precision);
   source += map_helpers(width);
   source += "\n}  // namespace\n";
   source += entry_point_opening(1);

@@ -20,6 +20,12 @@ std::string source_heading(const Problem& problem, const Choice& choice);
 // The source of `bool function(const drk_tensor&)`: true for a row-major dense tensor of the
 // drk_dtype named `dtype_constant` ("DRK_F32").
 std::string dense_check(const std::string& function, const std::string& dtype_constant);
+
+// C++ (cpu) element access as float: drk_get widens an element (a float, or a 16-bit one of
+// `precision` held as uint16_t) and drk_put(out, v) stores v, rounded to nearest even once for a
+// 16-bit element, as LibTorch's 16-bit kernels do (a NaN stays a NaN). Overloaded on the pointer
+// type, so one loop reads or writes either the task's tensors or a float workspace.
+std::string cpu_element_access(Precision precision);
 // Host-side checks of tensor descriptors that every rendered source has (C++ and CUDA alike),
 // drk_is_dense_f32 among them.
 std::string descriptor_helpers();

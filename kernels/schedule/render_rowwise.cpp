@@ -5,6 +5,9 @@
 // `passes`: three_pass reads the row once per statistic; two_pass computes the statistics in
 // one read (online max+sum for the softmax family, Welford for layer_norm), then writes.
 // rms_norm needs one statistic, so both options read the row twice.
+// float16 and bfloat16 tasks: each work item's row (or tile) is widened into a float32 scratch of
+// its worker (ctx->workspace), the float32 kernel runs on it, and each output is rounded once
+// into the 16-bit tensor; layer_norm's 16-bit weight and bias are widened once per call.
 #include "kernels/schedule/render_parts.h"
 
 namespace drk::schedule::detail {
@@ -348,24 +351,35 @@ constexpr int64_t kTile = @TILE@;
                        {{"EPS", params->eps}, {"TILE", choice.value(rowwise_knob::inner_tile)}});
   source += substitute(row_function(op), {{"W", choice.value(rowwise_knob::vector_width)}});
   source += tile_function(op);
+  const bool sixteen_bit = problem.precision != Precision::float32;
+  if (sixteen_bit) {
+    source += dense_check("drk_is_dense_16", problem.precision == Precision::float16 ? "DRK_F16" : "DRK_BF16");
+    source += cpu_element_access(problem.precision);
+  }
   source += "\n}  // namespace\n";
   source += entry_point_opening(affine ? 3 : 1);
-  source += substitute(rowwise_split_dims() + R"(  const float* weight = nullptr;
-  const float* bias = nullptr;
-  if (@AFFINE@) {
-    if (!drk_is_dense_f32(inputs[1]) || !drk_is_dense_f32(inputs[2])) return DRK_E_BAD_ARGUMENT;
+  const std::string dense = sixteen_bit ? "drk_is_dense_16" : "drk_is_dense_f32";
+  source += substitute(rowwise_split_dims(dense) + R"(  if (@AFFINE@) {
+    if (!@DENSE@(inputs[1]) || !@DENSE@(inputs[2])) return DRK_E_BAD_ARGUMENT;
     if (drk_element_count(inputs[1]) != reduce || drk_element_count(inputs[2]) != reduce) {
       return DRK_E_UNSUPPORTED_SHAPE;
     }
-    weight = static_cast<const float*>(inputs[1].data);
-    bias = static_cast<const float*>(inputs[2].data);
   }
   if (outer * reduce * inner == 0) return DRK_OK;
-  const float* src = static_cast<const float*>(x.data);
-  float* dst = static_cast<float*>(y.data);
   const int64_t tiles = (inner + kTile - 1) / kTile;
   const int64_t items = inner == 1 ? outer : outer * tiles;
   const int workers = drk_thread_count(ctx, @THREADS@, items);
+)",
+                       {{"AFFINE", affine ? "true" : "false"},
+                        {"DENSE", dense},
+                        {"BEGIN", std::to_string(params->reduce_begin)},
+                        {"END", std::to_string(params->reduce_end)},
+                        {"THREADS", choice.value(rowwise_knob::threads)}});
+  if (!sixteen_bit) {
+    source += substitute(R"(  const float* weight = @AFFINE@ ? static_cast<const float*>(inputs[1].data) : nullptr;
+  const float* bias = @AFFINE@ ? static_cast<const float*>(inputs[2].data) : nullptr;
+  const float* src = static_cast<const float*>(x.data);
+  float* dst = static_cast<float*>(y.data);
   drk_parallel(workers, [&](int worker, int worker_count) {
     int64_t begin = 0, end = 0;
     drk_share(items, worker, worker_count, &begin, &end);
@@ -384,10 +398,58 @@ constexpr int64_t kTile = @TILE@;
   return DRK_OK;
 }
 )",
-                       {{"AFFINE", affine ? "true" : "false"},
-                        {"BEGIN", std::to_string(params->reduce_begin)},
-                        {"END", std::to_string(params->reduce_end)},
-                        {"THREADS", choice.value(rowwise_knob::threads)}});
+                         {{"AFFINE", affine ? "true" : "false"}});
+    return source;
+  }
+  source += substitute(R"(  const uint16_t* src = static_cast<const uint16_t*>(x.data);
+  uint16_t* dst = static_cast<uint16_t*>(y.data);
+  // Each worker's scratch: a row or tile widened, and its float32 result; then weight and bias.
+  const int64_t span = reduce * (inner == 1 ? 1 : (inner < kTile ? inner : kTile));
+  const int64_t affine_floats = @AFFINE@ ? 2 * reduce : 0;
+  if (ctx == nullptr || ctx->workspace == nullptr) return DRK_E_WORKSPACE;
+  float* scratch = static_cast<float*>(
+      ctx->workspace(ctx, sizeof(float) * static_cast<size_t>(2 * span * workers + affine_floats)));
+  if (scratch == nullptr) return DRK_E_WORKSPACE;
+  float* weight = nullptr;
+  float* bias = nullptr;
+  if (@AFFINE@) {
+    weight = scratch + 2 * span * workers;
+    bias = weight + reduce;
+    const uint16_t* weight_16 = static_cast<const uint16_t*>(inputs[1].data);
+    const uint16_t* bias_16 = static_cast<const uint16_t*>(inputs[2].data);
+    for (int64_t j = 0; j < reduce; ++j) {
+      weight[j] = drk_get(weight_16[j]);
+      bias[j] = drk_get(bias_16[j]);
+    }
+  }
+  drk_parallel(workers, [&](int worker, int worker_count) {
+    float* widened = scratch + 2 * span * worker;
+    float* result = widened + span;
+    int64_t begin = 0, end = 0;
+    drk_share(items, worker, worker_count, &begin, &end);
+    for (int64_t item = begin; item < end; ++item) {
+      if (inner == 1) {
+        const int64_t offset = item * reduce;
+        for (int64_t j = 0; j < reduce; ++j) widened[j] = drk_get(src[offset + j]);
+        drk_row(widened, result, reduce, weight, bias);
+        for (int64_t j = 0; j < reduce; ++j) drk_put(dst + offset + j, result[j]);
+      } else {
+        const int64_t o = item / tiles;
+        const int64_t first_lane = (item % tiles) * kTile;
+        const int64_t lanes = inner - first_lane < kTile ? inner - first_lane : kTile;
+        const int64_t offset = o * reduce * inner + first_lane;
+        for (int64_t r = 0; r < reduce; ++r)
+          for (int64_t l = 0; l < lanes; ++l) widened[r * lanes + l] = drk_get(src[offset + r * inner + l]);
+        drk_tile(widened, result, reduce, lanes, lanes, weight, bias);
+        for (int64_t r = 0; r < reduce; ++r)
+          for (int64_t l = 0; l < lanes; ++l) drk_put(dst + offset + r * inner + l, result[r * lanes + l]);
+      }
+    }
+  });
+  return DRK_OK;
+}
+)",
+                       {{"AFFINE", affine ? "true" : "false"}});
   return source;
 }
 

@@ -68,23 +68,23 @@ DRK_TEST_CASE("naming tasks selects them in the order named; an unknown name fai
   DRK_CHECK(unknown.error().message.find("experiment.tasks") != std::string::npos);
 }
 
-DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is refused by name, with the reason; 16-bit elementwise ones render") {
+DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is refused by name, with the reason; 16-bit elementwise and rowwise ones render") {
   auto catalog = shipped_catalog();
-  auto refused = learner::select_tasks(catalog, {"relu", "softmax@bfloat16"}, kernels::DeviceKind::cpu,
+  auto refused = learner::select_tasks(catalog, {"relu", "sum_reduction@bfloat16"}, kernels::DeviceKind::cpu,
                                        learner::embedded_policy_renders());
   DRK_REQUIRE_FALSE(refused.ok());
-  DRK_CHECK_MESSAGE(refused.error().message.find("experiment.tasks: task 'softmax@bfloat16' is a bfloat16 cpu rowwise "
+  DRK_CHECK_MESSAGE(refused.error().message.find("experiment.tasks: task 'sum_reduction@bfloat16' is a bfloat16 cpu reduction "
                                                  "task, which the embedded policy does not render") != std::string::npos,
                     refused.error().message);
   DRK_CHECK(refused.error().message.find("language-model Generator") != std::string::npos);
   auto half = learner::select_tasks(catalog, {"matmul@float16"}, kernels::DeviceKind::cpu, learner::embedded_policy_renders());
   DRK_REQUIRE_FALSE(half.ok());
   DRK_CHECK(half.error().message.find("float16") != std::string::npos);
-  // The cpu elementwise space renders both 16-bit dtypes.
-  auto elementwise = learner::select_tasks(catalog, {"relu@bfloat16", "gelu@float16"}, kernels::DeviceKind::cpu,
-                                           learner::embedded_policy_renders());
+  // The cpu elementwise and rowwise spaces render both 16-bit dtypes.
+  auto elementwise = learner::select_tasks(catalog, {"relu@bfloat16", "gelu@float16", "softmax@bfloat16"},
+                                           kernels::DeviceKind::cpu, learner::embedded_policy_renders());
   DRK_REQUIRE_MESSAGE(elementwise.ok(), (elementwise.ok() ? "" : elementwise.error().message));
-  DRK_CHECK(elementwise->tasks.size() == 2);
+  DRK_CHECK(elementwise->tasks.size() == 3);
   // So does the cuda one, its gemm family on tensor cores, and its rowwise family.
   auto cuda = learner::select_tasks(catalog, {"relu@bfloat16", "gelu@float16", "matmul@float16", "softmax@bfloat16"},
                                     kernels::DeviceKind::cuda, learner::embedded_policy_renders());
