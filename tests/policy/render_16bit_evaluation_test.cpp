@@ -36,63 +36,22 @@ schedule::Problem problem_of(const kernels::TaskCatalog& catalog, const std::str
   return *problem;
 }
 
-}  // namespace
-
-DRK_TEST_CASE("16-bit elementwise kernels rendered by the cpu space are correct and honest against LibTorch") {
+// Renders each (task, options) point of `family`'s cpu space and evaluates it with the real
+// engine: it must compile, pass every trial (the second shapes too) and be timed.
+void evaluate_rendered(schedule::Family family,
+                       const std::vector<std::pair<std::string, std::vector<uint16_t>>>& cases) {
   auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
   DRK_REQUIRE(catalog.ok());
   drk::testing::TestEngine engine("render-16bit", quick_options());
-  int evaluated = 0;
-  // fusion (fused, unfused) x vector_width (1, 4, 8, 16) spread over the tasks; chunk 1024 and
-  // 2 threads so that chunks meet their ends inside a vector group.
-  const std::vector<std::pair<std::string, std::vector<uint16_t>>> cases = {
-      {"relu@bfloat16", {0, 0, 0, 1}},     {"relu@float16", {1, 1, 0, 1}},
-      {"gelu@float16", {0, 2, 0, 1}},      {"gelu@bfloat16", {1, 3, 0, 1}},
-      {"swish@bfloat16", {1, 1, 0, 1}},    {"softplus@float16", {0, 3, 0, 1}},
-      {"hardtanh@bfloat16", {0, 2, 0, 1}}, {"leaky_relu@float16", {1, 0, 0, 1}},
-  };
   for (const auto& [name, options] : cases) {
     const schedule::Problem problem = problem_of(*catalog, name);
-    const schedule::Choice choice{schedule::Family::elementwise, options, schedule::Device::cpu};
+    const schedule::Choice choice{family, options, schedule::Device::cpu};
     auto source = schedule::render(problem, choice);
     DRK_REQUIRE_MESSAGE(source.ok(), name << ": " << (source.ok() ? "" : source.error().message));
     capnp::MallocMessageBuilder message;
     auto out = message.initRoot<msg::EvalResult>();
     auto status = engine->evaluate(
         evaluator::CandidateInput{"render-16bit/" + name, name, kernels::DeviceKind::cpu, *source}, out);
-    DRK_REQUIRE_MESSAGE(status.ok(), (status.ok() ? "" : status.error().message));
-    const std::string error_text = out.getErrorText().cStr();
-    DRK_INFO(name << " " << choice.describe() << ": " << error_text);
-    DRK_CHECK(out.getCompiled());
-    DRK_CHECK(out.getCorrect());
-    DRK_CHECK(out.getTrialsPassed() == 2);
-    DRK_CHECK(out.getSpeedup() > 0);
-    ++evaluated;
-  }
-  DRK_CHECK(evaluated == 8);
-}
-
-DRK_TEST_CASE("16-bit rowwise kernels rendered by the cpu space are correct and honest against LibTorch") {
-  auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
-  DRK_REQUIRE(catalog.ok());
-  drk::testing::TestEngine engine("render-16bit-rowwise", quick_options());
-  // passes (three_pass, two_pass) x vector_width (1, 4, 8) x inner_tile (16, 64, 256) spread over
-  // the four ops; 2 threads. rms_norm reduces dim 1 of [B, C, H, W]: strided tiles (inner > 1).
-  const std::vector<std::pair<std::string, std::vector<uint16_t>>> cases = {
-      {"softmax@bfloat16", {0, 1, 0, 1}},  {"softmax@float16", {1, 2, 0, 1}},
-      {"log_softmax@bfloat16", {1, 0, 0, 1}}, {"layer_norm@bfloat16", {0, 2, 0, 1}},
-      {"layer_norm@float16", {1, 1, 0, 1}},  {"rms_norm@float16", {0, 1, 0, 1}},
-      {"rms_norm@bfloat16", {1, 2, 2, 1}},
-  };
-  for (const auto& [name, options] : cases) {
-    const schedule::Problem problem = problem_of(*catalog, name);
-    const schedule::Choice choice{schedule::Family::rowwise, options, schedule::Device::cpu};
-    auto source = schedule::render(problem, choice);
-    DRK_REQUIRE_MESSAGE(source.ok(), name << ": " << (source.ok() ? "" : source.error().message));
-    capnp::MallocMessageBuilder message;
-    auto out = message.initRoot<msg::EvalResult>();
-    auto status = engine->evaluate(
-        evaluator::CandidateInput{"render-16bit-rowwise/" + name, name, kernels::DeviceKind::cpu, *source}, out);
     DRK_REQUIRE_MESSAGE(status.ok(), (status.ok() ? "" : status.error().message));
     const std::string error_text = out.getErrorText().cStr();
     const std::string compile_log = out.getCompileLog().cStr();
@@ -103,6 +62,32 @@ DRK_TEST_CASE("16-bit rowwise kernels rendered by the cpu space are correct and 
     DRK_CHECK(out.getEvidence().getSecondShapeWrong().size() == 0);
     DRK_CHECK(out.getSpeedup() > 0);
   }
+}
+
+}  // namespace
+
+DRK_TEST_CASE("16-bit elementwise kernels rendered by the cpu space are correct and honest against LibTorch") {
+  // fusion (fused, unfused) x vector_width (1, 4, 8, 16) spread over the tasks; chunk 1024 and
+  // 2 threads so that chunks meet their ends inside a vector group.
+  evaluate_rendered(schedule::Family::elementwise,
+                    {
+                        {"relu@bfloat16", {0, 0, 0, 1}},     {"relu@float16", {1, 1, 0, 1}},
+                        {"gelu@float16", {0, 2, 0, 1}},      {"gelu@bfloat16", {1, 3, 0, 1}},
+                        {"swish@bfloat16", {1, 1, 0, 1}},    {"softplus@float16", {0, 3, 0, 1}},
+                        {"hardtanh@bfloat16", {0, 2, 0, 1}}, {"leaky_relu@float16", {1, 0, 0, 1}},
+                    });
+}
+
+DRK_TEST_CASE("16-bit rowwise kernels rendered by the cpu space are correct and honest against LibTorch") {
+  // passes (three_pass, two_pass) x vector_width (1, 4, 8) x inner_tile (16, 64, 256) spread over
+  // the four ops; 2 threads. rms_norm reduces dim 1 of [B, C, H, W]: strided tiles (inner > 1).
+  evaluate_rendered(schedule::Family::rowwise,
+                    {
+                        {"softmax@bfloat16", {0, 1, 0, 1}},     {"softmax@float16", {1, 2, 0, 1}},
+                        {"log_softmax@bfloat16", {1, 0, 0, 1}}, {"layer_norm@bfloat16", {0, 2, 0, 1}},
+                        {"layer_norm@float16", {1, 1, 0, 1}},   {"rms_norm@float16", {0, 1, 0, 1}},
+                        {"rms_norm@bfloat16", {1, 2, 2, 1}},
+                    });
 }
 
 DRK_TEST_CASE("the observation tells float32, float16 and bfloat16 elementwise tasks apart; other 16-bit cpu tasks are refused") {

@@ -112,6 +112,21 @@ void build_and_check(const std::vector<testing::RenderPoint>& rendered, const st
   }
 }
 
+// Renders every point (each must render) and runs `check(point, source)` on each, with the
+// point named in any failure; returns the sources in order.
+template <typename Check>
+std::vector<std::string> render_checked(const std::vector<testing::RenderPoint>& points, const Check& check) {
+  std::vector<std::string> sources;
+  for (const auto& point : points) {
+    DRK_INFO(point.problem.task << ": " << point.choice.describe());
+    auto source = render(point.problem, point.choice);
+    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+    check(point, *source);
+    sources.push_back(*source);
+  }
+  return sources;
+}
+
 DRK_TEST_CASE("every family's CUDA space has knobs, and its corners cover each option extreme") {
   for (int index = 0; index < kFamilyCount; ++index) {
     const auto family = static_cast<Family>(index);
@@ -177,40 +192,32 @@ DRK_TEST_CASE("float16 kernels take float16 tensors; tensor-core sources use WMM
   const auto points = testing::half_matmul_points();
   DRK_REQUIRE(points.size() == 8);
   int tensor_core_points = 0;
-  for (const auto& point : points) {
-    DRK_INFO(point.choice.describe());
-    auto source = render(point.problem, point.choice);
-    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
-    DRK_CHECK(source->find("!drk_is_dense_f16(inputs[index])") != std::string::npos);
-    DRK_CHECK(source->find("!drk_is_dense_f32(") == std::string::npos);
-    DRK_CHECK(source->find("gemm_f32") == std::string::npos);
+  render_checked(points, [&](const testing::RenderPoint& point, const std::string& source) {
+    DRK_CHECK(source.find("!drk_is_dense_f16(inputs[index])") != std::string::npos);
+    DRK_CHECK(source.find("!drk_is_dense_f32(") == std::string::npos);
+    DRK_CHECK(source.find("gemm_f32") == std::string::npos);
     const bool tensor_cores = point.choice.value(cuda_gemm_knob::math) == "tensor_core";
     tensor_core_points += tensor_cores ? 1 : 0;
-    DRK_CHECK((source->find("wmma::mma_sync") != std::string::npos) == tensor_cores);
-    if (tensor_cores) DRK_CHECK(source->find("wmma::accumulator, 16, 16, 16, float>") != std::string::npos);
-  }
+    DRK_CHECK((source.find("wmma::mma_sync") != std::string::npos) == tensor_cores);
+    if (tensor_cores) DRK_CHECK(source.find("wmma::accumulator, 16, 16, 16, float>") != std::string::npos);
+  });
   DRK_CHECK(tensor_core_points == 4);
 }
 
 DRK_TEST_CASE("bfloat16 matmuls take bfloat16 tensors, use bfloat16 WMMA fragments, and build with the Evaluator's flags") {
   const auto points = testing::brain_matmul_points();
   DRK_REQUIRE(points.size() == 8);
-  std::vector<std::string> sources;
   int tensor_core_points = 0;
-  for (const auto& point : points) {
-    DRK_INFO(point.choice.describe());
-    auto source = render(point.problem, point.choice);
-    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
-    DRK_CHECK(source->find("!drk_is_dense_bf16(inputs[index])") != std::string::npos);
-    DRK_CHECK(source->find("DRK_BF16") != std::string::npos);
-    DRK_CHECK(source->find("!drk_is_dense_f32(") == std::string::npos);
-    DRK_CHECK(source->find("__half") == std::string::npos);
+  const auto sources = render_checked(points, [&](const testing::RenderPoint& point, const std::string& source) {
+    DRK_CHECK(source.find("!drk_is_dense_bf16(inputs[index])") != std::string::npos);
+    DRK_CHECK(source.find("DRK_BF16") != std::string::npos);
+    DRK_CHECK(source.find("!drk_is_dense_f32(") == std::string::npos);
+    DRK_CHECK(source.find("__half") == std::string::npos);
     const bool tensor_cores = point.choice.value(cuda_gemm_knob::math) == "tensor_core";
     tensor_core_points += tensor_cores ? 1 : 0;
-    DRK_CHECK((source->find("wmma::mma_sync") != std::string::npos) == tensor_cores);
-    if (tensor_cores) DRK_CHECK(source->find("using drk_value = __nv_bfloat16;") != std::string::npos);
-    sources.push_back(*source);
-  }
+    DRK_CHECK((source.find("wmma::mma_sync") != std::string::npos) == tensor_cores);
+    if (tensor_cores) DRK_CHECK(source.find("using drk_value = __nv_bfloat16;") != std::string::npos);
+  });
   DRK_CHECK(tensor_core_points == 4);
   build_and_check(points, sources);
 }
@@ -218,122 +225,97 @@ DRK_TEST_CASE("bfloat16 matmuls take bfloat16 tensors, use bfloat16 WMMA fragmen
 DRK_TEST_CASE("16-bit rowwise kernels take 16-bit tensors, widen on load, round once, and build with the Evaluator's flags") {
   const auto points = testing::half_rowwise_points();
   DRK_REQUIRE(points.size() == 8);
-  std::vector<std::string> sources;
-  for (const auto& point : points) {
-    DRK_INFO(point.problem.task << ": " << point.choice.describe());
-    auto source = render(point.problem, point.choice);
-    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+  const auto sources = render_checked(points, [](const testing::RenderPoint& point, const std::string& source) {
     const bool brain = point.problem.precision == Precision::bfloat16;
     const std::string dense = brain ? "drk_is_dense_bf16" : "drk_is_dense_f16";
-    DRK_CHECK(source->find("!" + dense + "(x) || !" + dense + "(y)") != std::string::npos);
-    DRK_CHECK(source->find("!drk_is_dense_f32(x)") == std::string::npos);
-    DRK_CHECK(source->find(brain ? "using drk_element = __nv_bfloat16;" : "using drk_element = __half;") !=
+    DRK_CHECK(source.find("!" + dense + "(x) || !" + dense + "(y)") != std::string::npos);
+    DRK_CHECK(source.find("!drk_is_dense_f32(x)") == std::string::npos);
+    DRK_CHECK(source.find(brain ? "using drk_element = __nv_bfloat16;" : "using drk_element = __half;") !=
               std::string::npos);
-    DRK_CHECK(source->find(brain ? "__float2bfloat16_rn" : "__float2half_rn") != std::string::npos);
+    DRK_CHECK(source.find(brain ? "__float2bfloat16_rn" : "__float2half_rn") != std::string::npos);
     // layer_norm's weight and bias are the variant's dtype too.
     if (point.problem.task.rfind("layer_norm", 0) == 0)
-      DRK_CHECK(source->find("!" + dense + "(inputs[1]) || !" + dense + "(inputs[2])") != std::string::npos);
-    sources.push_back(*source);
-  }
+      DRK_CHECK(source.find("!" + dense + "(inputs[1]) || !" + dense + "(inputs[2])") != std::string::npos);
+  });
   build_and_check(points, sources);
 }
 
 DRK_TEST_CASE("16-bit elementwise kernels take 16-bit tensors, round once, and build with the Evaluator's flags") {
   const auto points = testing::half_elementwise_points();
   DRK_REQUIRE(points.size() == 12);
-  std::vector<std::string> sources;
-  for (const auto& point : points) {
-    DRK_INFO(point.problem.task << ": " << point.choice.describe());
-    auto source = render(point.problem, point.choice);
-    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+  const auto sources = render_checked(points, [](const testing::RenderPoint& point, const std::string& source) {
     const bool brain = point.problem.precision == Precision::bfloat16;
-    DRK_CHECK(source->find(brain ? "DRK_BF16" : "DRK_F16") != std::string::npos);
-    DRK_CHECK(source->find("!drk_is_dense_16(x) || !drk_is_dense_16(y)") != std::string::npos);
-    DRK_CHECK(source->find("!drk_is_dense_f32(x)") == std::string::npos);
-    DRK_CHECK(source->find(brain ? "__float2bfloat16_rn" : "__float2half_rn") != std::string::npos);
+    DRK_CHECK(source.find(brain ? "DRK_BF16" : "DRK_F16") != std::string::npos);
+    DRK_CHECK(source.find("!drk_is_dense_16(x) || !drk_is_dense_16(y)") != std::string::npos);
+    DRK_CHECK(source.find("!drk_is_dense_f32(x)") == std::string::npos);
+    DRK_CHECK(source.find(brain ? "__float2bfloat16_rn" : "__float2half_rn") != std::string::npos);
     // Intermediates between launches stay float32: several groups go through the workspace.
     const std::string fusion = point.choice.value(cuda_elementwise_knob::fusion);
     const bool one_group = fusion == "fused" || point.problem.param_or("stages", "v").find('|') == std::string::npos;
-    DRK_CHECK((source->find("ctx->workspace(ctx, static_cast<size_t>(count) * sizeof(float))") != std::string::npos) ==
+    DRK_CHECK((source.find("ctx->workspace(ctx, static_cast<size_t>(count) * sizeof(float))") != std::string::npos) ==
               !one_group);
-    DRK_CHECK((source->find("(src, dst, count, vectors)") != std::string::npos) == one_group);
-    sources.push_back(*source);
-  }
+    DRK_CHECK((source.find("(src, dst, count, vectors)") != std::string::npos) == one_group);
+  });
   build_and_check(points, sources);
 }
 
 DRK_TEST_CASE("corner points of every CUDA family render sources that nvcc builds with the Evaluator's flags") {
   const auto rendered = testing::render_corner_sample();
   DRK_REQUIRE(rendered.size() == 27);
-  std::vector<std::string> sources;
-  for (const auto& item : rendered) {
-    DRK_INFO(item.problem.task << ": " << item.choice.describe());
-    auto source = render(item.problem, item.choice);
-    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+  const auto sources = render_checked(rendered, [](const testing::RenderPoint& item, const std::string& source) {
     // Precise math only: no fast intrinsics, no fast-math pragmas.
-    DRK_CHECK(source->find("__expf") == std::string::npos);
-    DRK_CHECK(source->find("__fdividef") == std::string::npos);
-    DRK_CHECK(source->find("use_fast_math") == std::string::npos);
-    DRK_CHECK(source->find("ctx->stream") != std::string::npos);
+    DRK_CHECK(source.find("__expf") == std::string::npos);
+    DRK_CHECK(source.find("__fdividef") == std::string::npos);
+    DRK_CHECK(source.find("use_fast_math") == std::string::npos);
+    DRK_CHECK(source.find("ctx->stream") != std::string::npos);
     // The library alone: no kernel of its own, so that the Verifier never takes it for a decoy.
     const bool library_only = item.choice.family == Family::gemm &&
                               item.choice.value(cuda_gemm_knob::use_library) == "library" &&
                               item.problem.param_or("bias", "false") == "false" &&
                               item.problem.param_or("epilogue", "v") == "v";
-    DRK_CHECK((source->find("__global__") == std::string::npos) == library_only);
-    sources.push_back(*source);
-  }
+    DRK_CHECK((source.find("__global__") == std::string::npos) == library_only);
+  });
   build_and_check(rendered, sources);
 }
 
 DRK_TEST_CASE("batched_gemm and conv2d corners render sources that nvcc builds with the Evaluator's flags") {
   const auto rendered = testing::gemm_conv_corner_sample();
   DRK_REQUIRE(rendered.size() == 15);
-  std::vector<std::string> sources;
-  for (const auto& item : rendered) {
-    DRK_INFO(item.problem.task << ": " << item.choice.describe());
-    auto source = render(item.problem, item.choice);
-    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
-    DRK_CHECK(source->find("__expf") == std::string::npos);
-    DRK_CHECK(source->find("ctx->stream") != std::string::npos);
+  const auto sources = render_checked(rendered, [](const testing::RenderPoint& item, const std::string& source) {
+    DRK_CHECK(source.find("__expf") == std::string::npos);
+    DRK_CHECK(source.find("ctx->stream") != std::string::npos);
     if (item.choice.family == Family::batched_gemm) {
       // The gemm family's product kernel, its batch over blockIdx.z; the library once per entry.
       const bool library = item.choice.value(cuda_batched_gemm_knob::use_library) == "library";
       const bool finish = item.problem.param_or("bias", "false") == "true";
-      DRK_CHECK((source->find("__global__") == std::string::npos) == (library && !finish));
-      DRK_CHECK((source->find("blockIdx.z") != std::string::npos) == !library);
-      DRK_CHECK((source->find("for (int64_t batch = 0; batch < batches; ++batch)") != std::string::npos) == library);
+      DRK_CHECK((source.find("__global__") == std::string::npos) == (library && !finish));
+      DRK_CHECK((source.find("blockIdx.z") != std::string::npos) == !library);
+      DRK_CHECK((source.find("for (int64_t batch = 0; batch < batches; ++batch)") != std::string::npos) == library);
     } else {
       // add_bias reaches the epilogue by output channel.
       const bool reads_add_bias = item.problem.task == "conv2d_relu_biasadd";
-      DRK_CHECK((source->find("const float* __restrict__ add_bias)") != std::string::npos) == reads_add_bias);
-      DRK_CHECK((source->find("static_cast<const float*>(inputs[3].data)") != std::string::npos) == reads_add_bias);
+      DRK_CHECK((source.find("const float* __restrict__ add_bias)") != std::string::npos) == reads_add_bias);
+      DRK_CHECK((source.find("static_cast<const float*>(inputs[3].data)") != std::string::npos) == reads_add_bias);
     }
-    sources.push_back(*source);
-  }
+  });
   build_and_check(rendered, sources);
 }
 
 DRK_TEST_CASE("reduction, cross_entropy and attention points render sources that nvcc builds with the Evaluator's flags") {
   const auto rendered = testing::reduction_attention_corner_sample();
   DRK_REQUIRE(rendered.size() == 11);
-  std::vector<std::string> sources;
-  for (const auto& item : rendered) {
-    DRK_INFO(item.problem.task << ": " << item.choice.describe());
-    auto source = render(item.problem, item.choice);
-    DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
-    DRK_CHECK(source->find("__expf") == std::string::npos);
-    DRK_CHECK(source->find("__logf") == std::string::npos);
-    DRK_CHECK(source->find("atomicAdd") == std::string::npos);
-    DRK_CHECK(source->find("cudaMalloc") == std::string::npos);
-    DRK_CHECK(source->find("ctx->stream") != std::string::npos);
+  const auto sources = render_checked(rendered, [](const testing::RenderPoint& item, const std::string& source) {
+    DRK_CHECK(source.find("__expf") == std::string::npos);
+    DRK_CHECK(source.find("__logf") == std::string::npos);
+    DRK_CHECK(source.find("atomicAdd") == std::string::npos);
+    DRK_CHECK(source.find("cudaMalloc") == std::string::npos);
+    DRK_CHECK(source.find("ctx->stream") != std::string::npos);
     // Temporary memory only through the ABI's workspace: the per-row losses, the scores.
     const bool scratch = item.choice.family == Family::cross_entropy ||
                          (item.choice.family == Family::attention &&
                           item.choice.value(cuda_attention_knob::algorithm) == "three_kernels");
-    DRK_CHECK((source->find("ctx->workspace(ctx,") != std::string::npos) == scratch);
-    sources.push_back(*source);
-  }
+    DRK_CHECK((source.find("ctx->workspace(ctx,") != std::string::npos) == scratch);
+  });
   build_and_check(rendered, sources);
 }
 
