@@ -94,11 +94,11 @@ Result<ReduceParams> reduce_params(const Problem& problem) {
   return params;
 }
 
-std::string reduce_split_dims(const ReduceParams& params) {
+std::string reduce_split_dims(const ReduceParams& params, const std::string& dense) {
   return substitute(R"(
   const drk_tensor& x = inputs[0];
   drk_tensor& y = outputs[0];
-  if (!drk_is_dense_f32(x) || !drk_is_dense_f32(y)) return DRK_E_BAD_ARGUMENT;
+  if (!@DENSE@(x) || !@DENSE@(y)) return DRK_E_BAD_ARGUMENT;
   const int dim = @DIM@ < 0 ? @DIM@ + x.ndim : @DIM@;
   if (dim < 0 || dim >= x.ndim) return DRK_E_UNSUPPORTED_SHAPE;
   // y is x without dim (keepdim false) or with dim of extent 1 (keepdim true).
@@ -121,7 +121,8 @@ std::string reduce_split_dims(const ReduceParams& params) {
 )",
                     {{"DIM", std::to_string(params.dim)},
                      {"KEEPDIM", params.keepdim ? "true" : "false"},
-                     {"IS_MAX", params.op == "max" ? "true" : "false"}});
+                     {"IS_MAX", params.op == "max" ? "true" : "false"},
+                     {"DENSE", dense}});
 }
 
 std::string source_heading(const Problem& problem, const Choice& choice) {

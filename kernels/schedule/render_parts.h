@@ -95,10 +95,11 @@ struct ReduceParams {
   bool keepdim = false;
 };
 Result<ReduceParams> reduce_params(const Problem& problem);
-// The opening of a reduction drk_kernel after the tensor-count check: x and y checked (y is x
+// The opening of a reduction drk_kernel after the tensor-count check: x and y checked with `dense`
+// (a dense_check function; float32 by default; y is x
 // without `dim`, or with it of extent 1 under keepdim), x split into outer x reduce x inner
 // (int64_t outer, reduce, inner in scope), DRK_OK at once when there is no output element.
-std::string reduce_split_dims(const ReduceParams& params);
+std::string reduce_split_dims(const ReduceParams& params, const std::string& dense = "drk_is_dense_f32");
 
 // The functions of a CPU GEMM kernel (render_gemm.cpp; rendered code for an anonymous
 // namespace), over rows [row_begin, row_end) of one matrix y[M,N]: drk_epilogue, drk_finish_rows

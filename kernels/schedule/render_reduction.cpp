@@ -5,7 +5,8 @@
 // at a time (a strided walk when inner > 1) with `vector_width` independent partial
 // accumulators over the reduced index; accumulate_rows keeps one running accumulator per inner
 // position of the tile and adds one contiguous row slice per reduced index, `vector_width`
-// lanes at a time.
+// lanes at a time. float16 and bfloat16 tasks: each element is widened to float32 as it is read
+// (cpu_element_access), the accumulators are float32, and each output is rounded once.
 #include "kernels/schedule/render_parts.h"
 
 namespace drk::schedule::detail {
@@ -14,21 +15,24 @@ namespace {
 // Reduces the tile [j0, j1) of outer index o into out[o * inner + j].
 std::string per_output_function() {
   return R"(
-void drk_reduce_tile(const float* __restrict x, float* __restrict out, int64_t reduce, int64_t inner,
+template <typename In, typename Out>
+void drk_reduce_tile(const In* __restrict x, Out* __restrict out, int64_t reduce, int64_t inner,
                      int64_t o, int64_t j0, int64_t j1) {
   constexpr int kLanes = @W@;
   for (int64_t j = j0; j < j1; ++j) {
-    const float* column = x + o * reduce * inner + j;
+    const In* column = x + o * reduce * inner + j;
     float lanes[kLanes];
     for (int lane = 0; lane < kLanes; ++lane) lanes[lane] = kIdentity;
     int64_t r = 0;
     for (; r + kLanes <= reduce; r += kLanes) {
-      for (int lane = 0; lane < kLanes; ++lane) lanes[lane] = drk_combine(lanes[lane], column[(r + lane) * inner]);
+      for (int lane = 0; lane < kLanes; ++lane) {
+        lanes[lane] = drk_combine(lanes[lane], drk_get(column[(r + lane) * inner]));
+      }
     }
-    for (; r < reduce; ++r) lanes[0] = drk_combine(lanes[0], column[r * inner]);
+    for (; r < reduce; ++r) lanes[0] = drk_combine(lanes[0], drk_get(column[r * inner]));
     float total = lanes[0];
     for (int lane = 1; lane < kLanes; ++lane) total = drk_combine(total, lanes[lane]);
-    out[o * inner + j] = drk_result(total, reduce);
+    drk_put(out + o * inner + j, drk_result(total, reduce));
   }
 }
 )";
@@ -36,23 +40,26 @@ void drk_reduce_tile(const float* __restrict x, float* __restrict out, int64_t r
 
 std::string accumulate_rows_function() {
   return R"(
-void drk_reduce_tile(const float* __restrict x, float* __restrict out, int64_t reduce, int64_t inner,
+template <typename In, typename Out>
+void drk_reduce_tile(const In* __restrict x, Out* __restrict out, int64_t reduce, int64_t inner,
                      int64_t o, int64_t j0, int64_t j1) {
   constexpr int kLanes = @W@;
   float running[kTile];
   const int64_t width = j1 - j0;
   for (int64_t t = 0; t < width; ++t) running[t] = kIdentity;
-  const float* base = x + o * reduce * inner + j0;
+  const In* base = x + o * reduce * inner + j0;
   for (int64_t r = 0; r < reduce; ++r) {
-    const float* row = base + r * inner;
+    const In* row = base + r * inner;
     int64_t t = 0;
     for (; t + kLanes <= width; t += kLanes) {
 #pragma GCC ivdep
-      for (int lane = 0; lane < kLanes; ++lane) running[t + lane] = drk_combine(running[t + lane], row[t + lane]);
+      for (int lane = 0; lane < kLanes; ++lane) {
+        running[t + lane] = drk_combine(running[t + lane], drk_get(row[t + lane]));
+      }
     }
-    for (; t < width; ++t) running[t] = drk_combine(running[t], row[t]);
+    for (; t < width; ++t) running[t] = drk_combine(running[t], drk_get(row[t]));
   }
-  for (int64_t t = 0; t < width; ++t) out[o * inner + j0 + t] = drk_result(running[t], reduce);
+  for (int64_t t = 0; t < width; ++t) drk_put(out + o * inner + j0 + t, drk_result(running[t], reduce));
 }
 )";
 }
@@ -82,15 +89,20 @@ inline float drk_result(float acc, int64_t reduce) {
                         {"IDENTITY", is_max ? "-INFINITY" : "0.0f"},
                         {"COMBINE", is_max ? "v > acc ? v : acc" : "acc + v"},
                         {"RESULT", params->op == "mean" ? "acc / static_cast<float>(reduce)" : "acc"}});
+  const bool sixteen_bit = problem.precision != Precision::float32;
+  if (sixteen_bit) {
+    source += dense_check("drk_is_dense_16", problem.precision == Precision::float16 ? "DRK_F16" : "DRK_BF16");
+  }
+  source += cpu_element_access(problem.precision);
   source += substitute(choice.value(reduction_knob::strategy) == "per_output" ? per_output_function()
                                                                                : accumulate_rows_function(),
                        {{"W", choice.value(reduction_knob::vector_width)}});
   source += "\n}  // namespace\n";
   source += entry_point_opening(1);
-  source += reduce_split_dims(*params);
+  source += reduce_split_dims(*params, sixteen_bit ? "drk_is_dense_16" : "drk_is_dense_f32");
   source += substitute(R"(
-  const float* src = static_cast<const float*>(x.data);
-  float* dst = static_cast<float*>(y.data);
+  const @ELEMENT@* src = static_cast<const @ELEMENT@*>(x.data);
+  @ELEMENT@* dst = static_cast<@ELEMENT@*>(y.data);
   const int64_t tiles = (inner + kTile - 1) / kTile;
   const int64_t items = outer * tiles;
   const int workers = drk_thread_count(ctx, @THREADS@, items);
@@ -107,7 +119,7 @@ inline float drk_result(float acc, int64_t reduce) {
   return DRK_OK;
 }
 )",
-                       {{"THREADS", choice.value(reduction_knob::threads)}});
+                       {{"THREADS", choice.value(reduction_knob::threads)}, {"ELEMENT", sixteen_bit ? "uint16_t" : "float"}});
   return source;
 }
 

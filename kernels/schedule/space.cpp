@@ -187,14 +187,15 @@ bool renders_precision(Family family, Device device, Precision precision) {
     case Precision::float16:
     case Precision::bfloat16:
       return family == Family::elementwise || family == Family::rowwise ||
-             (family == Family::gemm && device == Device::cuda);
+             (family == Family::gemm && device == Device::cuda) ||
+             (family == Family::reduction && device == Device::cpu);
   }
   return false;
 }
 
 std::string rendered_precisions() {
   return "float32 kernels for every family, and float16 and bfloat16 for the elementwise and rowwise families on "
-         "both devices and for the cuda gemm family (tensor cores)";
+         "both devices, the cuda gemm family (tensor cores) and the cpu reduction family";
 }
 
 std::span<const Knob> knobs(Family family, Device device) {

@@ -1,5 +1,5 @@
-// The cpu elementwise and rowwise spaces render float16 and bfloat16 kernels: widened to float32
-// on load, rounded once on store. Rendered for catalog variants (fused, unfused, every vector width) and
+// The cpu elementwise, rowwise and reduction spaces render float16 and bfloat16 kernels: widened
+// to float32 on load, rounded once on store. Rendered for catalog variants (fused, unfused, every vector width) and
 // evaluated by the real engine against LibTorch's reference in the variant's dtype, they are
 // correct and honest; the policy's observation says which dtype a task is.
 #include <capnp/message.h>
@@ -90,6 +90,17 @@ DRK_TEST_CASE("16-bit rowwise kernels rendered by the cpu space are correct and 
                     });
 }
 
+DRK_TEST_CASE("16-bit reductions rendered by the cpu space are correct and honest against LibTorch") {
+  // strategy (per_output, accumulate_rows) x vector_width (1, 4, 8) x inner_tile over sum, mean
+  // and max; 2 threads; float32 accumulators, one rounding per output.
+  evaluate_rendered(schedule::Family::reduction,
+                    {
+                        {"sum_reduction@bfloat16", {0, 1, 0, 1}},  {"sum_reduction@float16", {1, 2, 1, 1}},
+                        {"mean_reduction@bfloat16", {1, 1, 2, 1}}, {"mean_reduction@float16", {0, 0, 0, 1}},
+                        {"max_reduction@bfloat16", {1, 0, 1, 1}},  {"max_reduction@float16", {0, 2, 2, 1}},
+                    });
+}
+
 DRK_TEST_CASE("the observation tells float32, float16 and bfloat16 elementwise tasks apart; other 16-bit cpu tasks are refused") {
   auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
   DRK_REQUIRE(catalog.ok());
@@ -99,14 +110,14 @@ DRK_TEST_CASE("the observation tells float32, float16 and bfloat16 elementwise t
   DRK_CHECK(plain != half);
   DRK_CHECK(plain != brain);
   DRK_CHECK(half != brain);
-  auto sum = catalog->find("sum_reduction@bfloat16");
-  DRK_REQUIRE(sum.ok());
+  auto conv = catalog->find("conv2d@bfloat16");
+  DRK_REQUIRE(conv.ok());
   capnp::MallocMessageBuilder builder;
   auto message = builder.initRoot<msg::Task>();
-  kernels::fill_task_message(**sum, kernels::DeviceKind::cpu, message);
+  kernels::fill_task_message(**conv, kernels::DeviceKind::cpu, message);
   auto refused = schedule::problem_from_task(message.asReader());
   DRK_REQUIRE_FALSE(refused.ok());
-  DRK_CHECK_MESSAGE(refused.error().message.find("bfloat16 cpu reduction task, which the embedded policy does not render") !=
+  DRK_CHECK_MESSAGE(refused.error().message.find("bfloat16 cpu conv2d task, which the embedded policy does not render") !=
                         std::string::npos,
                     refused.error().message);
 }

@@ -70,10 +70,10 @@ DRK_TEST_CASE("naming tasks selects them in the order named; an unknown name fai
 
 DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is refused by name, with the reason; 16-bit elementwise and rowwise ones render") {
   auto catalog = shipped_catalog();
-  auto refused = learner::select_tasks(catalog, {"relu", "sum_reduction@bfloat16"}, kernels::DeviceKind::cpu,
+  auto refused = learner::select_tasks(catalog, {"relu", "conv2d@bfloat16"}, kernels::DeviceKind::cpu,
                                        learner::embedded_policy_renders());
   DRK_REQUIRE_FALSE(refused.ok());
-  DRK_CHECK_MESSAGE(refused.error().message.find("experiment.tasks: task 'sum_reduction@bfloat16' is a bfloat16 cpu reduction "
+  DRK_CHECK_MESSAGE(refused.error().message.find("experiment.tasks: task 'conv2d@bfloat16' is a bfloat16 cpu conv2d "
                                                  "task, which the embedded policy does not render") != std::string::npos,
                     refused.error().message);
   DRK_CHECK(refused.error().message.find("language-model Generator") != std::string::npos);
