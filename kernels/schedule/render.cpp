@@ -168,6 +168,9 @@ std::string cpu_element_access(Precision precision) {
 }
 )";
   }
+  if (precision != Precision::float32) {
+    source += dense_check("drk_is_dense_16", precision == Precision::float16 ? "DRK_F16" : "DRK_BF16");
+  }
   return source;
 }
 

@@ -49,6 +49,15 @@ namespace {
   return source;
 }
 
+CudaSixteenBit cuda_sixteen_bit(Precision precision) {
+  if (precision == Precision::bfloat16) {
+    return {"\n#include <cuda_bf16.h>\n", "__nv_bfloat16", "__nv_bfloat162", "__bfloat162float", "__float2bfloat16_rn",
+            "__ushort_as_bfloat16", "__halves2bfloat162", "drk_is_dense_bf16", "DRK_BF16"};
+  }
+  return {"\n#include <cuda_fp16.h>\n", "__half", "__half2", "__half2float", "__float2half_rn",
+          "__ushort_as_half", "__halves2half2", "drk_is_dense_f16", "DRK_F16"};
+}
+
 std::string cuda_stage_function(const std::string& name, const std::vector<std::string>& stages,
                                 const std::string& extra_parameters) {
   std::string source = "__device__ __forceinline__ float " + name + "(float v" + extra_parameters + ") {\n";

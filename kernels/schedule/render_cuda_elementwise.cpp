@@ -13,6 +13,7 @@
 // the cpu space does, so that no intermediate is rounded to 16 bits: the first group reads x
 // into it, the last writes y from it.
 #include <algorithm>
+#include <optional>
 
 #include "kernels/schedule/render_parts.h"
 #include "kernels/schedule/stages.h"
@@ -116,8 +117,7 @@ MapTypes half_map(const std::string& in, const std::string& out) {
 // The 16-bit path's element access and vector. `drk_element` is the tensors' C type (__half or
 // __nv_bfloat16); drk_get widens one element (or a float of the workspace), drk_set rounds into
 // one. drk_pack<T> is `kLanes` elements of T, aligned for one access.
-std::string half_helpers(Precision precision) {
-  const bool brain = precision == Precision::bfloat16;
+std::string half_helpers(const CudaSixteenBit& names) {
   return substitute(R"(
 using drk_element = @ELEMENT@;
 
@@ -131,9 +131,7 @@ struct alignas(sizeof(T) * kLanes) drk_pack {
 [[maybe_unused]] __device__ __forceinline__ void drk_set(float* out, float value) { *out = value; }
 [[maybe_unused]] __device__ __forceinline__ void drk_set(drk_element* out, float value) { *out = @FROM_FLOAT@(value); }
 )",
-                    {{"ELEMENT", brain ? "__nv_bfloat16" : "__half"},
-                     {"TO_FLOAT", brain ? "__bfloat162float" : "__half2float"},
-                     {"FROM_FLOAT", brain ? "__float2bfloat16_rn" : "__float2half_rn"}});
+                    {{"ELEMENT", names.type}, {"TO_FLOAT", names.to_float}, {"FROM_FLOAT", names.from_float}});
 }
 
 // The launches of a 16-bit candidate: one group x -> y; several x -> workspace -> ... -> y.
@@ -181,12 +179,13 @@ Result<std::string> render_cuda_elementwise(const Problem& problem, const Choice
   if (groups.empty()) groups.emplace_back();  // the identity: one copy kernel
   const int width = numeric_value(choice, cuda_elementwise_knob::vector_width);
   const bool persistent = choice.value(cuda_elementwise_knob::grid) == "persistent";
-  const bool half = problem.precision != Precision::float32;
+  const std::optional<CudaSixteenBit> names = problem.precision == Precision::float32
+                                                  ? std::nullopt
+                                                  : std::optional(cuda_sixteen_bit(problem.precision));
+  const bool half = names.has_value();
 
   std::string source = cuda_kernel_preamble(problem, choice);
-  if (half) {
-    source += problem.precision == Precision::float16 ? "\n#include <cuda_fp16.h>\n" : "\n#include <cuda_bf16.h>\n";
-  }
+  if (half) source += names->include;
   source += substitute(R"(
 namespace {
 
@@ -200,8 +199,8 @@ constexpr int kPerThread = @PER_THREAD@;
   if (half) {
     // As many bytes per access as the float32 kernel's: twice as many elements.
     source += "constexpr int kLanes = 2 * kWidth;\n";
-    source += half_helpers(problem.precision);
-    source += dense_check("drk_is_dense_16", problem.precision == Precision::float16 ? "DRK_F16" : "DRK_BF16");
+    source += half_helpers(*names);
+    source += dense_check(names->dense, names->dtype);
   } else {
     source += "using drk_vector = " + vector_type(width) + ";\n\n";
   }
@@ -224,7 +223,7 @@ constexpr int kPerThread = @PER_THREAD@;
   const int64_t count = drk_element_count(x);
   if (count == 0) return DRK_OK;
 )",
-                       {{"DENSE", half ? "drk_is_dense_16" : "drk_is_dense_f32"}});
+                       {{"DENSE", half ? names->dense : "drk_is_dense_f32"}});
   if (half) {
     source += half_launches(groups.size(), persistent);
     source += "  return drk_launch_status();\n}\n";

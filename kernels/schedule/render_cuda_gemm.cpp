@@ -45,9 +45,9 @@ using drk_value = float;
 [[maybe_unused]] __device__ __forceinline__ float drk_from_float(float v) { return v; }
 )";
 
-// A 16-bit element type (__half, or __nv_bfloat16 with `brain`) and its conversions; its elements
-// also travel in pairs (drk_pair) and as a zero (drk_zero) in the tensor-core kernel.
-std::string sixteen_bit_values(bool brain) {
+// A 16-bit element type and its conversions; its elements also travel in pairs (drk_pair) and as
+// a zero (drk_zero) in the tensor-core kernel.
+std::string sixteen_bit_values(const CudaSixteenBit& names) {
   return substitute(R"(
 using drk_value = @T@;
 using drk_value2 = @T2@;
@@ -56,12 +56,12 @@ using drk_value2 = @T2@;
 [[maybe_unused]] __device__ __forceinline__ @T@ drk_zero() { return @FROM_BITS@(0); }
 [[maybe_unused]] __device__ __forceinline__ @T2@ drk_pair(@T@ x, @T@ y) { return @PAIR@(x, y); }
 )",
-                    {{"T2", brain ? "__nv_bfloat162" : "__half2"},
-                     {"T", brain ? "__nv_bfloat16" : "__half"},
-                     {"TO_FLOAT", brain ? "__bfloat162float" : "__half2float"},
-                     {"FROM_FLOAT", brain ? "__float2bfloat16_rn" : "__float2half_rn"},
-                     {"FROM_BITS", brain ? "__ushort_as_bfloat16" : "__ushort_as_half"},
-                     {"PAIR", brain ? "__halves2bfloat162" : "__halves2half2"}});
+                    {{"T2", names.pair_type},
+                     {"T", names.type},
+                     {"TO_FLOAT", names.to_float},
+                     {"FROM_FLOAT", names.from_float},
+                     {"FROM_BITS", names.from_bits},
+                     {"PAIR", names.make_pair}});
 }
 
 const char* kProductKernel = R"(
@@ -416,7 +416,6 @@ Result<std::string> cuda_gemm_source(const Problem& problem, const Choice& choic
   auto params = gemm_params(problem);
   if (!params) return params.error();
   const bool sixteen_bit = problem.precision != Precision::float32;
-  const bool brain = problem.precision == Precision::bfloat16;
   const bool has_finish = params->has_bias || !params->epilogue.empty();
   const bool library = choice.value(cuda_gemm_knob::use_library) == "library";
   const bool tensor_cores = !batched && choice.value(cuda_gemm_knob::math) == "tensor_core";
@@ -434,12 +433,17 @@ Result<std::string> cuda_gemm_source(const Problem& problem, const Choice& choic
   }
 
   std::string source = cuda_kernel_preamble(problem, choice);
-  if (sixteen_bit) source += brain ? "\n#include <cuda_bf16.h>\n" : "\n#include <cuda_fp16.h>\n";
+  std::string dense = "drk_is_dense_f32";
+  std::string values = kFloatValues;
+  if (sixteen_bit) {
+    const CudaSixteenBit names = cuda_sixteen_bit(problem.precision);
+    source += names.include;
+    dense = names.dense;
+    values = sixteen_bit_values(names) + dense_check(names.dense, names.dtype);
+  }
   if (tensor_cores) source += "#include <mma.h>\n";
   source += "\nnamespace {\n";
-  const std::string dense = !sixteen_bit ? "drk_is_dense_f32" : brain ? "drk_is_dense_bf16" : "drk_is_dense_f16";
-  if (sixteen_bit) source += sixteen_bit_values(brain) + dense_check(dense, brain ? "DRK_BF16" : "DRK_F16");
-  else source += kFloatValues;
+  source += values;
   source += "\n";
   // Only kernels call drk_finish: a library product without bias or epilogue has none.
   if (!library || own_finish_kernel) {

@@ -16,6 +16,8 @@
 // kernels over 16-bit elements, each widened to float32 on load (4 at a time as one 8-byte access
 // where float32 reads a float4), statistics and output computed in float32, and each output
 // rounded once to nearest even on the store.
+#include <optional>
+
 #include "kernels/schedule/render_parts.h"
 
 namespace drk::schedule::detail {
@@ -108,9 +110,8 @@ __device__ __forceinline__ float drk_narrow(float v) { return v; }
 __device__ __forceinline__ void drk_store4(float* out, int64_t i, float4 v) { reinterpret_cast<float4*>(out)[i] = v; }
 )";
 
-// A 16-bit element type: `element`, its conversions to and from float.
-std::string sixteen_bit_elements(Precision precision) {
-  const bool brain = precision == Precision::bfloat16;
+// A 16-bit element type and its conversions to and from float.
+std::string sixteen_bit_elements(const CudaSixteenBit& names) {
   return substitute(R"(
 using drk_element = @T@;
 struct alignas(8) drk_quad {
@@ -131,9 +132,7 @@ __device__ __forceinline__ void drk_store4(@T@* out, int64_t i, float4 v) {
   reinterpret_cast<drk_quad*>(out)[i] = q;
 }
 )",
-                    {{"T", brain ? "__nv_bfloat16" : "__half"},
-                     {"TO_FLOAT", brain ? "__bfloat162float" : "__half2float"},
-                     {"FROM_FLOAT", brain ? "__float2bfloat16_rn" : "__float2half_rn"}});
+                    {{"T", names.type}, {"TO_FLOAT", names.to_float}, {"FROM_FLOAT", names.from_float}});
 }
 
 // A contiguous row read by `parts` cooperating threads (a warp or a block).
@@ -261,12 +260,13 @@ Result<std::string> render_cuda_rowwise(const Problem& problem, const Choice& ch
   const bool online = choice.value(cuda_rowwise_knob::passes) == "online";
   const bool block = choice.value(cuda_rowwise_knob::strategy) == "block_per_row";
   const bool affine = params->op == "layer_norm";
-  const bool sixteen_bit = problem.precision != Precision::float32;
-  const bool brain = problem.precision == Precision::bfloat16;
-  const std::string dense = !sixteen_bit ? "drk_is_dense_f32" : brain ? "drk_is_dense_bf16" : "drk_is_dense_f16";
+  const std::optional<CudaSixteenBit> names = problem.precision == Precision::float32
+                                                  ? std::nullopt
+                                                  : std::optional(cuda_sixteen_bit(problem.precision));
+  const std::string dense = names ? names->dense : "drk_is_dense_f32";
 
   std::string source = cuda_kernel_preamble(problem, choice);
-  if (sixteen_bit) source += brain ? "\n#include <cuda_bf16.h>\n" : "\n#include <cuda_fp16.h>\n";
+  if (names) source += names->include;
   source += substitute(R"(
 namespace {
 
@@ -281,9 +281,9 @@ constexpr bool kAffine = @AFFINE@;
                         {"W", choice.value(cuda_rowwise_knob::vector_width)},
                         {"AFFINE", affine ? "true" : "false"}});
   // 16-bit overloads before the templates that call them (cuda_row_statistics).
-  if (sixteen_bit) {
-    source += sixteen_bit_elements(problem.precision);
-    source += dense_check(dense, brain ? "DRK_BF16" : "DRK_F16");
+  if (names) {
+    source += sixteen_bit_elements(*names);
+    source += dense_check(names->dense, names->dtype);
   } else {
     source += kFloatElements;
   }

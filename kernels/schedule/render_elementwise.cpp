@@ -87,7 +87,6 @@ Result<std::string> render_elementwise(const Problem& problem, const Choice& cho
   source += stage_function("drk_all_stages", *stages);
   const bool wide = problem.precision == Precision::float32;
   const int width = numeric_value(choice, elementwise_knob::vector_width);
-  if (!wide) source += dense_check("drk_is_dense_16", problem.precision == Precision::float16 ? "DRK_F16" : "DRK_BF16");
   source += cpu_element_access(problem.precision);
   source += map_helpers(width);
   source += "\n}  // namespace\n";

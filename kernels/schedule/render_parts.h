@@ -24,7 +24,8 @@ std::string dense_check(const std::string& function, const std::string& dtype_co
 // C++ (cpu) element access as float: drk_get widens an element (a float, or a 16-bit one of
 // `precision` held as uint16_t) and drk_put(out, v) stores v, rounded to nearest even once for a
 // 16-bit element, as LibTorch's 16-bit kernels do (a NaN stays a NaN). Overloaded on the pointer
-// type, so one loop reads or writes either the task's tensors or a float workspace.
+// type, so one loop reads or writes either the task's tensors or a float workspace. For a 16-bit
+// `precision` also drk_is_dense_16, the dense_check of a tensor of it.
 std::string cpu_element_access(Precision precision);
 // Host-side checks of tensor descriptors that every rendered source has (C++ and CUDA alike),
 // drk_is_dense_f32 among them.
@@ -128,6 +129,22 @@ Result<std::string> render_attention(const Problem& problem, const Choice& choic
 // CUDA: the includes, the host-side tensor checks, grid sizing and the launch status check
 // every rendered CUDA kernel uses (render_cuda.cpp).
 std::string cuda_kernel_preamble(const Problem& problem, const Choice& choice);
+// CUDA's names for a 16-bit element type (float16: __half and cuda_fp16.h; bfloat16:
+// __nv_bfloat16 and cuda_bf16.h), for the renderers' templates, and the dense_check of a tensor
+// of it.
+struct CudaSixteenBit {
+  std::string include;     // "\n#include <cuda_fp16.h>\n", before the kernels' namespace
+  std::string type;        // __half
+  std::string pair_type;   // __half2
+  std::string to_float;    // __half2float
+  std::string from_float;  // __float2half_rn: to nearest even, a NaN stays a NaN
+  std::string from_bits;   // __ushort_as_half
+  std::string make_pair;   // __halves2half2
+  std::string dense;       // drk_is_dense_f16, defined by dense_check(dense, dtype)
+  std::string dtype;       // DRK_F16
+};
+// `precision` is float16 or bfloat16.
+CudaSixteenBit cuda_sixteen_bit(Precision precision);
 // `__device__ inline float NAME(float v)` applying the stages in order (identity when empty).
 // `extra_parameters` (", int64_t c, const float* add_bias") lets the stages read more than v.
 std::string cuda_stage_function(const std::string& name, const std::vector<std::string>& stages,

@@ -90,9 +90,6 @@ inline float drk_result(float acc, int64_t reduce) {
                         {"COMBINE", is_max ? "v > acc ? v : acc" : "acc + v"},
                         {"RESULT", params->op == "mean" ? "acc / static_cast<float>(reduce)" : "acc"}});
   const bool sixteen_bit = problem.precision != Precision::float32;
-  if (sixteen_bit) {
-    source += dense_check("drk_is_dense_16", problem.precision == Precision::float16 ? "DRK_F16" : "DRK_BF16");
-  }
   source += cpu_element_access(problem.precision);
   source += substitute(choice.value(reduction_knob::strategy) == "per_output" ? per_output_function()
                                                                                : accumulate_rows_function(),

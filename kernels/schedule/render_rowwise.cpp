@@ -352,10 +352,7 @@ constexpr int64_t kTile = @TILE@;
   source += substitute(row_function(op), {{"W", choice.value(rowwise_knob::vector_width)}});
   source += tile_function(op);
   const bool sixteen_bit = problem.precision != Precision::float32;
-  if (sixteen_bit) {
-    source += dense_check("drk_is_dense_16", problem.precision == Precision::float16 ? "DRK_F16" : "DRK_BF16");
-    source += cpu_element_access(problem.precision);
-  }
+  if (sixteen_bit) source += cpu_element_access(problem.precision);
   source += "\n}  // namespace\n";
   source += entry_point_opening(affine ? 3 : 1);
   const std::string dense = sixteen_bit ? "drk_is_dense_16" : "drk_is_dense_f32";
@@ -375,30 +372,38 @@ constexpr int64_t kTile = @TILE@;
                         {"BEGIN", std::to_string(params->reduce_begin)},
                         {"END", std::to_string(params->reduce_end)},
                         {"THREADS", choice.value(rowwise_knob::threads)}});
-  if (!sixteen_bit) {
-    source += substitute(R"(  const float* weight = @AFFINE@ ? static_cast<const float*>(inputs[1].data) : nullptr;
-  const float* bias = @AFFINE@ ? static_cast<const float*>(inputs[2].data) : nullptr;
-  const float* src = static_cast<const float*>(x.data);
-  float* dst = static_cast<float*>(y.data);
-  drk_parallel(workers, [&](int worker, int worker_count) {
-    int64_t begin = 0, end = 0;
+  // One loop over the work items: a row (inner == 1) at `offset`, or a tile of `lanes` columns
+  // there. float32 runs the kernel in place; 16-bit widens the item into the worker's scratch,
+  // runs it there and rounds each output into y.
+  const std::string loop = R"(  drk_parallel(workers, [&](int worker, int worker_count) {
+@WORKER@    int64_t begin = 0, end = 0;
     drk_share(items, worker, worker_count, &begin, &end);
     for (int64_t item = begin; item < end; ++item) {
       if (inner == 1) {
-        drk_row(src + item * reduce, dst + item * reduce, reduce, weight, bias);
+        const int64_t offset = item * reduce;
+@ROW@
       } else {
         const int64_t o = item / tiles;
         const int64_t first_lane = (item % tiles) * kTile;
         const int64_t lanes = inner - first_lane < kTile ? inner - first_lane : kTile;
         const int64_t offset = o * reduce * inner + first_lane;
-        drk_tile(src + offset, dst + offset, reduce, inner, lanes, weight, bias);
+@TILE@
       }
     }
   });
   return DRK_OK;
 }
-)",
-                         {{"AFFINE", affine ? "true" : "false"}});
+)";
+  if (!sixteen_bit) {
+    source += substitute(R"(  const float* weight = @AFFINE@ ? static_cast<const float*>(inputs[1].data) : nullptr;
+  const float* bias = @AFFINE@ ? static_cast<const float*>(inputs[2].data) : nullptr;
+  const float* src = static_cast<const float*>(x.data);
+  float* dst = static_cast<float*>(y.data);
+)" + loop,
+                         {{"AFFINE", affine ? "true" : "false"},
+                          {"WORKER", ""},
+                          {"ROW", "        drk_row(src + offset, dst + offset, reduce, weight, bias);"},
+                          {"TILE", "        drk_tile(src + offset, dst + offset, reduce, inner, lanes, weight, bias);"}});
     return source;
   }
   source += substitute(R"(  const uint16_t* src = static_cast<const uint16_t*>(x.data);
@@ -422,34 +427,19 @@ constexpr int64_t kTile = @TILE@;
       bias[j] = drk_get(bias_16[j]);
     }
   }
-  drk_parallel(workers, [&](int worker, int worker_count) {
-    float* widened = scratch + 2 * span * worker;
+)" + loop,
+                       {{"AFFINE", affine ? "true" : "false"},
+                        {"WORKER", R"(    float* widened = scratch + 2 * span * worker;
     float* result = widened + span;
-    int64_t begin = 0, end = 0;
-    drk_share(items, worker, worker_count, &begin, &end);
-    for (int64_t item = begin; item < end; ++item) {
-      if (inner == 1) {
-        const int64_t offset = item * reduce;
-        for (int64_t j = 0; j < reduce; ++j) widened[j] = drk_get(src[offset + j]);
+)"},
+                        {"ROW", R"(        for (int64_t j = 0; j < reduce; ++j) widened[j] = drk_get(src[offset + j]);
         drk_row(widened, result, reduce, weight, bias);
-        for (int64_t j = 0; j < reduce; ++j) drk_put(dst + offset + j, result[j]);
-      } else {
-        const int64_t o = item / tiles;
-        const int64_t first_lane = (item % tiles) * kTile;
-        const int64_t lanes = inner - first_lane < kTile ? inner - first_lane : kTile;
-        const int64_t offset = o * reduce * inner + first_lane;
-        for (int64_t r = 0; r < reduce; ++r)
+        for (int64_t j = 0; j < reduce; ++j) drk_put(dst + offset + j, result[j]);)"},
+                        {"TILE", R"(        for (int64_t r = 0; r < reduce; ++r)
           for (int64_t l = 0; l < lanes; ++l) widened[r * lanes + l] = drk_get(src[offset + r * inner + l]);
         drk_tile(widened, result, reduce, lanes, lanes, weight, bias);
         for (int64_t r = 0; r < reduce; ++r)
-          for (int64_t l = 0; l < lanes; ++l) drk_put(dst + offset + r * inner + l, result[r * lanes + l]);
-      }
-    }
-  });
-  return DRK_OK;
-}
-)",
-                       {{"AFFINE", affine ? "true" : "false"}});
+          for (int64_t l = 0; l < lanes; ++l) drk_put(dst + offset + r * inner + l, result[r * lanes + l]);)"}});
   return source;
 }
 

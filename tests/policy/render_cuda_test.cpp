@@ -245,8 +245,9 @@ DRK_TEST_CASE("16-bit elementwise kernels take 16-bit tensors, round once, and b
   DRK_REQUIRE(points.size() == 12);
   const auto sources = render_checked(points, [](const testing::RenderPoint& point, const std::string& source) {
     const bool brain = point.problem.precision == Precision::bfloat16;
+    const std::string dense = brain ? "drk_is_dense_bf16" : "drk_is_dense_f16";
     DRK_CHECK(source.find(brain ? "DRK_BF16" : "DRK_F16") != std::string::npos);
-    DRK_CHECK(source.find("!drk_is_dense_16(x) || !drk_is_dense_16(y)") != std::string::npos);
+    DRK_CHECK(source.find("!" + dense + "(x) || !" + dense + "(y)") != std::string::npos);
     DRK_CHECK(source.find("!drk_is_dense_f32(x)") == std::string::npos);
     DRK_CHECK(source.find(brain ? "__float2bfloat16_rn" : "__float2half_rn") != std::string::npos);
     // Intermediates between launches stay float32: several groups go through the workspace.
