@@ -4,13 +4,17 @@
 
 #include <string>
 
+#include "runtime/topology/experiment_keys.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/run_dir.h"
 
 namespace drk::runtime {
 namespace {
 
+// Registers `experiment.device` itself, as the drk tool's roles do: a test must not depend on
+// another test case having registered it first.
 Topology loaded(const std::string& actors, const std::string& device = "cuda") {
+  register_experiment_keys({{"device", ValueKind::text, "cpu", {"cpu", "cuda"}}});
   testing::RunDir dir;
   auto topology = load_topology(dir.write("t.yaml",
                                           "name: t\nnetwork: {listen: tcp://127.0.0.1:7700}\nnodes: [gpu1]\nactors:\n" +

@@ -36,6 +36,14 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// The experiment keys these tests set, registered by each test that sets one, as the drk tool's
+// roles register theirs: a test must not depend on another having run first.
+void register_test_experiment_keys() {
+  register_experiment_keys({{"eval.trials", ValueKind::integer, "5"},
+                            {"learning_rate", ValueKind::number, "0.05"},
+                            {"tasks", ValueKind::text_or_list, "[relu]"}});
+}
+
 DRK_TEST_CASE("a topology expands counts and places actors in processes") {
   RunDir dir;
   auto topology = load_topology(dir.write("q.yaml", kQuickstart));
@@ -123,9 +131,7 @@ DRK_TEST_CASE("schema errors name the file, the line and the expected form") {
 }
 
 DRK_TEST_CASE("experiment keys nobody reads, and values of the wrong kind, are refused with their line") {
-  register_experiment_keys({{"eval.trials", ValueKind::integer, "5"},
-                            {"learning_rate", ValueKind::number, "0.05"},
-                            {"tasks", ValueKind::text_or_list, "[relu]"}});
+  register_test_experiment_keys();
   RunDir dir;
   auto good = load_topology(dir.write("g.yaml",
                                       "name: t\nactors: [{role: a}]\nexperiment:\n  steps: 2\n"
@@ -150,6 +156,7 @@ DRK_TEST_CASE("experiment keys nobody reads, and values of the wrong kind, are r
 }
 
 DRK_TEST_CASE("--set overrides values, creates maps and addresses actors by role") {
+  register_test_experiment_keys();
   RunDir dir;
   const std::string path = dir.write("q.yaml", kQuickstart);
   auto topology = load_topology(path, {"experiment.steps=3", "experiment.eval.trials=3",
@@ -174,6 +181,7 @@ DRK_TEST_CASE("--set overrides values, creates maps and addresses actors by role
 }
 
 DRK_TEST_CASE("extends merges the base under the file, and errors point into the right file") {
+  register_test_experiment_keys();
   RunDir dir;
   dir.write("configs/base.yaml", kQuickstart);
   auto topology = load_topology(dir.write("configs/small.yaml",
