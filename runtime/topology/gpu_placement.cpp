@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "runtime/topology/experiment_device.h"
 #include "runtime/topology/topology.h"
 #include "runtime/topology/topology_validator.h"
 
@@ -21,11 +22,7 @@ std::string device_list(const std::vector<int>& devices) {
 Status place_on_visible_gpus(YAML::Node document, const Locator& locator, const VisibleGpusQuery& visible) {
   const YAML::Node& read = document;  // reads through const nodes add no keys
   const YAML::Node actors = read["actors"];
-  const YAML::Node experiment = read["experiment"];
-  // A const node's missing key is invalid: IsDefined() first, or reading its type throws.
-  const bool on_cuda = experiment.IsDefined() && experiment.IsMap() && experiment["device"].IsDefined() &&
-                       experiment["device"].IsScalar() && experiment["device"].Scalar() == "cuda";
-  if (!visible || !on_cuda || !actors.IsDefined() || !actors.IsSequence()) return {};
+  if (!visible || !experiment_on_cuda(read["experiment"]) || !actors.IsDefined() || !actors.IsSequence()) return {};
   Validator validator(locator);
   std::optional<Result<VisibleGpus>> machine;  // asked once, when first needed
   for (std::size_t position = 0; position < actors.size(); ++position) {

@@ -5,13 +5,12 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/topology/experiment_device.h"
+
 namespace drk::runtime {
 
 Status check_one_evaluator_per_gpu(const Topology& topology) {
-  const YAML::Node& experiment = topology.experiment;
-  const bool on_cuda = experiment.IsMap() && experiment["device"].IsDefined() && experiment["device"].IsScalar() &&
-                       experiment["device"].Scalar() == "cuda";
-  if (!on_cuda) return {};
+  if (!experiment_on_cuda(topology.experiment)) return {};
   // (node, device) -> the Evaluators there, in topology order; no `gpu:` is the first visible one.
   std::map<std::pair<std::string, int>, std::vector<const ActorEntry*>> placed;
   std::vector<std::pair<std::string, int>> order;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/topology/experiment_device.h"
 #include "runtime/topology/experiment_keys.h"
 #include "runtime/topology/topology_experiment_check.h"
 #include "runtime/topology/topology_validator.h"
@@ -413,11 +414,7 @@ Result<Topology> validate_document(const YAML::Node& document, const Locator& lo
     read_supervision(document["supervision"], validator, topology.supervision);
   if (document["network"].IsDefined()) read_network(document["network"], validator, topology.network);
   if (document["nodes"].IsDefined()) read_nodes(document["nodes"], validator, topology);
-  const YAML::Node experiment_node = document["experiment"];
-  const YAML::Node device =
-      experiment_node.IsDefined() && experiment_node.IsMap() ? experiment_node["device"] : YAML::Node();
-  read_actors(document["actors"], device.IsDefined() && device.IsScalar() && device.Scalar() == "cuda", validator,
-              topology);
+  read_actors(document["actors"], experiment_on_cuda(document["experiment"]), validator, topology);
   check_placement(validator, topology);
   topology.experiment = YAML::Node(YAML::NodeType::Map);
   if (const YAML::Node experiment = document["experiment"]; experiment.IsDefined()) {
