@@ -220,15 +220,47 @@ template <int P> __device__ drk_stat drk_slices_all(drk_stat s, drk_stat (*parti
 )";
 }
 
-std::string cuda_row_statistics() {
-  return R"(
-// A row's elements as float: one (drk_widen), or four from a 16-byte (float) or 8-byte (16-bit)
-// aligned vector (drk_load4). A 16-bit renderer declares its overloads before this text.
+std::string cuda_element_access(const std::optional<CudaSixteenBit>& names) {
+  std::string source = R"(
 [[maybe_unused]] __device__ __forceinline__ float drk_widen(float v) { return v; }
 [[maybe_unused]] __device__ __forceinline__ float4 drk_load4(const float* in, int64_t i) {
   return reinterpret_cast<const float4*>(in)[i];
 }
+)";
+  if (!names) {
+    return source + R"(using drk_element = float;
+[[maybe_unused]] __device__ __forceinline__ float drk_narrow(float v) { return v; }
+[[maybe_unused]] __device__ __forceinline__ void drk_store4(float* out, int64_t i, float4 v) {
+  reinterpret_cast<float4*>(out)[i] = v;
+}
+)";
+  }
+  return source + substitute(R"(using drk_element = @T@;
+struct alignas(8) drk_quad {
+  @T@ lane[4];
+};
+[[maybe_unused]] __device__ __forceinline__ float drk_widen(@T@ v) { return @TO_FLOAT@(v); }
+[[maybe_unused]] __device__ __forceinline__ @T@ drk_narrow(float v) { return @FROM_FLOAT@(v); }
+[[maybe_unused]] __device__ __forceinline__ float4 drk_load4(const @T@* in, int64_t i) {
+  const drk_quad q = reinterpret_cast<const drk_quad*>(in)[i];
+  return make_float4(drk_widen(q.lane[0]), drk_widen(q.lane[1]), drk_widen(q.lane[2]), drk_widen(q.lane[3]));
+}
+[[maybe_unused]] __device__ __forceinline__ void drk_store4(@T@* out, int64_t i, float4 v) {
+  drk_quad q;
+  q.lane[0] = drk_narrow(v.x);
+  q.lane[1] = drk_narrow(v.y);
+  q.lane[2] = drk_narrow(v.z);
+  q.lane[3] = drk_narrow(v.w);
+  reinterpret_cast<drk_quad*>(out)[i] = q;
+}
+)",
+                             {{"T", names->type}, {"TO_FLOAT", names->to_float}, {"FROM_FLOAT", names->from_float}});
+}
 
+std::string cuda_row_statistics() {
+  return R"(
+// A row's elements as float: one (drk_widen), or four from an aligned vector (drk_load4), as
+// cuda_element_access declares them before this text.
 template <int P, typename T>
 __device__ drk_stat drk_row_pass(const T* in, int64_t n, int part, int parts, bool vectorised,
                                  const drk_stat& between) {

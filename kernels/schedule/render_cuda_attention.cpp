@@ -302,6 +302,7 @@ constexpr int kDepthTile = 32;
     source += cuda_stat_protocol();
     source += cuda_softmax_statistics(false);
     source += cuda_stat_reductions();
+    source += cuda_element_access(std::nullopt);
     source += cuda_row_statistics();
   }
   source += kTileProduct;

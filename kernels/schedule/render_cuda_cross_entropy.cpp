@@ -92,6 +92,7 @@ constexpr int kWidth = @W@;
   source += cuda_stat_protocol();
   source += cuda_softmax_statistics(online);
   source += cuda_stat_reductions();
+  source += cuda_element_access(std::nullopt);
   source += cuda_row_statistics();
   source += kRowLoss;
   source += block ? kBlockKernel : kWarpKernel;

@@ -21,6 +21,11 @@
 // whatever the strategy (a plain float chain of 4096 strays ~1e-4 from it, the task's
 // tolerance), and is the same bit for bit on every call. max is exact in any order; a NaN
 // propagates, as in torch.max.
+//
+// float16 and bfloat16 (cuda_element_access): elements are widened to float as they are read
+// (vector_width 4 reads 8 bytes), accumulate in float as above, and each output is rounded once.
+#include <optional>
+
 #include "kernels/schedule/render_parts.h"
 
 namespace drk::schedule::detail {
@@ -55,32 +60,32 @@ __device__ __forceinline__ float drk_value(drk_total t) { return kIsSum && isfin
   return {__shfl_xor_sync(0xffffffffu, t.s, mask), __shfl_xor_sync(0xffffffffu, t.c, mask)};
 }
 
-// N consecutive floats at p (one float4 when N == 4: p is 16-byte aligned).
+// N consecutive elements at p as floats (one vector when N == 4: p is aligned to four elements).
 template <int N>
 struct drk_contiguous {
-  __device__ __forceinline__ void operator()(const float* p, float (&v)[N]) const {
+  __device__ __forceinline__ void operator()(const drk_element* p, float (&v)[N]) const {
     if constexpr (N == 4) {
-      const float4 q = *reinterpret_cast<const float4*>(p);
+      const float4 q = drk_load4(p, 0);
       v[0] = q.x;
       v[1] = q.y;
       v[2] = q.z;
       v[3] = q.w;
     } else {
 #pragma unroll
-      for (int i = 0; i < N; ++i) v[i] = p[i];
+      for (int i = 0; i < N; ++i) v[i] = drk_widen(p[i]);
     }
   }
 };
 
 // A tile's 32 inner positions split between 8 lanes: lane q reads columns 4q..4q+3 of the row
-// segment at p (one float4, W == 4) or q, q + 8, q + 16, q + 24 (W == 1); kIdentity past `width`
+// segment at p (one vector, W == 4) or q, q + 8, q + 16, q + 24 (W == 1); kIdentity past `width`
 // (a multiple of 4 when W == 4).
 template <int W>
 struct drk_tile_columns {
   int q;
   int64_t width;
   __device__ __forceinline__ int64_t column(int i) const { return W == 4 ? 4 * q + i : q + 8 * i; }
-  __device__ __forceinline__ void operator()(const float* p, float (&v)[4]) const {
+  __device__ __forceinline__ void operator()(const drk_element* p, float (&v)[4]) const {
     if constexpr (W == 4) {
       if (4 * q < width) {
         drk_contiguous<4>{}(p + 4 * q, v);
@@ -90,7 +95,7 @@ struct drk_tile_columns {
       }
     } else {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) v[i] = column(i) < width ? p[column(i)] : kIdentity;
+      for (int i = 0; i < 4; ++i) v[i] = column(i) < width ? drk_widen(p[column(i)]) : kIdentity;
     }
   }
 };
@@ -99,10 +104,10 @@ struct drk_tile_columns {
 // pitch) into the N totals: kUnroll independent sets of accumulators, each folded into the
 // totals after kChunk rounds, in accumulator order.
 template <int N, typename Load>
-__device__ __forceinline__ void drk_accumulate(const float* base, int64_t pitch, int64_t first, int64_t step,
+__device__ __forceinline__ void drk_accumulate(const drk_element* base, int64_t pitch, int64_t first, int64_t step,
                                                int64_t count, const Load& load, drk_total (&total)[N]) {
   int64_t item = first;
-  const float* p = base + first * pitch;
+  const drk_element* p = base + first * pitch;
   const int64_t stride = step * pitch;
   while (item < count) {
     float acc[kUnroll][N];
@@ -141,9 +146,9 @@ __device__ __forceinline__ void drk_accumulate(const float* base, int64_t pitch,
 }
 
 // The total of the contiguous row `in` of n elements split between `parts` threads: part p
-// reads float4s p, p + parts, ... (vectorised) and then the elements past them, or elements
+// reads vectors p, p + parts, ... (vectorised) and then the elements past them, or elements
 // p, p + parts, ...
-__device__ __forceinline__ drk_total drk_row_total(const float* in, int64_t n, int part, int parts, bool vectorised) {
+__device__ __forceinline__ drk_total drk_row_total(const drk_element* in, int64_t n, int part, int parts, bool vectorised) {
   drk_total total[1] = {{kIdentity, 0.0f}};
   int64_t start = 0;
   if (kWidth == 4 && vectorised) {
@@ -177,27 +182,27 @@ __device__ __forceinline__ drk_total drk_row_total(const float* in, int64_t n, i
 
 // Writes the tile's outputs of lane q (its 4 columns) at y_tile.
 template <int W>
-__device__ __forceinline__ void drk_write_tile(float* y_tile, const drk_tile_columns<W>& load, const drk_total (&total)[4],
+__device__ __forceinline__ void drk_write_tile(drk_element* y_tile, const drk_tile_columns<W>& load, const drk_total (&total)[4],
                                                int64_t reduce) {
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    if (load.column(i) < load.width) y_tile[load.column(i)] = drk_finish(drk_value(total[i]), reduce);
+    if (load.column(i) < load.width) y_tile[load.column(i)] = drk_narrow(drk_finish(drk_value(total[i]), reduce));
   }
 }
 )";
 
 const char* kThreadKernels = R"(
-__global__ void __launch_bounds__(kThreads) drk_reduce_rows(const float* x, float* y, int64_t outer, int64_t reduce,
+__global__ void __launch_bounds__(kThreads) drk_reduce_rows(const drk_element* x, drk_element* y, int64_t outer, int64_t reduce,
                                                             bool vectorised) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * kThreads;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; row < outer; row += stride) {
-    y[row] = drk_finish(drk_value(drk_row_total(x + row * reduce, reduce, 0, 1, vectorised)), reduce);
+    y[row] = drk_narrow(drk_finish(drk_value(drk_row_total(x + row * reduce, reduce, 0, 1, vectorised)), reduce));
   }
 }
 
 // A thread per W neighbouring outputs (W == 4 only when inner % 4 == 0).
 template <int W>
-__global__ void __launch_bounds__(kThreads) drk_reduce_columns(const float* x, float* y, int64_t outer, int64_t reduce,
+__global__ void __launch_bounds__(kThreads) drk_reduce_columns(const drk_element* x, drk_element* y, int64_t outer, int64_t reduce,
                                                                int64_t inner) {
   const int64_t groups = inner / W;
   const int64_t items = outer * groups;
@@ -210,7 +215,7 @@ __global__ void __launch_bounds__(kThreads) drk_reduce_columns(const float* x, f
     for (int i = 0; i < W; ++i) total[i] = {kIdentity, 0.0f};
     drk_accumulate<W>(x + o * reduce * inner + j, inner, 0, 1, reduce, drk_contiguous<W>{}, total);
 #pragma unroll
-    for (int i = 0; i < W; ++i) y[o * inner + j + i] = drk_finish(drk_value(total[i]), reduce);
+    for (int i = 0; i < W; ++i) y[o * inner + j + i] = drk_narrow(drk_finish(drk_value(total[i]), reduce));
   }
 }
 
@@ -221,19 +226,19 @@ int64_t drk_columns_grid(int64_t outer, int64_t inner, int width) {
 )";
 
 const char* kWarpKernels = R"(
-__global__ void __launch_bounds__(kThreads) drk_reduce_rows(const float* x, float* y, int64_t outer, int64_t reduce,
+__global__ void __launch_bounds__(kThreads) drk_reduce_rows(const drk_element* x, drk_element* y, int64_t outer, int64_t reduce,
                                                             bool vectorised) {
   const int lane = threadIdx.x % 32;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; row < outer; row += warps) {
     const drk_total total = drk_warp_total(drk_row_total(x + row * reduce, reduce, lane, 32, vectorised));
-    if (lane == 0) y[row] = drk_finish(drk_value(total), reduce);
+    if (lane == 0) y[row] = drk_narrow(drk_finish(drk_value(total), reduce));
   }
 }
 
 // A warp per tile of 32 inner positions: 4 slices of 8 lanes, slice s reading rows s, s + 4, ...
 template <int W>
-__global__ void __launch_bounds__(kThreads) drk_reduce_columns(const float* x, float* y, int64_t outer, int64_t reduce,
+__global__ void __launch_bounds__(kThreads) drk_reduce_columns(const drk_element* x, drk_element* y, int64_t outer, int64_t reduce,
                                                                int64_t inner) {
   const int lane = threadIdx.x % 32;
   const int64_t tiles_per_outer = (inner + 31) / 32;
@@ -257,7 +262,7 @@ int64_t drk_columns_grid(int64_t outer, int64_t inner, int) { return (outer * ((
 )";
 
 const char* kBlockKernels = R"(
-__global__ void __launch_bounds__(kThreads) drk_reduce_rows(const float* x, float* y, int64_t outer, int64_t reduce,
+__global__ void __launch_bounds__(kThreads) drk_reduce_rows(const drk_element* x, drk_element* y, int64_t outer, int64_t reduce,
                                                             bool vectorised) {
   __shared__ drk_total partial[kWarps];
   const int lane = threadIdx.x % 32;
@@ -268,7 +273,7 @@ __global__ void __launch_bounds__(kThreads) drk_reduce_rows(const float* x, floa
     __syncthreads();
     if (threadIdx.x == 0) {
       for (int other = 1; other < kWarps; ++other) total = drk_join(total, partial[other]);
-      y[row] = drk_finish(drk_value(total), reduce);
+      y[row] = drk_narrow(drk_finish(drk_value(total), reduce));
     }
     __syncthreads();
   }
@@ -277,7 +282,7 @@ __global__ void __launch_bounds__(kThreads) drk_reduce_rows(const float* x, floa
 // A block per tile of 32 inner positions: kThreads / 8 slices of 8 lanes, slice s reading rows
 // s, s + kThreads / 8, ...; each warp's 4 slices merge first, then the warps in order.
 template <int W>
-__global__ void __launch_bounds__(kThreads) drk_reduce_columns(const float* x, float* y, int64_t outer, int64_t reduce,
+__global__ void __launch_bounds__(kThreads) drk_reduce_columns(const drk_element* x, drk_element* y, int64_t outer, int64_t reduce,
                                                                int64_t inner) {
   __shared__ drk_total partial[kWarps][8][4];
   const int lane = threadIdx.x % 32;
@@ -321,7 +326,13 @@ Result<std::string> render_cuda_reduction(const Problem& problem, const Choice& 
   const bool is_max = params->op == "max";
   const std::string& strategy = choice.value(cuda_reduction_knob::strategy);
 
+  const std::optional<CudaSixteenBit> names = problem.precision == Precision::float32
+                                                  ? std::nullopt
+                                                  : std::optional(cuda_sixteen_bit(problem.precision));
+  const std::string dense = names ? names->dense : "drk_is_dense_f32";
+
   std::string source = cuda_kernel_preamble(problem, choice);
+  if (names) source += names->include;
   source += substitute(R"(
 namespace {
 
@@ -347,19 +358,23 @@ __device__ __forceinline__ float drk_finish(float total, int64_t reduce) {
                         {"IDENTITY", is_max ? "-INFINITY" : "0.0f"},
                         {"COMBINE", is_max ? "v > acc || v != v ? v : acc" : "acc + v"},
                         {"FINISH", params->op == "mean" ? "total / static_cast<float>(reduce)" : "total"}});
+  source += cuda_element_access(names);
+  if (names) source += dense_check(names->dense, names->dtype);
   source += kAccumulation;
   source += strategy == "thread_per_output" ? kThreadKernels
             : strategy == "warp_per_output" ? kWarpKernels
                                             : kBlockKernels;
   source += "\n}  // namespace\n";
   source += cuda_entry_point_opening(1);
-  source += reduce_split_dims(*params);
-  source += R"(  const float* src = static_cast<const float*>(x.data);
-  float* dst = static_cast<float*>(y.data);
+  source += reduce_split_dims(*params, dense);
+  source += R"(  const drk_element* src = static_cast<const drk_element*>(x.data);
+  drk_element* dst = static_cast<drk_element*>(y.data);
+  // A vector is 4 elements: 16 bytes of float, 8 of a 16-bit type.
+  constexpr int64_t kVectorBytes = 4 * sizeof(drk_element);
   if (inner == 1) {
-    const bool vectorised = kWidth == 4 && reduce % 4 == 0 && drk_aligned(src, 16);
+    const bool vectorised = kWidth == 4 && reduce % 4 == 0 && drk_aligned(src, kVectorBytes);
     drk_reduce_rows<<<drk_grid(drk_rows_grid(outer)), kThreads, 0, stream>>>(src, dst, outer, reduce, vectorised);
-  } else if (kWidth == 4 && inner % 4 == 0 && drk_aligned(src, 16)) {
+  } else if (kWidth == 4 && inner % 4 == 0 && drk_aligned(src, kVectorBytes)) {
     drk_reduce_columns<4><<<drk_grid(drk_columns_grid(outer, inner, 4)), kThreads, 0, stream>>>(src, dst, outer, reduce,
                                                                                                 inner);
   } else {

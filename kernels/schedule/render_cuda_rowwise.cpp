@@ -102,39 +102,6 @@ __device__ drk_stat drk_result(drk_stat first, drk_stat second, int64_t n) {
   return source;
 }
 
-// The element type and its conversions (drk_widen and drk_load4 of float are in
-// cuda_row_statistics): drk_narrow rounds a float into an element, drk_store4 writes four.
-const char* kFloatElements = R"(
-using drk_element = float;
-__device__ __forceinline__ float drk_narrow(float v) { return v; }
-__device__ __forceinline__ void drk_store4(float* out, int64_t i, float4 v) { reinterpret_cast<float4*>(out)[i] = v; }
-)";
-
-// A 16-bit element type and its conversions to and from float.
-std::string sixteen_bit_elements(const CudaSixteenBit& names) {
-  return substitute(R"(
-using drk_element = @T@;
-struct alignas(8) drk_quad {
-  @T@ lane[4];
-};
-__device__ __forceinline__ float drk_widen(@T@ v) { return @TO_FLOAT@(v); }
-__device__ __forceinline__ @T@ drk_narrow(float v) { return @FROM_FLOAT@(v); }
-__device__ __forceinline__ float4 drk_load4(const @T@* in, int64_t i) {
-  const drk_quad q = reinterpret_cast<const drk_quad*>(in)[i];
-  return make_float4(drk_widen(q.lane[0]), drk_widen(q.lane[1]), drk_widen(q.lane[2]), drk_widen(q.lane[3]));
-}
-__device__ __forceinline__ void drk_store4(@T@* out, int64_t i, float4 v) {
-  drk_quad q;
-  q.lane[0] = drk_narrow(v.x);
-  q.lane[1] = drk_narrow(v.y);
-  q.lane[2] = drk_narrow(v.z);
-  q.lane[3] = drk_narrow(v.w);
-  reinterpret_cast<drk_quad*>(out)[i] = q;
-}
-)",
-                    {{"T", names.type}, {"TO_FLOAT", names.to_float}, {"FROM_FLOAT", names.from_float}});
-}
-
 // A contiguous row read by `parts` cooperating threads (a warp or a block).
 const char* kRowFunctions = R"(
 __device__ __forceinline__ float drk_weight(const drk_element* w, int64_t j) { return kAffine ? drk_widen(w[j]) : 1.0f; }
@@ -280,13 +247,9 @@ constexpr bool kAffine = @AFFINE@;
                         {"THREADS", choice.value(cuda_rowwise_knob::threads)},
                         {"W", choice.value(cuda_rowwise_knob::vector_width)},
                         {"AFFINE", affine ? "true" : "false"}});
-  // 16-bit overloads before the templates that call them (cuda_row_statistics).
-  if (names) {
-    source += sixteen_bit_elements(*names);
-    source += dense_check(names->dense, names->dtype);
-  } else {
-    source += kFloatElements;
-  }
+  // The element access before the templates that call it (cuda_row_statistics).
+  source += cuda_element_access(names);
+  if (names) source += dense_check(names->dense, names->dtype);
   source += op_functions(params->op, online);
   source += cuda_stat_reductions();
   source += cuda_row_statistics();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -145,6 +146,12 @@ struct CudaSixteenBit {
 };
 // `precision` is float16 or bfloat16.
 CudaSixteenBit cuda_sixteen_bit(Precision precision);
+// The element type of a CUDA kernel's tensors and its conversions (rendered code for an anonymous
+// namespace): drk_element (float, or `names`' 16-bit type), drk_widen to float, drk_narrow back
+// (once, to nearest even), drk_load4 / drk_store4 of four neighbours (a 16-byte float4, or 8
+// bytes of a 16-bit type). drk_widen and drk_load4 of float are declared in both, so a float
+// value never converts to a 16-bit type on the way. Before cuda_row_statistics().
+std::string cuda_element_access(const std::optional<CudaSixteenBit>& names);
 // `__device__ inline float NAME(float v)` applying the stages in order (identity when empty).
 // `extra_parameters` (", int64_t c, const float* add_bias") lets the stages read more than v.
 std::string cuda_stage_function(const std::string& name, const std::vector<std::string>& stages,

@@ -186,16 +186,15 @@ bool renders_precision(Family family, Device device, Precision precision) {
     case Precision::float32: return true;
     case Precision::float16:
     case Precision::bfloat16:
-      return family == Family::elementwise || family == Family::rowwise ||
-             (family == Family::gemm && device == Device::cuda) ||
-             (family == Family::reduction && device == Device::cpu);
+      return family == Family::elementwise || family == Family::rowwise || family == Family::reduction ||
+             (family == Family::gemm && device == Device::cuda);
   }
   return false;
 }
 
 std::string rendered_precisions() {
-  return "float32 kernels for every family, and float16 and bfloat16 for the elementwise and rowwise families on "
-         "both devices, the cuda gemm family (tensor cores) and the cpu reduction family";
+  return "float32 kernels for every family, and float16 and bfloat16 for the elementwise, rowwise and reduction "
+         "families on both devices and the cuda gemm family (tensor cores)";
 }
 
 std::span<const Knob> knobs(Family family, Device device) {

@@ -167,6 +167,18 @@ std::vector<RenderPoint> half_rowwise_points() {
   return points;
 }
 
+std::vector<RenderPoint> half_reduction_points() {
+  const auto problems = catalog_problems({"sum_reduction@bfloat16", "mean_reduction@float16", "max_reduction@bfloat16"},
+                                         msg::Device::CUDA);
+  std::vector<RenderPoint> points;
+  const auto corners = corner_choices(Family::reduction, Device::cuda, problems[0].precision);
+  for (const auto& corner : corners) points.push_back({problems[0], corner});
+  points.push_back({problems[1], reduction_warp_choice(corners[1])});
+  points.push_back({problems[2], corners[0]});
+  points.push_back({problems[2], reduction_warp_choice(corners[1])});
+  return points;
+}
+
 std::vector<Problem> half_chain_problems() {
   auto chains = catalog_problems({"relu@float16", "relu@bfloat16"}, msg::Device::CUDA);
   for (auto& chain : chains) {

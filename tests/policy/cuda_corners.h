@@ -49,6 +49,10 @@ std::vector<RenderPoint> half_elementwise_points();
 // 16-bit rowwise points: softmax@bfloat16 at every corner of the cuda rowwise space, layer_norm@bfloat16
 // (weight and bias 16-bit too) at two, log_softmax@float16 and rms_norm@float16 at one each (8 points).
 std::vector<RenderPoint> half_rowwise_points();
+// 16-bit reduction points: sum_reduction@bfloat16 at every corner of the cuda reduction space,
+// mean_reduction@float16 with warp_per_output, max_reduction@bfloat16 at its first corner and with
+// warp_per_output (7 points).
+std::vector<RenderPoint> half_reduction_points();
 // The problems of half_elementwise_points' chains: `relu@DTYPE` with three stages.
 std::vector<schedule::Problem> half_chain_problems();
 

@@ -6,7 +6,7 @@
 // trial): their corners with CUDA cores and with tensor cores must be correct against the product
 // in float64 rounded to their dtype and pass the precision check against float64. float16 and bfloat16 elementwise kernels, fused and
 // through their float32 workspace, must be correct against the reference in float64 rounded to
-// their dtype. Skips, saying why, without a usable GPU.
+// their dtype, and so must 16-bit rowwise and reduction kernels. Skips, saying why, without a usable GPU.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -204,6 +204,13 @@ DRK_TEST_CASE("rendered float16 and bfloat16 rowwise kernels are correct on the 
   const int evaluated = evaluate_points(testing::half_rowwise_points());
   DRK_CHECK(evaluated == 8);
   std::printf("evaluated %d rendered 16-bit rowwise CUDA candidates\n", evaluated);
+}
+
+DRK_TEST_CASE("rendered float16 and bfloat16 reductions are correct on the GPU [gpu]") {
+  if (gpu_missing()) return;
+  const int evaluated = evaluate_points(testing::half_reduction_points());
+  DRK_CHECK(evaluated == 7);
+  std::printf("evaluated %d rendered 16-bit reduction CUDA candidates\n", evaluated);
 }
 
 DRK_TEST_CASE("rendered float16 and bfloat16 matmuls are correct on the GPU with CUDA cores and with tensor cores [gpu]") {

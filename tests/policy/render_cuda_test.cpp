@@ -180,10 +180,11 @@ DRK_TEST_CASE("tensor cores render for 16-bit tasks only, the library for float3
     DRK_CHECK(refused.error().message.find(std::string(precision_name(problem.precision)) + " tasks") !=
               std::string::npos);
   }
-  // 16-bit is the gemm, rowwise and elementwise families' alone: a float16 sum is refused before rendering.
-  Problem half_sum = testing::catalog_problems({"sum_reduction"}, msg::Device::CUDA)[0];
-  half_sum.precision = Precision::float16;
-  auto refused = render(half_sum, Choice{Family::reduction, {0, 0, 0, 0}, Device::cuda});
+  // 16-bit is the gemm, rowwise, elementwise and reduction families' alone: a float16 conv2d is
+  // refused before rendering.
+  Problem half_conv = testing::catalog_problems({"conv2d"}, msg::Device::CUDA)[0];
+  half_conv.precision = Precision::float16;
+  auto refused = render(half_conv, testing::corner_choices(Family::conv2d, Device::cuda)[0]);
   DRK_REQUIRE_FALSE(refused.ok());
   DRK_CHECK(refused.error().message.find("float16") != std::string::npos);
 }
@@ -236,6 +237,22 @@ DRK_TEST_CASE("16-bit rowwise kernels take 16-bit tensors, widen on load, round 
     // layer_norm's weight and bias are the variant's dtype too.
     if (point.problem.task.rfind("layer_norm", 0) == 0)
       DRK_CHECK(source.find("!" + dense + "(inputs[1]) || !" + dense + "(inputs[2])") != std::string::npos);
+  });
+  build_and_check(points, sources);
+}
+
+DRK_TEST_CASE("16-bit reductions take 16-bit tensors, widen on load, round each output once, and build with the Evaluator's flags") {
+  const auto points = testing::half_reduction_points();
+  DRK_REQUIRE(points.size() == 7);
+  const auto sources = render_checked(points, [](const testing::RenderPoint& point, const std::string& source) {
+    const bool brain = point.problem.precision == Precision::bfloat16;
+    const std::string dense = brain ? "drk_is_dense_bf16" : "drk_is_dense_f16";
+    DRK_CHECK(source.find(brain ? "DRK_BF16" : "DRK_F16") != std::string::npos);
+    DRK_CHECK(source.find("!drk_is_dense_f32(x)") == std::string::npos);
+    DRK_CHECK(source.find(dense + "(x)") != std::string::npos);
+    DRK_CHECK(source.find(brain ? "using drk_element = __nv_bfloat16;" : "using drk_element = __half;") !=
+              std::string::npos);
+    DRK_CHECK(source.find("drk_narrow(drk_finish(") != std::string::npos);
   });
   build_and_check(points, sources);
 }

@@ -68,7 +68,7 @@ DRK_TEST_CASE("naming tasks selects them in the order named; an unknown name fai
   DRK_CHECK(unknown.error().message.find("experiment.tasks") != std::string::npos);
 }
 
-DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is refused by name, with the reason; 16-bit elementwise and rowwise ones render") {
+DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is refused by name, with the reason; 16-bit elementwise, rowwise and reduction ones render") {
   auto catalog = shipped_catalog();
   auto refused = learner::select_tasks(catalog, {"relu", "conv2d@bfloat16"}, kernels::DeviceKind::cpu,
                                        learner::embedded_policy_renders());
@@ -85,11 +85,12 @@ DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is r
                                            kernels::DeviceKind::cpu, learner::embedded_policy_renders());
   DRK_REQUIRE_MESSAGE(elementwise.ok(), (elementwise.ok() ? "" : elementwise.error().message));
   DRK_CHECK(elementwise->tasks.size() == 3);
-  // So does the cuda one, its gemm family on tensor cores, and its rowwise family.
-  auto cuda = learner::select_tasks(catalog, {"relu@bfloat16", "gelu@float16", "matmul@float16", "softmax@bfloat16"},
-                                    kernels::DeviceKind::cuda, learner::embedded_policy_renders());
+  // So does the cuda one, its gemm family on tensor cores, its rowwise and its reduction families.
+  auto cuda = learner::select_tasks(
+      catalog, {"relu@bfloat16", "gelu@float16", "matmul@float16", "softmax@bfloat16", "sum_reduction@bfloat16"},
+      kernels::DeviceKind::cuda, learner::embedded_policy_renders());
   DRK_REQUIRE_MESSAGE(cuda.ok(), (cuda.ok() ? "" : cuda.error().message));
-  DRK_CHECK(cuda->tasks.size() == 4);
+  DRK_CHECK(cuda->tasks.size() == 5);
   // A language-model Generator writes any dtype: no check.
   auto written = learner::select_tasks(catalog, {"relu@bfloat16", "softmax@float16"}, kernels::DeviceKind::cpu);
   DRK_REQUIRE(written.ok());
