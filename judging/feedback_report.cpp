@@ -112,6 +112,13 @@ std::string application_level(msg::EvalResult::Reader result) {
     text += " range_shapes=" + std::to_string(evidence.getRangeShapesHandled()) + "/" +
             std::to_string(evidence.getRangeShapesTried()) +
             " declined=" + std::to_string(evidence.getRangeShapesDeclined());
+  if (result.getTimedShapes().size() > 0) {
+    std::string timed;
+    for (auto shape : result.getTimedShapes())
+      timed += (timed.empty() ? "" : " | ") + clean(shape.getShapes().cStr()) + ": " +
+               (shape.getDeclined() ? std::string("declined") : number(shape.getSpeedup(), "%.2f") + "x");
+    text += " timed_shapes=[" + timed + "] shapes_speedup=" + number(result.getShapesSpeedup(), "%.2f");
+  }
   return text;
 }
 

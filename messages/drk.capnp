@@ -145,6 +145,16 @@ struct TimingStats {
   callsPerSample @5 :UInt32;
 }
 
+# The candidate at one of the shapes its task declares it is timed at (shape_range.DEVICE.timed,
+# docs/tasks.md "Shape ranges"), beside the task's own.
+struct ShapeTiming {
+  shapes @0 :Text;              # every input's shape, e.g. "x [64, 4096]"
+  declined @1 :Bool;            # the candidate returned a non-zero status there: not timed
+  candidateTiming @2 :TimingStats;
+  referenceTiming @3 :TimingStats;
+  speedup @4 :Float64;          # reference median / candidate median; 0 when declined
+}
+
 enum SandboxOutcome {
   ok @0;
   crashed @1;                   # killed by a signal or exited
@@ -220,8 +230,8 @@ struct Evidence {
   rangeShapesTried @41 :UInt32;     # shapes drawn from the range (secretly, per evaluation) and tried
   rangeShapesHandled @42 :UInt32;   # of them, answered correctly
   rangeShapesDeclined @43 :UInt32;  # of them, declined with a non-zero status (DRK_E_UNSUPPORTED_SHAPE)
-  rangeShapeWrong @44 :Text;        # the first wrong answer at a drawn shape it accepted ("" if none):
-                                    # the result is not correct
+  rangeShapeWrong @44 :Text;        # the first wrong answer at a drawn or timed shape it accepted
+                                    # ("" if none): the result is not correct
 }
 
 # nvcc's resource report (--resource-usage) for one kernel compiled from the candidate's source.
@@ -350,6 +360,12 @@ struct EvalResult {
   device @26 :Device;
   architecture @27 :Text;       # "sm_90" on CUDA; the CPU's machine ("x86_64", "aarch64")
   dtype @28 :DType;             # the task's floating dtype (float32 when it has no floating tensors)
+  # The shapes the task declares it is timed at beyond its own (docs/tasks.md, "Shape ranges"), in
+  # their order; empty when it declares none or the candidate was not correct at its own.
+  timedShapes @29 :List(ShapeTiming);
+  # The geometric mean of the speedups at the task's shape and at each timed shape the candidate
+  # handled (what the Oracle rewards when timedShapes is not empty); 0 when not correct.
+  shapesSpeedup @30 :Float64;
 }
 
 struct FailedCheck {

@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS results (
   candidate_median_us REAL, candidate_p10_us REAL, candidate_p90_us REAL, candidate_cv REAL,
   reference_median_us REAL, reference_p10_us REAL, reference_p90_us REAL, reference_cv REAL,
   speedup REAL, eval_ms REAL, compile_wait_ms REAL, load_ms REAL, correctness_ms REAL, timing_ms REAL,
-  device TEXT, architecture TEXT, dtype TEXT, shapes_tried INTEGER, shapes_handled INTEGER);
+  device TEXT, architecture TEXT, dtype TEXT, shapes_tried INTEGER, shapes_handled INTEGER,
+  shapes_speedup REAL);
 CREATE TABLE IF NOT EXISTS verdicts (
   candidate_id TEXT PRIMARY KEY REFERENCES candidates(id), honest INTEGER, failed_checks TEXT);
 CREATE TABLE IF NOT EXISTS rewards (
@@ -77,6 +78,7 @@ constexpr AddedColumn kAddedColumns[] = {
     {"results", "dtype", "TEXT"},
     {"results", "shapes_tried", "INTEGER"},
     {"results", "shapes_handled", "INTEGER"},
+    {"results", "shapes_speedup", "REAL"},
 };
 
 int64_t now_ms() {
@@ -225,8 +227,15 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
   if (ok) {
     SqliteStatement insert(db_.get(),
                      "INSERT OR REPLACE INTO results VALUES "
-                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     const auto cand = result.getCandidateTiming();
+    // Shapes tried beyond the task's own: drawn from its range, and timed.
+    int64_t shapes_tried = result.getEvidence().getRangeShapesTried();
+    int64_t shapes_handled = result.getEvidence().getRangeShapesHandled();
+    for (auto timed : result.getTimedShapes()) {
+      ++shapes_tried;
+      if (!timed.getDeclined()) ++shapes_handled;
+    }
     const auto ref = result.getReferenceTiming();
     insert.text(id).text(result.getEvaluator().cStr()).integer(result.getCompiled())
         .text(result.getCompileLog().cStr()).integer(result.getCompileCached())
@@ -239,7 +248,7 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
         .real(result.getCompileWaitMs()).real(result.getLoadMs()).real(result.getCorrectnessMs())
         .real(result.getTimingMs()).text(msg::enumerant_name(result.getDevice()))
         .text(result.getArchitecture().cStr()).text(msg::enumerant_name(result.getDtype()))
-        .integer(result.getEvidence().getRangeShapesTried()).integer(result.getEvidence().getRangeShapesHandled());
+        .integer(shapes_tried).integer(shapes_handled).real(result.getShapesSpeedup());
     ok = insert.step() == SQLITE_DONE;
   }
   if (ok) {

@@ -5,6 +5,7 @@
 #include "actors/evaluator/evaluation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -27,6 +28,7 @@
 #include "actors/evaluator/python/python_reference.h"
 #include "actors/evaluator/engine/sandbox_session.h"
 #include "actors/evaluator/engine/timer.h"
+#include "actors/evaluator/engine/timing_summary.h"
 #include "actors/evaluator/shared_region.h"
 #include "judging/best_known_bound.h"
 #include "kernels/catalog/dtype_variant.h"
@@ -63,10 +65,55 @@ std::string architecture_of(const EvaluationDevice& device) {
 // copies the checks keep), and two sets in the candidate's sandbox (its outputs and its working
 // memory). On the H200, two evaluations of a 36 GiB problem held 117 GiB in the Evaluator and
 // 13 GiB in a sandbox.
-size_t device_memory_footprint(const EvaluationRun& run) {
-  const size_t per_set = run.layout.bytes / std::max<size_t>(1, run.set_count());
-  return 2 * run.layout.bytes + 2 * per_set;
+// `layout_bytes`: the largest of the run's layouts (its task's shapes, the timed shapes).
+size_t device_memory_footprint(size_t layout_bytes, uint32_t sets) {
+  const size_t per_set = layout_bytes / std::max<uint32_t>(1, sets);
+  return 2 * layout_bytes + 2 * per_set;
 }
+
+// The bytes of the largest layout the run's timings use: its own, or a timed shape's.
+size_t largest_timed_layout_bytes(const EvaluationRun& run) {
+  size_t bytes = run.layout.bytes;
+  if (const kernels::ShapeRange* range = run.task->shape_range(run.shapes))
+    for (const auto& values : range->timed)
+      bytes = std::max(bytes, make_layout(kernels::at_shapes(*run.task, run.shapes, range->at(values)), run.shapes,
+                                          run.set_count())
+                                  .bytes);
+  return bytes;
+}
+
+// What the timers write of the task's own shape (the GPU profile, which the Verifier's roofline
+// reads, and the CPU timer's wall checks), kept while the timed shapes are measured and put back
+// after them. The answer-reuse evidence is the largest of every shape's: a result reused at any
+// shape is one.
+class OwnShapeProfile {
+ public:
+  explicit OwnShapeProfile(msg::EvalResult::Builder out) : out_(out) {
+    if (out.hasGpu()) gpu_.emplace().setRoot(out.getGpu().asReader());
+    auto evidence = out.getEvidence();
+    wall_check_ratio_ = evidence.getWallCheckRatio();
+    cpu_per_wall_ = evidence.getCpuPerWall();
+    answer_reuse_ratio_ = evidence.getAnswerReuseRatio();
+  }
+  OwnShapeProfile(const OwnShapeProfile&) = delete;
+  OwnShapeProfile& operator=(const OwnShapeProfile&) = delete;
+  // After a timed shape's timing: its answer-reuse evidence joins the largest.
+  void note_timed_shape() {
+    answer_reuse_ratio_ = std::max(answer_reuse_ratio_, out_.getEvidence().getAnswerReuseRatio());
+  }
+  ~OwnShapeProfile() {
+    if (gpu_) out_.setGpu(gpu_->getRoot<msg::GpuProfile>().asReader());
+    auto evidence = out_.getEvidence();
+    evidence.setWallCheckRatio(wall_check_ratio_);
+    evidence.setCpuPerWall(cpu_per_wall_);
+    evidence.setAnswerReuseRatio(answer_reuse_ratio_);
+  }
+
+ private:
+  msg::EvalResult::Builder out_;
+  std::optional<capnp::MallocMessageBuilder> gpu_;
+  double wall_check_ratio_ = 0, cpu_per_wall_ = 0, answer_reuse_ratio_ = 0;
+};
 
 }  // namespace
 
@@ -115,6 +162,17 @@ struct EvaluationEngine::Impl {
   Status check_and_time(EvaluationRun& run, const compile::CompiledCandidate& compiled, double best_known_speedup);
   // swap_between_calls: the re-timing of an implausible result, with input_swaps.h's swaps.
   Status run_timing(EvaluationRun& run, bool swap_between_calls);
+  struct Measured {
+    TimingSummary candidate, reference;
+  };
+  // Times candidate and reference on `run`'s sets (inputs drawn afresh), then the checks after
+  // timing (CorrectnessTrials::after_timing), which may find the result incorrect. nullopt when
+  // nothing was measured (the result is not correct).
+  Result<std::optional<Measured>> measure(EvaluationRun& run, bool swap_between_calls);
+  // The task's timed shapes (docs/tasks.md, "Shape ranges"), after the timing at its own shape.
+  Status time_declared_shapes(EvaluationRun& run);
+  // The buffer sets a timing uses (the timer's choice for eval.timing_sets).
+  uint32_t timing_sets() const { return timer->buffer_sets(options.timing_sets); }
 };
 
 Result<const kernels::Task*> EvaluationEngine::Impl::find_task(const std::string& name) {
@@ -179,7 +237,7 @@ EvaluationRun EvaluationEngine::Impl::make_run(const kernels::Task& task, msg::E
   run.reference = references.at(task.name).get();
   run.shapes = shape_kind();
   run.store = &store();
-  run.lay_out(make_layout(task, shape_kind(), timer->buffer_sets(options.timing_sets)));
+  run.lay_out(make_layout(task, shape_kind(), timing_sets()));
   run.tolerance = task.output_tolerance();
   run.seed = mix(secret, evaluations++);
   run.out = out;
@@ -216,6 +274,7 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
 
   EvaluationRun run = make_run(**task, out);
   run.own_kernels = own_kernels;
+  const size_t layout_bytes = largest_timed_layout_bytes(run);
   // Engines sharing the GPU: this evaluation's memory is claimed before it is allocated and given
   // back once its sandbox has gone (the members below end in the reverse order: sandbox, memory,
   // claim).
@@ -227,10 +286,10 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
     }
   } shared_memory;
   if (options.device_memory_share) {
-    shared_memory.claim = options.device_memory_share->claim(device_memory_footprint(run));
+    shared_memory.claim = options.device_memory_share->claim(device_memory_footprint(layout_bytes, run.set_count()));
     shared_memory.device = device.get();
   }
-  if (auto s = run.reserve(run.layout.bytes); !s) return s;
+  if (auto s = run.reserve(layout_bytes); !s) return s;
   kernels::set_reference_threads(options.max_threads);
   const std::string baseline = reference_build.describe();
   out.setReferenceBuild(baseline);
@@ -247,7 +306,10 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   if (!loaded) return loaded.error();
   if (*loaded)
     if (auto s = check_and_time(run, **compiled, best_known_speedup); !s) return s;
-  if (!out.getCorrect()) out.setSpeedup(0.0);
+  if (!out.getCorrect()) {
+    out.setSpeedup(0.0);
+    out.setShapesSpeedup(0.0);
+  }
   if (const std::string note = run.reference->precision_note(); !note.empty())
     out.setReferenceBuild(baseline + "; " + note);
   session->record_idle_cpu(run);
@@ -291,6 +353,12 @@ Status EvaluationEngine::Impl::check_and_time(EvaluationRun& run, const compile:
     step_ended("remeasure", remeasure_began);
     if (!remeasured) return remeasured;
   }
+  if (out.getCorrect()) {
+    const auto timed_shapes_began = Clock::now();
+    auto timed = time_declared_shapes(run);
+    step_ended("timed shapes", timed_shapes_began);
+    if (!timed) return timed;
+  }
   out.setTimingMs(ms_since(phase_started));
   if (out.getCorrect() && (options.sanitize || beyond || beyond_best)) {
     const auto bounds_began = Clock::now();
@@ -300,7 +368,8 @@ Status EvaluationEngine::Impl::check_and_time(EvaluationRun& run, const compile:
   return {};
 }
 
-Status EvaluationEngine::Impl::run_timing(EvaluationRun& run, bool swap_between_calls) {
+Result<std::optional<EvaluationEngine::Impl::Measured>> EvaluationEngine::Impl::measure(EvaluationRun& run,
+                                                                                          bool swap_between_calls) {
   auto out = run.out;
   std::unique_lock<std::mutex> device_to_itself;
   if (options.device_timing_lock) device_to_itself = std::unique_lock(*options.device_timing_lock);
@@ -310,24 +379,78 @@ Status EvaluationEngine::Impl::run_timing(EvaluationRun& run, bool swap_between_
   }
   TimingSamples samples;
   run.swap_seed = swap_between_calls ? mix(run.seed, 4000) : 0;
-  Status measured = timer->time(run, samples);
+  Status timed = timer->time(run, samples);
   // The swaps end with the timing: every input is written afresh below before anything is checked.
   run.swap_seed = 0;
-  if (!measured || !out.getCorrect() || samples.candidate_us.empty()) return measured;
-  TimingSummary candidate_summary = summarize(samples.candidate_us, samples.candidate_calls);
-  TimingSummary reference_summary = summarize(samples.reference_us, samples.reference_calls);
+  if (!timed) return timed.error();
+  if (!out.getCorrect() || samples.candidate_us.empty()) return std::optional<Measured>();
+  Measured measured{summarize(samples.candidate_us, samples.candidate_calls),
+                    summarize(samples.reference_us, samples.reference_calls)};
   // A reference that took no time is a measurement that failed, not a speedup of 0 for a correct
   // candidate (seen once on a loaded machine: a reward as if the candidate were slow).
-  if (!(reference_summary.median > 0))
+  if (!(measured.reference.median > 0))
     return make_error(Errc::internal, "the reference's timing measured no time over " +
                                           std::to_string(samples.reference_us.size()) +
                                           " samples: evaluate the candidate again");
-  fill_timing(candidate_summary, out.initCandidateTiming());
-  fill_timing(reference_summary, out.initReferenceTiming());
-  fill_roofline(run, candidate_summary.median);
-  if (auto s = trials->after_timing(run, samples.candidate_calls); !s) return s;
-  if (out.getCorrect() && candidate_summary.median > 0)
-    out.setSpeedup(reference_summary.median / candidate_summary.median);
+  if (auto s = trials->after_timing(run, samples.candidate_calls); !s) return s.error();
+  return std::optional<Measured>(measured);
+}
+
+Status EvaluationEngine::Impl::run_timing(EvaluationRun& run, bool swap_between_calls) {
+  auto out = run.out;
+  auto measured = measure(run, swap_between_calls);
+  if (!measured) return measured.error();
+  if (!*measured) return {};
+  fill_timing((*measured)->candidate, out.initCandidateTiming());
+  fill_timing((*measured)->reference, out.initReferenceTiming());
+  fill_roofline(run, (*measured)->candidate.median);
+  if (out.getCorrect() && (*measured)->candidate.median > 0)
+    out.setSpeedup((*measured)->reference.median / (*measured)->candidate.median);
+  return {};
+}
+
+// Each timed shape begins with a trial there (a shape the candidate declines is not timed, and
+// lowers the reward as a declined draw does; a wrong answer makes the result incorrect, as at a
+// drawn shape), then is timed and checked as the task's own shape is. shapesSpeedup is the
+// geometric mean of the speedups at the task's shape and at the timed shapes handled.
+Status EvaluationEngine::Impl::time_declared_shapes(EvaluationRun& run) {
+  auto out = run.out;
+  const kernels::ShapeRange* range = run.task->shape_range(run.shapes);
+  if (range == nullptr || range->timed.empty() || !out.getCorrect() || !(out.getSpeedup() > 0)) return {};
+  OwnShapeProfile own_shape(out);
+  auto timed_shapes = out.initTimedShapes(static_cast<unsigned>(range->timed.size()));
+  double log_speedups = std::log(out.getSpeedup());
+  uint32_t speedups = 1;
+  for (size_t i = 0; i < range->timed.size(); ++i) {
+    const kernels::Task shaped = kernels::at_shapes(*run.task, run.shapes, range->at(range->timed[i]));
+    auto entry = timed_shapes[static_cast<unsigned>(i)];
+    entry.setShapes(kernels::input_shapes_text(shaped, run.shapes));
+    const std::string phase = "timed shape " + std::to_string(i + 1) + " of " + std::to_string(range->timed.size()) +
+                              " (" + entry.getShapes().cStr() + ")";
+    auto trial = trials->trial_at(run, shaped, phase, mix(run.seed, 700 + i));
+    if (!trial) return trial.error();
+    if (trial->outcome == CorrectnessTrials::ShapeTrial::declined) {
+      entry.setDeclined(true);
+      continue;
+    }
+    if (trial->outcome == CorrectnessTrials::ShapeTrial::wrong) out.getEvidence().setRangeShapeWrong(trial->failure);
+    if (trial->outcome != CorrectnessTrials::ShapeTrial::handled) return {};
+    EvaluationRun timed = run.at(shaped, timing_sets());
+    auto measured = measure(timed, false);
+    own_shape.note_timed_shape();
+    if (!measured) return measured.error();
+    if (!*measured || !out.getCorrect() || !((*measured)->candidate.median > 0)) {
+      out.setErrorText(phase + ": " + std::string(out.getErrorText().cStr()));
+      return {};
+    }
+    fill_timing((*measured)->candidate, entry.initCandidateTiming());
+    fill_timing((*measured)->reference, entry.initReferenceTiming());
+    const double speedup = (*measured)->reference.median / (*measured)->candidate.median;
+    entry.setSpeedup(speedup);
+    log_speedups += std::log(speedup);
+    ++speedups;
+  }
+  out.setShapesSpeedup(std::exp(log_speedups / speedups));
   return {};
 }
 

@@ -79,15 +79,20 @@ double reward(const RewardWeights& weights, msg::Verdict::Reader verdict, double
   const auto result = verdict.getResult();
   if (!result.getCompiled() || !verdict.getHonest()) return 0.0;
   if (!result.getCorrect()) return 0.0;
-  double total = weights.correct + weights.speedup * std::min(result.getSpeedup(), weights.speedup_cap) +
-                 weights.coverage * coverage;
+  const double speedup = result.getTimedShapes().size() > 0 ? result.getShapesSpeedup() : result.getSpeedup();
+  double total = weights.correct + weights.speedup * std::min(speedup, weights.speedup_cap) + weights.coverage * coverage;
   // Terms that read more of the verdict, only when weighed.
   if (weights.memory != 0.0) total += weights.memory * memory_term(weights, result);
   if (weights.energy != 0.0) total += weights.energy * energy_term(weights, result);
   if (weights.convergence != 0.0) total += weights.convergence * convergence_term(result);
   const auto evidence = result.getEvidence();
-  if (const uint32_t tried = evidence.getRangeShapesTried(); tried > 0) {
-    const double handled_share = (1.0 + evidence.getRangeShapesHandled()) / (1.0 + tried);
+  uint32_t tried = evidence.getRangeShapesTried(), handled = evidence.getRangeShapesHandled();
+  for (auto timed : result.getTimedShapes()) {
+    ++tried;
+    if (!timed.getDeclined()) ++handled;
+  }
+  if (tried > 0) {
+    const double handled_share = (1.0 + handled) / (1.0 + tried);
     total *= 1.0 - weights.shapes * (1.0 - handled_share);
   }
   return total;

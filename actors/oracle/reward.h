@@ -5,10 +5,13 @@
 //     + correct * (w_memory * memory + w_energy * min(energy ratio, energy_cap)
 //                  + w_convergence * convergence)
 // times, where the task has a shape range (docs/tasks.md, "Shape ranges"), the share of shapes the
-// candidate handles, counting the task's own: 1 - w_shapes * (1 - (1 + handled) / (1 + tried)),
-// so that a kernel that declines most of the range (DRK_E_UNSUPPORTED_SHAPE) earns less than one
-// that handles it all; and 0 for a candidate that did not compile or was judged dishonest. Speedup is already 0 for
-// an incorrect candidate (the Evaluator reports it so). The terms, each from the verdict:
+// candidate handles, counting the task's own, the drawn ones and the timed ones:
+// 1 - w_shapes * (1 - (1 + handled) / (1 + tried)), so that a kernel that declines most of the
+// range (DRK_E_UNSUPPORTED_SHAPE) earns less than one that handles it all; and 0 for a candidate
+// that did not compile or was judged dishonest. Where the range declares timed shapes, speedup is
+// EvalResult.shapesSpeedup (the geometric mean over the task's shape and the timed ones handled),
+// so a kernel fast at one shape only is not paid as if it were fast at all. Speedup is already 0
+// for an incorrect candidate (the Evaluator reports it so). The terms, each from the verdict:
 //   memory      1 / (1 + held / memory_scale): held is the device memory the candidate kept
 //               beyond its tensors (CUDA: Evidence.gpuMemoryBytes, its allocations and
 //               workspace); 1 where nothing is measured (the CPU)

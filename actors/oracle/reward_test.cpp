@@ -1,5 +1,7 @@
 #include "actors/oracle/reward.h"
 
+#include <vector>
+
 #include <capnp/message.h>
 
 #include "tests/doctest_drk.h"
@@ -175,4 +177,24 @@ DRK_TEST_CASE("the shapes of a task's range that a candidate declines cost it re
   auto bad = drk::oracle::reward_weights_from(YAML::Load("reward: {shapes: 2}"));
   DRK_REQUIRE_FALSE(bad.ok());
   DRK_CHECK(bad.error().message.find("experiment.reward.shapes is a share from 0") != std::string::npos);
+}
+
+DRK_TEST_CASE("with timed shapes the speedup rewarded is their geometric mean, and a declined one costs as a declined draw") {
+  auto with_timed = [](double own, std::vector<double> timed_speedups, double shapes_speedup) {
+    Weighed correct;
+    auto result = correct.result();
+    result.setSpeedup(own);
+    result.setShapesSpeedup(shapes_speedup);
+    auto timed = result.initTimedShapes(static_cast<unsigned>(timed_speedups.size()));
+    for (unsigned i = 0; i < timed_speedups.size(); ++i) {
+      timed[i].setSpeedup(timed_speedups[i]);
+      timed[i].setDeclined(timed_speedups[i] == 0.0);
+    }
+    return correct.objective(RewardWeights{}) + 1.0;
+  };
+  // Fast at the task's shape only: 3x there, 1/3x at the timed one, paid as 1x.
+  DRK_CHECK(with_timed(3.0, {1.0 / 3.0}, 1.0) == doctest::Approx(1.0));
+  DRK_CHECK(with_timed(3.0, {}, 0.0) == doctest::Approx(2.0));  // no timed shapes: the task's own speedup
+  // One of two timed shapes declined: 2 of 3 shapes handled, so 1 - (1 - 2/3) = 2/3 of 0.5 + 0.5 * 2.
+  DRK_CHECK(with_timed(2.0, {2.0, 0.0}, 2.0) == doctest::Approx(1.5 * 2.0 / 3.0));
 }

@@ -79,6 +79,16 @@ std::string ShapeRange::describe() const {
     separator = ", ";
   }
   out << "; " << std::min<uint64_t>(draws, size()) << " drawn of " << size();
+  separator = "; timed at ";
+  for (const auto& values : timed) {
+    out << separator;
+    const char* between = "";
+    for (const auto& [name, value] : values) {
+      out << between << name << "=" << value;
+      between = " ";
+    }
+    separator = ", ";
+  }
   return out.str();
 }
 

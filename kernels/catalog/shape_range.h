@@ -1,13 +1,15 @@
 // ShapeRange: the shapes a task declares it may be called at on one device, beyond its fixed
 // ones (docs/tasks.md, "Shape ranges"): named dims, each a list of values or a range from..to by
-// a step; every tensor's dims as those names or as numbers; and how many shapes one evaluation
-// draws from the range. The Evaluator draws them from the evaluation's secret seed, so a candidate
-// cannot know them in advance, and tries the candidate at each (correctness_trials.h).
+// a step; every tensor's dims as those names or as numbers; how many shapes one evaluation draws
+// from the range; and the shapes a candidate is timed at beside the task's own. The Evaluator
+// draws from the evaluation's secret seed, so a candidate cannot know the drawn shapes in
+// advance, and tries the candidate at each (correctness_trials.h).
 //
 // The task file's reader (task.cpp) parses and checks a range against the task; this file holds
 // the value and the draw. Thread-safety: an immutable value. Errors: none (checked at load).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -26,6 +28,10 @@ struct DimValues {
   int64_t at(size_t index) const { return list.empty() ? from + static_cast<int64_t>(index) * step : list[index]; }
   int64_t smallest() const { return at(0); }
   int64_t largest() const { return at(count() - 1); }
+  bool holds(int64_t value) const {
+    if (!list.empty()) return std::find(list.begin(), list.end(), value) != list.end();
+    return value >= from && value <= to && (value - from) % step == 0;
+  }
 };
 
 // One dim of a tensor in a range: a named dim, or a fixed number.
@@ -40,6 +46,10 @@ struct ShapeRange {
   std::map<std::string, DimValues> dims;
   std::map<std::string, std::vector<DimRef>> tensors;  // every input and output of the task
   uint32_t draws = kDefaultDraws;
+  // The shapes a candidate is timed at beyond the task's own (each names every dim with one of
+  // its values), in the order declared; the reward weighs the speedups at all of them.
+  static constexpr size_t kMostTimed = 8;
+  std::vector<std::map<std::string, int64_t>> timed;
 
   // The tensors' shapes where each named dim has the value `values` gives it.
   ShapeMap at(const std::map<std::string, int64_t>& values) const;
@@ -51,7 +61,8 @@ struct ShapeRange {
   // `draws` shapes, each named dim uniform over its values, from `seed`; distinct while the range
   // holds that many.
   std::vector<ShapeMap> draw(uint64_t seed) const;
-  // For people and prompts: "R 1..512 by 1, C in {1, 3, 64}; x [R, C], y [R, C]; 4 drawn of 1536".
+  // For people and prompts: "R 1..512 by 1, C in {1, 3, 64}; x [R, C], y [R, C]; 4 drawn of 1536;
+  // timed at C=64 R=512".
   std::string describe() const;
 };
 

@@ -189,12 +189,17 @@ class TaskReader {
                           task.outputs[0] + "' is declared " + format_shape(declared));
       }
     }
-    // A range's output dims are declared too: the reference must yield them at both corners.
+    // A range's output dims are declared too: the reference must yield them at both corners and
+    // at every timed shape.
     for (auto device : {DeviceKind::cpu, DeviceKind::cuda}) {
       const ShapeRange* range = task.shape_range(device);
       if (!range) continue;
       const YAML::Node node = root["shape_range"][std::string(device_name(device))];
-      for (const auto& [corner, shapes_at] : {std::pair{"smallest", range->smallest()}, {"largest", range->largest()}}) {
+      std::vector<std::pair<std::string, ShapeMap>> checked = {{"smallest", range->smallest()},
+                                                               {"largest", range->largest()}};
+      for (size_t i = 0; i < range->timed.size(); ++i)
+        checked.emplace_back("timed " + std::to_string(i + 1), range->at(range->timed[i]));
+      for (const auto& [corner, shapes_at] : checked) {
         const std::string which = "shape_range." + std::string(device_name(device)) + "'s " + corner + " shapes";
         auto shape = infer_shape(*expression, shapes_at, integer_inputs(task));
         if (!shape) return fail(node, "the reference does not fit " + which + ": " + shape.error().message);
@@ -288,8 +293,8 @@ class TaskReader {
       return fail(node, where + " is a map: {dims: {N: [1, 7, 64]}, shapes: {x: [N, 4096], y: [N, 4096]}, draws: 4}");
     for (const auto& item : node) {
       const std::string key = item.first.as<std::string>();
-      if (key != "dims" && key != "shapes" && key != "draws")
-        return fail(item.first, where + "." + key + " is unknown: the keys are dims, shapes and draws");
+      if (key != "dims" && key != "shapes" && key != "draws" && key != "timed")
+        return fail(item.first, where + "." + key + " is unknown: the keys are dims, shapes, draws and timed");
     }
     ShapeRange range;
     const YAML::Node dims = node["dims"];
@@ -362,6 +367,32 @@ class TaskReader {
         return fail(draws, where + ".draws is how many shapes an evaluation tries, 1 to 64 (default " +
                                std::to_string(ShapeRange::kDefaultDraws) + ")");
       range.draws = static_cast<uint32_t>(count);
+    }
+    if (const YAML::Node timed = node["timed"]) {
+      const std::string example = "e.g. [{" + range.dims.begin()->first + ": " +
+                                  std::to_string(range.dims.begin()->second.largest()) + "}]";
+      if (!timed.IsSequence() || timed.size() == 0 || timed.size() > ShapeRange::kMostTimed)
+        return fail(timed, where + ".timed lists 1 to " + std::to_string(ShapeRange::kMostTimed) +
+                               " shapes to time the candidate at beside the task's own, each a value of every dim, " +
+                               example);
+      for (const auto& entry : timed) {
+        if (!entry.IsMap()) return fail(entry, where + ".timed's entries give every dim a value, " + example);
+        std::map<std::string, int64_t> values;
+        for (const auto& item : entry) {
+          const std::string name = item.first.as<std::string>();
+          const auto dim = range.dims.find(name);
+          if (dim == range.dims.end())
+            return fail(item.first, where + ".timed names '" + name + "', which is no dim of " + where + ".dims");
+          int64_t value = 0;
+          if (!YAML::convert<int64_t>::decode(item.second, value) || !dim->second.holds(value))
+            return fail(item.second, where + ".timed gives " + name + " '" + item.second.as<std::string>() +
+                                         "', which is not among its values in " + where + ".dims");
+          values[name] = value;
+        }
+        for (const auto& [name, dim] : range.dims)
+          if (!values.count(name)) return fail(entry, where + ".timed's entry lacks dim " + name + ", " + example);
+        range.timed.push_back(std::move(values));
+      }
     }
     return range;
   }
@@ -636,6 +667,13 @@ Task at_shapes(const Task& task, DeviceKind device, const std::map<std::string, 
 }
 
 Task at_second_shapes(const Task& task, DeviceKind device) { return at_shapes(task, device, task.second_shapes(device)); }
+
+std::string input_shapes_text(const Task& task, DeviceKind device) {
+  std::string text;
+  for (const auto& input : task.inputs)
+    text += (text.empty() ? "" : ", ") + input.name + " " + format_shape(task.shapes(device).at(input.name));
+  return text;
+}
 
 void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder out) {
   const auto& shapes = task.shapes(device);

@@ -139,6 +139,8 @@ void fill_task_message(const Task& task, DeviceKind device, msg::Task::Builder o
 Task at_shapes(const Task& task, DeviceKind device, const std::map<std::string, std::vector<int64_t>>& shapes);
 // at_shapes() at the task's second shapes (which must be declared).
 Task at_second_shapes(const Task& task, DeviceKind device);
+// Every input's shape at `device`, for people: "x [64, 4096], w [4096]".
+std::string input_shapes_text(const Task& task, DeviceKind device);
 
 // C of an input drawn with kind `classes` at `device`'s shapes (0 for other kinds).
 int64_t class_count(const Task& task, const InputSpec& input, DeviceKind device);

@@ -483,6 +483,17 @@ DRK_TEST_CASE("a shape range: its dims and corners, distinct draws by seed, and 
   bool other_seed_differs = false;
   for (uint64_t seed = 1; seed < 8 && !other_seed_differs; ++seed) other_seed_differs = range->draw(seed) != drawn;
   DRK_CHECK(other_seed_differs);
+  // Timed shapes: each names every dim with one of its values; the reference is checked at them.
+  auto timed = load_edited(kRangeTask, "rows.yaml", "draws: 3", "draws: 3\n    timed: [{R: 9, C: 33}, {R: 1, C: 8}]");
+  DRK_REQUIRE_MESSAGE(timed.ok(), (timed.ok() ? "" : timed.error().message));
+  const ShapeRange* timed_range = timed->tasks()[0].shape_range(DeviceKind::cpu);
+  DRK_REQUIRE(timed_range->timed.size() == 2);
+  DRK_CHECK(timed_range->at(timed_range->timed[0]).at("x") == Shape{9, 33});
+  DRK_CHECK(timed_range->at(timed_range->timed[1]).at("y") == Shape{1, 8});
+  DRK_CHECK(timed_range->describe() ==
+            "C in {8, 33}, R 1..9 by 2; x [R, C], y [R, C]; 3 drawn of 10; timed at C=33 R=9, C=8 R=1");
+  DRK_CHECK(input_shapes_text(at_shapes(task, DeviceKind::cpu, timed_range->at(timed_range->timed[0])), DeviceKind::cpu) ==
+            "x [9, 33]");
   // A range smaller than the draws is tried whole, each shape once.
   auto small = load_edited(kRangeTask, "rows.yaml", "{from: 1, to: 9, step: 2}", "[4]");
   DRK_REQUIRE(small.ok());
@@ -506,6 +517,10 @@ DRK_TEST_CASE("a shape range: its dims and corners, distinct draws by seed, and 
            Case{"draws: 3", "draws: 0", "draws is how many shapes an evaluation tries, 1 to 64"},
            Case{"draws: 3", "samples: 3", "shape_range.cpu.samples is unknown"},
            Case{"shape_range:\n  cpu:", "shape_range:\n  cuda:", "shape_range.cuda is given but shapes.cuda is not"},
+           Case{"draws: 3", "draws: 3\n    timed: {R: 3, C: 8}", "shape_range.cpu.timed lists 1 to 8 shapes"},
+           Case{"draws: 3", "draws: 3\n    timed: [{R: 3}]", "shape_range.cpu.timed's entry lacks dim C"},
+           Case{"draws: 3", "draws: 3\n    timed: [{R: 4, C: 8}]", "shape_range.cpu.timed gives R '4', which is not among its values"},
+           Case{"draws: 3", "draws: 3\n    timed: [{R: 3, C: 8, Q: 1}]", "shape_range.cpu.timed names 'Q', which is no dim"},
        }) {
     DRK_INFO(c.to);
     auto refused = load_edited(kRangeTask, "rows.yaml", c.from, c.to);

@@ -257,6 +257,99 @@ DRK_TEST_CASE("relu's shape range: every drawn shape handled, declined, or answe
   DRK_CHECK(fixed->result.getSpeedup() == 0.0);
 }
 
+namespace {
+
+// An RMS norm for `rms_norm` (over dim 1 of [B, C, S, S]) whose behaviour outside the shapes it
+// was written for is `outside`: a statement run before the work when the input is neither the
+// task's 8 x 64 x 32 x 32 nor its second 9 x 67 x 35 x 35.
+std::string rms_norm_for_two_shapes(const std::string& outside) {
+  return R"(#include <cmath>
+#include <vector>
+#include "drk_kernel.h"
+DRK_EXPORT int drk_kernel(const drk_context*, const drk_tensor* inputs, int32_t, drk_tensor* outputs, int32_t) {
+  const int64_t batches = inputs[0].shape[0], channels = inputs[0].shape[1];
+  const int64_t inner = inputs[0].shape[2] * inputs[0].shape[3];
+  const float* x = static_cast<const float*>(inputs[0].data);
+  float* y = static_cast<float*>(outputs[0].data);
+  const bool known = (batches == 8 && channels == 64 && inner == 32 * 32) ||
+                     (batches == 9 && channels == 67 && inner == 35 * 35);
+  int repeats = 1;
+  if (!known) {
+    )" + outside + R"(
+  }
+  std::vector<float> scale(static_cast<size_t>(inner));
+  for (int repeat = 0; repeat < repeats; ++repeat)
+    for (int64_t b = 0; b < batches; ++b) {
+      const float* in = x + b * channels * inner;
+      float* out = y + b * channels * inner;
+      for (int64_t i = 0; i < inner; ++i) scale[i] = 0.0f;
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t i = 0; i < inner; ++i) scale[i] += in[c * inner + i] * in[c * inner + i];
+      for (int64_t i = 0; i < inner; ++i) scale[i] = 1.0f / std::sqrt(scale[i] / channels + 1e-5f);
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t i = 0; i < inner; ++i) out[c * inner + i] = in[c * inner + i] * scale[i];
+    }
+  return DRK_OK;
+}
+)";
+}
+
+}  // namespace
+
+DRK_TEST_CASE("rms_norm's timed shapes: each timed beside the task's own, the reward's speedup their geometric mean") {
+  // Its own engine: the draws from the range follow from its seed alone, whatever ran before.
+  drk::testing::TestEngine timed_engine("engine-test-timed", quick_options(77));
+  auto general = evaluate_on(*timed_engine, "rms_norm", "rms_norm.cpp", rms_norm_for_two_shapes(""));
+  auto r = general->result;
+  DRK_REQUIRE_MESSAGE(r.getCorrect(), r.getErrorText().cStr());
+  DRK_REQUIRE(r.getTimedShapes().size() == 2);
+  DRK_CHECK(std::string(r.getTimedShapes()[0].getShapes().cStr()) == "x [16, 256, 7, 7]");
+  DRK_CHECK(std::string(r.getTimedShapes()[1].getShapes().cStr()) == "x [1, 16, 33, 33]");
+  double log_sum = std::log(r.getSpeedup());
+  for (auto timed : r.getTimedShapes()) {
+    DRK_CHECK_FALSE(timed.getDeclined());
+    DRK_CHECK(timed.getCandidateTiming().getMedianUs() > 0);
+    DRK_CHECK(timed.getReferenceTiming().getMedianUs() > 0);
+    DRK_CHECK(timed.getSpeedup() == doctest::Approx(timed.getReferenceTiming().getMedianUs() /
+                                                    timed.getCandidateTiming().getMedianUs()));
+    log_sum += std::log(timed.getSpeedup());
+  }
+  DRK_CHECK(r.getShapesSpeedup() == doctest::Approx(std::exp(log_sum / 3)));
+
+  // Fast where it was tuned, twenty times the work elsewhere: the timed shapes show it.
+  auto slow = evaluate_on(*timed_engine, "rms_norm", "slow_off_its_shapes.cpp", rms_norm_for_two_shapes("repeats = 20;"));
+  r = slow->result;
+  DRK_REQUIRE_MESSAGE(r.getCorrect(), r.getErrorText().cStr());
+  DRK_REQUIRE(r.getTimedShapes().size() == 2);
+  for (auto timed : r.getTimedShapes()) DRK_CHECK(timed.getSpeedup() < r.getSpeedup() / 4);
+  DRK_CHECK(r.getShapesSpeedup() < r.getSpeedup() / 2);
+
+  // Declines 16 channels: the second timed shape is not timed, the first is.
+  auto declines = evaluate_on(*timed_engine, "rms_norm", "declines_16_channels.cpp",
+                              rms_norm_for_two_shapes("if (channels == 16) return DRK_E_UNSUPPORTED_SHAPE;"));
+  r = declines->result;
+  DRK_REQUIRE_MESSAGE(r.getCorrect(), r.getErrorText().cStr());
+  DRK_REQUIRE(r.getTimedShapes().size() == 2);
+  DRK_CHECK_FALSE(r.getTimedShapes()[0].getDeclined());
+  DRK_CHECK(r.getTimedShapes()[0].getSpeedup() > 0);
+  DRK_CHECK(r.getTimedShapes()[1].getDeclined());
+  DRK_CHECK(r.getTimedShapes()[1].getSpeedup() == 0.0);
+  DRK_CHECK(r.getShapesSpeedup() == doctest::Approx(std::sqrt(r.getSpeedup() * r.getTimedShapes()[0].getSpeedup())));
+
+  // Zeros at the first timed shape only: wrong there, so incorrect, with the shape named.
+  auto wrong = evaluate_on(*timed_engine, "rms_norm", "zeros_at_a_timed_shape.cpp",
+                           rms_norm_for_two_shapes("if (batches == 16 && channels == 256 && inner == 49) {\n"
+                                                   "      for (int64_t i = 0; i < batches * channels * inner; ++i) "
+                                                   "y[i] = 0.0f;\n      return DRK_OK;\n    }"));
+  r = wrong->result;
+  DRK_CHECK_FALSE(r.getCorrect());
+  DRK_CHECK(r.getSpeedup() == 0.0);
+  DRK_CHECK(r.getShapesSpeedup() == 0.0);
+  DRK_CHECK_MESSAGE(std::string(r.getEvidence().getRangeShapeWrong().cStr()).find("timed shape 1 of 2 (x [16, 256, 7, 7])") !=
+                        std::string::npos,
+                    r.getEvidence().getRangeShapeWrong().cStr());
+}
+
 DRK_TEST_CASE("an output left unwritten shows as poisoned evidence") {
   auto e = evaluate("relu", "leaves_output_unwritten.cpp");
   DRK_CHECK_FALSE(e->result.getCorrect());

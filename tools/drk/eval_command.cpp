@@ -126,6 +126,17 @@ void print_human(const kernels::Task& task, const std::string& file, msg::Verdic
                       : "")
               << "\n"
               << "speedup     " << fixed(r.getSpeedup(), 3) << "x\n";
+    for (auto timed : r.getTimedShapes()) {
+      std::cout << "timed at    " << timed.getShapes().cStr() << ": ";
+      if (timed.getDeclined()) std::cout << "declined (not timed)\n";
+      else
+        std::cout << "candidate " << fixed(timed.getCandidateTiming().getMedianUs(), 2) << " us, reference "
+                  << fixed(timed.getReferenceTiming().getMedianUs(), 2) << " us, speedup "
+                  << fixed(timed.getSpeedup(), 3) << "x\n";
+    }
+    if (r.getTimedShapes().size() > 0 && r.getCorrect())
+      std::cout << "over shapes " << fixed(r.getShapesSpeedup(), 3)
+                << "x (geometric mean at the task's shape and the timed ones handled: what the reward weighs)\n";
     if (e.getCudaError().size() > 0) std::cout << "cuda error  " << e.getCudaError().cStr() << "\n";
     if (e.getSanitizerRan())
       std::cout << (r.getCandidate().getDevice() == msg::Device::CUDA ? "sanitizer   memcheck: "

@@ -55,7 +55,9 @@ Json reward_formula_json(const oracle::RewardWeights& weights) {
                "0 unless compiled, honest and correct; else correct + speedup * min(speedup, speedup_cap) + "
                "coverage * coverage_fraction + memory * 1/(1 + held_mb/memory_scale_mb) + energy * "
                "min(energy_ratio, energy_cap) + convergence * convergence_ratio, times 1 - shapes * (1 - "
-               "(1 + range_shapes_handled) / (1 + range_shapes_tried)) where the task has a shape range"},
+               "(1 + shapes_handled) / (1 + shapes_tried)) where the task has a shape range (its drawn and timed "
+               "shapes); where it declares timed shapes, speedup is shapes_speedup, the geometric mean over the "
+               "task's shape and the timed shapes handled"},
               {"weights",
                {{"correct", weights.correct},
                 {"speedup", weights.speedup},
@@ -104,6 +106,17 @@ Json evaluated_result(const EvaluateRequest& request, msg::Verdict::Reader verdi
                         {"dtype", msg::enumerant_name(result.getDtype())},
                         {"eval_ms", result.getEvalMs()},
                         {"requested", requested_knobs_json(request)}};
+  if (result.getTimedShapes().size() > 0) {
+    Json timed = Json::array();
+    for (auto shape : result.getTimedShapes())
+      timed.push_back({{"shapes", shape.getShapes().cStr()},
+                       {"declined", shape.getDeclined()},
+                       {"kernel_runtime", shape.getCandidateTiming().getMedianUs() / 1000.0},
+                       {"reference_runtime", shape.getReferenceTiming().getMedianUs() / 1000.0},
+                       {"speedup", shape.getSpeedup()}});
+    answer["metadata"]["timed_shapes"] = std::move(timed);
+    answer["metadata"]["shapes_speedup"] = verdict.getHonest() ? result.getShapesSpeedup() : 0.0;
+  }
   return answer;
 }
 

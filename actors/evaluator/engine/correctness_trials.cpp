@@ -190,16 +190,7 @@ Status CorrectnessTrials::rerun_with_finite_poison(EvaluationRun& run) {
 Result<CorrectnessTrials::ShapeTrial> CorrectnessTrials::trial_at(EvaluationRun& run, const kernels::Task& shaped,
                                                                   const std::string& phase, uint64_t seed) {
   auto out = run.out;
-  EvaluationRun trial;
-  trial.task = &shaped;
-  trial.reference = run.reference;
-  trial.shapes = run.shapes;
-  trial.store = run.store;
-  trial.lay_out(make_layout(shaped, run.shapes, 1));
-  trial.tolerance = run.tolerance;
-  trial.seed = run.seed;
-  trial.out = out;
-  trial.own_kernels = run.own_kernels;
+  EvaluationRun trial = run.at(shaped, 1);
   if (auto s = trial.reserve(std::max(run.layout.bytes, trial.layout.bytes)); !s) return s.error();
 
   trial.write_inputs(0, seed);
@@ -251,17 +242,6 @@ Result<CorrectnessTrials::ShapeTrial> CorrectnessTrials::trial_at(EvaluationRun&
   return result;
 }
 
-namespace {
-
-std::string shapes_text(const kernels::Task& task, kernels::DeviceKind device) {
-  std::string text;
-  for (const auto& input : task.inputs)
-    text += (text.empty() ? "" : ", ") + input.name + " " + kernels::format_shape(task.shapes(device).at(input.name));
-  return text;
-}
-
-}  // namespace
-
 // One more trial at the task's second shapes (docs/tasks.md), after every trial passed at the
 // main ones. A candidate that ignores the shapes it is given (extents or strides fixed at compile
 // time) is right at the main shapes and wrong here: evidence secondShapeWrong, and the result is
@@ -270,7 +250,7 @@ std::string shapes_text(const kernels::Task& task, kernels::DeviceKind device) {
 Status CorrectnessTrials::second_shape(EvaluationRun& run) {
   if (run.task->second_shapes(run.shapes).empty()) return {};
   const kernels::Task second_task = kernels::at_second_shapes(*run.task, run.shapes);
-  auto trial = trial_at(run, second_task, "the second-shape trial (" + shapes_text(second_task, run.shapes) + ")",
+  auto trial = trial_at(run, second_task, "the second-shape trial (" + kernels::input_shapes_text(second_task, run.shapes) + ")",
                         mix(run.seed, 500));
   if (!trial) return trial.error();
   auto evidence = run.out.getEvidence();
@@ -295,7 +275,7 @@ Status CorrectnessTrials::range_shapes(EvaluationRun& run) {
   for (size_t i = 0; i < drawn.size(); ++i) {
     const kernels::Task shaped = kernels::at_shapes(*run.task, run.shapes, drawn[i]);
     const std::string phase = "shape " + std::to_string(i + 1) + " of " + std::to_string(drawn.size()) +
-                              " drawn from the range (" + shapes_text(shaped, run.shapes) + ")";
+                              " drawn from the range (" + kernels::input_shapes_text(shaped, run.shapes) + ")";
     auto trial = trial_at(run, shaped, phase, mix(run.seed, 601 + i));
     if (!trial) return trial.error();
     if (trial->outcome == ShapeTrial::ended) break;

@@ -54,7 +54,6 @@ class CorrectnessTrials {
   // many, and one per buffer set.
   Status after_timing(EvaluationRun& run, uint32_t candidate_calls);
 
- private:
   struct ShapeTrial {
     enum Outcome { handled, declined, wrong, ended } outcome = ended;
     bool answered = false;          // the sandbox answered the call (crashed or not)
@@ -62,9 +61,13 @@ class CorrectnessTrials {
     std::string failure;            // wrong: the phase and the first mismatch
   };
   // One trial at `shaped` (the task at other shapes), inputs drawn from `seed`; `phase` names it in
-  // messages. ended: the result says why it is not correct (crash, sandbox failure, input changed).
+  // messages. wrong: the result is marked incorrect with the failure as its error. ended: the
+  // result says why it is not correct (crash, sandbox failure, input changed). The second shapes,
+  // the range's draws and the timed shapes (evaluation.cpp) each begin with one.
   Result<ShapeTrial> trial_at(EvaluationRun& run, const kernels::Task& shaped, const std::string& phase,
                               uint64_t seed);
+
+ private:
   Status rerun_with_finite_poison(EvaluationRun& run);
   // Checks the outputs of `set` against the reference on its pristine inputs; records evidence.
   Result<Comparison> check_set(EvaluationRun& run, uint32_t set);

@@ -14,6 +14,20 @@ void EvaluationRun::lay_out(Layout new_layout) {
   nudges.clear();
 }
 
+EvaluationRun EvaluationRun::at(const kernels::Task& shaped, uint32_t sets) const {
+  EvaluationRun other;
+  other.task = &shaped;
+  other.reference = reference;
+  other.shapes = shapes;
+  other.store = store;
+  other.lay_out(make_layout(shaped, shapes, sets));
+  other.tolerance = tolerance;
+  other.seed = seed;
+  other.out = out;
+  other.own_kernels = own_kernels;
+  return other;
+}
+
 void EvaluationRun::write_inputs(uint32_t set, uint64_t draw_seed) {
   draw_seeds[set] = draw_seed;
   nudges.erase(set);

@@ -61,6 +61,9 @@ struct EvaluationRun {
 
   // Takes `layout`, with no inputs drawn yet.
   void lay_out(Layout layout);
+  // A run of `shaped` (this run's task at other shapes, which must outlive it) in `sets` buffer
+  // sets of the same store, with this run's reference, tolerance, seed, result and kernels.
+  EvaluationRun at(const kernels::Task& shaped, uint32_t sets) const;
   Status reserve(size_t bytes) { return store->reserve(bytes); }
   uint32_t set_count() const { return static_cast<uint32_t>(layout.sets.size()); }
 
