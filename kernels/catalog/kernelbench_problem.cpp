@@ -223,6 +223,8 @@ Result<KernelBenchProblem> parse_kernelbench_problem(const std::string& yaml_tex
 
 std::string kernelbench_probe_script() { return std::string(DRK_SOURCE_DIR) + "/kernels/catalog/kernelbench_probe.py"; }
 
+std::string model_graph_script() { return std::string(DRK_SOURCE_DIR) + "/kernels/catalog/model_graph.py"; }
+
 std::string default_kernelbench_directory() {
   if (const char* dir = std::getenv("DRK_KERNELBENCH_DIR"); dir && *dir) return dir;
   return TaskCatalog::default_directory() + "/kernelbench";

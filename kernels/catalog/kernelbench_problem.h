@@ -97,6 +97,8 @@ Result<Task> kernelbench_task(const KernelBenchProblem& problem);
 std::string default_kernelbench_directory();
 // kernels/catalog/kernelbench_probe.py of the source tree (what describes a problem file).
 std::string kernelbench_probe_script();
+// kernels/catalog/model_graph.py of the source tree (what splits a whole model, drk model).
+std::string model_graph_script();
 // The record of the problem `name` (kernelbench/levelN/ID_Name) under `directory`; not_found,
 // with the fix, when it was not imported there.
 Result<KernelBenchProblem> load_kernelbench_problem(const std::string& directory, const std::string& name);

@@ -28,6 +28,7 @@ void add_bench_command(CLI::App& drk, Actions& actions);
 void add_verify_corpus_command(CLI::App& drk, Actions& actions);
 void add_generate_command(CLI::App& drk, Actions& actions);
 void add_kernelbench_command(CLI::App& drk, Actions& actions);
+void add_model_commands(CLI::App& drk, Actions& actions);  // model split, model compose (tools/drk/model_command.cpp)
 void add_serve_command(CLI::App& drk, Actions& actions);  // tools/drk/serve_command.cpp
 void add_report_command(CLI::App& drk, Actions& actions);  // tools/drk/report_command.cpp
 void add_trace_command(CLI::App& drk, Actions& actions);  // tools/drk/trace_command.cpp

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   drk::tools::add_eval_command(drk, actions);
   drk::tools::add_tasks_command(drk, actions);
   drk::tools::add_kernelbench_command(drk, actions);
+  drk::tools::add_model_commands(drk, actions);
   drk::tools::add_archive_command(drk, actions);
   drk::tools::add_inspect_commands(drk, actions);
   drk::tools::add_keys_command(drk, actions);
