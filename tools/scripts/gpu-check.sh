@@ -5,7 +5,8 @@
 #   device run, carry [".gpu"]:  bash tools/scripts/gpu-check.sh [--gpu-only]
 # With $KERNELBENCH_DIR (a KernelBench checkout or levelN folder, carried too) it also evaluates
 # each of its problems' own Model as a candidate on the GPU (drk bench kernelbench --references),
-# going on from $KERNELBENCH_RESULTS (a folder with an earlier call's kernelbench-references*.json).
+# going on from $KERNELBENCH_RESULTS (a folder with an earlier call's kernelbench-references*.json),
+# and splits two of its level-3 models on the GPU (drk model split --device cuda).
 # --gpu-only builds only drk, the sandboxes and the GPU test programs and leaves the CPU tests to
 # CI, so that the check fits one 10-minute device call (the whole of it no longer does).
 set -uo pipefail
@@ -136,6 +137,15 @@ if [ -x "$BUILD_DIR/tools/drk" ]; then
     kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
     busy=$(awk '/^[0-9]+$/ {sum += $1; n++} END {if (n) printf "%.0f", sum / n; else print "?"}' "$out/kernelbench-utilization.txt")
     row "kernelbench references" "$status ($(( $(date +%s) - started )) s, GPU busy ${busy} %): $(grep -E 'speedup.*median' "$out/kernelbench-references.log" | tail -n 1 | cut -c1-100)"
+    # Whole models (docs/whole-models.md): level 3's ResNet block and VGG16 split on the GPU, the
+    # share of the model's time its three hottest subgraphs cover.
+    for model in 8_ResNetBasicBlock 11_VGG16; do
+      file=$(find "$KERNELBENCH_DIR" -path "*level3/${model}.py" | head -n 1)
+      [ -n "$file" ] || continue
+      timeout 240 "$drk" model split "$file" --out "$out/split-$model" --device cuda --top 3 \
+        > "$out/split-$model.log" 2>&1 && status=ok || status=FAILED
+      row "model split $model" "$status: $(head -n 1 "$out/split-$model.log" | cut -c1-110)"
+    done
   fi
   for bench in tools/bench/*.sh; do
     [ -f "$bench" ] || continue
