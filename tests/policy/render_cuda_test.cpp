@@ -223,18 +223,35 @@ DRK_TEST_CASE("bfloat16 matmuls take bfloat16 tensors, use bfloat16 WMMA fragmen
   build_and_check(points, sources);
 }
 
+namespace {
+
+bool brain_point(const testing::RenderPoint& point) { return point.problem.precision == Precision::bfloat16; }
+std::string sixteen_bit_dense(const testing::RenderPoint& point) {
+  return brain_point(point) ? "drk_is_dense_bf16" : "drk_is_dense_f16";
+}
+std::string sixteen_bit_element(const testing::RenderPoint& point) {
+  return brain_point(point) ? "using drk_element = __nv_bfloat16;" : "using drk_element = __half;";
+}
+
+// A 16-bit point's source takes x and y of its dtype only, and rounds to it to nearest even.
+void check_takes_sixteen_bit(const testing::RenderPoint& point, const std::string& source) {
+  const std::string dense = sixteen_bit_dense(point);
+  DRK_CHECK(source.find(brain_point(point) ? "DRK_BF16" : "DRK_F16") != std::string::npos);
+  DRK_CHECK(source.find("!" + dense + "(x) || !" + dense + "(y)") != std::string::npos);
+  DRK_CHECK(source.find("!drk_is_dense_f32(x)") == std::string::npos);
+  DRK_CHECK(source.find(brain_point(point) ? "__float2bfloat16_rn" : "__float2half_rn") != std::string::npos);
+}
+
+}  // namespace
+
 DRK_TEST_CASE("16-bit rowwise kernels take 16-bit tensors, widen on load, round once, and build with the Evaluator's flags") {
   const auto points = testing::half_rowwise_points();
   DRK_REQUIRE(points.size() == 8);
   const auto sources = render_checked(points, [](const testing::RenderPoint& point, const std::string& source) {
-    const bool brain = point.problem.precision == Precision::bfloat16;
-    const std::string dense = brain ? "drk_is_dense_bf16" : "drk_is_dense_f16";
-    DRK_CHECK(source.find("!" + dense + "(x) || !" + dense + "(y)") != std::string::npos);
-    DRK_CHECK(source.find("!drk_is_dense_f32(x)") == std::string::npos);
-    DRK_CHECK(source.find(brain ? "using drk_element = __nv_bfloat16;" : "using drk_element = __half;") !=
-              std::string::npos);
-    DRK_CHECK(source.find(brain ? "__float2bfloat16_rn" : "__float2half_rn") != std::string::npos);
+    check_takes_sixteen_bit(point, source);
+    DRK_CHECK(source.find(sixteen_bit_element(point)) != std::string::npos);
     // layer_norm's weight and bias are the variant's dtype too.
+    const std::string dense = sixteen_bit_dense(point);
     if (point.problem.task.rfind("layer_norm", 0) == 0)
       DRK_CHECK(source.find("!" + dense + "(inputs[1]) || !" + dense + "(inputs[2])") != std::string::npos);
   });
@@ -245,13 +262,8 @@ DRK_TEST_CASE("16-bit reductions take 16-bit tensors, widen on load, round each 
   const auto points = testing::half_reduction_points();
   DRK_REQUIRE(points.size() == 7);
   const auto sources = render_checked(points, [](const testing::RenderPoint& point, const std::string& source) {
-    const bool brain = point.problem.precision == Precision::bfloat16;
-    const std::string dense = brain ? "drk_is_dense_bf16" : "drk_is_dense_f16";
-    DRK_CHECK(source.find(brain ? "DRK_BF16" : "DRK_F16") != std::string::npos);
-    DRK_CHECK(source.find("!drk_is_dense_f32(x)") == std::string::npos);
-    DRK_CHECK(source.find(dense + "(x)") != std::string::npos);
-    DRK_CHECK(source.find(brain ? "using drk_element = __nv_bfloat16;" : "using drk_element = __half;") !=
-              std::string::npos);
+    check_takes_sixteen_bit(point, source);
+    DRK_CHECK(source.find(sixteen_bit_element(point)) != std::string::npos);
     DRK_CHECK(source.find("drk_narrow(drk_finish(") != std::string::npos);
   });
   build_and_check(points, sources);
@@ -261,12 +273,7 @@ DRK_TEST_CASE("16-bit elementwise kernels take 16-bit tensors, round once, and b
   const auto points = testing::half_elementwise_points();
   DRK_REQUIRE(points.size() == 12);
   const auto sources = render_checked(points, [](const testing::RenderPoint& point, const std::string& source) {
-    const bool brain = point.problem.precision == Precision::bfloat16;
-    const std::string dense = brain ? "drk_is_dense_bf16" : "drk_is_dense_f16";
-    DRK_CHECK(source.find(brain ? "DRK_BF16" : "DRK_F16") != std::string::npos);
-    DRK_CHECK(source.find("!" + dense + "(x) || !" + dense + "(y)") != std::string::npos);
-    DRK_CHECK(source.find("!drk_is_dense_f32(x)") == std::string::npos);
-    DRK_CHECK(source.find(brain ? "__float2bfloat16_rn" : "__float2half_rn") != std::string::npos);
+    check_takes_sixteen_bit(point, source);
     // Intermediates between launches stay float32: several groups go through the workspace.
     const std::string fusion = point.choice.value(cuda_elementwise_knob::fusion);
     const bool one_group = fusion == "fused" || point.problem.param_or("stages", "v").find('|') == std::string::npos;
