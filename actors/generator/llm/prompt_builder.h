@@ -27,7 +27,7 @@ struct TaskBrief {
   std::string inputs;           // ours: one tensor a line, "x: float32[1024, 1024]"
   std::string outputs;
   std::string reference;        // ours: the reference expression
-  std::string shapes;           // ours: which shapes the kernel is called at (the shape range's, when declared)
+  std::string shapes;           // ours: which shapes the kernel is called at and timed at (the shape range's, when declared)
 };
 
 // What a later turn says about the previous one.

@@ -60,9 +60,15 @@ DRK_TEST_CASE("turn 1 says which shapes the kernel is called at: the task's shap
   DRK_CHECK(relu.find("drawn from a range (C in {1, 3, 64, 1000, 4096, 4097}, R 1..512 by 1; x [R, C], y [R, C]") !=
             std::string::npos);
   DRK_CHECK(relu.find("DRK_E_UNSUPPORTED_SHAPE") != std::string::npos);
+  DRK_CHECK(relu.find("timed at") == std::string::npos);
   const std::string softmax = turn_one("softmax");
   DRK_CHECK(softmax.find("Shapes: these, and one more trial at slightly larger shapes") != std::string::npos);
   DRK_CHECK(softmax.find("drawn from a range") == std::string::npos);
+  // rms_norm's range is timed at two more shapes: the prompt names them and what the reward weighs.
+  const std::string rms_norm = turn_one("rms_norm");
+  DRK_CHECK_MESSAGE(rms_norm.find("timed at B=16 C=256 S=7, B=1 C=16 S=33") != std::string::npos, rms_norm);
+  DRK_CHECK(rms_norm.find("the speedup rewarded is the geometric mean over these shapes and those") !=
+            std::string::npos);
 }
 
 DRK_TEST_CASE("a later turn carries the feedback, one group a line") {

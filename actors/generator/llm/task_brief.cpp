@@ -55,6 +55,10 @@ Result<TaskBrief> task_brief(msg::Task::Reader task, const std::string& kernelbe
                      : "these, and in each evaluation a few more drawn from a range (" + range +
                            "): read the shapes from the tensors; return DRK_E_UNSUPPORTED_SHAPE for a shape you do "
                            "not handle, which lowers the reward (a wrong answer fails the kernel)";
+  // ShapeRange::describe() ends with the timed shapes when the range declares them.
+  if (range.find("; timed at ") != std::string::npos)
+    brief.shapes += ". The kernel is also timed at the shapes after \"timed at\", and the speedup rewarded is the "
+                    "geometric mean over these shapes and those: make it fast at all of them, not at one";
   return brief;
 }
 
