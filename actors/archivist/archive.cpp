@@ -354,7 +354,8 @@ Status Archive::record_trajectory(msg::Trajectory::Reader trajectory) {
 Result<std::vector<BestKernel>> Archive::best_per_task() const {
   SqliteStatement query(db_.get(), R"sql(
     SELECT c.task, c.id, r.speedup, r.candidate_median_us, r.reference_median_us, c.policy_version,
-           COALESCE(r.device, ''), COALESCE(r.architecture, ''), COALESCE(r.dtype, '')
+           COALESCE(r.device, ''), COALESCE(r.architecture, ''), COALESCE(r.dtype, ''),
+           COALESCE(r.shapes_speedup, 0)
     FROM candidates c JOIN results r ON r.candidate_id = c.id
     JOIN verdicts v ON v.candidate_id = c.id
     WHERE r.correct = 1 AND v.honest = 1
@@ -372,7 +373,7 @@ Result<std::vector<BestKernel>> Archive::best_per_task() const {
     rows.push_back({query.column_text(0), query.column_text(1), query.column_real(2),
                     query.column_real(3), query.column_real(4),
                     static_cast<uint32_t>(query.column_integer(5)), query.column_text(6), query.column_text(7),
-                    query.column_text(8)});
+                    query.column_text(8), query.column_real(9)});
   }
   return rows;
 }

@@ -36,6 +36,9 @@ struct BestKernel {
   // What it was judged on (EvalResult's tags): "cpu" | "cuda", "sm_90" | "x86_64", "float16";
   // "" for a result archived before the tags were.
   std::string device, architecture, dtype;
+  // Its speedup over the task's shape and its timed shapes (EvalResult.shapesSpeedup); 0 when the
+  // task declares none.
+  double shapes_speedup = 0;
 };
 
 // "cuda sm_90 float16": what a best kernel was judged on; "untagged" for an older archive's.

@@ -258,6 +258,40 @@ DRK_TEST_CASE("a task's tally counts the candidates tried at other shapes and th
   DRK_CHECK(run.hardcoded == 3);
 }
 
+DRK_TEST_CASE("timed shapes: counted as shapes tried, a declined one as not handled; the best kernel carries its speedup over them") {
+  drk::testing::RunDir dir;
+  auto archive = Archive::open((dir.path() / "a.sqlite").string());
+  DRK_REQUIRE(archive.ok());
+  capnp::MallocMessageBuilder message;
+  auto verdict = message.initRoot<drk::msg::Scored>().initVerdict();
+  verdict.setHonest(true);
+  auto result = verdict.initResult();
+  result.setCompiled(true);
+  result.setCorrect(true);
+  result.setSpeedup(1.1);
+  result.setShapesSpeedup(1.4);
+  result.getEvidence().setRangeShapesTried(3);
+  result.getEvidence().setRangeShapesHandled(3);
+  auto timed = result.initTimedShapes(2);
+  timed[0].setSpeedup(1.8);
+  timed[1].setDeclined(true);
+  auto candidate = result.initCandidate();
+  candidate.setId("s0/rms_norm/0/t1");
+  candidate.setTask("rms_norm");
+  DRK_REQUIRE(archive->record_scored(message.getRoot<drk::msg::Scored>().asReader()).ok());
+  record(*archive, "s0/relu/0/t1", "relu", true, true, 1.2);
+  auto best = archive->best_per_task();
+  DRK_REQUIRE(best.ok());
+  DRK_REQUIRE(best->size() == 2);
+  DRK_CHECK((*best)[0].task == "relu");
+  DRK_CHECK((*best)[0].shapes_speedup == 0.0);
+  DRK_CHECK((*best)[1].shapes_speedup == doctest::Approx(1.4));
+  auto tallies = archive->tallies();
+  DRK_REQUIRE(tallies.ok());
+  for (const auto& tally : *tallies)
+    if (tally.task == "rms_norm") DRK_CHECK(tally.hardcoded_shapes == 1);  // 4 of 5 handled
+}
+
 DRK_TEST_CASE("suite scores: Fast@p over every task, the geometric mean over the verified ones") {
   using drk::archivist::BestKernel;
   std::vector<drk::archivist::TaskTally> tallies(4);

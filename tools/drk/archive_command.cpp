@@ -55,9 +55,11 @@ int archive_command(const ArchiveArgs& args, ArchiveCommand command) {
       return 1;
     }
     for (const auto& row : *best) {
-      std::printf("== %s [%s]: %.2fx (%.1f us vs reference %.1f us), policy v%u, candidate %s\n",
+      std::printf("== %s [%s]: %.2fx (%.1f us vs reference %.1f us)%s, policy v%u, candidate %s\n",
                   row.task.c_str(), archivist::judged_on(row).c_str(), row.speedup, row.candidate_us,
-                  row.reference_us, row.policy_version, row.candidate_id.c_str());
+                  row.reference_us,
+                  row.shapes_speedup > 0 ? (", " + fixed(row.shapes_speedup, 2) + "x over its timed shapes").c_str() : "",
+                  row.policy_version, row.candidate_id.c_str());
       auto source = archive->source_of(row.candidate_id);
       if (source) std::printf("%s\n", source->c_str());
     }

@@ -58,9 +58,12 @@ int print_run_summary(const std::string& run_dir) {
             std::snprintf(again, sizeof again, " %10.2fx", row.speedup);
       }
       const double robust = archivist::speedup_vs_median(tally, found);
-      std::printf("%-28s %-20s %9.2fx %12.1f %12.1f %9.2fx%s %9s  %s\n", tally.task.c_str(),
+      char over_shapes[48] = "";
+      if (found.shapes_speedup > 0)
+        std::snprintf(over_shapes, sizeof over_shapes, "  (%.2fx over its timed shapes)", found.shapes_speedup);
+      std::printf("%-28s %-20s %9.2fx %12.1f %12.1f %9.2fx%s %9s  %s%s\n", tally.task.c_str(),
                   archivist::judged_on(found).c_str(), found.speedup, found.candidate_us, found.reference_us, robust,
-                  again, verified, found.candidate_id.c_str());
+                  again, verified, found.candidate_id.c_str(), over_shapes);
     }
     if (!any)
       std::printf("%-28s %-20s %10s %12s %12s %10s%s %9s\n", tally.task.c_str(), "-", "none", "-", "-", "-",
