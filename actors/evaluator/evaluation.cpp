@@ -439,10 +439,13 @@ Status EvaluationEngine::Impl::time_declared_shapes(EvaluationRun& run) {
     auto measured = measure(timed, false);
     own_shape.note_timed_shape();
     if (!measured) return measured.error();
-    if (!*measured || !out.getCorrect() || !((*measured)->candidate.median > 0)) {
+    if (!out.getCorrect()) {  // the checks after timing found it wrong there, or its sandbox failed
       out.setErrorText(phase + ": " + std::string(out.getErrorText().cStr()));
       return {};
     }
+    // Correct yet not timed: a measurement that failed, not a speedup of 0.
+    if (!*measured || !((*measured)->candidate.median > 0))
+      return make_error(Errc::internal, phase + ": the timing measured no time: evaluate the candidate again");
     fill_timing((*measured)->candidate, entry.initCandidateTiming());
     fill_timing((*measured)->reference, entry.initReferenceTiming());
     const double speedup = (*measured)->reference.median / (*measured)->candidate.median;
