@@ -87,7 +87,7 @@ void show(const kernels::Task& task) {
   for (auto device : {DeviceKind::cpu, DeviceKind::cuda})
     if (const kernels::ShapeRange* range = task.shape_range(device))
       std::cout << "  range " << kernels::device_name(device) << (device == DeviceKind::cpu ? "   " : "  ")
-                << range->describe() << " per evaluation (docs/tasks.md, \"Shape ranges\")\n";
+                << range->describe() << " (docs/tasks.md, \"Shape ranges\")\n";
   std::cout << "  params" << (task.params.empty() ? "      none (the family's reference fixes everything)" : "") << "\n";
   for (const auto& [key, value] : task.params) std::cout << "    " << key << ": " << value << "\n";
   auto tolerance = task.output_tolerance();
