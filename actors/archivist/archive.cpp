@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/json_text.h"
+#include "judging/shapes_tried.h"
 #include "messages/enumerant_name.h"
 
 namespace drk::archivist {
@@ -229,14 +230,8 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
                      "INSERT OR REPLACE INTO results VALUES "
                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     const auto cand = result.getCandidateTiming();
-    // Shapes tried beyond the task's own: drawn from its range, and timed.
-    int64_t shapes_tried = result.getEvidence().getRangeShapesTried();
-    int64_t shapes_handled = result.getEvidence().getRangeShapesHandled();
-    for (auto timed : result.getTimedShapes()) {
-      ++shapes_tried;
-      if (!timed.getDeclined()) ++shapes_handled;
-    }
     const auto ref = result.getReferenceTiming();
+    const judging::ShapesTried shapes = judging::shapes_tried(result);
     insert.text(id).text(result.getEvaluator().cStr()).integer(result.getCompiled())
         .text(result.getCompileLog().cStr()).integer(result.getCompileCached())
         .real(result.getCompileMs()).text(sandbox_name(result.getSandbox()))
@@ -248,7 +243,7 @@ Status Archive::record_scored(msg::Scored::Reader scored) {
         .real(result.getCompileWaitMs()).real(result.getLoadMs()).real(result.getCorrectnessMs())
         .real(result.getTimingMs()).text(msg::enumerant_name(result.getDevice()))
         .text(result.getArchitecture().cStr()).text(msg::enumerant_name(result.getDtype()))
-        .integer(shapes_tried).integer(shapes_handled).real(result.getShapesSpeedup());
+        .integer(shapes.tried).integer(shapes.handled).real(result.getShapesSpeedup());
     ok = insert.step() == SQLITE_DONE;
   }
   if (ok) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "judging/shapes_tried.h"
+
 namespace drk::oracle {
 
 Result<RewardWeights> reward_weights_from(const YAML::Node& experiment) {
@@ -85,14 +87,8 @@ double reward(const RewardWeights& weights, msg::Verdict::Reader verdict, double
   if (weights.memory != 0.0) total += weights.memory * memory_term(weights, result);
   if (weights.energy != 0.0) total += weights.energy * energy_term(weights, result);
   if (weights.convergence != 0.0) total += weights.convergence * convergence_term(result);
-  const auto evidence = result.getEvidence();
-  uint32_t tried = evidence.getRangeShapesTried(), handled = evidence.getRangeShapesHandled();
-  for (auto timed : result.getTimedShapes()) {
-    ++tried;
-    if (!timed.getDeclined()) ++handled;
-  }
-  if (tried > 0) {
-    const double handled_share = (1.0 + handled) / (1.0 + tried);
+  if (const judging::ShapesTried shapes = judging::shapes_tried(result); shapes.tried > 0) {
+    const double handled_share = (1.0 + shapes.handled) / (1.0 + shapes.tried);
     total *= 1.0 - weights.shapes * (1.0 - handled_share);
   }
   return total;

@@ -52,6 +52,8 @@ ELEMENTWISE_FUNCTIONS = {torch.relu, F.relu, F.relu6, F.gelu, F.silu, torch.sigm
                          torch.add, torch.sub, torch.mul, torch.div, torch.clamp, torch.exp, torch.abs,
                          operator.add, operator.sub, operator.mul, operator.truediv, operator.iadd, operator.imul}
 ELEMENTWISE_METHODS = {"relu", "sigmoid", "tanh", "add", "sub", "mul", "div", "clamp", "exp", "abs", "relu_", "add_"}
+# The first lines of every file written: what fx's code may name (ALLOWED_GLOBALS below).
+FILE_IMPORTS = ["import functools", "import math", "import operator", "", "import torch", "import torch.nn as nn"]
 # What a written subgraph's code may name beyond its own modules.
 ALLOWED_GLOBALS = {"torch", "math", "operator", "inf", "nan", "device", "builtins", "getattr", "float", "int"}
 
@@ -218,6 +220,17 @@ def tensor_expression(meta):
     return None
 
 
+def input_draws(external, meta):
+    """get_inputs()'s expression of each external input, or the reason one cannot be drawn."""
+    draws = []
+    for a in external:
+        draw = tensor_expression(meta[a.name]) if meta.get(a.name) else None
+        if draw is None:
+            return None, f"its input {a.name} is not a floating tensor"
+        draws.append(draw)
+    return draws, None
+
+
 def split(args):
     device = args.device
     model_module = load_file(args.model, "drk_model")
@@ -235,22 +248,22 @@ def split(args):
     if total <= 0:
         raise UserError(f"{args.model}: its Model did no measurable work")
     stem = re.sub(r"[^0-9A-Za-z_]", "_", os.path.splitext(os.path.basename(args.model))[0])
-    records = []
-    for index, nodes in enumerate(groups):
+    records = []  # one a group, in the graph's order
+    for nodes in groups:
         seconds = sum(interpreter.seconds.get(n.name, 0.0) for n in nodes) / args.repeats
         records.append({"nodes": [n.name for n in nodes],
                         "ops": [type(graph_module.get_submodule(n.target)).__name__ if n.op == "call_module"
                                 else getattr(n.target, "__name__", str(n.target)) for n in nodes],
-                        "seconds": seconds, "share": seconds * args.repeats / total, "_nodes": nodes})
+                        "seconds": seconds, "share": seconds * args.repeats / total})
     ranked = sorted(range(len(records)), key=lambda i: -records[i]["seconds"])
     problems_dir = os.path.join(args.out, "level2")
     written = 0
     files = {}
-    for rank, index in enumerate(ranked):
+    for index in ranked:
         record = records[index]
         if written >= args.top:
             break
-        nodes = record["_nodes"]
+        nodes = groups[index]
         if interpreter.meta.get(nodes[-1].name) is None:
             record["not_standalone"] = "its result is not one tensor"
             continue
@@ -258,15 +271,8 @@ def split(args):
         if built is None:
             record["not_standalone"] = why
             continue
-        draws = []
-        for a in built["external"]:
-            meta = interpreter.meta.get(a.name)
-            draw = tensor_expression(meta) if meta else None
-            if draw is None:
-                why = f"its input {a.name} is not a floating tensor"
-                break
-            draws.append(draw)
-        if len(draws) != len(built["external"]):
+        draws, why = input_draws(built["external"], interpreter.meta)
+        if draws is None:
             record["not_standalone"] = why
             continue
         written += 1
@@ -277,8 +283,8 @@ def split(args):
         record["modules"] = {flat: target for flat, (target, _) in built["modules"].items()}
         lines = [f"# Subgraph {written} of {os.path.basename(args.model)}: " + ", ".join(record["ops"]) +
                  f"; {100 * record['share']:.1f} % of the model's time on {device} (drk model split).",
-                 "import math", "import operator", "", "import torch", "import torch.nn as nn", "", "",
-                 "class Model(nn.Module):", "    def __init__(self):", "        super().__init__()"]
+                 *FILE_IMPORTS, "", "", "class Model(nn.Module):", "    def __init__(self):",
+                 "        super().__init__()"]
         for flat, (_, source) in built["modules"].items():
             lines.append(f"        self.{flat} = {source}")
         lines.append("")
@@ -286,8 +292,6 @@ def split(args):
         lines += ["", "def get_inputs():", "    return [" + ", ".join(draws) + "]", "", "",
                   "def get_init_inputs():", "    return []", ""]
         files[record["problem"]] = "\n".join(lines)
-    for record in records:
-        del record["_nodes"]
     os.makedirs(problems_dir, exist_ok=True)
     for relative, text in files.items():
         with open(os.path.join(args.out, relative), "w", encoding="utf-8") as out:
@@ -299,13 +303,18 @@ def split(args):
     covered = sum(r["share"] for r in records if "subgraph" in r)
     print(f"{os.path.basename(args.model)}: {len(records)} subgraphs, {total / args.repeats * 1e3:.3f} ms a call on "
           f"{device}; the {written} written cover {100 * covered:.1f} % of it")
-    for rank, index in enumerate(ranked):
+    for index in ranked:
         r = records[index]
-        where = r.get("problem", "not written: " + r["not_standalone"] if "not_standalone" in r else "")
+        where = ""  # beyond --top: neither written nor refused
+        if "problem" in r:
+            where = r["problem"]
+        elif "not_standalone" in r:
+            where = "not written: " + r["not_standalone"]
         print(f"  {100 * r['share']:5.1f} %  {' + '.join(r['ops'])}  {where}".rstrip())
 
 
 def parse_candidates(pairs, split_json):
+    """{subgraph number: (its split.json record, the candidate's path, its source)} of --candidate N=FILE."""
     by_number = {r["subgraph"]: r for r in split_json["subgraphs"] if "subgraph" in r}
     if not by_number:
         raise UserError("the split wrote no subgraph (its split.json says why of each): there is nothing to compose")
@@ -320,7 +329,7 @@ def parse_candidates(pairs, split_json):
                             f"{', '.join(map(str, sorted(by_number)))}")
         if not os.path.isfile(path):
             raise UserError(f"--candidate {pair}: {path}: no such file")
-        chosen[int(number)] = (by_number[int(number)], open(path, encoding="utf-8").read())
+        chosen[int(number)] = (by_number[int(number)], path, open(path, encoding="utf-8").read())
     if not chosen:
         raise UserError("give at least one --candidate N=FILE.py")
     return chosen
@@ -342,7 +351,7 @@ def compose(args):
     graph_module = trace(model, args.model)
     by_name = {n.name: n for n in graph_module.graph.nodes}
     graph = graph_module.graph
-    for number, (record, _) in sorted(chosen.items()):
+    for number, (record, _, _) in sorted(chosen.items()):
         missing = [name for name in record["nodes"] + record["inputs"] if name not in by_name]
         if missing:
             raise UserError(f"{args.model}: its graph has no node {missing[0]} of subgraph {number}: the model "
@@ -374,11 +383,10 @@ def compose(args):
     # subgraphs not replaced (as a hand-written ModelNew keeps the modules it does not rewrite).
     model_source = re.sub(r"\bModel\b", "_DrkModel", open(args.model, encoding="utf-8").read())
     out = ["# A whole-model candidate composed by drk model compose from " + os.path.basename(args.model) + " and " +
-           ", ".join(f"subgraph {number}: {os.path.basename(path)}" for number, path in
-                     sorted((int(p.partition('=')[0]), p.partition('=')[2]) for p in args.candidate)) + ".",
-           "import functools", "import math", "import operator", "", "import torch", "import torch.nn as nn", "",
-           "", in_function("_drk_original_model", model_source, "_DrkModel"), ""]
-    for number, (_, source) in sorted(chosen.items()):
+           ", ".join(f"subgraph {number}: {os.path.basename(path)}" for number, (_, path, _) in sorted(chosen.items())) +
+           ".",
+           *FILE_IMPORTS, "", "", in_function("_drk_original_model", model_source, "_DrkModel"), ""]
+    for number, (_, _, source) in sorted(chosen.items()):
         out.append(in_function(f"_drk_subgraph_{number}_model", source, "ModelNew"))
         out.append("")
     out += ["class ModelNew(nn.Module):", "    def __init__(self, *init_inputs):", "        super().__init__()",
@@ -398,7 +406,7 @@ def compose(args):
     for flat, target in kept_attributes.items():
         members.append((first_parameter([target]),
                         f"        self.{flat} = functools.reduce(getattr, {target.split('.')!r}, original)"))
-    for number, (record, _) in chosen.items():
+    for number, (record, _, _) in chosen.items():
         lines = [f"        self.drk_subgraph_{number} = _drk_subgraph_{number}_model()()",
                  "        # The model's weights under the subgraph problem's names (strict: each of them, no other).",
                  "        weights = {}",
