@@ -366,6 +366,11 @@ struct EvalResult {
   # The geometric mean of the speedups at the task's shape and at each timed shape the candidate
   # handled (what the Oracle rewards when timedShapes is not empty); 0 when not correct.
   shapesSpeedup @30 :Float64;
+  # Non-zero when the comparisons used a wider atol than the task's: the float32 reference itself
+  # missed the float64 answer by more than the task's tolerance (PyTorch's TF32 convolutions do),
+  # so atol became twice the reference's own largest error (docs/verification.md, "An imprecise
+  # reference").
+  widenedAtol @31 :Float64;
 }
 
 struct FailedCheck {

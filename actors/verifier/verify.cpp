@@ -359,6 +359,12 @@ std::vector<Failure> failed_checks(msg::EvalResult::Reader result, std::vector<F
                                                 "schedule that changes the summation order)"});
   if (evidence.getSanitizerNote().size() != 0)
     warnings.push_back({"sanitizer.not_run", evidence.getSanitizerNote().cStr()});
+  if (result.getWidenedAtol() > 0)
+    warnings.push_back({"tolerance.widened",
+                        format("the float32 reference itself missed the float64 answer by more than the task's "
+                               "tolerance, so outputs were compared at atol %.3g, twice its own largest error "
+                               "(TF32 convolutions, PyTorch's default, do this)",
+                               result.getWidenedAtol())});
   if (evidence.getSecondShapeChecked() && evidence.getSecondShapeStatus() != 0) {
     warnings.push_back({"shape.declined", "drk_kernel returned status " + std::to_string(evidence.getSecondShapeStatus()) +
                                               " at the task's second shapes: a kernel specialised to the task's "

@@ -73,6 +73,7 @@ Json kernelbench_result_entry(int sample_id, const std::string& task, msg::Verdi
            {"sandbox", sandbox_outcome_name(result.getSandbox())},
            {"max_abs_error", result.getMaxAbsError()},
            {"max_rel_error", result.getMaxRelError()},
+           {"widened_atol", result.getWidenedAtol()},
            {"reference_build", result.getReferenceBuild().cStr()},
            {"architecture", result.getArchitecture().cStr()},
            {"dtype", msg::enumerant_name(result.getDtype())},

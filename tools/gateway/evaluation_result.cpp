@@ -99,6 +99,7 @@ Json evaluated_result(const EvaluateRequest& request, msg::Verdict::Reader verdi
                         {"trials_passed", result.getTrialsPassed()},
                         {"max_abs_error", result.getMaxAbsError()},
                         {"max_rel_error", result.getMaxRelError()},
+                        {"widened_atol", result.getWidenedAtol()},
                         {"reference_build", result.getReferenceBuild().cStr()},
                         {"evaluator", result.getEvaluator().cStr()},
                         {"device", msg::enumerant_name(result.getDevice())},

@@ -13,6 +13,18 @@ namespace {
 
 // How long after a reply an output is compared again with what it held at the reply.
 constexpr auto kAfterReturnWait = std::chrono::milliseconds(3);
+// An imprecise reference's widened atol over its own largest error against the float64 answer:
+// a candidate as far from the exact answer as the reference, on the other side of it, passes.
+constexpr double kWidenedAtolOverReferenceError = 2.0;
+
+// Whether float64 copies of `inputs` (and the answer) fit: 2^24 input elements in the shared
+// region, 2^28 on the device.
+bool float64_fits(const EvaluationRun& run, const std::vector<at::Tensor>& inputs) {
+  const int64_t limit = run.store->on_device() ? int64_t{1} << 28 : int64_t{1} << 24;
+  int64_t elements = 0;
+  for (const auto& input : inputs) elements += input.numel();
+  return elements <= limit && run.reference->runs_in_float64();
+}
 
 }  // namespace
 
@@ -25,6 +37,11 @@ Result<Comparison> CorrectnessTrials::check_set(EvaluationRun& run, uint32_t set
   if (!reference) return reference.error();
   const auto& slot = run.layout.sets[set].outputs[0];
   Comparison c = compare_outputs(run.view(slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
+  if (!c.passed && !c.left_poisoned && !c.non_finite && !run.reference_error_measured) {
+    auto widened = widen_to_reference_error(run, inputs, *reference, set);
+    if (!widened) return widened.error();
+    if (*widened) c = compare_outputs(run.view(slot), *reference, slot.shape, run.task->outputs[0], run.tolerance);
+  }
   auto evidence = run.out.getEvidence();
   if (c.left_poisoned) evidence.setOutputsLeftPoisoned(true);
   if (c.non_finite) evidence.setNonFinite(true);
@@ -37,15 +54,30 @@ Result<Comparison> CorrectnessTrials::check_set(EvaluationRun& run, uint32_t set
   return c;
 }
 
+// KernelBench's float32 tolerance (1e-4) is finer than what some references compute: PyTorch runs
+// float32 convolutions in TF32 on cuDNN by default, and a model that feeds one convolution's
+// output through another moves by more than 1e-4 when any kernel before it changes the lowest
+// bits (level 3's ResNet block, docs/whole-models.md). Only the reference and the harness's own
+// inputs decide the widening, never the candidate's output.
+Result<bool> CorrectnessTrials::widen_to_reference_error(EvaluationRun& run, const std::vector<at::Tensor>& inputs,
+                                                         const at::Tensor& reference, uint32_t set) {
+  run.reference_error_measured = true;
+  if (run.task->output_dtype != kernels::DType::float32 || !float64_fits(run, inputs)) return false;
+  auto exact = run.reference->run(in_float64(inputs));
+  if (!exact) return false;  // an expression LibTorch cannot evaluate in float64
+  const auto& slot = run.layout.sets[set].outputs[0];
+  const Comparison own = compare_outputs(reference, *exact, slot.shape, run.task->outputs[0], run.tolerance);
+  if (own.passed || own.non_finite) return false;
+  run.tolerance.atol = std::max(run.tolerance.atol, kWidenedAtolOverReferenceError * own.max_abs);
+  run.out.setWidenedAtol(run.tolerance.atol);
+  return true;
+}
+
 // The candidate's outputs of `set` and the float32 reference against a float64 reference on the
-// same inputs (precision evidence for the Verifier). Skipped above a size where the float64
-// copies would not fit: 2^24 input elements in the shared region, 2^28 on the device.
+// same inputs (precision evidence for the Verifier). Skipped where the float64 copies would not fit.
 Status CorrectnessTrials::check_precision(EvaluationRun& run, uint32_t set) {
-  const int64_t limit = run.store->on_device() ? int64_t{1} << 28 : int64_t{1} << 24;
   const std::vector<at::Tensor> inputs = run.pristine(set);
-  int64_t elements = 0;
-  for (const auto& input : inputs) elements += input.numel();
-  if (elements > limit || !run.reference->runs_in_float64()) return {};
+  if (!float64_fits(run, inputs)) return {};
   auto reference = run.reference->run(inputs);
   if (!reference) return reference.error();
   auto exact = run.reference->run(in_float64(inputs));

@@ -72,6 +72,12 @@ class CorrectnessTrials {
   // Checks the outputs of `set` against the reference on its pristine inputs; records evidence.
   Result<Comparison> check_set(EvaluationRun& run, uint32_t set);
   Status check_precision(EvaluationRun& run, uint32_t set);
+  // After a comparison of `set` failed: whether the float32 reference (`reference`, on the set's
+  // pristine `inputs`) itself misses the float64 answer by more than the task's tolerance. If so,
+  // the run's atol becomes kWidenedAtolOverReferenceError times the reference's own largest error,
+  // recorded as widenedAtol, and the caller compares again. Measured once per evaluation.
+  Result<bool> widen_to_reference_error(EvaluationRun& run, const std::vector<at::Tensor>& inputs,
+                                        const at::Tensor& reference, uint32_t set);
   Result<bool> mostly_stale(EvaluationRun& run, uint32_t set, const at::Tensor& previous);
   // Whether the outputs of `set` are, within tolerance, the answer to another set's inputs: a result
   // kept from one input and returned for another (a CUDA graph replayed on the input it captured).

@@ -44,6 +44,9 @@ struct EvaluationRun {
   std::vector<std::vector<at::Tensor>> pristine_copies; // per buffer set, in the shared region
   msg::EvalResult::Builder out{nullptr};
   bool sandbox_failed = false;
+  // Whether the float32 reference was compared with the float64 answer after a failed comparison
+  // (CorrectnessTrials::widen_to_reference_error): once per evaluation.
+  bool reference_error_measured = false;
   std::set<std::string> own_kernels;  // CUDA: entry names compiled from the candidate's source (nvcc's, Triton's)
   // Non-zero while a re-timing swaps input elements before every call (input_swaps.h); each
   // request gets its own seed from it.
