@@ -6,6 +6,7 @@
 // fit the subgraph's.
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -158,4 +159,73 @@ DRK_TEST_CASE("a model's hot subgraph becomes a task, and its candidate composed
                                candidate_flag, "--out", dir.file("never.py")});
   DRK_CHECK(no_split.exit_code != 0);
   DRK_CHECK_MESSAGE(no_split.output.find("run `drk model split") != std::string::npos, no_split.output);
+}
+
+DRK_TEST_CASE("a model in YAML is written as a KernelBench problem, split, imported and composed like one") {
+  RunDir dir;
+  const std::string yaml = dir.write("tiny_residual.yaml", R"(name: 2_TinyResidual
+inputs:
+  x: {shape: [4, 16, 24, 24]}
+modules:
+  conv: {type: Conv2d, args: [16, 16, 3], kwargs: {padding: 1}}
+  norm: {type: BatchNorm2d, args: [16]}
+graph:
+  - {name: h, module: conv, inputs: [x]}
+  - {name: n, module: norm, inputs: [h]}
+  - {name: r, function: relu, inputs: [n]}
+  - {name: out, function: add, inputs: [r, x]}
+output: out
+)");
+  Ran split = run_drk(dir, {"model", "split", yaml, "--out", dir.file("split"), "--top", "2", "--repeats", "1"});
+  DRK_REQUIRE_MESSAGE(split.exit_code == 0, split.output);
+  DRK_CHECK_MESSAGE(split.output.find("wrote " + dir.file("split/level3/2_TinyResidual.py")) != std::string::npos,
+                    split.output);
+  auto summary = nlohmann::json::parse(dir.read("split/split.json"), nullptr, false);
+  DRK_REQUIRE_MESSAGE(summary.is_object(), split.output);
+  int conv_subgraph = 0;
+  for (const auto& subgraph : summary["subgraphs"])
+    if (subgraph.contains("problem") && subgraph["ops"][0] == "Conv2d") conv_subgraph = subgraph["subgraph"].get<int>();
+  DRK_REQUIRE_MESSAGE(conv_subgraph > 0, summary.dump(2));
+
+  // One import gives the model's task and its subgraphs'.
+  Ran imported = run_drk(dir, {"kernelbench", "import", dir.file("split"), "--into", dir.file("records")});
+  DRK_REQUIRE_MESSAGE(imported.exit_code == 0, imported.output);
+  DRK_CHECK_MESSAGE(imported.output.find("3 usable") != std::string::npos, imported.output);
+
+  // compose takes the YAML too, and finds the file split wrote.
+  const std::string candidate = dir.write("conv_new.py", R"(import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(16, 16, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+)");
+  Ran composed = run_drk(dir, {"model", "compose", yaml, "--split", dir.file("split"), "--candidate",
+                               std::to_string(conv_subgraph) + "=" + candidate, "--out", dir.file("residual_new.py")});
+  DRK_REQUIRE_MESSAGE(composed.exit_code == 0, composed.output);
+  auto application_level = evaluate(dir, "kernelbench/level3/2_TinyResidual", dir.file("residual_new.py"));
+  DRK_CHECK_MESSAGE(application_level["result"].value("correct", false), application_level.dump());
+
+  // A mistake in the YAML is refused with its line, and nothing is written.
+  const std::string typo = dir.write("typo.yaml", R"(name: 3_Typo
+inputs:
+  x: {shape: [4, 16]}
+graph:
+  - {name: y, function: relu, inputs: [z]}
+output: y
+)");
+  Ran refused = run_drk(dir, {"model", "split", typo, "--out", dir.file("typo-split")});
+  DRK_CHECK(refused.exit_code != 0);
+  DRK_CHECK_MESSAGE(refused.output.find("typo.yaml:5: node 'y' reads 'z', which is not an input or a node before it") !=
+                        std::string::npos,
+                    refused.output);
+  DRK_CHECK_FALSE(std::filesystem::exists(dir.file("typo-split")));
+  Ran not_split = run_drk(dir, {"model", "compose", typo, "--split", dir.file("split"), "--candidate", "1=" + candidate,
+                                "--out", dir.file("never.py")});
+  DRK_CHECK(not_split.exit_code != 0);
 }

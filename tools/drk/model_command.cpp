@@ -1,10 +1,13 @@
 // drk model split MODEL.py / drk model compose MODEL.py: a whole model's hot subgraphs as tasks,
 // and a whole-model candidate composed from their candidates (kernels/catalog/model_graph.py,
 // docs/whole-models.md). The work is torch.fx's, so it runs in a Python with torch, found as
-// `drk kernelbench import` finds it.
+// `drk kernelbench import` finds it. A model in YAML (kernels/catalog/model_yaml.h) is first
+// written as a KernelBench-format file into the split's folder, level3/NAME.py.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "kernels/catalog/kernelbench_problem.h"
+#include "kernels/catalog/model_yaml.h"
 #include "kernels/compile/command_runner.h"
 #include "runtime/log.h"
 #include "tools/drk/commands.h"
@@ -60,6 +64,51 @@ int run_model_graph(const std::string& command, const ModelArgs& args, const std
   return ran->succeeded() ? 0 : 1;
 }
 
+bool is_yaml(const std::string& path) {
+  const std::string extension = std::filesystem::path(path).extension().string();
+  return extension == ".yaml" || extension == ".yml";
+}
+
+// Where the KernelBench-format file of a YAML model lives in a split's folder.
+std::string written_model_path(const std::string& split_dir, const std::string& name) {
+  return (std::filesystem::path(split_dir) / "level3" / (name + ".py")).string();
+}
+
+// A YAML model written as DIR/level3/NAME.py; its path, or empty after saying why not.
+std::string write_yaml_model(const std::string& yaml, const std::string& split_dir) {
+  auto model = kernels::model_python_from_yaml(yaml);
+  if (!model) {
+    log::error() << "drk model split: " << model.error().message;
+    return "";
+  }
+  const std::string path = written_model_path(split_dir, model->name);
+  std::error_code error;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
+  std::ofstream file(path);
+  if (error || !(file << model->source) || !file.flush()) {
+    log::error() << "drk model split: cannot write " << path << ": check that --out is a folder you can write";
+    return "";
+  }
+  std::cout << "wrote " << path << " from " << yaml << "\n";
+  return path;
+}
+
+// The KernelBench-format file that `drk model split MODEL.yaml --out DIR` wrote; empty after saying why not.
+std::string yaml_model_in_split(const std::string& yaml, const std::string& split_dir) {
+  auto model = kernels::model_python_from_yaml(yaml);
+  if (!model) {
+    log::error() << "drk model compose: " << model.error().message;
+    return "";
+  }
+  const std::string path = written_model_path(split_dir, model->name);
+  if (!std::filesystem::exists(path)) {
+    log::error() << "drk model compose: " << path << " does not exist: run `drk model split " << yaml << " --out "
+                 << split_dir << "` first";
+    return "";
+  }
+  return path;
+}
+
 }  // namespace
 
 void add_model_commands(CLI::App& drk, Actions& actions) {
@@ -73,8 +122,11 @@ void add_model_commands(CLI::App& drk, Actions& actions) {
       "graph (--repeats runs), groups each operation with the elementwise ones that follow it, and\n"
       "writes the --top subgraphs that take the most time and can stand alone as problems at the shapes\n"
       "they meet in the model: DIR/level2/MODEL_sgN.py (import them with `drk kernelbench import DIR`),\n"
-      "and DIR/split.json with every subgraph's time and share. docs/whole-models.md explains it.");
-  split->add_option("MODEL", args->model, "a KernelBench-format model file (Model, get_inputs, get_init_inputs)")
+      "and DIR/split.json with every subgraph's time and share. A model in YAML (.yaml) is first written\n"
+      "as DIR/level3/NAME.py. docs/whole-models.md explains it.");
+  split->add_option("MODEL", args->model,
+                    "a KernelBench-format model file (Model, get_inputs, get_init_inputs), or a model in YAML "
+                    "(docs/whole-models.md)")
       ->required()
       ->type_name("");
   split->add_option("--out", args->out_dir, "the folder to write")->required()->type_name("DIR");
@@ -95,7 +147,7 @@ void add_model_commands(CLI::App& drk, Actions& actions) {
       "(a ModelNew for DIR/level2/MODEL_sgN.py) in the subgraph's place, with the model's own weights\n"
       "loaded into it. Evaluate it with `drk eval --task kernelbench/levelN/MODEL --candidate FILE`:\n"
       "its speedup is the application-level one.");
-  compose->add_option("MODEL", args->model, "the model file that was split")->required()->type_name("");
+  compose->add_option("MODEL", args->model, "the model file that was split (.py, or .yaml)")->required()->type_name("");
   compose->add_option("--split", args->split_dir, "the folder of `drk model split`")->required()->type_name("DIR");
   compose->add_option("--candidate", args->candidates, "subgraph N's candidate (repeat for several)")
       ->required()
@@ -108,11 +160,21 @@ void add_model_commands(CLI::App& drk, Actions& actions) {
         ->type_name("S");
   }
   actions[split] = [args] {
+    if (is_yaml(args->model)) {
+      const std::string written = write_yaml_model(args->model, args->out_dir);
+      if (written.empty()) return 1;
+      args->model = written;
+    }
     return run_model_graph("split", *args,
                            {"--out", args->out_dir, "--top", std::to_string(args->top), "--repeats",
                             std::to_string(args->repeats), "--device", args->device, "--seed", std::to_string(args->seed)});
   };
   actions[compose] = [args] {
+    if (is_yaml(args->model)) {
+      const std::string written = yaml_model_in_split(args->model, args->split_dir);
+      if (written.empty()) return 1;
+      args->model = written;
+    }
     std::vector<std::string> arguments = {"--split", args->split_dir, "--out", args->out_file};
     for (const auto& candidate : args->candidates) {
       arguments.push_back("--candidate");
