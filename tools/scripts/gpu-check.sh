@@ -6,7 +6,8 @@
 # With $KERNELBENCH_DIR (a KernelBench checkout or levelN folder, carried too) it also evaluates
 # each of its problems' own Model as a candidate on the GPU (drk bench kernelbench --references),
 # going on from $KERNELBENCH_RESULTS (a folder with an earlier call's kernelbench-references*.json),
-# and splits two of its level-3 models on the GPU (drk model split --device cuda).
+# splits two of its level-3 models on the GPU (drk model split --device cuda), and measures one
+# whole model's speedup with Triton kernels in place of its hottest subgraph (whole-model.sh).
 # --gpu-only builds only drk, the sandboxes and the GPU test programs and leaves the CPU tests to
 # CI, so that the check fits one 10-minute device call (the whole of it no longer does).
 set -uo pipefail
@@ -146,6 +147,10 @@ if [ -x "$BUILD_DIR/tools/drk" ]; then
         > "$out/split-$model.log" 2>&1 && status=ok || status=FAILED
       row "model split $model" "$status: $(head -n 1 "$out/split-$model.log" | cut -c1-110)"
     done
+    # A whole model's speedup with Triton BatchNorm kernels in place (tools/scripts/whole-model.sh).
+    timeout 300 bash tools/scripts/whole-model.sh "$drk" "$KERNELBENCH_DIR" "$out/whole-model" \
+      > "$out/whole-model.log" 2>&1 && status=ok || status=FAILED
+    row "whole model" "$status: $(grep '^whole model' "$out/whole-model.log" | cut -c1-110)"
   fi
   for bench in tools/bench/*.sh; do
     [ -f "$bench" ] || continue
