@@ -25,6 +25,8 @@ the file they are about and the fix, and the exit code is 2; nothing is written 
 """
 
 import argparse
+import contextlib
+import functools
 import importlib.util
 import json
 import operator
@@ -82,12 +84,95 @@ def build(module, path, seed, device):
     return model, inputs
 
 
-def trace(model, path):
+# nn.Module's own __call__ and __getattr__, which tracing replaces while it runs (ShapeTracer.unpatched).
+MODULE_CALL, MODULE_GETATTR = nn.Module.__call__, nn.Module.__getattr__
+
+
+class ValueProxy(torch.fx.Proxy):
+    """A proxy whose iteration its tracer decides, without fx's reading of the caller's bytecode
+    (which torch 1.13 gets wrong on Python 3.11: an IndexError)."""
+
+    def __iter__(self):
+        return self.tracer.iter(self)
+
+
+class ShapeTracer(torch.fx.Tracer):
+    """A tracer that runs the model on its real inputs beside the proxies, so that a forward that
+    unpacks a tensor's size (`B, T, C = x.size()`, which plain symbolic tracing refuses) gets the
+    sizes as constants: the model's graph at these inputs' shapes, the only ones a KernelBench
+    problem has. Branching on tensor values is still refused."""
+
+    def __init__(self, inputs):
+        super().__init__()
+        self.inputs = list(inputs)
+        self.placeholders = 0
+        self.values = {}  # node -> its value on the real inputs
+
+    def proxy(self, node):
+        return ValueProxy(node, self)
+
+    def real(self, argument):
+        return torch.fx.node.map_aggregate(
+            argument, lambda a: self.values[a.node] if isinstance(a, torch.fx.Proxy) else a)
+
+    def create_proxy(self, kind, target, args, kwargs, *rest, **named):
+        proxy = super().create_proxy(kind, target, args, kwargs, *rest, **named)
+        with self.unpatched():
+            self.values[proxy.node] = self.evaluate(kind, target, args, kwargs)
+        return proxy
+
+    @contextlib.contextmanager
+    def unpatched(self):
+        """Real calls: a module called, or a parameter read, records nothing while they run."""
+        patched = nn.Module.__call__, nn.Module.__getattr__
+        nn.Module.__call__, nn.Module.__getattr__ = MODULE_CALL, MODULE_GETATTR
+        try:
+            yield
+        finally:
+            nn.Module.__call__, nn.Module.__getattr__ = patched
+
+    def evaluate(self, kind, target, args, kwargs):
+        """A node's value on the real inputs, from its arguments' values."""
+        if kind == "placeholder":
+            self.placeholders += 1
+            if self.placeholders <= len(self.inputs):
+                return self.inputs[self.placeholders - 1]
+            return args[0] if args else None  # a default of forward's beyond the inputs
+        if kind == "get_attr":
+            return functools.reduce(getattr, target.split("."), self.root)
+        if kind == "call_module":
+            return self.root.get_submodule(target)(*self.real(args), **self.real(kwargs))
+        if kind == "call_function":
+            return target(*self.real(args), **self.real(kwargs))
+        if kind == "call_method":
+            receiver, *rest = self.real(args)
+            return getattr(receiver, target)(*rest, **self.real(kwargs))
+        return None
+
+    def iter(self, obj):
+        value = self.values.get(obj.node)
+        if isinstance(value, torch.Size):
+            return iter(list(value))
+        if isinstance(value, (tuple, list)):
+            return iter([obj[i] for i in range(len(value))])
+        return super().iter(obj)
+
+
+def trace(model, inputs, path):
+    """The model's fx graph: traced symbolically, or, where that is refused, at its inputs' shapes (ShapeTracer)."""
     try:
         return torch.fx.symbolic_trace(model)
     except Exception as exc:
-        raise UserError(f"{path}: torch.fx cannot trace its Model ({type(exc).__name__}: {exc}); a model whose "
-                        f"forward branches on tensor values is not split: give its traceable part as a Model")
+        symbolic = f"{type(exc).__name__}: {exc}"
+    tracer = ShapeTracer([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+    try:
+        with torch.no_grad():
+            graph = tracer.trace(model)
+    except Exception as exc:
+        raise UserError(f"{path}: torch.fx cannot trace its Model ({symbolic}), nor with its inputs' shapes as "
+                        f"constants ({type(exc).__name__}: {exc}); a model whose forward branches on tensor values "
+                        f"is not split: give its traceable part as a Model")
+    return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
 
 
 class TimingInterpreter(torch.fx.Interpreter):
@@ -235,7 +320,7 @@ def split(args):
     device = args.device
     model_module = load_file(args.model, "drk_model")
     model, inputs = build(model_module, args.model, args.seed, device)
-    graph_module = trace(model, args.model)
+    graph_module = trace(model, inputs, args.model)
     interpreter = TimingInterpreter(graph_module, device)
     with torch.no_grad():
         interpreter.run(*inputs)  # warm-up: first calls allocate and pick algorithms
@@ -347,8 +432,8 @@ def compose(args):
     split_json = json.load(open(split_path, encoding="utf-8"))
     chosen = parse_candidates(args.candidate, split_json)
     model_module = load_file(args.model, "drk_model")
-    model, _ = build(model_module, args.model, split_json["seed"], "cpu")
-    graph_module = trace(model, args.model)
+    model, inputs = build(model_module, args.model, split_json["seed"], "cpu")
+    graph_module = trace(model, inputs, args.model)
     by_name = {n.name: n for n in graph_module.graph.nodes}
     graph = graph_module.graph
     for number, (record, _, _) in sorted(chosen.items()):

@@ -316,12 +316,14 @@ DRK_TEST_CASE("rms_norm's timed shapes: each timed beside the task's own, the re
   }
   DRK_CHECK(r.getShapesSpeedup() == doctest::Approx(std::exp(log_sum / 3)));
 
-  // Fast where it was tuned, twenty times the work elsewhere: the timed shapes show it.
+  // Fast where it was tuned, twenty times the work elsewhere: the timed shapes show it. The bounds are
+  // loose: at 1 x 16 x 33 x 33 the call's fixed cost is a good part of the time, and a loaded machine
+  // measured 3.7 times less, not 20.
   auto slow = evaluate_on(*timed_engine, "rms_norm", "slow_off_its_shapes.cpp", rms_norm_for_two_shapes("repeats = 20;"));
   r = slow->result;
   DRK_REQUIRE_MESSAGE(r.getCorrect(), r.getErrorText().cStr());
   DRK_REQUIRE(r.getTimedShapes().size() == 2);
-  for (auto timed : r.getTimedShapes()) DRK_CHECK(timed.getSpeedup() < r.getSpeedup() / 4);
+  for (auto timed : r.getTimedShapes()) DRK_CHECK(timed.getSpeedup() < r.getSpeedup() / 2);
   DRK_CHECK(r.getShapesSpeedup() < r.getSpeedup() / 2);
 
   // Declines 16 channels: the second timed shape is not timed, the first is.

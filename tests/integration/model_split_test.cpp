@@ -3,7 +3,8 @@
 // convolution's subgraph is evaluated at the function level, and `drk model compose` puts it
 // back into the model, evaluated at the application level: correct when the subgraph's
 // candidate is, incorrect when it is not, and refused with the reason when its weights do not
-// fit the subgraph's.
+// fit the subgraph's. The same path for a model given in YAML, and for one that unpacks a
+// tensor's size (traced at its inputs' shapes).
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -228,4 +229,50 @@ output: y
   Ran not_split = run_drk(dir, {"model", "compose", typo, "--split", dir.file("split"), "--candidate", "1=" + candidate,
                                 "--out", dir.file("never.py")});
   DRK_CHECK(not_split.exit_code != 0);
+}
+
+DRK_TEST_CASE("a model that unpacks a tensor's size is traced at its inputs' shapes, split and composed") {
+  RunDir dir;
+  // Plain symbolic tracing refuses `b, c, h, w = x.size()`; the shapes are the problem's own.
+  const std::string model = dir.write("KernelBench/level3/4_SizeUnpacked.py", R"(import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, channels, classes):
+        super().__init__()
+        self.conv = nn.Conv2d(3, channels, kernel_size=3, padding=1)
+        self.head = nn.Linear(channels * 16 * 16, classes)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        b, c, h, w = x.size()
+        return self.head(x.reshape(b, c * h * w))
+
+
+def get_inputs():
+    return [torch.randn(4, 3, 16, 16)]
+
+
+def get_init_inputs():
+    return [64, 10]
+)");
+  Ran split = run_drk(dir, {"model", "split", model, "--out", dir.file("split"), "--top", "3", "--repeats", "1"});
+  DRK_REQUIRE_MESSAGE(split.exit_code == 0, split.output);
+  auto summary = nlohmann::json::parse(dir.read("split/split.json"), nullptr, false);
+  DRK_REQUIRE_MESSAGE(summary.is_object(), split.output);
+  int conv_subgraph = 0;
+  for (const auto& subgraph : summary["subgraphs"])
+    if (subgraph.contains("problem") && subgraph["ops"][0] == "Conv2d") conv_subgraph = subgraph["subgraph"].get<int>();
+  DRK_REQUIRE_MESSAGE(conv_subgraph > 0, summary.dump(2));
+  for (const std::string& folder : {"split", "KernelBench"}) {
+    Ran imported = run_drk(dir, {"kernelbench", "import", dir.file(folder), "--into", dir.file("records")});
+    DRK_REQUIRE_MESSAGE(imported.exit_code == 0, imported.output);
+  }
+  const std::string candidate = dir.write("conv_relu_new.py", conv_relu_candidate("conv", "1.0"));
+  Ran composed = run_drk(dir, {"model", "compose", model, "--split", dir.file("split"), "--candidate",
+                               std::to_string(conv_subgraph) + "=" + candidate, "--out", dir.file("sized_new.py")});
+  DRK_REQUIRE_MESSAGE(composed.exit_code == 0, composed.output);
+  auto application_level = evaluate(dir, "kernelbench/level3/4_SizeUnpacked", dir.file("sized_new.py"));
+  DRK_CHECK_MESSAGE(application_level["result"].value("correct", false), application_level.dump());
 }
