@@ -15,6 +15,7 @@
 #include "tests/doctest_drk.h"
 #include "tests/support/first_gpu.h"
 #include "tests/support/ran_program.h"
+#include "tests/support/verdict_json.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/test_engine.h"
 
@@ -134,11 +135,7 @@ nlohmann::json evaluate(const std::string& task, const std::string& name, const 
                                       {"eval", "--task", task, "--candidate", dir.file(name), "--device", "cuda",
                                        "--kernelbench-dir", dir.file("records"), "--trials", "2", "--json",
                                        "--cache-dir", dir.file("compile-cache")});
-  const auto start = ran.output.find('{');
-  DRK_REQUIRE_MESSAGE(start != std::string::npos, ran.output);
-  auto verdict = nlohmann::json::parse(ran.output.substr(start), nullptr, false);
-  DRK_REQUIRE_MESSAGE(verdict.is_object(), ran.output);
-  return verdict;
+  return drk::testing::verdict_json(ran);
 }
 
 // CUDA through load_inline, launched as most generated kernels are: <<<...>>> on the default

@@ -25,6 +25,7 @@
 #include "tests/support/kernelbench_sources.h"
 #include "tests/support/run_dir.h"
 #include "tests/support/ran_program.h"
+#include "tests/support/verdict_json.h"
 
 namespace {
 
@@ -176,11 +177,7 @@ nlohmann::json evaluate(const std::string& task, const std::string& name, const 
                                         dir.file("records"), "--trials", "2", "--budget-ms", "200", "--json"};
   arguments.insert(arguments.end(), extra.begin(), extra.end());
   Ran ran = run_drk(dir, arguments);
-  const auto start = ran.output.find('{');
-  DRK_REQUIRE_MESSAGE(start != std::string::npos, ran.output);
-  auto verdict = nlohmann::json::parse(ran.output.substr(start), nullptr, false);
-  DRK_REQUIRE_MESSAGE(verdict.is_object(), ran.output);
-  return verdict;
+  return drk::testing::verdict_json(ran);
 }
 
 std::string error_text(const nlohmann::json& verdict) { return verdict["result"].value("errorText", ""); }

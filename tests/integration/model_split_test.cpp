@@ -15,6 +15,7 @@
 
 #include "tests/doctest_drk.h"
 #include "tests/support/ran_program.h"
+#include "tests/support/verdict_json.h"
 #include "tests/support/run_dir.h"
 
 using drk::testing::Ran;
@@ -71,11 +72,17 @@ class ModelNew(nn.Module):
 nlohmann::json evaluate(const RunDir& dir, const std::string& task, const std::string& candidate) {
   Ran ran = run_drk(dir, {"eval", "--task", task, "--candidate", candidate, "--kernelbench-dir", dir.file("records"),
                           "--trials", "2", "--budget-ms", "200", "--json"});
-  const auto start = ran.output.find('{');
-  DRK_REQUIRE_MESSAGE(start != std::string::npos, ran.output);
-  auto verdict = nlohmann::json::parse(ran.output.substr(start), nullptr, false);
-  DRK_REQUIRE_MESSAGE(verdict.is_object(), ran.output);
-  return verdict;
+  return drk::testing::verdict_json(ran);
+}
+
+// The number of the written subgraph of `split_dir`'s split.json whose first operation is `op`.
+int written_subgraph(const RunDir& dir, const std::string& split_dir, const std::string& op) {
+  const auto summary = nlohmann::json::parse(dir.read(split_dir + "/split.json"), nullptr, false);
+  DRK_REQUIRE(summary.is_object());
+  for (const auto& subgraph : summary["subgraphs"])
+    if (subgraph.contains("problem") && subgraph["ops"][0] == op) return subgraph["subgraph"].get<int>();
+  DRK_FAIL("no written subgraph starts with " << op << ": " << summary.dump(2));
+  return 0;
 }
 
 }  // namespace
@@ -181,12 +188,7 @@ output: out
   DRK_REQUIRE_MESSAGE(split.exit_code == 0, split.output);
   DRK_CHECK_MESSAGE(split.output.find("wrote " + dir.file("split/level3/2_TinyResidual.py")) != std::string::npos,
                     split.output);
-  auto summary = nlohmann::json::parse(dir.read("split/split.json"), nullptr, false);
-  DRK_REQUIRE_MESSAGE(summary.is_object(), split.output);
-  int conv_subgraph = 0;
-  for (const auto& subgraph : summary["subgraphs"])
-    if (subgraph.contains("problem") && subgraph["ops"][0] == "Conv2d") conv_subgraph = subgraph["subgraph"].get<int>();
-  DRK_REQUIRE_MESSAGE(conv_subgraph > 0, summary.dump(2));
+  const int conv_subgraph = written_subgraph(dir, "split", "Conv2d");
 
   // One import gives the model's task and its subgraphs'.
   Ran imported = run_drk(dir, {"kernelbench", "import", dir.file("split"), "--into", dir.file("records")});
@@ -259,12 +261,7 @@ def get_init_inputs():
 )");
   Ran split = run_drk(dir, {"model", "split", model, "--out", dir.file("split"), "--top", "3", "--repeats", "1"});
   DRK_REQUIRE_MESSAGE(split.exit_code == 0, split.output);
-  auto summary = nlohmann::json::parse(dir.read("split/split.json"), nullptr, false);
-  DRK_REQUIRE_MESSAGE(summary.is_object(), split.output);
-  int conv_subgraph = 0;
-  for (const auto& subgraph : summary["subgraphs"])
-    if (subgraph.contains("problem") && subgraph["ops"][0] == "Conv2d") conv_subgraph = subgraph["subgraph"].get<int>();
-  DRK_REQUIRE_MESSAGE(conv_subgraph > 0, summary.dump(2));
+  const int conv_subgraph = written_subgraph(dir, "split", "Conv2d");
   for (const std::string& folder : {"split", "KernelBench"}) {
     Ran imported = run_drk(dir, {"kernelbench", "import", dir.file(folder), "--into", dir.file("records")});
     DRK_REQUIRE_MESSAGE(imported.exit_code == 0, imported.output);

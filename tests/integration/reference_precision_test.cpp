@@ -10,6 +10,7 @@
 
 #include "tests/doctest_drk.h"
 #include "tests/support/ran_program.h"
+#include "tests/support/verdict_json.h"
 #include "tests/support/run_dir.h"
 
 using drk::testing::Ran;
@@ -61,11 +62,7 @@ class ModelNew(nn.Module):
 nlohmann::json evaluate(const RunDir& dir, const std::string& task, const std::string& candidate) {
   Ran ran = run_drk(dir, {"eval", "--task", task, "--candidate", candidate, "--kernelbench-dir", dir.file("records"),
                           "--trials", "2", "--budget-ms", "100", "--json"});
-  const auto start = ran.output.find('{');
-  DRK_REQUIRE_MESSAGE(start != std::string::npos, ran.output);
-  auto verdict = nlohmann::json::parse(ran.output.substr(start), nullptr, false);
-  DRK_REQUIRE_MESSAGE(verdict.is_object(), ran.output);
-  return verdict;
+  return drk::testing::verdict_json(ran);
 }
 
 bool warns(const nlohmann::json& verdict, const std::string& code) {

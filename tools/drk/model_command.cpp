@@ -69,44 +69,48 @@ bool is_yaml(const std::string& path) {
   return extension == ".yaml" || extension == ".yml";
 }
 
-// Where the KernelBench-format file of a YAML model lives in a split's folder.
-std::string written_model_path(const std::string& split_dir, const std::string& name) {
-  return (std::filesystem::path(split_dir) / "level3" / (name + ".py")).string();
+// A YAML model as a KernelBench-format file, and its place in a split's folder: DIR/level3/NAME.py.
+struct YamlModel {
+  std::string path;
+  std::string source;
+};
+
+// The model of `yaml` for `drk model COMMAND`, or nothing after saying why not.
+std::optional<YamlModel> yaml_model(const std::string& command, const std::string& yaml, const std::string& split_dir) {
+  auto model = kernels::model_python_from_yaml(yaml);
+  if (!model) {
+    log::error() << "drk model " << command << ": " << model.error().message;
+    return std::nullopt;
+  }
+  return YamlModel{(std::filesystem::path(split_dir) / "level3" / (model->name + ".py")).string(),
+                   std::move(model->source)};
 }
 
-// A YAML model written as DIR/level3/NAME.py; its path, or empty after saying why not.
+// A YAML model written into the split's folder; its path, or empty after saying why not.
 std::string write_yaml_model(const std::string& yaml, const std::string& split_dir) {
-  auto model = kernels::model_python_from_yaml(yaml);
-  if (!model) {
-    log::error() << "drk model split: " << model.error().message;
-    return "";
-  }
-  const std::string path = written_model_path(split_dir, model->name);
+  auto model = yaml_model("split", yaml, split_dir);
+  if (!model) return "";
   std::error_code error;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
-  std::ofstream file(path);
+  std::filesystem::create_directories(std::filesystem::path(model->path).parent_path(), error);
+  std::ofstream file(model->path);
   if (error || !(file << model->source) || !file.flush()) {
-    log::error() << "drk model split: cannot write " << path << ": check that --out is a folder you can write";
+    log::error() << "drk model split: cannot write " << model->path << ": check that --out is a folder you can write";
     return "";
   }
-  std::cout << "wrote " << path << " from " << yaml << "\n";
-  return path;
+  std::cout << "wrote " << model->path << " from " << yaml << "\n";
+  return model->path;
 }
 
-// The KernelBench-format file that `drk model split MODEL.yaml --out DIR` wrote; empty after saying why not.
+// The file that `drk model split MODEL.yaml --out DIR` wrote; empty after saying why not.
 std::string yaml_model_in_split(const std::string& yaml, const std::string& split_dir) {
-  auto model = kernels::model_python_from_yaml(yaml);
-  if (!model) {
-    log::error() << "drk model compose: " << model.error().message;
+  auto model = yaml_model("compose", yaml, split_dir);
+  if (!model) return "";
+  if (!std::filesystem::exists(model->path)) {
+    log::error() << "drk model compose: " << model->path << " does not exist: run `drk model split " << yaml
+                 << " --out " << split_dir << "` first";
     return "";
   }
-  const std::string path = written_model_path(split_dir, model->name);
-  if (!std::filesystem::exists(path)) {
-    log::error() << "drk model compose: " << path << " does not exist: run `drk model split " << yaml << " --out "
-                 << split_dir << "` first";
-    return "";
-  }
-  return path;
+  return model->path;
 }
 
 }  // namespace
