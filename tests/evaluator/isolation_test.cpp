@@ -116,8 +116,9 @@ DRK_TEST_CASE("an honest candidate after each hostile one is judged as it is alo
     DRK_CHECK(after.failed == alone.failed);
     // A patched clock left behind would read about 10 (timer_mismatch from 3). How fast the
     // honest candidate runs beside a hostile one is a benchmark's question, not this test's
-    // (`drk bench containment`; a band here failed once on a loaded machine).
-    DRK_CHECK(after.wall_check_ratio < 2.0);
+    // (`drk bench containment`; a band here failed once on a loaded machine, and a bound of 2
+    // once read 2.8 under ctest -j2 on 2 cores).
+    DRK_CHECK(after.wall_check_ratio < 5.0);
     // Nothing of the hostile candidate is left: its sandbox is gone, and with it its threads.
     DRK_CHECK(after.sandbox != hacked.sandbox);
     for (int wait = 0; wait < 200 && ::kill(hacked.sandbox, 0) == 0; ++wait) ::usleep(10000);

@@ -49,6 +49,9 @@ summary() {  # $1: label, $2: drk eval --json output
   python3 - "$1" "$2" <<'PY'
 import json, sys
 text = open(sys.argv[2]).read()
+if "{" not in text:  # drk eval gave no verdict: say what it printed
+    print(f"{sys.argv[1]:<44} no result: {' '.join(text.split()[-40:])}")
+    sys.exit(0)
 verdict = json.loads(text[text.index("{"):])
 result = verdict["result"]
 checks = ", ".join(check.get("code", "?") for check in verdict.get("failedChecks", []))
