@@ -85,3 +85,10 @@ DRK_TEST_CASE("every mistake in a YAML model names its line and the fix") {
   DRK_REQUIRE_FALSE(missing.ok());
   DRK_CHECK(missing.error().code == drk::Errc::not_found);
 }
+
+DRK_TEST_CASE("the example model in configs/models is one the writer takes") {
+  auto model = drk::kernels::model_python_from_yaml(std::string(DRK_SOURCE_DIR) + "/configs/models/3_ResidualBlock.yaml");
+  DRK_REQUIRE_MESSAGE(model.ok(), model.error().message);
+  DRK_CHECK(model->name == "3_ResidualBlock");
+  DRK_CHECK(model->source.find("        total = torch.add(n2, x)\n") != std::string::npos);
+}
