@@ -187,14 +187,14 @@ bool renders_precision(Family family, Device device, Precision precision) {
     case Precision::float16:
     case Precision::bfloat16:
       return family == Family::elementwise || family == Family::rowwise || family == Family::reduction ||
-             (family == Family::gemm && device == Device::cuda);
+             (device == Device::cuda && (family == Family::gemm || family == Family::cross_entropy));
   }
   return false;
 }
 
 std::string rendered_precisions() {
   return "float32 kernels for every family, and float16 and bfloat16 for the elementwise, rowwise and reduction "
-         "families on both devices and the cuda gemm family (tensor cores)";
+         "families on both devices, the cuda gemm family (tensor cores) and the cuda cross_entropy family";
 }
 
 std::span<const Knob> knobs(Family family, Device device) {

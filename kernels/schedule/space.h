@@ -55,8 +55,9 @@ std::string_view device_name(Device device);  // "cpu" | "cuda"
 Result<Device> parse_device(std::string_view name);
 
 // The element type of a task's tensors (they share one): float32 everywhere; float16 and
-// bfloat16 where renders_precision says (the cuda gemm family, on tensor cores; the elementwise and
-// rowwise families on both devices, in float32 between a 16-bit load and a rounded store).
+// bfloat16 where renders_precision says (the cuda gemm family, on tensor cores; the elementwise,
+// rowwise and reduction families on both devices and the cuda cross_entropy family, in float32
+// between a 16-bit load and a rounded store).
 enum class Precision : uint8_t { float32 = 0, float16 = 1, bfloat16 = 2 };
 
 std::string_view precision_name(Precision precision);  // "float32" | "float16" | "bfloat16"

@@ -179,6 +179,15 @@ std::vector<RenderPoint> half_reduction_points() {
   return points;
 }
 
+std::vector<RenderPoint> half_cross_entropy_points() {
+  const auto problems = catalog_problems({"cross_entropy@bfloat16", "cross_entropy@float16"}, msg::Device::CUDA);
+  std::vector<RenderPoint> points;
+  const auto corners = corner_choices(Family::cross_entropy, Device::cuda, problems[0].precision);
+  for (const auto& corner : corners) points.push_back({problems[0], corner});
+  points.push_back({problems[1], corners[1]});
+  return points;
+}
+
 std::vector<Problem> half_chain_problems() {
   auto chains = catalog_problems({"relu@float16", "relu@bfloat16"}, msg::Device::CUDA);
   for (auto& chain : chains) {

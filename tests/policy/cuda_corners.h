@@ -53,6 +53,9 @@ std::vector<RenderPoint> half_rowwise_points();
 // mean_reduction@float16 with warp_per_output, max_reduction@bfloat16 at its first corner and with
 // warp_per_output (7 points).
 std::vector<RenderPoint> half_reduction_points();
+// 16-bit cross-entropy points: cross_entropy@bfloat16 at every corner of the cuda cross_entropy
+// space, cross_entropy@float16 at its second corner.
+std::vector<RenderPoint> half_cross_entropy_points();
 // The problems of half_elementwise_points' chains: `relu@DTYPE` with three stages.
 std::vector<schedule::Problem> half_chain_problems();
 

@@ -213,6 +213,14 @@ DRK_TEST_CASE("rendered float16 and bfloat16 reductions are correct on the GPU [
   std::printf("evaluated %d rendered 16-bit reduction CUDA candidates\n", evaluated);
 }
 
+DRK_TEST_CASE("rendered float16 and bfloat16 cross-entropy kernels are correct on the GPU [gpu]") {
+  if (gpu_missing()) return;
+  const auto points = testing::half_cross_entropy_points();
+  const int evaluated = evaluate_points(points);
+  DRK_CHECK(evaluated == static_cast<int>(points.size()));
+  std::printf("evaluated %d rendered 16-bit cross-entropy CUDA candidates\n", evaluated);
+}
+
 DRK_TEST_CASE("rendered float16 and bfloat16 matmuls are correct on the GPU with CUDA cores and with tensor cores [gpu]") {
   if (gpu_missing()) return;
   int evaluated = 0;

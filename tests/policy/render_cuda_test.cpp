@@ -269,6 +269,21 @@ DRK_TEST_CASE("16-bit reductions take 16-bit tensors, widen on load, round each 
   build_and_check(points, sources);
 }
 
+DRK_TEST_CASE("16-bit cross-entropy kernels take 16-bit predictions and loss, widen on load, round the mean once, and build with the Evaluator's flags") {
+  const auto points = testing::half_cross_entropy_points();
+  DRK_REQUIRE(points.size() >= 3);
+  const auto sources = render_checked(points, [](const testing::RenderPoint& point, const std::string& source) {
+    const std::string dense = sixteen_bit_dense(point);
+    DRK_CHECK(source.find(sixteen_bit_element(point)) != std::string::npos);
+    DRK_CHECK(source.find("!" + dense + "(predictions) || !drk_is_dense_i64(targets) || !" + dense + "(loss)") !=
+              std::string::npos);
+    DRK_CHECK(source.find("!drk_is_dense_f32(") == std::string::npos);
+    DRK_CHECK(source.find("- drk_widen(in[target])") != std::string::npos);
+    DRK_CHECK(source.find("*loss = drk_narrow(partial[0] / static_cast<float>(rows))") != std::string::npos);
+  });
+  build_and_check(points, sources);
+}
+
 DRK_TEST_CASE("16-bit elementwise kernels take 16-bit tensors, round once, and build with the Evaluator's flags") {
   const auto points = testing::half_elementwise_points();
   DRK_REQUIRE(points.size() == 12);

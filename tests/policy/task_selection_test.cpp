@@ -87,10 +87,16 @@ DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is r
   DRK_CHECK(elementwise->tasks.size() == 3);
   // So does the cuda one, its gemm family on tensor cores, its rowwise and its reduction families.
   auto cuda = learner::select_tasks(
-      catalog, {"relu@bfloat16", "gelu@float16", "matmul@float16", "softmax@bfloat16", "sum_reduction@bfloat16"},
+      catalog,
+      {"relu@bfloat16", "gelu@float16", "matmul@float16", "softmax@bfloat16", "sum_reduction@bfloat16",
+       "cross_entropy@float16"},
       kernels::DeviceKind::cuda, learner::embedded_policy_renders());
   DRK_REQUIRE_MESSAGE(cuda.ok(), (cuda.ok() ? "" : cuda.error().message));
-  DRK_CHECK(cuda->tasks.size() == 5);
+  DRK_CHECK(cuda->tasks.size() == 6);
+  // The cpu cross_entropy space renders float32 only.
+  auto cpu_loss = learner::select_tasks(catalog, {"cross_entropy@bfloat16"}, kernels::DeviceKind::cpu,
+                                        learner::embedded_policy_renders());
+  DRK_CHECK_FALSE(cpu_loss.ok());
   // A language-model Generator writes any dtype: no check.
   auto written = learner::select_tasks(catalog, {"relu@bfloat16", "softmax@float16"}, kernels::DeviceKind::cpu);
   DRK_REQUIRE(written.ok());
