@@ -105,7 +105,6 @@ class ShapeTracer(torch.fx.Tracer):
     def __init__(self, inputs):
         super().__init__()
         self.inputs = list(inputs)
-        self.placeholders = 0
         self.values = {}  # node -> its value on the real inputs
 
     def proxy(self, node):
@@ -133,10 +132,10 @@ class ShapeTracer(torch.fx.Tracer):
 
     def evaluate(self, kind, target, args, kwargs):
         """A node's value on the real inputs, from its arguments' values."""
-        if kind == "placeholder":
-            self.placeholders += 1
-            if self.placeholders <= len(self.inputs):
-                return self.inputs[self.placeholders - 1]
+        if kind == "placeholder":  # forward's arguments in order: the latest placeholder is this one
+            position = sum(1 for node in self.graph.nodes if node.op == "placeholder") - 1
+            if position < len(self.inputs):
+                return self.inputs[position]
             return args[0] if args else None  # a default of forward's beyond the inputs
         if kind == "get_attr":
             return functools.reduce(getattr, target.split("."), self.root)

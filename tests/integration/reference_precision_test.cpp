@@ -22,19 +22,23 @@ Ran run_drk(const RunDir& dir, const std::vector<std::string>& arguments) {
   return drk::testing::run_program(dir, DRK_BINARY, arguments);
 }
 
-// The reference's float32 error against float64 is about 3e-3 at these inputs; the tolerance is 2e-4.
-std::string variance_problem(const std::string& formula) {
+// A module `name` whose forward(x) returns `formula`.
+std::string module_source(const std::string& name, const std::string& formula) {
   return R"(import torch
 import torch.nn as nn
 
 
-class Model(nn.Module):
+class )" + name + R"((nn.Module):
     def __init__(self):
         super().__init__()
 
     def forward(self, x):
-        return )" + formula + R"(
+        return )" + formula + "\n";
+}
 
+// The reference's float32 error against float64 is about 3e-3 at these inputs; the tolerance is 2e-4.
+std::string variance_problem(const std::string& formula) {
+  return module_source("Model", formula) + R"(
 
 def get_inputs():
     return [torch.randn(64, 4096) + 100]
@@ -46,17 +50,7 @@ def get_init_inputs():
 }
 
 std::string variance_candidate(const std::string& scale) {
-  return R"(import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return torch.var(x, 1, unbiased=False) * )" + scale + R"(
-)";
+  return module_source("ModelNew", "torch.var(x, 1, unbiased=False) * " + scale);
 }
 
 nlohmann::json evaluate(const RunDir& dir, const std::string& task, const std::string& candidate) {
