@@ -21,7 +21,10 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("drk::msg");
 
 enum Device { cpu @0; cuda @1; }
-enum DType { float32 @0; float16 @1; bfloat16 @2; float64 @3; int32 @4; int64 @5; }
+# float8e4m3fn and float8e5m2 (8-bit floats, OCP FP8: 4 exponent bits and 3 mantissa bits without
+# infinities, or 5 and 2) are the inputs of an FP8 variant, each followed by its float32 scale
+# (docs/tasks.md, "FP8 variants").
+enum DType { float32 @0; float16 @1; bfloat16 @2; float64 @3; int32 @4; int64 @5; float8e4m3fn @6; float8e5m2 @7; }
 enum Language { cpp @0; cuda @1; python @2; }  # python: a KernelBench-format ModelNew file
 # What a Python candidate was asked to write, which its static checks judge it against
 # (judging/python_static_check.h): plain PyTorch (the default: an old sender's), CUDA or C++
@@ -359,7 +362,8 @@ struct EvalResult {
   # report group by them (a float16 kernel is no rival of a float32 one, an sm_90 one of an sm_80 one).
   device @26 :Device;
   architecture @27 :Text;       # "sm_90" on CUDA; the CPU's machine ("x86_64", "aarch64")
-  dtype @28 :DType;             # the task's floating dtype (float32 when it has no floating tensors)
+  dtype @28 :DType;             # the task's floating dtype (float32 when it has no floating tensors;
+                                # an FP8 variant's is its inputs' FP8 format)
   # The shapes the task declares it is timed at beyond its own (docs/tasks.md, "Shape ranges"), in
   # their order; empty when it declares none or the candidate was not correct at its own.
   timedShapes @29 :List(ShapeTiming);

@@ -82,6 +82,7 @@ enum TimedSide { candidate @0; reference @1; }
 struct ReferenceSpec {
   expression @0 :Text;
   inputNames @1 :List(Text);    # in the candidate's input order
+  inputDtypes @2 :List(Int32);  # enum drk_dtype of each input: an FP8 input's scale follows it
 }
 
 # One timed call per entry of `sides`, in that order; the k-th call of a side uses

@@ -226,7 +226,7 @@ Status EvaluationEngine::Impl::check_candidate(msg::Candidate::Reader candidate,
     return make_error(Errc::unsupported, "task '" + task.name + "' has no " +
                                              std::string(kernels::device_name(shape_kind())) + " shapes: it runs on " +
                                              task.devices_text() + " only (kernels/tasks/" + task.name + ".yaml)");
-  if (auto runs = kernels::dtype_runs_on(task.output_dtype, device->kind(), device->compute_capability()); !runs)
+  if (auto runs = kernels::dtype_runs_on(task.dtype(), device->kind(), device->compute_capability()); !runs)
     return make_error(Errc::unsupported, "task '" + task.name + "': " + runs.error().message);
   return {};
 }
@@ -257,7 +257,7 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   out.setEvaluator(options.evaluator_name);
   out.setDevice(device->kind() == DeviceKind::cuda ? msg::Device::CUDA : msg::Device::CPU);
   out.setArchitecture(architecture_of(*device));
-  out.setDtype(static_cast<msg::DType>(static_cast<uint16_t>((*task)->output_dtype)));
+  out.setDtype(static_cast<msg::DType>(static_cast<uint16_t>((*task)->dtype())));
   out.setTrials(options.trials);
   out.setSandbox(msg::SandboxOutcome::OK);
   struct EvalClock {

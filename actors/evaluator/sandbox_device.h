@@ -43,6 +43,7 @@ inline size_t dtype_bytes(int32_t dtype) {
     case DRK_F32: case DRK_I32: return 4;
     case DRK_F16: case DRK_BF16: return 2;
     case DRK_F64: case DRK_I64: return 8;
+    case DRK_F8E4M3: case DRK_F8E5M2: return 1;
     default: return 0;
   }
 }

@@ -58,7 +58,7 @@ DRK_TEST_CASE("the CPU sandbox takes the device-memory-limit option, every drk_d
   auto sandbox = SandboxProcess::start(options, region->fd());
   DRK_REQUIRE_MESSAGE(sandbox.ok(), sandbox.error().describe());
 
-  for (int32_t dtype : {DRK_F32, DRK_F16, DRK_BF16, DRK_F64, DRK_I32, DRK_I64}) {
+  for (int32_t dtype : {DRK_F32, DRK_F16, DRK_BF16, DRK_F64, DRK_I32, DRK_I64, DRK_F8E4M3, DRK_F8E5M2}) {
     DRK_INFO("dtype " << dtype);
     auto answer = ask(**sandbox, *region, [&](drk::msg::SandboxRequest::Builder request) {
       auto run = request.initRun();

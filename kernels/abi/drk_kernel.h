@@ -41,7 +41,19 @@ enum drk_status {
   DRK_E_INTERNAL = 5
 };
 
-enum drk_dtype { DRK_F32 = 0, DRK_F16 = 1, DRK_BF16 = 2, DRK_F64 = 3, DRK_I32 = 4, DRK_I64 = 5 };
+/* DRK_F8E4M3 and DRK_F8E5M2 are 8-bit floats (OCP FP8: e4m3 without infinities, max 448; e5m2,
+ * max 57344), one byte an element. Each FP8 input is followed by its scale: a float32 tensor of
+ * one element, and the input's value is (decoded byte) * scale (docs/candidate-abi.md). */
+enum drk_dtype {
+  DRK_F32 = 0,
+  DRK_F16 = 1,
+  DRK_BF16 = 2,
+  DRK_F64 = 3,
+  DRK_I32 = 4,
+  DRK_I64 = 5,
+  DRK_F8E4M3 = 6,
+  DRK_F8E5M2 = 7
+};
 enum drk_device { DRK_CPU = 0, DRK_CUDA = 1 };
 
 /* A dense tensor in the harness's memory. Strides are in elements, row-major unless the task

@@ -24,6 +24,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// FP8 tensors reach candidates as bytes with a scale beside them (kernels/abi/drk_kernel.h), which a
+// KernelBench problem's own Model does not take.
+constexpr const char* kFloat8Refusal =
+    "a KernelBench problem's tensors are float32, float16 or bfloat16 here; FP8 is evaluated as a catalog "
+    "task's variant (drk eval --task NAME@float8_e4m3fn, docs/tasks.md)";
+
 std::string lowercase(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   return text;
@@ -247,6 +253,7 @@ Result<Task> kernelbench_task(const KernelBenchProblem& problem) {
     if (!value.tensor) continue;
     auto dtype = parse_dtype(value.dtype);
     if (!dtype) return refuse("input " + std::to_string(task.inputs.size() + 1) + ": " + dtype.error().message);
+    if (is_float8(*dtype)) return refuse("input " + std::to_string(task.inputs.size() + 1) + " is " + value.dtype + ": " + kFloat8Refusal);
     InputSpec input;
     input.name = "input" + std::to_string(task.inputs.size() + 1);
     input.dtype = *dtype;
@@ -255,6 +262,7 @@ Result<Task> kernelbench_task(const KernelBenchProblem& problem) {
   }
   auto output_dtype = parse_dtype(problem.outputs[0].dtype);
   if (!output_dtype) return refuse("its output: " + output_dtype.error().message);
+  if (is_float8(*output_dtype)) return refuse("its output is " + problem.outputs[0].dtype + ": " + kFloat8Refusal);
   task.output_dtype = *output_dtype;
   task.outputs = {"output"};
   task.cpu_shapes["output"] = problem.outputs[0].shape;

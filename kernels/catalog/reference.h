@@ -7,6 +7,11 @@
 //
 // This header is the only catalog header that pulls LibTorch (at::Tensor); task.h stays
 // torch-free.
+// FP8 inputs (bytes, each followed by its float32 scale: kernels/catalog/float8.h) are dequantised
+// where the expression reads them: in float64 when the scales are float64 (the exact reference),
+// else in bfloat16, the FP8 variant's output dtype, as a user of FP8 inputs runs a PyTorch
+// operator; a matrix product of two FP8 inputs on a GPU runs as torch._scaled_mm (cuBLASLt's FP8
+// GEMM) where this LibTorch has it (2.5 and later) and it takes the sizes and formats.
 // A LibTorch without a 16-bit kernel for an operator on the CPU (1.13 has no float16 clamp_min,
 // matmul, ...) evaluates it as its users must: the floating inputs widened to float32, the
 // result rounded back. The first run that meets such an operator settles it for the Reference,
@@ -20,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -40,12 +46,16 @@ class Reference {
   bool widens_16bit() const { return widen_16bit_->load(std::memory_order_relaxed); }
 
  private:
-  Result<at::Tensor> evaluate(const std::vector<at::Tensor>& inputs) const;
+  Result<at::Tensor> evaluate(const std::vector<at::Tensor>& inputs, at::ScalarType float8_as) const;
 
   Expression expression_;
   std::vector<std::string> input_names_;
+  std::vector<std::optional<DType>> float8_formats_;  // per input: its FP8 format, if it is one
   // Shared by copies (a Reference is copied into the engine's map): a copy settles it for all.
   std::shared_ptr<std::atomic<bool>> widen_16bit_ = std::make_shared<std::atomic<bool>>(false);
+  // Whether LibTorch refused the FP8 GEMM for these inputs (their sizes or formats), so that later
+  // runs dequantise without asking again.
+  std::shared_ptr<std::atomic<bool>> scaled_mm_refused_ = std::make_shared<std::atomic<bool>>(false);
 };
 
 // LibTorch's type for a task dtype (DType mirrors the ABI's drk_dtype, value for value).
@@ -53,8 +63,9 @@ at::ScalarType scalar_type_of(DType dtype);
 
 // Fresh CPU tensors, one per task input, at `device`'s shapes, drawn from each input's
 // distribution with a generator seeded from (seed, input index), of the input's dtype: float32,
-// float16 (drawn in float32 and rounded), or int64 class indices in [0, class_count) for draw
-// kind classes.
+// float16 (drawn in float32 and rounded), int64 class indices in [0, class_count) for draw
+// kind classes, or FP8 (drawn in float32 and quantised with a per-tensor scale, which goes into
+// the scale input after it: float8_quantise_into).
 std::vector<at::Tensor> draw_inputs(const Task& task, DeviceKind device, uint64_t seed);
 
 // The same draw into `tensors` (one per task input, of the dtypes and sizes above), on whatever

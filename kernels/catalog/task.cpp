@@ -226,7 +226,9 @@ class TaskReader {
     if (!dtype) return fail(node["dtype"], dtype.error().message);
     if (*dtype != DType::float32 && *dtype != DType::float16 && *dtype != DType::int64)
       return fail(node["dtype"], "input '" + input.name +
-                                     "': inputs are float32 or float16, or int64 class indices (draw kind classes)");
+                                     "': inputs are float32 or float16, or int64 class indices (draw kind classes); "
+                                     "bfloat16 and FP8 inputs come from a float32 task's dtype variants "
+                                     "(NAME@bfloat16, NAME@float8_e4m3fn)");
     input.dtype = *dtype;
     YAML::Node draw = node["draw"];
     if (input.dtype == DType::int64 && !(draw && draw["kind"] && draw["kind"].as<std::string>() == "classes"))
@@ -528,15 +530,19 @@ std::string_view dtype_name(DType dtype) {
     case DType::float64: return "float64";
     case DType::int32: return "int32";
     case DType::int64: return "int64";
+    case DType::float8_e4m3fn: return "float8_e4m3fn";
+    case DType::float8_e5m2: return "float8_e5m2";
   }
   return "unknown";
 }
 
 Result<DType> parse_dtype(std::string_view text) {
-  for (DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::float64, DType::int32, DType::int64})
+  for (DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::float64, DType::int32, DType::int64,
+                      DType::float8_e4m3fn, DType::float8_e5m2})
     if (dtype_name(dtype) == text) return dtype;
   return make_error(Errc::invalid_argument, "dtype '" + std::string(text) +
-                                                "' is unknown: use float32, float16, bfloat16, float64, int32 or int64");
+                                                "' is unknown: use float32, float16, bfloat16, float64, int32, int64, "
+                                                "float8_e4m3fn or float8_e5m2");
 }
 
 size_t dtype_size(DType dtype) {
@@ -547,6 +553,8 @@ size_t dtype_size(DType dtype) {
     case DType::float64: return 8;
     case DType::int32: return 4;
     case DType::int64: return 8;
+    case DType::float8_e4m3fn:
+    case DType::float8_e5m2: return 1;
   }
   return 4;
 }
@@ -556,12 +564,20 @@ std::string Task::devices_text() const {
   return runs_on(DeviceKind::cuda) ? "cuda" : "cpu";
 }
 
+DType Task::dtype() const {
+  for (const auto& input : inputs)
+    if (is_float8(input.dtype)) return input.dtype;
+  return output_dtype;
+}
+
 Tolerance Task::tolerance(DType dtype) const {
   if (auto it = tolerances.find(dtype); it != tolerances.end()) return it->second;
   // KernelBench's defaults per dtype.
   switch (dtype) {
     case DType::float16:
-    case DType::bfloat16: return Tolerance{1e-2, 1e-2};
+    case DType::bfloat16:
+    case DType::float8_e4m3fn:  // never an output's (an FP8 variant's output is bfloat16)
+    case DType::float8_e5m2: return Tolerance{1e-2, 1e-2};
     case DType::float64: return Tolerance{1e-7, 1e-7};
     case DType::float32:
     case DType::int32:

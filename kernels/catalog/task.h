@@ -29,8 +29,10 @@ Result<DeviceKind> parse_device(std::string_view text);  // "cpu" | "cuda"
 // In the order of msg::DType and of drk_dtype (kernels/abi/drk_kernel.h): a DType converts to
 // either with a cast. Inputs are float32 or float16 (all floating inputs of a task share one; a
 // dtype variant's are bfloat16 too), or int64 class indices (draw kind `classes`); the output has
-// the floating inputs' dtype.
-enum class DType { float32, float16, bfloat16, float64, int32, int64 };
+// the floating inputs' dtype. An FP8 variant's floating inputs are float8_e4m3fn or float8_e5m2,
+// each followed by its float32 scale, and its output is bfloat16 (dtype_variant.h).
+enum class DType { float32, float16, bfloat16, float64, int32, int64, float8_e4m3fn, float8_e5m2 };
+inline bool is_float8(DType dtype) { return dtype == DType::float8_e4m3fn || dtype == DType::float8_e5m2; }
 std::string_view dtype_name(DType dtype);
 Result<DType> parse_dtype(std::string_view text);  // "float32" | ...
 size_t dtype_size(DType dtype);                    // bytes per element
@@ -39,7 +41,8 @@ size_t dtype_size(DType dtype);                    // bytes per element
 struct Distribution {
   // normal | uniform | positive (uniform in [low, high], low > 0) | classes (int64 inputs:
   // uniform integers in [0, C), C = dim `classes_dim` of input `classes_of` at the device's
-  // shapes, so that the class count follows the scaled CPU shapes too)
+  // shapes, so that the class count follows the scaled CPU shapes too) | scale (an FP8 input's
+  // scale, the input before it: written when that input is drawn, never declared in YAML)
   std::string kind = "normal";
   double low = -1.0, high = 1.0, mean = 0.0, stddev = 1.0;
   std::string classes_of;
@@ -101,6 +104,9 @@ struct Task {
   // "cpu and cuda", "cuda": the devices the task runs on, for messages.
   std::string devices_text() const;
   Tolerance tolerance(DType dtype) const;
+  // The dtype the task is known by, which the archive groups kernels by: its floating inputs' for
+  // an FP8 variant (whose output is bfloat16), else its output's.
+  DType dtype() const;
   // The tolerance outputs are compared with: that of output_dtype.
   Tolerance output_tolerance() const { return tolerance(output_dtype); }
 };

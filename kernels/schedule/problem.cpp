@@ -65,6 +65,11 @@ Result<Problem> problem_from_task(msg::Task::Reader task) {
   for (auto param : task.getParams()) {
     problem.params[param.getKey().cStr()] = param.getValue().cStr();
   }
+  for (auto input : task.getInputs())
+    if (input.getDtype() == msg::DType::FLOAT8E4M3FN || input.getDtype() == msg::DType::FLOAT8E5M2)
+      return make_error(Errc::invalid_argument,
+                        "task '" + problem.task + "' is an FP8 task, which the embedded policy does not render (it renders " +
+                            rendered_precisions() + "): a language-model Generator or drk eval evaluates its candidates");
   std::optional<Precision> precision;
   const bool class_indices = problem.family == Family::cross_entropy;
   auto inputs = read_tensors(problem.task, task.getInputs(), class_indices, precision);

@@ -8,6 +8,7 @@
 
 #include "kernels/catalog/dtype_variant.h"
 #include "kernels/catalog/expression.h"
+#include "kernels/catalog/float8.h"
 #include "kernels/catalog/reference.h"
 #include "kernels/catalog/task.h"
 #include "tests/doctest_drk.h"
@@ -290,12 +291,12 @@ DRK_TEST_CASE("a float16 task has float16 inputs, output and tolerance, on the d
   }
 }
 
-DRK_TEST_CASE("every float32 task has float16 and bfloat16 variants, found by NAME@DTYPE") {
+DRK_TEST_CASE("every float32 task has float16, bfloat16 and two FP8 variants, found by NAME@DTYPE") {
   auto catalog = TaskCatalog::load(TaskCatalog::default_directory());
   DRK_REQUIRE(catalog.ok());
   size_t float32_tasks = 0;
   for (const auto& task : catalog->tasks()) float32_tasks += task.output_dtype == DType::float32;
-  DRK_CHECK(catalog->variants().size() == 2 * float32_tasks);
+  DRK_CHECK(catalog->variants().size() == 4 * float32_tasks);
 
   const Task& relu = shipped(*catalog, "relu");
   auto bf16 = catalog->find("relu@bfloat16");
@@ -345,6 +346,89 @@ DRK_TEST_CASE("every float32 task has float16 and bfloat16 variants, found by NA
   DRK_CHECK(half.error().message.find("float16 and has no dtype variants") != std::string::npos);
   DRK_CHECK_FALSE(dtype_variant(**catalog->find("matmul_fp16"), DType::bfloat16).ok());
   DRK_CHECK_FALSE(dtype_variant(relu, DType::float64).ok());
+}
+
+DRK_TEST_CASE("an FP8 variant: each floating input in bytes followed by its scale, bfloat16 out, the reference on the dequantised values") {
+  auto catalog = TaskCatalog::load(TaskCatalog::default_directory());
+  DRK_REQUIRE(catalog.ok());
+  const Task& gemm = shipped(*catalog, "gemm_multiply_leakyrelu");
+  auto found = catalog->find("gemm_multiply_leakyrelu@float8_e4m3fn");
+  DRK_REQUIRE(found.ok());
+  const Task& variant = **found;
+  std::vector<std::string> names;
+  for (const auto& input : variant.inputs) names.push_back(input.name);
+  DRK_CHECK(names == std::vector<std::string>{"a", "a_scale", "b", "b_scale", "bias", "bias_scale"});
+  DRK_CHECK(variant.inputs[0].dtype == DType::float8_e4m3fn);
+  DRK_CHECK(variant.inputs[1].dtype == DType::float32);
+  DRK_CHECK(variant.inputs[1].draw.kind == "scale");
+  DRK_CHECK(variant.output_dtype == DType::bfloat16);
+  DRK_CHECK(variant.dtype() == DType::float8_e4m3fn);
+  DRK_CHECK(variant.output_tolerance().atol == 1e-2);
+  DRK_CHECK(variant.cpu_shapes.at("b_scale") == std::vector<int64_t>{1});
+  DRK_CHECK(variant.gpu_shapes.at("a") == gemm.gpu_shapes.at("a"));
+  DRK_CHECK(variant.gpu_second_shapes.at("a_scale") == std::vector<int64_t>{1});
+  DRK_CHECK(variant.title.find("float8_e4m3fn inputs with scales, bfloat16 output") != std::string::npos);
+  // A quarter of the float32 task's input bytes (plus three scales), half its output bytes.
+  const auto& shapes = gemm.cpu_shapes;
+  auto elements = [&](const std::string& name) {
+    double n = 1;
+    for (int64_t d : shapes.at(name)) n *= static_cast<double>(d);
+    return n;
+  };
+  DRK_CHECK(estimate_min_bytes(variant, DeviceKind::cpu) ==
+            elements("a") + elements("b") + elements("bias") + 3 * 4 + 2 * elements("y"));
+  capnp::MallocMessageBuilder message;
+  auto described = message.initRoot<drk::msg::Task>();
+  fill_task_message(variant, DeviceKind::cpu, described);
+  DRK_CHECK(described.getInputs()[2].getDtype() == drk::msg::DType::FLOAT8E4M3FN);
+  DRK_CHECK(described.getInputs()[3].getShape().size() == 1);
+  DRK_CHECK(described.getOutputs()[0].getDtype() == drk::msg::DType::BFLOAT16);
+
+  // Drawn in float32 and quantised per tensor: bytes, and a scale that puts the largest magnitude
+  // on the format's largest value; the same seed, the same bytes.
+  const auto inputs = draw_inputs(variant, DeviceKind::cpu, 5);
+  DRK_CHECK((inputs[0].scalar_type() == at::kByte));
+  DRK_CHECK((inputs[1].scalar_type() == at::kFloat));
+  DRK_CHECK(at::equal(inputs[0], draw_inputs(variant, DeviceKind::cpu, 5)[0]));
+  const at::Tensor a = float8_decode(inputs[0], DType::float8_e4m3fn, at::kDouble);
+  DRK_CHECK(a.abs().max().item<double>() == 448.0);
+  DRK_CHECK(inputs[1].item<float>() > 0.0f);
+
+  // The reference: float64 scales give the exact answer on the dequantised values; float32 ones
+  // the bfloat16 result a user's PyTorch gives.
+  auto reference = Reference::create(variant);
+  DRK_REQUIRE(reference.ok());
+  std::vector<at::Tensor> wide;
+  for (const auto& input : inputs) wide.push_back(input.is_floating_point() ? input.to(at::kDouble) : input);
+  auto exact = reference->run(wide);
+  DRK_REQUIRE_MESSAGE(exact.ok(), (exact.ok() ? "" : exact.error().message));
+  DRK_CHECK((exact->scalar_type() == at::kDouble));
+  auto value = [&](size_t i) { return float8_decode(inputs[i], DType::float8_e4m3fn, at::kDouble) * inputs[i + 1].to(at::kDouble); };
+  const at::Tensor expected = at::leaky_relu(at::linear(value(0), value(2), value(4)) * 2.0, 0.1);
+  DRK_CHECK(at::allclose(*exact, expected, 1e-12, 1e-12));
+  auto user = reference->run(inputs);
+  DRK_REQUIRE_MESSAGE(user.ok(), (user.ok() ? "" : user.error().message));
+  DRK_CHECK((user->scalar_type() == at::kBFloat16));
+  DRK_CHECK(at::allclose(user->to(at::kDouble), expected, 5e-2, 5e-2));
+
+  // The archive and the GPU check know it by its inputs' format; e5m2 is the other one.
+  DRK_CHECK((**catalog->find("relu@float8_e5m2")).dtype() == DType::float8_e5m2);
+  Task clash = gemm;
+  clash.inputs.push_back(InputSpec{"a_scale", DType::float32, {}});
+  auto refused = dtype_variant(clash, DType::float8_e4m3fn);
+  DRK_REQUIRE_FALSE(refused.ok());
+  DRK_CHECK(refused.error().message.find("has an input named 'a_scale'") != std::string::npos);
+}
+
+DRK_TEST_CASE("a GPU runs FP8 from compute capability 8.9 (Ada, Hopper), the CPU everywhere") {
+  DRK_CHECK(dtype_runs_on(DType::float8_e4m3fn, DeviceKind::cuda, 90).ok());
+  DRK_CHECK(dtype_runs_on(DType::float8_e5m2, DeviceKind::cuda, 89).ok());
+  auto ampere = dtype_runs_on(DType::float8_e4m3fn, DeviceKind::cuda, 80);
+  DRK_REQUIRE_FALSE(ampere.ok());
+  DRK_CHECK(ampere.error().message.find("compute capability 8.9 or later (Ada or Hopper: FP8 tensor cores); this one is 8.0") !=
+            std::string::npos);
+  DRK_CHECK(ampere.error().message.find("bfloat16 or float16 form") != std::string::npos);
+  DRK_CHECK(dtype_runs_on(DType::float8_e5m2, DeviceKind::cpu, 0).ok());
 }
 
 DRK_TEST_CASE("a GPU runs bfloat16 from compute capability 8.0, float16 from 5.3; the CPU both") {

@@ -136,6 +136,25 @@ DRK_TEST_CASE("dtype variants: 16-bit candidates are correct and timed against t
   DRK_CHECK(refused.error().message.find("relu@float16, relu@bfloat16") != std::string::npos);
 }
 
+DRK_TEST_CASE("FP8 variants: candidates read bytes and scales and write bfloat16, judged on the dequantised inputs") {
+  check_honest_and_timed("relu@float8_e4m3fn", "relu_fp8.cpp");
+  check_honest_and_timed("relu@float8_e5m2", "relu_fp8.cpp");
+  check_honest_and_timed("matmul@float8_e4m3fn", "matmul_fp8.cpp");
+  auto relu = evaluate("relu@float8_e4m3fn", "relu_fp8.cpp");
+  DRK_CHECK(relu->result.getDtype() == drk::msg::DType::FLOAT8E4M3FN);
+  // One that reads the bytes' own values, without the scale, is wrong.
+  std::string unscaled = candidate("relu_fp8.cpp");
+  const std::string scaled = "values[x[i]] * scale";
+  DRK_REQUIRE(unscaled.find(scaled) != std::string::npos);
+  unscaled.replace(unscaled.find(scaled), scaled.size(), "values[x[i]]");
+  auto wrong = evaluate_on(engine(), "relu@float8_e4m3fn", "relu_fp8_unscaled", unscaled);
+  DRK_CHECK_FALSE(wrong->result.getCorrect());
+  DRK_CHECK(wrong->result.getCompiled());
+  // A 16-bit kernel handed FP8 bytes declines them.
+  auto declined = evaluate("relu@float8_e5m2", "relu_16bit.cpp");
+  DRK_CHECK_FALSE(declined->result.getCorrect());
+}
+
 DRK_TEST_CASE("with several spares each candidate runs in a sandbox of its own") {
   EngineOptions options = quick_options(99);
   options.sandbox_spares = 3;

@@ -97,6 +97,12 @@ DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is r
   auto cpu_loss = learner::select_tasks(catalog, {"cross_entropy@bfloat16"}, kernels::DeviceKind::cpu,
                                         learner::embedded_policy_renders());
   DRK_CHECK_FALSE(cpu_loss.ok());
+  // FP8 variants are refused by name under the embedded policy, which renders no FP8 kernel.
+  auto fp8 = learner::select_tasks(catalog, {"matmul@float8_e4m3fn"}, kernels::DeviceKind::cuda,
+                                   learner::embedded_policy_renders());
+  DRK_REQUIRE_FALSE(fp8.ok());
+  DRK_CHECK(fp8.error().message.find("'matmul@float8_e4m3fn' is an FP8 task, which the embedded policy does not render") !=
+            std::string::npos);
   // A language-model Generator writes any dtype: no check.
   auto written = learner::select_tasks(catalog, {"relu@bfloat16", "softmax@float16"}, kernels::DeviceKind::cpu);
   DRK_REQUIRE(written.ok());

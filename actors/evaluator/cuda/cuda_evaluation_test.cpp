@@ -18,6 +18,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "actors/evaluator/cuda/cuda_device.h"
 #include "actors/evaluator/evaluation.h"
@@ -242,6 +243,30 @@ DRK_TEST_CASE("16-bit variants run in their dtype on the device, the reference n
     DRK_CHECK_MESSAGE(std::string(evaluated->result.getReferenceBuild().cStr()).find("widened") == std::string::npos,
                       evaluated->result.getReferenceBuild().cStr());
   }
+}
+
+DRK_TEST_CASE("FP8 variants on the device: bytes and scales in, bfloat16 out, against LibTorch's FP8 path [gpu]") {
+  if (gpu_missing()) return;
+  for (auto [task, file, dtype] : {std::tuple{"relu@float8_e4m3fn", "relu_fp8.cu", drk::msg::DType::FLOAT8E4M3FN},
+                                   {"relu@float8_e5m2", "relu_fp8.cu", drk::msg::DType::FLOAT8E5M2},
+                                   {"matmul@float8_e4m3fn", "matmul_fp8.cu", drk::msg::DType::FLOAT8E4M3FN},
+                                   {"matmul@float8_e5m2", "matmul_fp8.cu", drk::msg::DType::FLOAT8E5M2}}) {
+    auto evaluated = evaluate(task, file);
+    const auto r = evaluated->result;
+    std::printf("task %s: %.2fx (%.1f us against %.1f us), peak %.0f TFLOP/s\n", task, r.getSpeedup(),
+                r.getCandidateTiming().getMedianUs(), r.getReferenceTiming().getMedianUs(),
+                r.getGpu().getPeakFlopsPerS() / 1e12);
+    check_honest(r);
+    DRK_CHECK(r.getDtype() == dtype);
+  }
+  // One that ignores the scales is wrong on the device too.
+  std::string unscaled = cuda_candidate("relu_fp8.cu");
+  const std::string scaled = " * scale;";
+  DRK_REQUIRE(unscaled.find(scaled) != std::string::npos);
+  unscaled.replace(unscaled.find(scaled), scaled.size(), ";");
+  auto wrong = evaluate_source("relu@float8_e4m3fn", "relu_fp8_unscaled.cu", unscaled);
+  DRK_CHECK(wrong->result.getCompiled());
+  DRK_CHECK_FALSE(wrong->result.getCorrect());
 }
 
 DRK_TEST_CASE("a candidate that keeps more device memory than its limit fails, typed; the engine keeps serving [gpu]") {

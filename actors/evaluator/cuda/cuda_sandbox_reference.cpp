@@ -11,9 +11,10 @@ namespace {
 // The LibTorch dtype of a drk_dtype: reference inputs are made with the dtype the Evaluator
 // drew them in (float32, int64 class indices, ...); nullopt for a value that is no drk_dtype.
 static_assert(static_cast<int>(kernels::DType::float32) == DRK_F32 && static_cast<int>(kernels::DType::float16) == DRK_F16 &&
-              static_cast<int>(kernels::DType::int64) == DRK_I64);
+              static_cast<int>(kernels::DType::int64) == DRK_I64 &&
+              static_cast<int>(kernels::DType::float8_e5m2) == DRK_F8E5M2);
 std::optional<at::ScalarType> scalar_type(int32_t dtype) {
-  if (dtype < DRK_F32 || dtype > DRK_I64) return std::nullopt;
+  if (dtype < DRK_F32 || dtype > DRK_F8E5M2) return std::nullopt;
   return kernels::scalar_type_of(static_cast<kernels::DType>(dtype));
 }
 
@@ -48,11 +49,22 @@ std::optional<CudaSandboxDevice::ReferenceSide> CudaSandboxDevice::reference_sid
 Result<const kernels::Reference*> CudaSandboxDevice::reference_for(msg::ReferenceSpec::Reader spec) {
   std::string key = spec.getExpression();
   for (auto name : spec.getInputNames()) key += std::string("\n") + name.cStr();
+  for (int32_t dtype : spec.getInputDtypes()) key += "\n" + std::to_string(dtype);
   if (reference_ && key == reference_key_) return &*reference_;
   kernels::Task task;
   task.name = "reference";
   task.reference = spec.getExpression();
-  for (auto name : spec.getInputNames()) task.inputs.push_back(kernels::InputSpec{name.cStr(), kernels::DType::float32, {}});
+  const auto names = spec.getInputNames();
+  const auto dtypes = spec.getInputDtypes();
+  for (unsigned i = 0; i < names.size(); ++i) {
+    // An old sender's spec has no dtypes: its inputs are float32 (or int64, which the reference
+    // reads from the tensors themselves).
+    const int32_t dtype = i < dtypes.size() ? dtypes[i] : DRK_F32;
+    if (!scalar_type(dtype))
+      return make_error(Errc::invalid_argument, "reference input '" + std::string(names[i].cStr()) + "' has dtype " +
+                                                    std::to_string(dtype) + ", which is no drk_dtype");
+    task.inputs.push_back(kernels::InputSpec{names[i].cStr(), static_cast<kernels::DType>(dtype), {}});
+  }
   auto reference = kernels::Reference::create(task);
   if (!reference) return reference.error();
   reference_.emplace(std::move(*reference));

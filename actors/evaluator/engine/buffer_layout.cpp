@@ -55,6 +55,8 @@ void fill_reference_spec(msg::ReferenceSpec::Builder reference, const kernels::T
   reference.setExpression(task.reference);
   auto names = reference.initInputNames(static_cast<unsigned>(task.inputs.size()));
   for (unsigned i = 0; i < task.inputs.size(); ++i) names.set(i, task.inputs[i].name);
+  auto dtypes = reference.initInputDtypes(static_cast<unsigned>(task.inputs.size()));
+  for (unsigned i = 0; i < task.inputs.size(); ++i) dtypes.set(i, static_cast<int32_t>(task.inputs[i].dtype));
 }
 
 }  // namespace drk::evaluator

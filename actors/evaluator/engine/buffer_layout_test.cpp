@@ -2,6 +2,7 @@
 
 #include <capnp/message.h>
 
+#include "kernels/abi/drk_kernel.h"
 #include "tests/doctest_drk.h"
 
 using namespace drk;
@@ -74,4 +75,10 @@ DRK_TEST_CASE("the reference a sandbox runs is the task's expression over its in
   DRK_CHECK(std::string(reference.getExpression().cStr()) == "x * w");
   DRK_REQUIRE(reference.getInputNames().size() == 2);
   DRK_CHECK(std::string(reference.getInputNames()[1].cStr()) == "w");
+  // Each input's dtype, by which the sandbox's reference finds FP8 inputs and their scales.
+  DRK_REQUIRE(reference.getInputDtypes().size() == 2);
+  DRK_CHECK(reference.getInputDtypes()[0] == DRK_F32);
+  task.inputs[0].dtype = kernels::DType::float8_e4m3fn;
+  fill_reference_spec(reference, task);
+  DRK_CHECK(reference.getInputDtypes()[0] == DRK_F8E4M3);
 }

@@ -145,9 +145,12 @@ void fill_gpu_profile(msg::GpuProfile::Builder profile, const std::vector<TimedC
   profile.setUnjoinedWork(unjoined_work(calls));
   if (peaks) {
     profile.setPeakBytesPerS(peaks->copy_bytes_per_s);
-    const bool sixteen_bit =
-        run.task->output_dtype == kernels::DType::float16 || run.task->output_dtype == kernels::DType::bfloat16;
-    profile.setPeakFlopsPerS(peaks->fma_flops_per_s * (sixteen_bit ? kHalfTensorCoresOverFma : 1.0));
+    const kernels::DType dtype = run.task->dtype();
+    const bool sixteen_bit = dtype == kernels::DType::float16 || dtype == kernels::DType::bfloat16;
+    const double over_fma = kernels::is_float8(dtype) ? kFloat8TensorCoresOverFma
+                            : sixteen_bit           ? kHalfTensorCoresOverFma
+                                                    : 1.0;
+    profile.setPeakFlopsPerS(peaks->fma_flops_per_s * over_fma);
     profile.setL2FlushBytes(2 * peaks->l2_bytes);
   }
 }

@@ -25,6 +25,8 @@ namespace drk::evaluator {
 // 16, H100/H200 15, bfloat16 as float16), so the roofline's FLOP bound (judging/roofline_bound.h)
 // stays a bound.
 inline constexpr double kHalfTensorCoresOverFma = 16.0;
+// An FP8 variant's: FP8 tensor cores (Ada, Hopper) have twice the 16-bit ones' dense peak.
+inline constexpr double kFloat8TensorCoresOverFma = 2 * kHalfTensorCoresOverFma;
 
 // The kernels of one side's timed calls, grouped per (name, grid, block) in first-seen order.
 struct KernelGroup {

@@ -80,10 +80,13 @@ DRK_TEST_CASE("coverage is the candidate's own kernels' share of its kernel time
   // A float16 task's FLOP ceiling is the tensor cores', not FP32 FMA's.
   DRK_CHECK(profile.getPeakFlopsPerS() == doctest::Approx(60e12 * kHalfTensorCoresOverFma));
   DRK_CHECK(profile.getL2FlushBytes() == 2 * (50u << 20));
-  // So is a bfloat16 task's (the same dense peak from Ampere on); a float32 task's is FMA's.
+  // So is a bfloat16 task's (the same dense peak from Ampere on); a float32 task's is FMA's; an
+  // FP8 variant's (float8 inputs, bfloat16 output) is the FP8 tensor cores', twice the 16-bit ones'.
   for (const auto& [dtype, ceiling] : {std::pair{kernels::DType::bfloat16, 60e12 * kHalfTensorCoresOverFma},
-                                       std::pair{kernels::DType::float32, 60e12}}) {
-    task.output_dtype = dtype;
+                                       std::pair{kernels::DType::float32, 60e12},
+                                       std::pair{kernels::DType::float8_e4m3fn, 60e12 * kFloat8TensorCoresOverFma}}) {
+    task.output_dtype = kernels::is_float8(dtype) ? kernels::DType::bfloat16 : dtype;
+    task.inputs = {kernels::InputSpec{"x", kernels::is_float8(dtype) ? dtype : task.output_dtype, {}}};
     capnp::MallocMessageBuilder other;
     auto other_profile = other.initRoot<msg::GpuProfile>();
     fill_gpu_profile(other_profile, calls, ProfiledTiming{0.5, true, ""}, run, peaks, 0.02);

@@ -69,6 +69,12 @@ DRK_TEST_CASE("turn 1 says which shapes the kernel is called at: the task's shap
   DRK_CHECK_MESSAGE(rms_norm.find("timed at B=16 C=256 S=7, B=1 C=16 S=33") != std::string::npos, rms_norm);
   DRK_CHECK(rms_norm.find("the speedup rewarded is the geometric mean over these shapes and those") !=
             std::string::npos);
+  // An FP8 variant's tensors say how to read their bytes, and that the scale follows.
+  const std::string fp8 = turn_one("relu@float8_e5m2");
+  DRK_CHECK(fp8.find("x: float8e5m2[") != std::string::npos);
+  DRK_CHECK(fp8.find("OCP FP8 e5m2: sign, 5 exponent bits with bias 15") != std::string::npos);
+  DRK_CHECK(fp8.find("x_scale: float32[1]") != std::string::npos);
+  DRK_CHECK(fp8.find("y: bfloat16[") != std::string::npos);
 }
 
 DRK_TEST_CASE("a later turn carries the feedback, one group a line") {

@@ -17,7 +17,15 @@ std::string tensor_lines(capnp::List<msg::TensorSpec>::Reader tensors) {
       out += (first ? "" : ", ") + std::to_string(extent);
       first = false;
     }
-    out += "]\n";
+    out += "]";
+    // An FP8 tensor's bytes mean nothing without their format and scale (kernels/abi/drk_kernel.h).
+    if (tensor.getDtype() == msg::DType::FLOAT8E4M3FN)
+      out += " (bytes, OCP FP8 e4m3fn: sign, 4 exponent bits with bias 7, 3 mantissa bits, no infinities, "
+             "largest 448; each element's value is its decoded byte times the float32 scale that follows it)";
+    if (tensor.getDtype() == msg::DType::FLOAT8E5M2)
+      out += " (bytes, OCP FP8 e5m2: sign, 5 exponent bits with bias 15, 2 mantissa bits, largest 57344; each "
+             "element's value is its decoded byte times the float32 scale that follows it)";
+    out += "\n";
   }
   return out;
 }
