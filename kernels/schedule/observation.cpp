@@ -81,7 +81,8 @@ void describe_problem(const Problem& problem, float* sizes, float* operation) {
       sizes[0] = log_size(element_count(first));
       operation[0] = stage_count(problem.param_or("stages", "v"));
       operation[1] = problem.precision == Precision::float16 ? 1.0f : 0.0f;
-      operation[2] = problem.precision == Precision::bfloat16 ? 1.0f : 0.0f;
+      operation[2] = problem.precision == Precision::bfloat16 || is_float8(problem.precision) ? 1.0f : 0.0f;
+      operation[3] = is_float8(problem.precision) ? 1.0f : 0.0f;
       break;
     case Family::rowwise:
       describe_split(first, std::atoi(problem.param_or("reduce_begin", "0").c_str()),

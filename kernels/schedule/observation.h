@@ -8,7 +8,7 @@
 //             C_in x KH x KW, -), cross_entropy (rows, classes, -, -), attention (batch x
 //             heads, queries, keys, head size)
 //   [12, 16)  the family's operation: elementwise (stages / 8, 1 for float16 tensors, 1 for
-//             bfloat16 tensors), rowwise (op one-hot of 4),
+//             a bfloat16 output, 1 for FP8 inputs with scales), rowwise (op one-hot of 4),
 //             reduction (sum, mean, max one-hot), gemm and batched_gemm (b_layout nk, bias,
 //             epilogue stages / 8, 1 for 16-bit tensors), conv2d (bias, epilogue stages / 8,
 //             KH x KW / 16)

@@ -10,6 +10,7 @@ namespace {
 Result<std::vector<TensorShape>> read_tensors(const std::string& task, capnp::List<msg::TensorSpec>::Reader specs,
                                               bool allow_class_indices, std::optional<Precision>& precision) {
   std::vector<TensorShape> tensors;
+  bool after_float8 = false;
   for (auto spec : specs) {
     TensorShape tensor;
     tensor.name = spec.getName().cStr();
@@ -19,15 +20,26 @@ Result<std::vector<TensorShape>> read_tensors(const std::string& task, capnp::Li
       tensors.push_back(std::move(tensor));
       continue;
     }
+    // An FP8 input's float32 scale follows it (kernels/abi/drk_kernel.h).
+    if (after_float8 && spec.getDtype() == msg::DType::FLOAT32) {
+      tensor.scale = true;
+      after_float8 = false;
+      tensors.push_back(std::move(tensor));
+      continue;
+    }
     std::optional<Precision> dtype;
     if (spec.getDtype() == msg::DType::FLOAT32) dtype = Precision::float32;
     if (spec.getDtype() == msg::DType::FLOAT16) dtype = Precision::float16;
     if (spec.getDtype() == msg::DType::BFLOAT16) dtype = Precision::bfloat16;
+    if (spec.getDtype() == msg::DType::FLOAT8E4M3FN) dtype = Precision::float8_e4m3fn;
+    if (spec.getDtype() == msg::DType::FLOAT8E5M2) dtype = Precision::float8_e5m2;
+    after_float8 = dtype && is_float8(*dtype);
     if (!dtype || (precision && *precision != *dtype)) {
       return make_error(Errc::invalid_argument,
                         "task '" + task + "': tensor '" + std::string(spec.getName().cStr()) +
                             "' breaks the rule of the embedded policy's kernels: every tensor of one floating "
-                            "dtype (int64 only for a cross_entropy task's class indices)");
+                            "dtype (int64 only for a cross_entropy task's class indices; an FP8 task's inputs in one "
+                            "FP8 format, each followed by its float32 scale, and its output bfloat16)");
     }
     precision = dtype;
     tensors.push_back(std::move(tensor));
@@ -65,17 +77,16 @@ Result<Problem> problem_from_task(msg::Task::Reader task) {
   for (auto param : task.getParams()) {
     problem.params[param.getKey().cStr()] = param.getValue().cStr();
   }
-  for (auto input : task.getInputs())
-    if (input.getDtype() == msg::DType::FLOAT8E4M3FN || input.getDtype() == msg::DType::FLOAT8E5M2)
-      return make_error(Errc::invalid_argument,
-                        "task '" + problem.task + "' is an FP8 task, which the embedded policy does not render (it renders " +
-                            rendered_precisions() + "): a language-model Generator or drk eval evaluates its candidates");
   std::optional<Precision> precision;
   const bool class_indices = problem.family == Family::cross_entropy;
   auto inputs = read_tensors(problem.task, task.getInputs(), class_indices, precision);
   if (!inputs) return inputs.error();
+  // An FP8 task's output is bfloat16: read against that, then the task is known by its inputs'.
+  const std::optional<Precision> inputs_precision = precision;
+  if (precision && is_float8(*precision)) precision = Precision::bfloat16;
   auto outputs = read_tensors(problem.task, task.getOutputs(), false, precision);
   if (!outputs) return outputs.error();
+  precision = inputs_precision ? inputs_precision : precision;
   problem.precision = precision.value_or(Precision::float32);
   if (!renders_precision(problem.family, problem.device, problem.precision)) {
     return make_error(Errc::invalid_argument,

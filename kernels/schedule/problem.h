@@ -25,13 +25,16 @@ struct TensorShape {
   std::string name;
   std::vector<int64_t> shape;
   bool class_indices = false;  // int64 class indices (cross_entropy's targets), not of the precision
+  bool scale = false;          // the float32 scale of the FP8 input before it, not of the precision
 };
 
 struct Problem {
   std::string task;  // the task's name, for messages
   Family family = Family::elementwise;
   Device device = Device::cpu;  // where the task is evaluated: the space its schedules come from
-  Precision precision = Precision::float32;  // the dtype every tensor of the task has
+  // The dtype every tensor of the task has; an FP8 precision's inputs are FP8 bytes each followed
+  // by its scale (TensorShape::scale), its output bfloat16.
+  Precision precision = Precision::float32;
   std::map<std::string, std::string> params;
   std::vector<TensorShape> inputs;
   std::vector<TensorShape> outputs;

@@ -174,6 +174,35 @@ std::string cpu_element_access(Precision precision) {
   return source;
 }
 
+std::string float8_checks(Precision precision) {
+  return dense_check("drk_is_dense_f8", precision == Precision::float8_e4m3fn ? "DRK_F8E4M3" : "DRK_F8E5M2") + R"(
+[[maybe_unused]] bool drk_is_scale(const drk_tensor& tensor) {
+  return drk_is_dense_f32(tensor) && drk_element_count(tensor) == 1;
+}
+)";
+}
+
+std::string cpu_float8_value(Precision precision) {
+  const bool e4m3 = precision == Precision::float8_e4m3fn;
+  return substitute(R"(
+// The value of a finite @FORMAT@ byte: sign, @EXPONENT@ exponent bits (bias @BIAS@), @MANTISSA@ mantissa bits.
+[[maybe_unused]] inline float drk_fp8_value(unsigned byte) {
+  constexpr int kMantissaBits = @MANTISSA@;
+  constexpr int kBias = @BIAS@;
+  const int exponent = static_cast<int>((byte & 0x7Fu) >> kMantissaBits);
+  const int mantissa = static_cast<int>(byte & ((1u << kMantissaBits) - 1u));
+  const float magnitude =
+      exponent == 0 ? __builtin_ldexpf(static_cast<float>(mantissa), 1 - kBias - kMantissaBits)
+                    : __builtin_ldexpf(static_cast<float>((1 << kMantissaBits) + mantissa), exponent - kBias - kMantissaBits);
+  return (byte & 0x80u) != 0 ? -magnitude : magnitude;
+}
+)",
+                    {{"FORMAT", e4m3 ? "e4m3fn" : "e5m2"},
+                     {"EXPONENT", e4m3 ? "4" : "5"},
+                     {"BIAS", e4m3 ? "7" : "15"},
+                     {"MANTISSA", e4m3 ? "3" : "2"}});
+}
+
 std::string dense_check(const std::string& function, const std::string& dtype_constant) {
   return R"(
 // Row-major and dense: every dimension of extent > 1 has the packed stride.

@@ -12,6 +12,10 @@
 // a NaN stays a NaN). Groups after the first work in a float32 workspace (ctx->workspace), as
 // the cpu space does, so that no intermediate is rounded to 16 bits: the first group reads x
 // into it, the last writes y from it.
+//
+// FP8 tasks: the bfloat16 path's kernels, but the first group reads bytes (4 x `vector_width` a
+// thread per access, the float32 kernel's bytes), each decoded by CUDA's FP8 conversion
+// (cuda_fp8.h) and multiplied by the scale, which every thread reads once from device memory.
 #include <algorithm>
 #include <optional>
 
@@ -52,13 +56,15 @@ struct MapTypes {
   std::string lanes;                  // elements per vector
   std::string store;                  // stores the group's result for values[e] at dst_vectors[index]
   std::string tail;                   // the same for one element, dst[index] from src[index]
+  std::string parameters = "";        // more kernel parameters
+  std::string prologue = "";          // the kernel's first statements
 };
 
 std::string map_kernel(int group, const MapTypes& types) {
   return substitute(substitute(R"(
 __global__ void __launch_bounds__(kThreads) drk_map_@G@(const @IN@* src, @OUT@* dst, int64_t count,
-                                                       int64_t vectors) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+                                                       int64_t vectors@PARAMETERS@) {
+@PROLOGUE@  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const @IN_VECTOR@* src_vectors = reinterpret_cast<const @IN_VECTOR@*>(src);
   @OUT_VECTOR@* dst_vectors = reinterpret_cast<@OUT_VECTOR@*>(dst);
@@ -86,7 +92,9 @@ __global__ void __launch_bounds__(kThreads) drk_map_@G@(const @IN@* src, @OUT@* 
                                 {"OUT_VECTOR", types.out_vector},
                                 {"LANES", types.lanes},
                                 {"STORE", types.store},
-                                {"TAIL", types.tail}}),
+                                {"TAIL", types.tail},
+                                {"PARAMETERS", types.parameters},
+                                {"PROLOGUE", types.prologue}}),
                     {{"G", std::to_string(group)}});
 }
 
@@ -114,6 +122,30 @@ MapTypes half_map(const std::string& in, const std::string& out) {
           "drk_set(dst + index, drk_group_@G@(drk_get(src[index])));"};
 }
 
+// FP8 bytes into `out` (bfloat16, or the float32 workspace): each byte decoded and scaled.
+MapTypes float8_map(const std::string& out) {
+  MapTypes types = half_map("uint8_t", out);
+  for (auto* text : {&types.store, &types.tail}) {
+    for (const std::string get : {"drk_get(values[e].lane[lane])", "drk_get(src[index])"}) {
+      if (const size_t at = text->find(get); at != std::string::npos)
+        text->replace(at, get.size(), "drk_dequantise(" + get.substr(8, get.size() - 9) + ", scale)");
+    }
+  }
+  types.parameters = ", const float* __restrict__ scale_at";
+  types.prologue = "  const float scale = *scale_at;\n";
+  return types;
+}
+
+// The FP8 path's decoding (on top of the bfloat16 path's helpers): a byte of the format times the scale.
+std::string float8_helpers(Precision precision) {
+  return substitute(R"(
+[[maybe_unused]] __device__ __forceinline__ float drk_dequantise(uint8_t byte, float scale) {
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(byte, @FORMAT@))) * scale;
+}
+)",
+                    {{"FORMAT", precision == Precision::float8_e4m3fn ? "__NV_E4M3" : "__NV_E5M2"}});
+}
+
 // The 16-bit path's element access and vector. `drk_element` is the tensors' C type (__half or
 // __nv_bfloat16); drk_get widens one element (or a float of the workspace), drk_set rounds into
 // one. drk_pack<T> is `kLanes` elements of T, aligned for one access.
@@ -134,19 +166,20 @@ struct alignas(sizeof(T) * kLanes) drk_pack {
                     {{"ELEMENT", names.type}, {"TO_FLOAT", names.to_float}, {"FROM_FLOAT", names.from_float}});
 }
 
-// The launches of a 16-bit candidate: one group x -> y; several x -> workspace -> ... -> y.
-std::string half_launches(size_t groups, bool persistent) {
-  std::string source = R"(  const drk_element* src = static_cast<const drk_element*>(x.data);
-  drk_element* dst = static_cast<drk_element*>(y.data);
-)";
+// The launches of a 16-bit candidate: one group x -> y; several x -> workspace -> ... -> y. An FP8
+// one's x is bytes, and its first group reads the scale.
+std::string half_launches(size_t groups, bool persistent, bool float8) {
+  std::string source = float8 ? "  const uint8_t* src = static_cast<const uint8_t*>(x.data);\n"
+                              : "  const drk_element* src = static_cast<const drk_element*>(x.data);\n";
+  source += "  drk_element* dst = static_cast<drk_element*>(y.data);\n";
   if (groups > 1) {
     source += R"(  if (ctx->workspace == nullptr) return DRK_E_WORKSPACE;
   float* scratch = static_cast<float*>(ctx->workspace(ctx, static_cast<size_t>(count) * sizeof(float)));
   if (scratch == nullptr) return DRK_E_WORKSPACE;
 )";
   }
-  source += R"(  const bool vectorised = drk_aligned(src, sizeof(drk_element) * kLanes) &&
-                          drk_aligned(dst, sizeof(drk_element) * kLanes)@SCRATCH_ALIGNED@;
+  source += R"(  const bool vectorised = drk_aligned(src, sizeof(*src) * kLanes) &&
+                          drk_aligned(dst, sizeof(*dst) * kLanes)@SCRATCH_ALIGNED@;
   const int64_t vectors = vectorised ? count / kLanes : 0;
   const int64_t items = vectorised ? vectors : count;
   const unsigned blocks = @PERSISTENT@ ? drk_grid(static_cast<int64_t>(drk_sm_count()) * (2048 / kThreads))
@@ -159,7 +192,7 @@ std::string half_launches(size_t groups, bool persistent) {
     const std::string from = group == 0 ? "src" : "scratch";
     const std::string to = group + 1 == groups ? "dst" : "scratch";
     source += "  drk_map_" + std::to_string(group) + "<<<blocks, kThreads, 0, stream>>>(" + from + ", " + to +
-              ", count, vectors);\n";
+              ", count, vectors" + (float8 && group == 0 ? ", scale" : "") + ");\n";
   }
   return source;
 }
@@ -179,13 +212,17 @@ Result<std::string> render_cuda_elementwise(const Problem& problem, const Choice
   if (groups.empty()) groups.emplace_back();  // the identity: one copy kernel
   const int width = numeric_value(choice, cuda_elementwise_knob::vector_width);
   const bool persistent = choice.value(cuda_elementwise_knob::grid) == "persistent";
-  const std::optional<CudaSixteenBit> names = problem.precision == Precision::float32
-                                                  ? std::nullopt
-                                                  : std::optional(cuda_sixteen_bit(problem.precision));
+  // An FP8 task writes bfloat16: the bfloat16 path, reading bytes in its first group.
+  const bool float8 = is_float8(problem.precision);
+  const std::optional<CudaSixteenBit> names =
+      problem.precision == Precision::float32
+          ? std::nullopt
+          : std::optional(cuda_sixteen_bit(float8 ? Precision::bfloat16 : problem.precision));
   const bool half = names.has_value();
 
   std::string source = cuda_kernel_preamble(problem, choice);
   if (half) source += names->include;
+  if (float8) source += "#include <cuda_fp16.h>\n#include <cuda_fp8.h>\n";
   source += substitute(R"(
 namespace {
 
@@ -197,35 +234,45 @@ constexpr int kPerThread = @PER_THREAD@;
                         {"W", std::to_string(width)},
                         {"PER_THREAD", choice.value(cuda_elementwise_knob::elements_per_thread)}});
   if (half) {
-    // As many bytes per access as the float32 kernel's: twice as many elements.
-    source += "constexpr int kLanes = 2 * kWidth;\n";
+    // As many bytes per access as the float32 kernel's: twice as many 16-bit elements, four times
+    // as many FP8 ones.
+    source += float8 ? "constexpr int kLanes = 4 * kWidth;\n" : "constexpr int kLanes = 2 * kWidth;\n";
     source += half_helpers(*names);
     source += dense_check(names->dense, names->dtype);
+    if (float8) source += float8_checks(problem.precision) + float8_helpers(problem.precision);
   } else {
     source += "using drk_vector = " + vector_type(width) + ";\n\n";
   }
   for (size_t group = 0; group < groups.size(); ++group) {
     source += cuda_stage_function("drk_group_" + std::to_string(group), groups[group]);
     if (half) {
-      source += map_kernel(static_cast<int>(group), half_map(group == 0 ? "drk_element" : "float",
-                                                             group + 1 == groups.size() ? "drk_element" : "float"));
+      const std::string out = group + 1 == groups.size() ? "drk_element" : "float";
+      source += map_kernel(static_cast<int>(group),
+                           float8 && group == 0 ? float8_map(out) : half_map(group == 0 ? "drk_element" : "float", out));
     } else {
       source += apply_function(static_cast<int>(group), width);
       source += map_kernel(static_cast<int>(group), kFloatMap);
     }
   }
   source += "\n}  // namespace\n";
-  source += cuda_entry_point_opening(1);
+  source += cuda_entry_point_opening(float8 ? 2 : 1);
+  if (float8) {
+    source += R"(  const drk_tensor& x_scale = inputs[1];
+  if (!drk_is_dense_f8(inputs[0]) || !drk_is_scale(x_scale)) return DRK_E_BAD_ARGUMENT;
+  const float* scale = static_cast<const float*>(x_scale.data);
+)";
+  }
   source += substitute(R"(  const drk_tensor& x = inputs[0];
   drk_tensor& y = outputs[0];
-  if (!@DENSE@(x) || !@DENSE@(y)) return DRK_E_BAD_ARGUMENT;
+  if (!@X_DENSE@(x) || !@DENSE@(y)) return DRK_E_BAD_ARGUMENT;
   if (!drk_same_shape(x, y)) return DRK_E_UNSUPPORTED_SHAPE;
   const int64_t count = drk_element_count(x);
   if (count == 0) return DRK_OK;
 )",
-                       {{"DENSE", half ? names->dense : "drk_is_dense_f32"}});
+                       {{"DENSE", half ? names->dense : "drk_is_dense_f32"},
+                        {"X_DENSE", float8 ? "drk_is_dense_f8" : half ? names->dense : "drk_is_dense_f32"}});
   if (half) {
-    source += half_launches(groups.size(), persistent);
+    source += half_launches(groups.size(), persistent, float8);
     source += "  return drk_launch_status();\n}\n";
     return source;
   }

@@ -28,6 +28,12 @@ std::string dense_check(const std::string& function, const std::string& dtype_co
 // type, so one loop reads or writes either the task's tensors or a float workspace. For a 16-bit
 // `precision` also drk_is_dense_16, the dense_check of a tensor of it.
 std::string cpu_element_access(Precision precision);
+// An FP8 precision's pieces, for C++ and CUDA alike (rendered code for an anonymous namespace):
+// drk_is_dense_f8, the dense_check of a tensor of the format, and drk_is_scale, whether a tensor
+// is a dense float32 of one element (an FP8 input's scale). `precision` is an FP8 one.
+std::string float8_checks(Precision precision);
+// C++: drk_fp8_value(byte), the value of a finite byte of the FP8 `precision`.
+std::string cpu_float8_value(Precision precision);
 // Host-side checks of tensor descriptors that every rendered source has (C++ and CUDA alike),
 // drk_is_dense_f32 among them.
 std::string descriptor_helpers();

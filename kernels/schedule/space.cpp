@@ -176,6 +176,8 @@ std::string_view precision_name(Precision precision) {
   switch (precision) {
     case Precision::float16: return "float16";
     case Precision::bfloat16: return "bfloat16";
+    case Precision::float8_e4m3fn: return "float8_e4m3fn";
+    case Precision::float8_e5m2: return "float8_e5m2";
     case Precision::float32: break;
   }
   return "float32";
@@ -188,13 +190,16 @@ bool renders_precision(Family family, Device device, Precision precision) {
     case Precision::bfloat16:
       return family == Family::elementwise || family == Family::rowwise || family == Family::reduction ||
              (device == Device::cuda && (family == Family::gemm || family == Family::cross_entropy));
+    case Precision::float8_e4m3fn:
+    case Precision::float8_e5m2: return family == Family::elementwise;
   }
   return false;
 }
 
 std::string rendered_precisions() {
-  return "float32 kernels for every family, and float16 and bfloat16 for the elementwise, rowwise and reduction "
-         "families on both devices, the cuda gemm family (tensor cores) and the cuda cross_entropy family";
+  return "float32 kernels for every family, float16 and bfloat16 for the elementwise, rowwise and reduction "
+         "families on both devices, the cuda gemm family (tensor cores) and the cuda cross_entropy family, and FP8 "
+         "(float8_e4m3fn, float8_e5m2) for the elementwise family on both devices";
 }
 
 std::span<const Knob> knobs(Family family, Device device) {

@@ -57,10 +57,16 @@ Result<Device> parse_device(std::string_view name);
 // The element type of a task's tensors (they share one): float32 everywhere; float16 and
 // bfloat16 where renders_precision says (the cuda gemm family, on tensor cores; the elementwise,
 // rowwise and reduction families on both devices and the cuda cross_entropy family, in float32
-// between a 16-bit load and a rounded store).
-enum class Precision : uint8_t { float32 = 0, float16 = 1, bfloat16 = 2 };
+// between a 16-bit load and a rounded store). The two FP8 precisions are an FP8 variant's
+// (docs/tasks.md): FP8 input bytes each followed by a float32 scale, a bfloat16 output; the
+// elementwise family renders them on both devices (decoded and scaled on load, in float32 between).
+enum class Precision : uint8_t { float32 = 0, float16 = 1, bfloat16 = 2, float8_e4m3fn = 3, float8_e5m2 = 4 };
 
-std::string_view precision_name(Precision precision);  // "float32" | "float16" | "bfloat16"
+// "float32" | "float16" | "bfloat16" | "float8_e4m3fn" | "float8_e5m2"
+std::string_view precision_name(Precision precision);
+inline bool is_float8(Precision precision) {
+  return precision == Precision::float8_e4m3fn || precision == Precision::float8_e5m2;
+}
 
 // Whether the family's space on the device renders kernels for tasks of `precision`.
 bool renders_precision(Family family, Device device, Precision precision);

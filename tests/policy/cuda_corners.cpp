@@ -197,6 +197,22 @@ std::vector<Problem> half_chain_problems() {
   return chains;
 }
 
+std::vector<RenderPoint> float8_elementwise_points() {
+  std::vector<RenderPoint> points;
+  for (const auto& problem : catalog_problems({"relu@float8_e4m3fn", "gelu@float8_e5m2"}, msg::Device::CUDA))
+    for (const auto& choice : corner_choices(Family::elementwise, Device::cuda, problem.precision))
+      points.push_back({problem, choice});
+  Problem chain = catalog_problems({"relu@float8_e4m3fn"}, msg::Device::CUDA).front();
+  chain.task = "relu_chain@float8_e4m3fn";
+  chain.params["stages"] = "v * 2.0f | v > 0.0f ? v : 0.1f * v | tanhf(v)";
+  for (uint16_t fusion : {1, 2}) {
+    Choice choice = corner_choices(Family::elementwise, Device::cuda, chain.precision)[fusion == 1 ? 0 : 1];
+    choice.options[schedule::cuda_elementwise_knob::fusion] = fusion;
+    points.push_back({chain, choice});
+  }
+  return points;
+}
+
 std::vector<RenderPoint> half_elementwise_points() {
   std::vector<RenderPoint> points;
   for (const auto& problem : catalog_problems({"relu@float16", "gelu@bfloat16"}, msg::Device::CUDA))

@@ -58,6 +58,10 @@ std::vector<RenderPoint> half_reduction_points();
 std::vector<RenderPoint> half_cross_entropy_points();
 // The problems of half_elementwise_points' chains: `relu@DTYPE` with three stages.
 std::vector<schedule::Problem> half_chain_problems();
+// FP8 elementwise points: relu@float8_e4m3fn and gelu@float8_e5m2 at the corners of the cuda
+// elementwise space, then the three-stage chain (relu_chain@float8_e4m3fn) with fusion pairs and
+// unfused, through the float32 workspace (10 points).
+std::vector<RenderPoint> float8_elementwise_points();
 
 // CUDA points of the batched_gemm and conv2d families: batched_matmul's corners and a batched
 // linear layer (b_layout nk, bias, epilogue; own fused, own separate, library with our epilogue);

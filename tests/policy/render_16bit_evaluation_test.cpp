@@ -1,5 +1,6 @@
 // The cpu elementwise, rowwise and reduction spaces render float16 and bfloat16 kernels: widened
-// to float32 on load, rounded once on store. Rendered for catalog variants (fused, unfused, every vector width) and
+// to float32 on load, rounded once on store; the elementwise one FP8 kernels too (bytes through a
+// scaled table, bfloat16 out). Rendered for catalog variants (fused, unfused, every vector width) and
 // evaluated by the real engine against LibTorch's reference in the variant's dtype, they are
 // correct and honest; the policy's observation says which dtype a task is.
 #include <capnp/message.h>
@@ -101,15 +102,39 @@ DRK_TEST_CASE("16-bit reductions rendered by the cpu space are correct and hones
                     });
 }
 
+DRK_TEST_CASE("FP8 elementwise kernels rendered by the cpu space read bytes and a scale and are correct against the float64 reference") {
+  // Both formats, fused and unfused (through the float32 workspace), vector widths 1 to 16.
+  evaluate_rendered(schedule::Family::elementwise,
+                    {
+                        {"relu@float8_e4m3fn", {0, 0, 0, 1}}, {"relu@float8_e5m2", {1, 1, 0, 1}},
+                        {"gelu@float8_e4m3fn", {0, 2, 0, 1}}, {"swish@float8_e5m2", {1, 3, 0, 1}},
+                        {"hardtanh@float8_e4m3fn", {0, 3, 0, 1}},
+                    });
+}
+
 DRK_TEST_CASE("the observation tells float32, float16 and bfloat16 elementwise tasks apart; other 16-bit cpu tasks are refused") {
   auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
   DRK_REQUIRE(catalog.ok());
   const auto plain = schedule::observe(problem_of(*catalog, "relu"), 1, 2, std::nullopt);
   const auto half = schedule::observe(problem_of(*catalog, "relu@float16"), 1, 2, std::nullopt);
   const auto brain = schedule::observe(problem_of(*catalog, "relu@bfloat16"), 1, 2, std::nullopt);
+  const auto float8 = schedule::observe(problem_of(*catalog, "relu@float8_e4m3fn"), 1, 2, std::nullopt);
   DRK_CHECK(plain != half);
   DRK_CHECK(plain != brain);
   DRK_CHECK(half != brain);
+  DRK_CHECK(float8 != brain);
+  DRK_CHECK(float8 != plain);
+  // An FP8 task the space does not render is refused by name, like a 16-bit one.
+  auto gemm = catalog->find("matmul@float8_e4m3fn");
+  DRK_REQUIRE(gemm.ok());
+  capnp::MallocMessageBuilder gemm_builder;
+  auto gemm_message = gemm_builder.initRoot<msg::Task>();
+  kernels::fill_task_message(**gemm, kernels::DeviceKind::cpu, gemm_message);
+  auto gemm_refused = schedule::problem_from_task(gemm_message.asReader());
+  DRK_REQUIRE_FALSE(gemm_refused.ok());
+  DRK_CHECK_MESSAGE(gemm_refused.error().message.find("float8_e4m3fn cpu gemm task, which the embedded policy does not render") !=
+                        std::string::npos,
+                    gemm_refused.error().message);
   auto conv = catalog->find("conv2d@bfloat16");
   DRK_REQUIRE(conv.ok());
   capnp::MallocMessageBuilder builder;

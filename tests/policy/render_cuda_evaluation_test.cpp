@@ -166,7 +166,7 @@ DRK_TEST_CASE("rendered CUDA reduction, cross_entropy and attention points are c
               evaluate_points(points));
 }
 
-DRK_TEST_CASE("rendered float16 and bfloat16 elementwise kernels are correct on the GPU, fused and through a workspace [gpu]") {
+DRK_TEST_CASE("rendered float16, bfloat16 and FP8 elementwise kernels are correct on the GPU, fused and through a workspace [gpu]") {
   if (gpu_missing()) return;
   // The chains of half_elementwise_points as a task of their own beside the catalog's (its
   // variants come with it), at an odd element count so that the scalar tail runs too.
@@ -197,6 +197,11 @@ second_shapes:
   const int evaluated = evaluate_points(**engine, testing::half_elementwise_points());
   DRK_CHECK(evaluated == 12);
   std::printf("evaluated %d rendered 16-bit elementwise CUDA candidates\n", evaluated);
+  // FP8 bytes and scales in, bfloat16 out: decoded on the device, against the float64 reference on
+  // the dequantised inputs.
+  const int float8 = evaluate_points(**engine, testing::float8_elementwise_points());
+  DRK_CHECK(float8 == 10);
+  std::printf("evaluated %d rendered FP8 elementwise CUDA candidates\n", float8);
 }
 
 DRK_TEST_CASE("rendered float16 and bfloat16 rowwise kernels are correct on the GPU [gpu]") {

@@ -299,6 +299,24 @@ DRK_TEST_CASE("16-bit elementwise kernels take 16-bit tensors, round once, and b
   build_and_check(points, sources);
 }
 
+DRK_TEST_CASE("FP8 elementwise kernels read bytes and a scale, write bfloat16, and build with the Evaluator's flags") {
+  const auto points = testing::float8_elementwise_points();
+  DRK_REQUIRE(points.size() == 10);
+  const auto sources = render_checked(points, [](const testing::RenderPoint& point, const std::string& source) {
+    const bool e4m3 = point.problem.precision == Precision::float8_e4m3fn;
+    DRK_CHECK(source.find(e4m3 ? "DRK_F8E4M3" : "DRK_F8E5M2") != std::string::npos);
+    DRK_CHECK(source.find(e4m3 ? "__NV_E4M3" : "__NV_E5M2") != std::string::npos);
+    DRK_CHECK(source.find("!drk_is_dense_f8(inputs[0]) || !drk_is_scale(x_scale)") != std::string::npos);
+    DRK_CHECK(source.find("num_inputs != 2") != std::string::npos);
+    DRK_CHECK(source.find("drk_dequantise(values[e].lane[lane], scale)") != std::string::npos);
+    DRK_CHECK(source.find("__float2bfloat16_rn") != std::string::npos);
+    // Only the first launch reads the scale; later groups read the float32 workspace.
+    DRK_CHECK(source.find("drk_map_0<<<blocks, kThreads, 0, stream>>>(src, ") != std::string::npos);
+    DRK_CHECK(source.find(", count, vectors, scale);") != std::string::npos);
+  });
+  build_and_check(points, sources);
+}
+
 DRK_TEST_CASE("corner points of every CUDA family render sources that nvcc builds with the Evaluator's flags") {
   const auto rendered = testing::render_corner_sample();
   DRK_REQUIRE(rendered.size() == 27);
