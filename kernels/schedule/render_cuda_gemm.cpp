@@ -586,6 +586,7 @@ static_assert(kBlockK % 16 == 0 && kWarpTile % 16 == 0 && kBlock % kWarpTile == 
 }
 
 Result<std::string> render_cuda_gemm(const Problem& problem, const Choice& choice) {
+  if (is_float8(problem.precision)) return render_cuda_gemm_float8(problem, choice);
   return cuda_gemm_source(problem, choice, false);
 }
 

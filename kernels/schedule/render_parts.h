@@ -193,6 +193,8 @@ std::string cuda_row_statistics();
 Result<std::string> render_cuda_elementwise(const Problem& problem, const Choice& choice);
 Result<std::string> render_cuda_rowwise(const Problem& problem, const Choice& choice);
 Result<std::string> render_cuda_gemm(const Problem& problem, const Choice& choice);
+// The gemm family's FP8 tasks (render_cuda_gemm_float8.cpp: mma.sync FP8 tensor cores).
+Result<std::string> render_cuda_gemm_float8(const Problem& problem, const Choice& choice);
 Result<std::string> render_cuda_reduction(const Problem& problem, const Choice& choice);
 Result<std::string> render_cuda_batched_gemm(const Problem& problem, const Choice& choice);
 Result<std::string> render_cuda_conv2d(const Problem& problem, const Choice& choice);

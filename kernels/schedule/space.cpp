@@ -191,7 +191,7 @@ bool renders_precision(Family family, Device device, Precision precision) {
       return family == Family::elementwise || family == Family::rowwise || family == Family::reduction ||
              (device == Device::cuda && (family == Family::gemm || family == Family::cross_entropy));
     case Precision::float8_e4m3fn:
-    case Precision::float8_e5m2: return family == Family::elementwise;
+    case Precision::float8_e5m2: return family == Family::elementwise || (device == Device::cuda && family == Family::gemm);
   }
   return false;
 }
@@ -199,7 +199,8 @@ bool renders_precision(Family family, Device device, Precision precision) {
 std::string rendered_precisions() {
   return "float32 kernels for every family, float16 and bfloat16 for the elementwise, rowwise and reduction "
          "families on both devices, the cuda gemm family (tensor cores) and the cuda cross_entropy family, and FP8 "
-         "(float8_e4m3fn, float8_e5m2) for the elementwise family on both devices";
+         "(float8_e4m3fn, float8_e5m2) for the elementwise family on both devices and the cuda gemm family (FP8 tensor "
+         "cores)";
 }
 
 std::span<const Knob> knobs(Family family, Device device) {

@@ -213,6 +213,15 @@ std::vector<RenderPoint> float8_elementwise_points() {
   return points;
 }
 
+std::vector<RenderPoint> float8_gemm_points() {
+  std::vector<RenderPoint> points;
+  for (const auto& problem :
+       catalog_problems({"matmul@float8_e4m3fn", "gemm_multiply_leakyrelu@float8_e5m2"}, msg::Device::CUDA))
+    for (const auto& choice : corner_choices(Family::gemm, Device::cuda, problem.precision))
+      points.push_back({problem, choice});
+  return points;
+}
+
 std::vector<RenderPoint> half_elementwise_points() {
   std::vector<RenderPoint> points;
   for (const auto& problem : catalog_problems({"relu@float16", "gelu@bfloat16"}, msg::Device::CUDA))

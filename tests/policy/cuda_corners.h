@@ -62,6 +62,10 @@ std::vector<schedule::Problem> half_chain_problems();
 // elementwise space, then the three-stage chain (relu_chain@float8_e4m3fn) with fusion pairs and
 // unfused, through the float32 workspace (10 points).
 std::vector<RenderPoint> float8_elementwise_points();
+// FP8 GEMM points: matmul@float8_e4m3fn (b [K,N], transposed into the workspace) and
+// gemm_multiply_leakyrelu@float8_e5m2 (b [N,K], an FP8 bias and an epilogue) at the corners of the
+// cuda gemm space (block tiles 32 -> 64 and 128, both stagings, fused and separate finishes; 8 points).
+std::vector<RenderPoint> float8_gemm_points();
 
 // CUDA points of the batched_gemm and conv2d families: batched_matmul's corners and a batched
 // linear layer (b_layout nk, bias, epilogue; own fused, own separate, library with our epilogue);

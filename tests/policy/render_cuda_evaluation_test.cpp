@@ -226,6 +226,14 @@ DRK_TEST_CASE("rendered float16 and bfloat16 cross-entropy kernels are correct o
   std::printf("evaluated %d rendered 16-bit cross-entropy CUDA candidates\n", evaluated);
 }
 
+DRK_TEST_CASE("rendered FP8 GEMMs are correct on the GPU, kn and nk, fused and separate finishes [gpu]") {
+  if (gpu_missing()) return;
+  const auto points = testing::float8_gemm_points();
+  const int evaluated = evaluate_points(points);
+  DRK_CHECK(evaluated == static_cast<int>(points.size()));
+  std::printf("evaluated %d rendered FP8 GEMM CUDA candidates\n", evaluated);
+}
+
 DRK_TEST_CASE("rendered float16 and bfloat16 matmuls are correct on the GPU with CUDA cores and with tensor cores [gpu]") {
   if (gpu_missing()) return;
   int evaluated = 0;

@@ -317,6 +317,23 @@ DRK_TEST_CASE("FP8 elementwise kernels read bytes and a scale, write bfloat16, a
   build_and_check(points, sources);
 }
 
+DRK_TEST_CASE("FP8 GEMMs run on FP8 tensor cores (mma.sync e4m3 / e5m2) and build with the Evaluator's flags") {
+  const auto points = testing::float8_gemm_points();
+  DRK_REQUIRE(points.size() == 8);
+  const auto sources = render_checked(points, [](const testing::RenderPoint& point, const std::string& source) {
+    const bool e4m3 = point.problem.precision == Precision::float8_e4m3fn;
+    DRK_CHECK(source.find(e4m3 ? "f32.e4m3.e4m3.f32" : "f32.e5m2.e5m2.f32") != std::string::npos);
+    DRK_CHECK(source.find("num_inputs != " + std::string(e4m3 ? "4" : "6")) != std::string::npos);
+    DRK_CHECK(source.find("!drk_is_dense_bf16(y_tensor)") != std::string::npos);
+    // No library call: the library's GEMM is float32's.
+    DRK_CHECK(source.find("gemm_f32") == std::string::npos);
+    DRK_CHECK(source.find(std::string("constexpr bool kTransposed = ") + (e4m3 ? "false" : "true")) != std::string::npos);
+    const bool fused = point.choice.value(cuda_gemm_knob::epilogue) == "fused";
+    DRK_CHECK(source.find(std::string("constexpr bool kFusedFinish = ") + (fused ? "true" : "false")) != std::string::npos);
+  });
+  build_and_check(points, sources);
+}
+
 DRK_TEST_CASE("corner points of every CUDA family render sources that nvcc builds with the Evaluator's flags") {
   const auto rendered = testing::render_corner_sample();
   DRK_REQUIRE(rendered.size() == 27);

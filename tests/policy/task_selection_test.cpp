@@ -97,12 +97,16 @@ DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is r
   auto cpu_loss = learner::select_tasks(catalog, {"cross_entropy@bfloat16"}, kernels::DeviceKind::cpu,
                                         learner::embedded_policy_renders());
   DRK_CHECK_FALSE(cpu_loss.ok());
-  // FP8 variants: the elementwise ones render on both devices; others are refused by name.
-  auto fp8 = learner::select_tasks(catalog, {"matmul@float8_e4m3fn"}, kernels::DeviceKind::cuda,
+  // FP8 variants: the elementwise ones render on both devices, the gemm ones on cuda; others are
+  // refused by name.
+  auto fp8 = learner::select_tasks(catalog, {"matmul@float8_e4m3fn"}, kernels::DeviceKind::cpu,
                                    learner::embedded_policy_renders());
   DRK_REQUIRE_FALSE(fp8.ok());
-  DRK_CHECK(fp8.error().message.find("'matmul@float8_e4m3fn' is a float8_e4m3fn cuda gemm task, which the embedded "
+  DRK_CHECK(fp8.error().message.find("'matmul@float8_e4m3fn' is a float8_e4m3fn cpu gemm task, which the embedded "
                                      "policy does not render") != std::string::npos);
+  auto fp8_gemm = learner::select_tasks(catalog, {"matmul@float8_e4m3fn", "gemm_add_relu@float8_e5m2"},
+                                        kernels::DeviceKind::cuda, learner::embedded_policy_renders());
+  DRK_REQUIRE_MESSAGE(fp8_gemm.ok(), (fp8_gemm.ok() ? "" : fp8_gemm.error().message));
   auto fp8_elementwise = learner::select_tasks(catalog, {"relu@float8_e4m3fn", "gelu@float8_e5m2"},
                                                kernels::DeviceKind::cpu, learner::embedded_policy_renders());
   DRK_REQUIRE_MESSAGE(fp8_elementwise.ok(), (fp8_elementwise.ok() ? "" : fp8_elementwise.error().message));
