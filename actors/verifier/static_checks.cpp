@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <regex>
+#include <sstream>
 
 namespace drk::verifier {
 namespace {
@@ -115,6 +116,67 @@ bool arguments_name(const std::string& code, size_t open, std::string_view token
     if (!identifier_char(arguments[at - 1]) && (end == arguments.size() || !identifier_char(arguments[end]))) return true;
   }
   return false;
+}
+
+// PTX instructions a CUDA candidate's inline asm may use: data movement, arithmetic, conversions,
+// tensor-core MMA and its operand loads, asynchronous copies and barriers, which fast kernels
+// need (mma.sync, ldmatrix, cp.async, wgmma). Nothing that reads a clock, a performance counter or
+// the host, traps or sleeps; other opcodes, host (x86) asm among them, stay failures.
+bool allowed_ptx_opcode(std::string_view opcode) {
+  static const std::vector<std::string_view> allowed = {
+      "abs",    "activemask", "add",      "and",     "atom",   "bar",       "barrier", "bfe",      "bfi",
+      "brev",   "clz",        "copysign", "cos",     "cp",     "cvt",       "cvta",    "div",      "dp2a",
+      "dp4a",   "elect",      "ex2",      "fence",   "fma",    "griddepcontrol", "ld", "ldmatrix", "ldu",
+      "lg2",    "lop3",       "mad",      "match",   "max",    "mbarrier",  "membar",  "min",      "mma",
+      "mov",    "movmatrix",  "mul",      "neg",     "not",    "or",        "popc",    "prefetch", "prefetchu",
+      "prmt",   "rcp",        "red",      "redux",   "rem",    "rsqrt",     "selp",    "set",      "setmaxnreg",
+      "setp",   "shf",        "shfl",     "shl",     "shr",    "sin",       "sqrt",    "st",       "stmatrix",
+      "sub",    "tanh",       "tensormap", "testp",  "vote",   "wgmma",     "xor"};
+  return std::find(allowed.begin(), allowed.end(), opcode) != allowed.end();
+}
+
+// The instruction of an inline asm template that a CUDA candidate may not use ("" when every one
+// is allowed): an opcode outside allowed_ptx_opcode, or a read of a clock or performance counter
+// (%clock, %clock64, %globaltimer, %pm0..7), which a mov could otherwise make.
+std::string forbidden_ptx(std::string asm_template) {
+  for (const char* escape : {"\\n", "\\t"})
+    for (size_t at = asm_template.find(escape); at != std::string::npos; at = asm_template.find(escape, at))
+      asm_template.replace(at, 2, " ");
+  static const std::regex timer_register(R"(%(clock\w*|globaltimer\w*|pm[0-7]\w*))");
+  std::smatch timer;
+  if (std::regex_search(asm_template, timer, timer_register)) return timer.str(0);
+  size_t begin = 0;
+  while (begin < asm_template.size()) {
+    size_t end = asm_template.find(';', begin);
+    if (end == std::string::npos) end = asm_template.size();
+    std::string instruction = asm_template.substr(begin, end - begin);
+    begin = end + 1;
+    std::replace(instruction.begin(), instruction.end(), '{', ' ');
+    std::replace(instruction.begin(), instruction.end(), '}', ' ');
+    std::istringstream words(instruction);
+    std::string word;
+    if (!(words >> word)) continue;
+    if (word[0] == '@' && !(words >> word)) continue;          // a predicate guard: the opcode follows
+    if (word[0] == '.' || word.back() == ':') continue;         // .reg / .pred declarations, labels
+    const std::string opcode = word.substr(0, word.find('.'));
+    if (!allowed_ptx_opcode(opcode)) return opcode;
+  }
+  return "";
+}
+
+// For the asm statement whose keyword is at `at`: the text of its template's string literals (up
+// to the first top-level ':', where the operands begin).
+std::string asm_template_at(const std::string& code, const std::string& literals, size_t at) {
+  const size_t open = code.find('(', at);
+  if (open == std::string::npos) return "";
+  int depth = 0;
+  size_t end = open;
+  for (; end < code.size(); ++end) {
+    if (code[end] == '(') ++depth;
+    if (code[end] == ')' && --depth == 0) break;
+    if (code[end] == ':' && depth == 1) break;
+  }
+  return literals.substr(open, end - open);
 }
 
 std::string line_text(std::string_view source, size_t at) {
@@ -240,6 +302,12 @@ std::vector<StaticFinding> scan_source(std::string_view source, Dialect dialect)
       // call returned, where no thread count of the CUDA sandbox (whose runtime starts threads
       // of its own) would see it.
       const bool cuda_thread = dialect == Dialect::cuda && std::string_view(all[r].code) == "static.thread";
+      // CUDA inline asm is allowed when all of it is PTX of the allowed kind (allowed_ptx_opcode).
+      if (dialect == Dialect::cuda && std::string_view(all[r].code) == "static.inline_asm") {
+        const std::string forbidden = forbidden_ptx(asm_template_at(code, literals, at));
+        if (forbidden.empty()) continue;
+        name += " (" + forbidden + ")";
+      }
       add(at, all[r].code, cuda_thread ? Severity::failure : all[r].severity, std::move(name));
     }
   }

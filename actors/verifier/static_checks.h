@@ -25,7 +25,11 @@
 //   static.environment       getenv, setenv, environ, getrandom, std::random_device, and the paths
 //                            /proc, /dev/urandom, /dev/random in string literals (failure)
 //   static.syscall           syscall() (failure)
-//   static.inline_asm        asm / __asm__ (failure)
+//   static.inline_asm        asm / __asm__ (failure). In CUDA sources, asm whose template is PTX of
+//                            data movement, arithmetic, tensor-core MMA (mma, wgmma, ldmatrix),
+//                            asynchronous copies and barriers is allowed; an opcode outside that
+//                            list (host x86 asm among them) or a clock or performance-counter
+//                            register (%clock, %clock64, %globaltimer, %pm0-7) is the failure
 //   static.stream            CUDA stream attributes, graphs and host callbacks:
 //                            cudaStreamSetAttribute, cudaGraphLaunch, cudaLaunchHostFunc,
 //                            cudaStreamAddCallback (failure: work belongs on ctx->stream)

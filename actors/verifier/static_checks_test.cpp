@@ -95,6 +95,37 @@ std::vector<std::string> cuda_codes(const std::string& source) {
 
 }  // namespace
 
+DRK_TEST_CASE("CUDA inline asm: tensor-core and copy PTX pass; timers, counters, traps and host asm fail") {
+  // What fast kernels use: mma.sync, ldmatrix, cp.async, predicated and braced templates, .reg.
+  const std::string kernel =
+      "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(d), \"l\"(s), \"r\"(n) : \"memory\");\n"
+      "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\"\n"
+      "             : \"=r\"(a), \"=r\"(b), \"=r\"(c), \"=r\"(e) : \"r\"(p));\n"
+      "asm(\"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, \"\n"
+      "    \"{%0, %1, %2, %3};\\n\" : \"+f\"(d0) : \"r\"(a0));\n"
+      "asm(\"{\\n .reg .pred p;\\n setp.ne.b32 p, %1, 0;\\n @p mov.b32 %0, %1;\\n}\" : \"=r\"(x) : \"r\"(y));\n"
+      "asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(2) : \"memory\");";
+  DRK_CHECK(cuda_codes(kernel).empty());
+  // A clock or counter read, through mov or in a braced template, is still the failure; so are
+  // opcodes outside the list (a trap, a sleep) and host asm in a .cu file.
+  for (const char* hostile : {"asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t));",
+                              "asm(\"{ mov.u32 %0, %clock; }\" : \"=r\"(c));",
+                              "asm volatile(\"mov.u32 %0, %pm0;\" : \"=r\"(c));",
+                              "asm(\"trap;\");", "asm volatile(\"nanosleep.u32 100;\");",
+                              "__asm__ __volatile__(\"rdtsc\" : \"=a\"(lo), \"=d\"(hi));"}) {
+    DRK_INFO(hostile);
+    const auto findings = scan_source(hostile, drk::verifier::Dialect::cuda);
+    DRK_REQUIRE(findings.size() == 1);
+    DRK_CHECK(findings[0].code == "static.inline_asm");
+    DRK_CHECK(findings[0].severity == drk::verifier::Severity::failure);
+  }
+  DRK_CHECK(scan_source("asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t));", drk::verifier::Dialect::cuda)[0]
+                .name == "asm (%globaltimer)");
+  // A C++ (CPU) candidate's asm is a failure whatever it holds.
+  DRK_CHECK(codes("asm volatile(\"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0};\");") ==
+            std::vector<std::string>{"static.inline_asm"});
+}
+
 DRK_TEST_CASE("events that cannot time join streams; events that time are timers") {
   const std::string joined =
       "cudaEvent_t done; cudaEventCreateWithFlags(&done, cudaEventDisableTiming);\n"
