@@ -20,6 +20,7 @@
 
 #include <capnp/message.h>
 
+#include "actors/verifier/static_checks.h"
 #include "kernels/catalog/task.h"
 #include "kernels/schedule/problem.h"
 #include "kernels/schedule/render.h"
@@ -121,6 +122,9 @@ std::vector<std::string> render_checked(const std::vector<testing::RenderPoint>&
     DRK_INFO(point.problem.task << ": " << point.choice.describe());
     auto source = render(point.problem, point.choice);
     DRK_REQUIRE_MESSAGE(source.ok(), (source.ok() ? "" : source.error().describe()));
+    // The Verifier's static checks pass every rendered kernel (its PTX among them).
+    for (const auto& finding : verifier::scan_source(*source, verifier::Dialect::cuda))
+      DRK_CHECK_MESSAGE(finding.severity != verifier::Severity::failure, verifier::describe(finding));
     check(point, *source);
     sources.push_back(*source);
   }
