@@ -112,7 +112,7 @@ DRK_TEST_CASE("FP8 elementwise kernels rendered by the cpu space read bytes and 
                     });
 }
 
-DRK_TEST_CASE("the observation tells float32, float16 and bfloat16 elementwise tasks apart; other 16-bit cpu tasks are refused") {
+DRK_TEST_CASE("the observation tells float32, float16, bfloat16 and FP8 elementwise tasks apart; other 16-bit and FP8 cpu tasks are refused") {
   auto catalog = kernels::TaskCatalog::load(kernels::TaskCatalog::default_directory());
   DRK_REQUIRE(catalog.ok());
   const auto plain = schedule::observe(problem_of(*catalog, "relu"), 1, 2, std::nullopt);
@@ -124,25 +124,17 @@ DRK_TEST_CASE("the observation tells float32, float16 and bfloat16 elementwise t
   DRK_CHECK(half != brain);
   DRK_CHECK(float8 != brain);
   DRK_CHECK(float8 != plain);
-  // An FP8 task the space does not render is refused by name, like a 16-bit one.
-  auto gemm = catalog->find("matmul@float8_e4m3fn");
-  DRK_REQUIRE(gemm.ok());
-  capnp::MallocMessageBuilder gemm_builder;
-  auto gemm_message = gemm_builder.initRoot<msg::Task>();
-  kernels::fill_task_message(**gemm, kernels::DeviceKind::cpu, gemm_message);
-  auto gemm_refused = schedule::problem_from_task(gemm_message.asReader());
-  DRK_REQUIRE_FALSE(gemm_refused.ok());
-  DRK_CHECK_MESSAGE(gemm_refused.error().message.find("float8_e4m3fn cpu gemm task, which the embedded policy does not render") !=
-                        std::string::npos,
-                    gemm_refused.error().message);
-  auto conv = catalog->find("conv2d@bfloat16");
-  DRK_REQUIRE(conv.ok());
-  capnp::MallocMessageBuilder builder;
-  auto message = builder.initRoot<msg::Task>();
-  kernels::fill_task_message(**conv, kernels::DeviceKind::cpu, message);
-  auto refused = schedule::problem_from_task(message.asReader());
-  DRK_REQUIRE_FALSE(refused.ok());
-  DRK_CHECK_MESSAGE(refused.error().message.find("bfloat16 cpu conv2d task, which the embedded policy does not render") !=
-                        std::string::npos,
-                    refused.error().message);
+  // A 16-bit or FP8 task the cpu space does not render is refused by name.
+  for (const auto& [name, says] :
+       {std::pair{"conv2d@bfloat16", "bfloat16 cpu conv2d task, which the embedded policy does not render"},
+        {"matmul@float8_e4m3fn", "float8_e4m3fn cpu gemm task, which the embedded policy does not render"}}) {
+    auto task = catalog->find(name);
+    DRK_REQUIRE(task.ok());
+    capnp::MallocMessageBuilder builder;
+    auto message = builder.initRoot<msg::Task>();
+    kernels::fill_task_message(**task, kernels::DeviceKind::cpu, message);
+    auto refused = schedule::problem_from_task(message.asReader());
+    DRK_REQUIRE_FALSE(refused.ok());
+    DRK_CHECK_MESSAGE(refused.error().message.find(says) != std::string::npos, refused.error().message);
+  }
 }
