@@ -1,6 +1,7 @@
 // Cross-entropy kernels: loss[] = mean over rows n of logsumexp(predictions[n, :]) -
-// predictions[n, targets[n]], predictions [N, C] float32, targets [N] int64 (checked to lie in
-// [0, C)). A work item is `rows_per_item` consecutive rows; the threads split the items, each
+// predictions[n, targets[n]], predictions [N, C] float32, float16 or bfloat16, targets [N] int64
+// (checked to lie in [0, C)). 16-bit predictions are widened to float32 as read, and the loss is
+// rounded to their type once (cpu_element_access). A work item is `rows_per_item` consecutive rows; the threads split the items, each
 // item's loss sum (double) lands in a workspace slot, and the slots are added in item order, so
 // the result does not depend on the thread count. `passes`: three_pass reads a row for its max,
 // again for the sum of exp(v - max), then picks the target; online keeps a running max and a
@@ -11,10 +12,10 @@
 namespace drk::schedule::detail {
 namespace {
 
-// float drk_row_logsumexp(const float* row, int64_t C)
+// float drk_row_logsumexp(const drk_element* row, int64_t C): each element widened by drk_get
 std::string logsumexp_function(bool online) {
   const std::string head = R"(
-float drk_row_logsumexp(const float* __restrict row, int64_t C) {
+float drk_row_logsumexp(const drk_element* __restrict row, int64_t C) {
   constexpr int kLanes = @W@;
   float lane_max[kLanes];
   float lane_sum[kLanes];
@@ -25,9 +26,9 @@ float drk_row_logsumexp(const float* __restrict row, int64_t C) {
   int64_t c = 0;
 )";
   const std::string online_body = R"(  for (; c + kLanes <= C; c += kLanes) {
-    for (int lane = 0; lane < kLanes; ++lane) drk_online_step(lane_max[lane], lane_sum[lane], row[c + lane]);
+    for (int lane = 0; lane < kLanes; ++lane) drk_online_step(lane_max[lane], lane_sum[lane], drk_get(row[c + lane]));
   }
-  for (; c < C; ++c) drk_online_step(lane_max[0], lane_sum[0], row[c]);
+  for (; c < C; ++c) drk_online_step(lane_max[0], lane_sum[0], drk_get(row[c]));
   float row_max = lane_max[0];
   for (int lane = 1; lane < kLanes; ++lane) row_max = lane_max[lane] > row_max ? lane_max[lane] : row_max;
   float total = 0.0f;
@@ -38,16 +39,19 @@ float drk_row_logsumexp(const float* __restrict row, int64_t C) {
 }
 )";
   const std::string three_pass_body = R"(  for (; c + kLanes <= C; c += kLanes) {
-    for (int lane = 0; lane < kLanes; ++lane) lane_max[lane] = row[c + lane] > lane_max[lane] ? row[c + lane] : lane_max[lane];
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const float v = drk_get(row[c + lane]);
+      lane_max[lane] = v > lane_max[lane] ? v : lane_max[lane];
+    }
   }
-  for (; c < C; ++c) lane_max[0] = row[c] > lane_max[0] ? row[c] : lane_max[0];
+  for (; c < C; ++c) lane_max[0] = drk_get(row[c]) > lane_max[0] ? drk_get(row[c]) : lane_max[0];
   float row_max = lane_max[0];
   for (int lane = 1; lane < kLanes; ++lane) row_max = lane_max[lane] > row_max ? lane_max[lane] : row_max;
   c = 0;
   for (; c + kLanes <= C; c += kLanes) {
-    for (int lane = 0; lane < kLanes; ++lane) lane_sum[lane] += expf(row[c + lane] - row_max);
+    for (int lane = 0; lane < kLanes; ++lane) lane_sum[lane] += expf(drk_get(row[c + lane]) - row_max);
   }
-  for (; c < C; ++c) lane_sum[0] += expf(row[c] - row_max);
+  for (; c < C; ++c) lane_sum[0] += expf(drk_get(row[c]) - row_max);
   float total = 0.0f;
   for (int lane = 0; lane < kLanes; ++lane) total += lane_sum[lane];
   return row_max + logf(total);
@@ -72,7 +76,10 @@ inline void drk_online_step(float& running_max, float& running_sum, float v) {
 Result<std::string> render_cross_entropy(const Problem& problem, const Choice& choice) {
   const bool online = choice.value(cross_entropy_knob::passes) == "online";
   std::string source = kernel_preamble(problem, choice);
+  const bool wide = problem.precision == Precision::float32;
   source += "\nnamespace {\n";
+  source += cpu_element_access(problem.precision);
+  source += wide ? "\nusing drk_element = float;\n" : "\nusing drk_element = uint16_t;\n";
   source += dense_check("drk_is_dense_i64", "DRK_I64");
   source += substitute(logsumexp_function(online), {{"W", choice.value(cross_entropy_knob::vector_width)}});
   source += "\n}  // namespace\n";
@@ -81,19 +88,19 @@ Result<std::string> render_cross_entropy(const Problem& problem, const Choice& c
   const drk_tensor& predictions = inputs[0];
   const drk_tensor& targets = inputs[1];
   drk_tensor& loss = outputs[0];
-  if (!drk_is_dense_f32(predictions) || !drk_is_dense_i64(targets) || !drk_is_dense_f32(loss)) {
+  if (!@DENSE@(predictions) || !drk_is_dense_i64(targets) || !@DENSE@(loss)) {
     return DRK_E_BAD_ARGUMENT;
   }
   if (predictions.ndim != 2 || targets.ndim != 1 || loss.ndim != 0) return DRK_E_UNSUPPORTED_SHAPE;
   const int64_t N = predictions.shape[0];
   const int64_t C = predictions.shape[1];
   if (targets.shape[0] != N) return DRK_E_UNSUPPORTED_SHAPE;
-  float* result = static_cast<float*>(loss.data);
+  drk_element* result = static_cast<drk_element*>(loss.data);
   if (N == 0) {
-    *result = NAN;
+    drk_put(result, NAN);
     return DRK_OK;
   }
-  const float* logits = static_cast<const float*>(predictions.data);
+  const drk_element* logits = static_cast<const drk_element*>(predictions.data);
   const int64_t* classes = static_cast<const int64_t*>(targets.data);
   for (int64_t n = 0; n < N; ++n) {
     if (classes[n] < 0 || classes[n] >= C) return DRK_E_BAD_ARGUMENT;
@@ -114,20 +121,21 @@ Result<std::string> render_cross_entropy(const Problem& problem, const Choice& c
       const int64_t last = first + kRowsPerItem < N ? first + kRowsPerItem : N;
       double sum = 0.0;
       for (int64_t n = first; n < last; ++n) {
-        const float* row = logits + n * C;
-        sum += static_cast<double>(drk_row_logsumexp(row, C) - row[classes[n]]);
+        const drk_element* row = logits + n * C;
+        sum += static_cast<double>(drk_row_logsumexp(row, C) - drk_get(row[classes[n]]));
       }
       partial[item] = sum;
     }
   });
   double total = 0.0;
   for (int64_t item = 0; item < items; ++item) total += partial[item];
-  *result = static_cast<float>(total / static_cast<double>(N));
+  drk_put(result, static_cast<float>(total / static_cast<double>(N)));
   return DRK_OK;
 }
 )",
                        {{"ROWS", choice.value(cross_entropy_knob::rows_per_item)},
-                        {"THREADS", choice.value(cross_entropy_knob::threads)}});
+                        {"THREADS", choice.value(cross_entropy_knob::threads)},
+                        {"DENSE", wide ? "drk_is_dense_f32" : "drk_is_dense_16"}});
   return source;
 }
 

@@ -189,7 +189,7 @@ bool renders_precision(Family family, Device device, Precision precision) {
     case Precision::float16:
     case Precision::bfloat16:
       return family == Family::elementwise || family == Family::rowwise || family == Family::reduction ||
-             (device == Device::cuda && (family == Family::gemm || family == Family::cross_entropy));
+             family == Family::cross_entropy || (device == Device::cuda && family == Family::gemm);
     case Precision::float8_e4m3fn:
     case Precision::float8_e5m2: return family == Family::elementwise || (device == Device::cuda && family == Family::gemm);
   }
@@ -197,8 +197,8 @@ bool renders_precision(Family family, Device device, Precision precision) {
 }
 
 std::string rendered_precisions() {
-  return "float32 kernels for every family, float16 and bfloat16 for the elementwise, rowwise and reduction "
-         "families on both devices, the cuda gemm family (tensor cores) and the cuda cross_entropy family, and FP8 "
+  return "float32 kernels for every family, float16 and bfloat16 for the elementwise, rowwise, reduction and "
+         "cross_entropy families on both devices and the cuda gemm family (tensor cores), and FP8 "
          "(float8_e4m3fn, float8_e5m2) for the elementwise family on both devices and the cuda gemm family (FP8 tensor "
          "cores)";
 }

@@ -56,10 +56,11 @@ Result<Device> parse_device(std::string_view name);
 
 // The element type of a task's tensors (they share one): float32 everywhere; float16 and
 // bfloat16 where renders_precision says (the cuda gemm family, on tensor cores; the elementwise,
-// rowwise and reduction families on both devices and the cuda cross_entropy family, in float32
-// between a 16-bit load and a rounded store). The two FP8 precisions are an FP8 variant's
-// (docs/tasks.md): FP8 input bytes each followed by a float32 scale, a bfloat16 output; the
-// elementwise family renders them on both devices (decoded and scaled on load, in float32 between).
+// rowwise, reduction and cross_entropy families on both devices, in float32 between a 16-bit load
+// and a rounded store). The two FP8 precisions are an FP8 variant's (docs/tasks.md): FP8 input
+// bytes each followed by a float32 scale, a bfloat16 output; the elementwise family renders them
+// on both devices (decoded and scaled on load, in float32 between), the gemm family on cuda (FP8
+// tensor cores).
 enum class Precision : uint8_t { float32 = 0, float16 = 1, bfloat16 = 2, float8_e4m3fn = 3, float8_e5m2 = 4 };
 
 // "float32" | "float16" | "bfloat16" | "float8_e4m3fn" | "float8_e5m2"

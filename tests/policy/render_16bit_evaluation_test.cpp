@@ -102,6 +102,16 @@ DRK_TEST_CASE("16-bit reductions rendered by the cpu space are correct and hones
                     });
 }
 
+DRK_TEST_CASE("16-bit cross-entropy rendered by the cpu space is correct and honest against LibTorch") {
+  // passes (three_pass, online) x vector_width (1, 4, 8) x rows_per_item (1, 8, 64); 2 threads:
+  // predictions widened as read, the loss rounded once.
+  evaluate_rendered(schedule::Family::cross_entropy,
+                    {
+                        {"cross_entropy@bfloat16", {0, 0, 0, 1}}, {"cross_entropy@bfloat16", {1, 2, 2, 1}},
+                        {"cross_entropy@float16", {1, 1, 1, 1}},  {"cross_entropy@float16", {0, 2, 2, 1}},
+                    });
+}
+
 DRK_TEST_CASE("FP8 elementwise kernels rendered by the cpu space read bytes and a scale and are correct against the float64 reference") {
   // Both formats, fused and unfused (through the float32 workspace), vector widths 1 to 16.
   evaluate_rendered(schedule::Family::elementwise,

@@ -184,7 +184,7 @@ DRK_TEST_CASE("tensor cores render for 16-bit tasks only, the library for float3
     DRK_CHECK(refused.error().message.find(std::string(precision_name(problem.precision)) + " tasks") !=
               std::string::npos);
   }
-  // 16-bit is the gemm, rowwise, elementwise and reduction families' alone: a float16 conv2d is
+  // 16-bit is the gemm, rowwise, elementwise, reduction and cross_entropy families' alone: a float16 conv2d is
   // refused before rendering.
   Problem half_conv = testing::catalog_problems({"conv2d"}, msg::Device::CUDA)[0];
   half_conv.precision = Precision::float16;

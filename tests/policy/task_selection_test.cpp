@@ -93,10 +93,13 @@ DRK_TEST_CASE("under the embedded policy a dtype variant it does not render is r
       kernels::DeviceKind::cuda, learner::embedded_policy_renders());
   DRK_REQUIRE_MESSAGE(cuda.ok(), (cuda.ok() ? "" : cuda.error().message));
   DRK_CHECK(cuda->tasks.size() == 6);
-  // The cpu cross_entropy space renders float32 only.
-  auto cpu_loss = learner::select_tasks(catalog, {"cross_entropy@bfloat16"}, kernels::DeviceKind::cpu,
-                                        learner::embedded_policy_renders());
-  DRK_CHECK_FALSE(cpu_loss.ok());
+  // The cpu cross_entropy space renders 16-bit predictions too; its conv2d space does not.
+  auto cpu_loss = learner::select_tasks(catalog, {"cross_entropy@bfloat16", "cross_entropy@float16"},
+                                        kernels::DeviceKind::cpu, learner::embedded_policy_renders());
+  DRK_CHECK_MESSAGE(cpu_loss.ok(), (cpu_loss.ok() ? "" : cpu_loss.error().message));
+  DRK_CHECK_FALSE(learner::select_tasks(catalog, {"conv2d@bfloat16"}, kernels::DeviceKind::cpu,
+                                        learner::embedded_policy_renders())
+                      .ok());
   // FP8 variants: the elementwise ones render on both devices, the gemm ones on cuda; others are
   // refused by name.
   auto fp8 = learner::select_tasks(catalog, {"matmul@float8_e4m3fn"}, kernels::DeviceKind::cpu,
