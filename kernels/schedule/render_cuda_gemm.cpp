@@ -25,8 +25,8 @@
 // with ctx->lib->gemm_f32 (cuBLAS through LibTorch, counted by the harness; no TF32) and only
 // bias and epilogue are ours; without a bias or epilogue the source then has no kernel of its
 // own at all.
-// The batched form (cuda_gemm_source with `batched`, the batched_gemm family, float32 and simt
-// only): a [B,M,K], b [B,K,N] or [B,N,K], y [B,M,N]; the same product kernel walks the batch
+// The batched form (cuda_gemm_source with `batched`, the batched_gemm family, simt only, float32 or
+// 16-bit): a [B,M,K], b [B,K,N] or [B,N,K], y [B,M,N]; the same product kernel walks the batch
 // entries over blockIdx.z (in strides of gridDim.z, at most 65535), the library is called once
 // per entry, and the separate epilogue runs once over all of y.
 // `epilogue`: fused applies bias and stages at the own kernel's store; separate runs them as
@@ -427,7 +427,7 @@ Result<std::string> cuda_gemm_source(const Problem& problem, const Choice& choic
   const int threads = (block / tile) * (block / tile);
   const bool own_finish_kernel = has_finish && (library || !fused);
   // render() refused the others: the library's gemm_f32 is float32, tensor cores are 16-bit's.
-  if ((library && sixteen_bit) || (tensor_cores && !sixteen_bit) || (batched && sixteen_bit)) {
+  if ((library && sixteen_bit) || (tensor_cores && !sixteen_bit)) {
     return make_error(Errc::internal, "task '" + problem.task + "': " + choice.describe() + " does not apply to " +
                                           std::string(precision_name(problem.precision)));
   }
@@ -522,7 +522,7 @@ static_assert(kBlockK % 16 == 0 && kWarpTile % 16 == 0 && kBlock % kWarpTile == 
   source += "\n}  // namespace\n";
   source += cuda_entry_point_opening(params->has_bias ? 3 : 2);
   const std::string shapes =
-      batched ? batched_gemm_split_shapes() : gemm_split_shapes(dense);
+      batched ? batched_gemm_split_shapes(dense) : gemm_split_shapes(dense);
   // The entries of a batch (the plain product's is 1), the elements of y and the grid's batch extent.
   const std::string batches = batched ? "batches" : "1";
   const std::string outputs = batched ? "batches * M * N" : "M * N";

@@ -170,8 +170,8 @@ std::string gemm_operands(const std::string& elements) {
                     {{"ELEMENTS", elements}});
 }
 
-std::string batched_gemm_split_shapes() {
-  return every_tensor_dense() + R"(  const drk_tensor& a_tensor = inputs[0];
+std::string batched_gemm_split_shapes(const std::string& dense_check) {
+  return every_tensor_dense(dense_check) + R"(  const drk_tensor& a_tensor = inputs[0];
   const drk_tensor& b_tensor = inputs[1];
   drk_tensor& y_tensor = outputs[0];
   if (a_tensor.ndim != 3 || b_tensor.ndim != 3 || y_tensor.ndim != 3) return DRK_E_UNSUPPORTED_SHAPE;

@@ -61,8 +61,8 @@ std::string every_tensor_dense(const std::string& dense_check = "drk_is_dense_f3
 // N x K transposed) against Y (M x N).
 std::string gemm_split_shapes(const std::string& dense_check = "drk_is_dense_f32");
 // The opening of a batched GEMM drk_kernel (template text, @TRANSPOSED@): a [B,M,K], b [B,K,N]
-// (or [B,N,K] transposed) and y [B,M,N], dense float32, the same B.
-std::string batched_gemm_split_shapes();
+// (or [B,N,K] transposed) and y [B,M,N], dense (`dense_check`, as gemm_split_shapes), the same B.
+std::string batched_gemm_split_shapes(const std::string& dense_check = "drk_is_dense_f32");
 // After either opening (template text, @BIAS@): the optional bias [N] checked, an early return
 // when `elements` (an expression of M, N, batches) is 0, and the pointers a, b, y and bias.
 std::string gemm_operands(const std::string& elements);

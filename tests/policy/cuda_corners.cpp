@@ -213,6 +213,14 @@ std::vector<RenderPoint> float8_elementwise_points() {
   return points;
 }
 
+std::vector<RenderPoint> half_batched_gemm_points() {
+  std::vector<RenderPoint> points;
+  for (const auto& problem : catalog_problems({"batched_matmul@float16", "batched_matmul@bfloat16"}, msg::Device::CUDA))
+    for (const auto& choice : corner_choices(Family::batched_gemm, Device::cuda, problem.precision))
+      points.push_back({problem, choice});
+  return points;
+}
+
 std::vector<RenderPoint> float8_gemm_points() {
   std::vector<RenderPoint> points;
   for (const auto& problem :

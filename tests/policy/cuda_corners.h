@@ -56,6 +56,9 @@ std::vector<RenderPoint> half_reduction_points();
 // 16-bit cross-entropy points: cross_entropy@bfloat16 at every corner of the cuda cross_entropy
 // space, cross_entropy@float16 at its second corner.
 std::vector<RenderPoint> half_cross_entropy_points();
+// 16-bit batched GEMM points: batched_matmul@float16 and batched_matmul@bfloat16 at the corners
+// of the cuda batched_gemm space (the library option, float32's, replaced by own; 8 points).
+std::vector<RenderPoint> half_batched_gemm_points();
 // The problems of half_elementwise_points' chains: `relu@DTYPE` with three stages.
 std::vector<schedule::Problem> half_chain_problems();
 // FP8 elementwise points: relu@float8_e4m3fn and gelu@float8_e5m2 at the corners of the cuda

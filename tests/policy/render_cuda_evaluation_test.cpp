@@ -226,6 +226,14 @@ DRK_TEST_CASE("rendered float16 and bfloat16 cross-entropy kernels are correct o
   std::printf("evaluated %d rendered 16-bit cross-entropy CUDA candidates\n", evaluated);
 }
 
+DRK_TEST_CASE("rendered float16 and bfloat16 batched GEMMs are correct on the GPU [gpu]") {
+  if (gpu_missing()) return;
+  const auto points = testing::half_batched_gemm_points();
+  const int evaluated = evaluate_points(points);
+  DRK_CHECK(evaluated == static_cast<int>(points.size()));
+  std::printf("evaluated %d rendered 16-bit batched GEMM CUDA candidates\n", evaluated);
+}
+
 DRK_TEST_CASE("rendered FP8 GEMMs are correct on the GPU, kn and nk, fused and separate finishes [gpu]") {
   if (gpu_missing()) return;
   const auto points = testing::float8_gemm_points();

@@ -321,6 +321,20 @@ DRK_TEST_CASE("FP8 elementwise kernels read bytes and a scale, write bfloat16, a
   build_and_check(points, sources);
 }
 
+DRK_TEST_CASE("16-bit batched GEMMs take 16-bit tensors, accumulate in float32 and build with the Evaluator's flags") {
+  const auto points = testing::half_batched_gemm_points();
+  DRK_REQUIRE(points.size() == 8);
+  const auto sources = render_checked(points, [](const testing::RenderPoint& point, const std::string& source) {
+    const bool brain = point.problem.precision == Precision::bfloat16;
+    DRK_CHECK(source.find(brain ? "DRK_BF16" : "DRK_F16") != std::string::npos);
+    DRK_CHECK(source.find(brain ? "__float2bfloat16_rn" : "__float2half_rn") != std::string::npos);
+    DRK_CHECK(source.find("!drk_is_dense_f32(") == std::string::npos);
+    DRK_CHECK(source.find("gemm_f32") == std::string::npos);
+    DRK_CHECK(source.find("blockIdx.z") != std::string::npos);
+  });
+  build_and_check(points, sources);
+}
+
 DRK_TEST_CASE("FP8 GEMMs run on FP8 tensor cores (mma.sync e4m3 / e5m2) and build with the Evaluator's flags") {
   const auto points = testing::float8_gemm_points();
   DRK_REQUIRE(points.size() == 8);
