@@ -4,7 +4,8 @@
 // key (`key_tile` keys at a time), then its softmax, then the weighted sum of v; online walks
 // `key_tile` keys at a time with a running max and sum and rescales its accumulator whenever
 // the max grows (one pass over k and v). `vector_width` is the number of independent lanes of
-// the dot products over E and of the updates of the accumulator over Ev.
+// the dot products over E and of the updates of the accumulator over Ev. float16 and bfloat16
+// tensors are widened to float32 as read (cpu_element_access) and each output rounded once.
 #include "kernels/schedule/render_parts.h"
 
 namespace drk::schedule::detail {
@@ -12,29 +13,29 @@ namespace {
 
 std::string vector_functions() {
   return R"(
-inline float drk_dot(const float* __restrict left, const float* __restrict right, int64_t E) {
+inline float drk_dot(const drk_element* __restrict left, const drk_element* __restrict right, int64_t E) {
   constexpr int kLanes = @W@;
   float lanes[kLanes] = {};
   int64_t e = 0;
   for (; e + kLanes <= E; e += kLanes) {
-    for (int lane = 0; lane < kLanes; ++lane) lanes[lane] += left[e + lane] * right[e + lane];
+    for (int lane = 0; lane < kLanes; ++lane) lanes[lane] += drk_get(left[e + lane]) * drk_get(right[e + lane]);
   }
-  for (; e < E; ++e) lanes[0] += left[e] * right[e];
+  for (; e < E; ++e) lanes[0] += drk_get(left[e]) * drk_get(right[e]);
   float sum = 0.0f;
   for (int lane = 0; lane < kLanes; ++lane) sum += lanes[lane];
   return sum;
 }
 
 // acc[e] = acc[e] * scale + weight * value[e]
-inline void drk_scaled_update(float* __restrict acc, float scale, float weight, const float* __restrict value,
+inline void drk_scaled_update(float* __restrict acc, float scale, float weight, const drk_element* __restrict value,
                               int64_t Ev) {
   constexpr int kLanes = @W@;
   int64_t e = 0;
   for (; e + kLanes <= Ev; e += kLanes) {
 #pragma GCC ivdep
-    for (int lane = 0; lane < kLanes; ++lane) acc[e + lane] = acc[e + lane] * scale + weight * value[e + lane];
+    for (int lane = 0; lane < kLanes; ++lane) acc[e + lane] = acc[e + lane] * scale + weight * drk_get(value[e + lane]);
   }
-  for (; e < Ev; ++e) acc[e] = acc[e] * scale + weight * value[e];
+  for (; e < Ev; ++e) acc[e] = acc[e] * scale + weight * drk_get(value[e]);
 }
 )";
 }
@@ -42,8 +43,9 @@ inline void drk_scaled_update(float* __restrict acc, float scale, float weight, 
 // void drk_query_row(q_row, k_head, v_head, y_row, Lk, E, Ev, scratch): scratch holds Lk + Ev floats.
 std::string materialize_function() {
   return R"(
-void drk_query_row(const float* __restrict q_row, const float* __restrict k_head, const float* __restrict v_head,
-                   float* __restrict y_row, int64_t Lk, int64_t E, int64_t Ev, float* __restrict scratch) {
+void drk_query_row(const drk_element* __restrict q_row, const drk_element* __restrict k_head,
+                   const drk_element* __restrict v_head, drk_element* __restrict y_row, int64_t Lk, int64_t E, int64_t Ev,
+                   float* __restrict scratch) {
   const float scale = 1.0f / sqrtf(static_cast<float>(E));
   float* scores = scratch;
   float* acc = scratch + Lk;
@@ -62,15 +64,16 @@ void drk_query_row(const float* __restrict q_row, const float* __restrict k_head
   }
   for (int64_t e = 0; e < Ev; ++e) acc[e] = 0.0f;
   for (int64_t key = 0; key < Lk; ++key) drk_scaled_update(acc, 1.0f, scores[key], v_head + key * Ev, Ev);
-  for (int64_t e = 0; e < Ev; ++e) y_row[e] = acc[e] / sum;
+  for (int64_t e = 0; e < Ev; ++e) drk_put(y_row + e, acc[e] / sum);
 }
 )";
 }
 
 std::string online_function() {
   return R"(
-void drk_query_row(const float* __restrict q_row, const float* __restrict k_head, const float* __restrict v_head,
-                   float* __restrict y_row, int64_t Lk, int64_t E, int64_t Ev, float* __restrict scratch) {
+void drk_query_row(const drk_element* __restrict q_row, const drk_element* __restrict k_head,
+                   const drk_element* __restrict v_head, drk_element* __restrict y_row, int64_t Lk, int64_t E, int64_t Ev,
+                   float* __restrict scratch) {
   const float scale = 1.0f / sqrtf(static_cast<float>(E));
   float* acc = scratch + Lk;
   float tile_scores[kKeyTile];
@@ -96,7 +99,7 @@ void drk_query_row(const float* __restrict q_row, const float* __restrict k_head
     }
     running_max = new_max;
   }
-  for (int64_t e = 0; e < Ev; ++e) y_row[e] = acc[e] / running_sum;
+  for (int64_t e = 0; e < Ev; ++e) drk_put(y_row + e, acc[e] / running_sum);
 }
 )";
 }
@@ -105,17 +108,20 @@ void drk_query_row(const float* __restrict q_row, const float* __restrict k_head
 
 Result<std::string> render_attention(const Problem& problem, const Choice& choice) {
   std::string source = kernel_preamble(problem, choice);
+  const bool wide = problem.precision == Precision::float32;
   source += substitute(R"(
 namespace {
 
 constexpr int64_t kKeyTile = @KEY_TILE@;
 )",
                        {{"KEY_TILE", choice.value(attention_knob::key_tile)}});
+  source += cpu_element_access(problem.precision);
+  source += wide ? "\nusing drk_element = float;\n" : "\nusing drk_element = uint16_t;\n";
   source += substitute(vector_functions(), {{"W", choice.value(attention_knob::vector_width)}});
   source += choice.value(attention_knob::algorithm) == "online" ? online_function() : materialize_function();
   source += "\n}  // namespace\n";
   source += entry_point_opening(3);
-  source += substitute(every_tensor_dense() + R"(  const drk_tensor& q = inputs[0];
+  source += substitute(every_tensor_dense(wide ? "drk_is_dense_f32" : "drk_is_dense_16") + R"(  const drk_tensor& q = inputs[0];
   const drk_tensor& k = inputs[1];
   const drk_tensor& v = inputs[2];
   drk_tensor& y = outputs[0];
@@ -133,10 +139,10 @@ constexpr int64_t kKeyTile = @KEY_TILE@;
   if (k.shape[3] != E || v.shape[2] != Lk || y.shape[2] != Lq || y.shape[3] != Ev) return DRK_E_UNSUPPORTED_SHAPE;
   if (heads * Lq * Ev == 0) return DRK_OK;
   if (Lk == 0 || E == 0) return DRK_E_UNSUPPORTED_SHAPE;
-  const float* q_data = static_cast<const float*>(q.data);
-  const float* k_data = static_cast<const float*>(k.data);
-  const float* v_data = static_cast<const float*>(v.data);
-  float* y_data = static_cast<float*>(y.data);
+  const drk_element* q_data = static_cast<const drk_element*>(q.data);
+  const drk_element* k_data = static_cast<const drk_element*>(k.data);
+  const drk_element* v_data = static_cast<const drk_element*>(v.data);
+  drk_element* y_data = static_cast<drk_element*>(y.data);
   const int64_t rows = heads * Lq;
   const int workers = drk_thread_count(ctx, @THREADS@, rows);
   const int64_t scratch_floats = Lk + Ev;

@@ -190,7 +190,8 @@ bool renders_precision(Family family, Device device, Precision precision) {
     case Precision::bfloat16:
       return family == Family::elementwise || family == Family::rowwise || family == Family::reduction ||
              family == Family::cross_entropy ||
-             (device == Device::cuda && (family == Family::gemm || family == Family::batched_gemm));
+             (device == Device::cuda && (family == Family::gemm || family == Family::batched_gemm)) ||
+             (device == Device::cpu && family == Family::attention);
     case Precision::float8_e4m3fn:
     case Precision::float8_e5m2: return family == Family::elementwise || (device == Device::cuda && family == Family::gemm);
   }
@@ -199,7 +200,8 @@ bool renders_precision(Family family, Device device, Precision precision) {
 
 std::string rendered_precisions() {
   return "float32 kernels for every family, float16 and bfloat16 for the elementwise, rowwise, reduction and "
-         "cross_entropy families on both devices and the cuda gemm (tensor cores) and batched_gemm families, and FP8 "
+         "cross_entropy families on both devices, the cuda gemm (tensor cores) and batched_gemm families and the cpu "
+         "attention family, and FP8 "
          "(float8_e4m3fn, float8_e5m2) for the elementwise family on both devices and the cuda gemm family (FP8 tensor "
          "cores)";
 }

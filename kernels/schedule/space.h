@@ -56,7 +56,7 @@ Result<Device> parse_device(std::string_view name);
 
 // The element type of a task's tensors (they share one): float32 everywhere; float16 and
 // bfloat16 where renders_precision says (the cuda gemm family, on tensor cores, and the cuda
-// batched_gemm family, on CUDA cores; the elementwise,
+// batched_gemm family, on CUDA cores; the cpu attention family; the elementwise,
 // rowwise, reduction and cross_entropy families on both devices, in float32 between a 16-bit load
 // and a rounded store). The two FP8 precisions are an FP8 variant's (docs/tasks.md): FP8 input
 // bytes each followed by a float32 scale, a bfloat16 output; the elementwise family renders them

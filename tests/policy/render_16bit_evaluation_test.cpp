@@ -112,6 +112,18 @@ DRK_TEST_CASE("16-bit cross-entropy rendered by the cpu space is correct and hon
                     });
 }
 
+DRK_TEST_CASE("16-bit attention rendered by the cpu space is correct and honest against LibTorch") {
+  // algorithm (materialize, online) x key_tile x vector_width; 2 threads: q, k, v widened as read,
+  // scores, softmax and the accumulator in float32, each output rounded once.
+  evaluate_rendered(schedule::Family::attention,
+                    {
+                        {"scaled_dot_product_attention@bfloat16", {0, 0, 0, 1}},
+                        {"scaled_dot_product_attention@bfloat16", {1, 2, 2, 1}},
+                        {"scaled_dot_product_attention@float16", {1, 1, 1, 1}},
+                        {"scaled_dot_product_attention@float16", {0, 2, 2, 1}},
+                    });
+}
+
 DRK_TEST_CASE("FP8 elementwise kernels rendered by the cpu space read bytes and a scale and are correct against the float64 reference") {
   // Both formats, fused and unfused (through the float32 workspace), vector widths 1 to 16.
   evaluate_rendered(schedule::Family::elementwise,
