@@ -420,6 +420,32 @@ DRK_TEST_CASE("an FP8 variant: each floating input in bytes followed by its scal
   DRK_CHECK(refused.error().message.find("has an input named 'a_scale'") != std::string::npos);
 }
 
+DRK_TEST_CASE("every FP8 variant draws and evaluates its reference, exact (float64) and as a user runs it (bfloat16)") {
+  auto catalog = TaskCatalog::load(TaskCatalog::default_directory());
+  DRK_REQUIRE(catalog.ok());
+  int evaluated = 0;
+  for (const auto& variant : catalog->variants()) {
+    if (!is_float8(variant.dtype()) || !variant.runs_on(DeviceKind::cpu)) continue;
+    DRK_INFO(variant.name);
+    auto reference = Reference::create(variant);
+    DRK_REQUIRE(reference.ok());
+    const auto inputs = draw_inputs(variant, DeviceKind::cpu, 3);
+    std::vector<at::Tensor> wide;
+    for (const auto& input : inputs) wide.push_back(input.is_floating_point() ? input.to(at::kDouble) : input);
+    auto exact = reference->run(wide);
+    DRK_REQUIRE_MESSAGE(exact.ok(), (exact.ok() ? "" : exact.error().message));
+    auto user = reference->run(inputs);
+    DRK_REQUIRE_MESSAGE(user.ok(), (user.ok() ? "" : user.error().message));
+    const auto& shape = variant.cpu_shapes.at(variant.outputs[0]);
+    DRK_CHECK(exact->sizes().vec() == shape);
+    DRK_CHECK((exact->scalar_type() == at::kDouble));
+    DRK_CHECK((user->scalar_type() == at::kBFloat16));
+    DRK_CHECK(at::isfinite(*exact).all().item<bool>());
+    ++evaluated;
+  }
+  DRK_CHECK(evaluated >= 2 * 25);  // both formats of every float32 task that runs on the CPU
+}
+
 DRK_TEST_CASE("a GPU runs FP8 from compute capability 8.9 (Ada, Hopper), the CPU everywhere") {
   DRK_CHECK(dtype_runs_on(DType::float8_e4m3fn, DeviceKind::cuda, 90).ok());
   DRK_CHECK(dtype_runs_on(DType::float8_e5m2, DeviceKind::cuda, 89).ok());

@@ -197,51 +197,48 @@ std::vector<Problem> half_chain_problems() {
   return chains;
 }
 
-std::vector<RenderPoint> float8_elementwise_points() {
+namespace {
+
+// Every corner of `family`'s cuda space on each of the named catalog tasks.
+std::vector<RenderPoint> corner_points(const std::vector<std::string>& names, Family family) {
   std::vector<RenderPoint> points;
-  for (const auto& problem : catalog_problems({"relu@float8_e4m3fn", "gelu@float8_e5m2"}, msg::Device::CUDA))
-    for (const auto& choice : corner_choices(Family::elementwise, Device::cuda, problem.precision))
-      points.push_back({problem, choice});
-  Problem chain = catalog_problems({"relu@float8_e4m3fn"}, msg::Device::CUDA).front();
-  chain.task = "relu_chain@float8_e4m3fn";
-  chain.params["stages"] = "v * 2.0f | v > 0.0f ? v : 0.1f * v | tanhf(v)";
+  for (const auto& problem : catalog_problems(names, msg::Device::CUDA))
+    for (const auto& choice : corner_choices(family, Device::cuda, problem.precision)) points.push_back({problem, choice});
+  return points;
+}
+
+// A three-stage elementwise chain with fusion pairs (the first corner) and unfused (the second):
+// groups after the first go through the float32 workspace.
+void add_chain_points(const Problem& chain, std::vector<RenderPoint>& points) {
   for (uint16_t fusion : {1, 2}) {
     Choice choice = corner_choices(Family::elementwise, Device::cuda, chain.precision)[fusion == 1 ? 0 : 1];
     choice.options[schedule::cuda_elementwise_knob::fusion] = fusion;
     points.push_back({chain, choice});
   }
+}
+
+}  // namespace
+
+std::vector<RenderPoint> float8_elementwise_points() {
+  std::vector<RenderPoint> points = corner_points({"relu@float8_e4m3fn", "gelu@float8_e5m2"}, Family::elementwise);
+  Problem chain = catalog_problems({"relu@float8_e4m3fn"}, msg::Device::CUDA).front();
+  chain.task = "relu_chain@float8_e4m3fn";
+  chain.params["stages"] = "v * 2.0f | v > 0.0f ? v : 0.1f * v | tanhf(v)";
+  add_chain_points(chain, points);
   return points;
 }
 
 std::vector<RenderPoint> half_batched_gemm_points() {
-  std::vector<RenderPoint> points;
-  for (const auto& problem : catalog_problems({"batched_matmul@float16", "batched_matmul@bfloat16"}, msg::Device::CUDA))
-    for (const auto& choice : corner_choices(Family::batched_gemm, Device::cuda, problem.precision))
-      points.push_back({problem, choice});
-  return points;
+  return corner_points({"batched_matmul@float16", "batched_matmul@bfloat16"}, Family::batched_gemm);
 }
 
 std::vector<RenderPoint> float8_gemm_points() {
-  std::vector<RenderPoint> points;
-  for (const auto& problem :
-       catalog_problems({"matmul@float8_e4m3fn", "gemm_multiply_leakyrelu@float8_e5m2"}, msg::Device::CUDA))
-    for (const auto& choice : corner_choices(Family::gemm, Device::cuda, problem.precision))
-      points.push_back({problem, choice});
-  return points;
+  return corner_points({"matmul@float8_e4m3fn", "gemm_multiply_leakyrelu@float8_e5m2"}, Family::gemm);
 }
 
 std::vector<RenderPoint> half_elementwise_points() {
-  std::vector<RenderPoint> points;
-  for (const auto& problem : catalog_problems({"relu@float16", "gelu@bfloat16"}, msg::Device::CUDA))
-    for (const auto& choice : corner_choices(Family::elementwise, Device::cuda, problem.precision))
-      points.push_back({problem, choice});
-  for (const auto& chain : half_chain_problems()) {
-    for (uint16_t fusion : {1, 2}) {
-      Choice choice = corner_choices(Family::elementwise, Device::cuda, chain.precision)[fusion == 1 ? 0 : 1];
-      choice.options[schedule::cuda_elementwise_knob::fusion] = fusion;
-      points.push_back({chain, choice});
-    }
-  }
+  std::vector<RenderPoint> points = corner_points({"relu@float16", "gelu@bfloat16"}, Family::elementwise);
+  for (const auto& chain : half_chain_problems()) add_chain_points(chain, points);
   return points;
 }
 

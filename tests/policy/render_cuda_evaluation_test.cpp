@@ -115,6 +115,13 @@ int evaluate_points(evaluator::EvaluationEngine& engine, const std::vector<testi
 
 int evaluate_points(const std::vector<testing::RenderPoint>& points) { return evaluate_points(*shared_engine(), points); }
 
+// Every point of `points` evaluated and correct (evaluate_points), and how many, for the log.
+void evaluate_all(const std::vector<testing::RenderPoint>& points, const char* what) {
+  const int evaluated = evaluate_points(points);
+  DRK_CHECK(evaluated == static_cast<int>(points.size()));
+  std::printf("evaluated %d rendered %s CUDA candidates\n", evaluated, what);
+}
+
 // Every corner of each task's family.
 std::vector<testing::RenderPoint> corner_points(const std::vector<std::string>& tasks) {
   std::vector<testing::RenderPoint> points;
@@ -220,26 +227,17 @@ DRK_TEST_CASE("rendered float16 and bfloat16 reductions are correct on the GPU [
 
 DRK_TEST_CASE("rendered float16 and bfloat16 cross-entropy kernels are correct on the GPU [gpu]") {
   if (gpu_missing()) return;
-  const auto points = testing::half_cross_entropy_points();
-  const int evaluated = evaluate_points(points);
-  DRK_CHECK(evaluated == static_cast<int>(points.size()));
-  std::printf("evaluated %d rendered 16-bit cross-entropy CUDA candidates\n", evaluated);
+  evaluate_all(testing::half_cross_entropy_points(), "16-bit cross-entropy");
 }
 
 DRK_TEST_CASE("rendered float16 and bfloat16 batched GEMMs are correct on the GPU [gpu]") {
   if (gpu_missing()) return;
-  const auto points = testing::half_batched_gemm_points();
-  const int evaluated = evaluate_points(points);
-  DRK_CHECK(evaluated == static_cast<int>(points.size()));
-  std::printf("evaluated %d rendered 16-bit batched GEMM CUDA candidates\n", evaluated);
+  evaluate_all(testing::half_batched_gemm_points(), "16-bit batched GEMM");
 }
 
 DRK_TEST_CASE("rendered FP8 GEMMs are correct on the GPU, kn and nk, fused and separate finishes [gpu]") {
   if (gpu_missing()) return;
-  const auto points = testing::float8_gemm_points();
-  const int evaluated = evaluate_points(points);
-  DRK_CHECK(evaluated == static_cast<int>(points.size()));
-  std::printf("evaluated %d rendered FP8 GEMM CUDA candidates\n", evaluated);
+  evaluate_all(testing::float8_gemm_points(), "FP8 GEMM");
 }
 
 DRK_TEST_CASE("rendered float16 and bfloat16 matmuls are correct on the GPU with CUDA cores and with tensor cores [gpu]") {
