@@ -13,8 +13,9 @@ namespace {
 // A rule reads one of two views of the candidate, each as long as the source so that an offset in
 // it is the source's: the Python code (comments and the contents of string literals blanked), or
 // the C++ handed to load_inline (everything blanked but those literals' contents, and in them
-// C++'s own comments and literals).
-enum class View { python, cxx };
+// C++'s own comments and literals). A third view, cxx_literals, is that C++ with its own literals kept:
+// inline PTX (asm templates) lives in them.
+enum class View { python, cxx, cxx_literals };
 
 struct Rule {
   const char* code;
@@ -79,6 +80,9 @@ const std::vector<Rule>& rules() {
          "\\b(std\\s*::\\s*chrono|chrono\\s*::|clock_gettime|gettimeofday|__rdtsc\\w*|clock64|globaltimer|"
          "cudaEventElapsedTime|cudaEventSynchronize|cudaEventQuery)\\b",
          "reads a clock: a candidate that can tell the timed calls from the checked ones can skip work in them"},
+        {"python_timer", S::failure, View::cxx_literals, "(%(?:clock\\w*|globaltimer\\w*|pm[0-7]\\w*))\\b",
+         "reads a clock or performance-counter register in inline PTX: a candidate that can tell the timed calls "
+         "from the checked ones can skip work in them"},
         {"python_thread", S::failure, View::python,
          DRK_NOT_ATTRIBUTE "((?:import|from)\\s+(?:threading|_thread|concurrent)|threading\\s*\\.\\s*\\w+|"
                            "_thread\\s*\\.\\s*\\w+|concurrent\\s*\\.\\s*futures|ThreadPoolExecutor)\\b",
@@ -363,6 +367,7 @@ struct Scan {
   std::string_view source;
   std::string python;
   std::string cxx;
+  std::string cxx_with_literals;  // the C++ with its own string literals (asm templates) and comments
   std::vector<size_t> line_starts;
 
   int line_of(size_t offset) const {
@@ -390,6 +395,10 @@ Scan scan_of(std::string_view source) {
               scan.cxx.begin() + static_cast<long>(span.begin));
     blank_cxx(scan.cxx, span);
   }
+  scan.cxx_with_literals = scan.cxx;
+  for (const Span& span : cxx_literals(scan.python, literals, has_load_inline))
+    std::copy(source.begin() + static_cast<long>(span.begin), source.begin() + static_cast<long>(span.end),
+              scan.cxx_with_literals.begin() + static_cast<long>(span.begin));
   scan.line_starts.push_back(0);
   for (size_t i = 0; i < source.size(); ++i)
     if (source[i] == '\n') scan.line_starts.push_back(i + 1);
@@ -565,7 +574,7 @@ std::vector<PythonFinding> python_static_findings(std::string_view source, Backe
     if (std::string_view(rule.code) == "python_torch_compute" && backend == Backend::pytorch) continue;
     const Severity severity =
         rule.warning_for_cpp_backend && backend == Backend::cpp ? Severity::warning : rule.severity;
-    const std::string& text = rule.view == View::python ? scan.python : scan.cxx;
+    const std::string& text = rule.view == View::python ? scan.python : rule.view == View::cxx ? scan.cxx : scan.cxx_with_literals;
     for (auto it = std::sregex_iterator(text.begin(), text.end(), rule.regex); it != std::sregex_iterator(); ++it) {
       const size_t at = static_cast<size_t>(it->position(1));
       findings.add(rule.code, severity, at, source.substr(at, static_cast<size_t>(it->length(1))), rule.message);

@@ -17,7 +17,8 @@
 //                                 cpp: no load_inline
 //   python_torch_compute       W  torch compute ops or nn layers in a cuda/triton/cpp candidate
 //   python_timing_patch        F  time.*, torch.cuda.Event*, torch.cuda.synchronize replaced
-//   python_timer               F  clocks read: time.perf_counter(), timing events, std::chrono, ...
+//   python_timer               F  clocks read: time.perf_counter(), timing events, std::chrono, ...;
+//                                 a clock or counter register (%globaltimer, %clock, %pm0-7) in inline PTX
 //   python_thread              F  threading, concurrent.futures, _thread; std::thread and OpenMP
 //                                 in the C++ (a warning for the cpp backend)
 //   python_process             F  subprocess, multiprocessing, os.fork, os.system; fork/exec in C++

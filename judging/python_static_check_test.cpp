@@ -136,6 +136,17 @@ DRK_TEST_CASE("timing patches and clocks fail; a local called time does not") {
   DRK_CHECK(codes(cuda_candidate(kKernel + "\nauto t = std::chrono::steady_clock::now();"), Backend::cuda) ==
             Codes{"python_timer"});
   DRK_CHECK(codes("time = 3\nelapsed = time + 1  # time.perf_counter() is not read\n").empty());
+  // Inline PTX: a clock or counter register read in an asm template fails; tensor-core PTX does not.
+  const std::string clock_read = kKernel + "\n__device__ unsigned long long now() {\n"
+                                           "  unsigned long long t;\n  asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t));\n"
+                                           "  return t;\n}";
+  DRK_CHECK(codes(cuda_candidate(clock_read), Backend::cuda) == Codes{"python_timer"});
+  const std::string tensor_cores = kKernel + "\n__device__ void mma(float* d, const unsigned* a, const unsigned* b) {\n"
+                                             "  asm(\"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, "
+                                             "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\" : \"+f\"(d[0]), \"+f\"(d[1]), "
+                                             "\"+f\"(d[2]), \"+f\"(d[3]) : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), "
+                                             "\"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n}";
+  DRK_CHECK(codes(cuda_candidate(tensor_cores), Backend::cuda).empty());
 }
 
 DRK_TEST_CASE("threads and processes fail; C++ threads and OpenMP only warn for a CPU candidate") {
