@@ -84,11 +84,24 @@ at::Tensor float8_encode(const at::Tensor& values, DType format) {
   return (sign + exponent_field * (1 << f.mantissa_bits) + mantissa_field).to(at::kByte);
 }
 
+#ifndef DRK_LIBTORCH_HAS_FLOAT8
+namespace {
+
+// float8_values, made once per format: the timed reference decodes through it on every call.
+const at::Tensor& values_table(DType format) {
+  static const at::Tensor e4m3 = float8_values(DType::float8_e4m3fn);
+  static const at::Tensor e5m2 = float8_values(DType::float8_e5m2);
+  return format_of(format).has_infinities ? e5m2 : e4m3;
+}
+
+}  // namespace
+#endif
+
 at::Tensor float8_decode(const at::Tensor& bytes, DType format, at::ScalarType dtype) {
 #ifdef DRK_LIBTORCH_HAS_FLOAT8
   return bytes.contiguous().view(libtorch_float8(format)).to(dtype);
 #else
-  const at::Tensor table = float8_values(format).to(bytes.device()).to(dtype);
+  const at::Tensor table = values_table(format).to(bytes.device(), dtype);
   return table.index_select(0, bytes.reshape({-1}).to(at::kLong)).view(bytes.sizes());
 #endif
 }

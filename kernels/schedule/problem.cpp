@@ -81,13 +81,12 @@ Result<Problem> problem_from_task(msg::Task::Reader task) {
   const bool class_indices = problem.family == Family::cross_entropy;
   auto inputs = read_tensors(problem.task, task.getInputs(), class_indices, precision);
   if (!inputs) return inputs.error();
-  // An FP8 task's output is bfloat16: read against that, then the task is known by its inputs'.
-  const std::optional<Precision> inputs_precision = precision;
-  if (precision && is_float8(*precision)) precision = Precision::bfloat16;
-  auto outputs = read_tensors(problem.task, task.getOutputs(), false, precision);
+  // An FP8 task's output is bfloat16, any other's its inputs' dtype; the task is known by its inputs'.
+  std::optional<Precision> output_precision =
+      precision && is_float8(*precision) ? std::optional(Precision::bfloat16) : precision;
+  auto outputs = read_tensors(problem.task, task.getOutputs(), false, output_precision);
   if (!outputs) return outputs.error();
-  precision = inputs_precision ? inputs_precision : precision;
-  problem.precision = precision.value_or(Precision::float32);
+  problem.precision = precision.value_or(output_precision.value_or(Precision::float32));
   if (!renders_precision(problem.family, problem.device, problem.precision)) {
     return make_error(Errc::invalid_argument,
                       "task '" + problem.task + "' is a " + std::string(precision_name(problem.precision)) + " " +

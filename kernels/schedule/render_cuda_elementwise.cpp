@@ -107,8 +107,8 @@ const MapTypes kFloatMap{"float",
                          "dst[index] = drk_group_@G@(src[index]);"};
 
 // 16-bit tensors, or the float32 workspace between groups: each lane widened, the stages, each
-// result rounded into its element.
-MapTypes half_map(const std::string& in, const std::string& out) {
+// result rounded into its element. `widen` reads one element as float (@V@ is the element).
+MapTypes half_map(const std::string& in, const std::string& out, const std::string& widen = "drk_get(@V@)") {
   return {in,
           out,
           "drk_pack<" + in + ">",
@@ -117,20 +117,15 @@ MapTypes half_map(const std::string& in, const std::string& out) {
           R"(      if (index >= vectors) continue;
       drk_pack<)" + out + R"(> results;
 #pragma unroll
-      for (int lane = 0; lane < kLanes; ++lane) drk_set(&results.lane[lane], drk_group_@G@(drk_get(values[e].lane[lane])));
+      for (int lane = 0; lane < kLanes; ++lane) drk_set(&results.lane[lane], drk_group_@G@()" +
+              substitute(widen, {{"V", "values[e].lane[lane]"}}) + R"());
       dst_vectors[index] = results;)",
-          "drk_set(dst + index, drk_group_@G@(drk_get(src[index])));"};
+          "drk_set(dst + index, drk_group_@G@(" + substitute(widen, {{"V", "src[index]"}}) + "));"};
 }
 
 // FP8 bytes into `out` (bfloat16, or the float32 workspace): each byte decoded and scaled.
 MapTypes float8_map(const std::string& out) {
-  MapTypes types = half_map("uint8_t", out);
-  for (auto* text : {&types.store, &types.tail}) {
-    for (const std::string get : {"drk_get(values[e].lane[lane])", "drk_get(src[index])"}) {
-      if (const size_t at = text->find(get); at != std::string::npos)
-        text->replace(at, get.size(), "drk_dequantise(" + get.substr(8, get.size() - 9) + ", scale)");
-    }
-  }
+  MapTypes types = half_map("uint8_t", out, "drk_dequantise(@V@, scale)");
   types.parameters = ", const float* __restrict__ scale_at";
   types.prologue = "  const float scale = *scale_at;\n";
   return types;
