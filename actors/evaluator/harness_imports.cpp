@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 
+#include "base/cxx_source.h"
 #include "base/unique_fd.h"
 
 namespace drk::evaluator {
@@ -385,10 +386,6 @@ bool standard_library_mangling(std::string_view name) {
   return false;
 }
 
-bool identifier_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 // Whether every qualified name in a demangled symbol starts in the standard library: the
 // template arguments of a standard instantiation are then standard types or unqualified ones.
 // Anything the walk does not understand (a function's parameters before "::", a lambda, an
@@ -409,7 +406,7 @@ bool only_standard_qualifiers(std::string_view text) {
         end = at;
       }
       size_t start = end;
-      while (start > 0 && identifier_char(text[start - 1])) --start;
+      while (start > 0 && is_identifier_char(text[start - 1])) --start;
       if (start == end) return false;
       if (start >= 2 && text.substr(start - 2, 2) == "::") {
         end = start - 2;

@@ -5,6 +5,8 @@
 #include <regex>
 #include <sstream>
 
+#include "base/cxx_source.h"
+
 namespace drk::verifier {
 namespace {
 
@@ -82,7 +84,6 @@ const std::vector<std::regex>& compiled_rules() {
   return compiled;
 }
 
-bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // True when the call at `at` is a member call (x.open(, p->open() or qualified by a namespace or
 // class other than std (mine::open(): the rule is about the C library and std.
@@ -95,7 +96,7 @@ bool foreign_call(const std::string& text, size_t at) {
     i -= 2;
     while (i > 0 && std::isspace(static_cast<unsigned char>(text[i - 1]))) --i;
     size_t end = i;
-    while (i > 0 && identifier_char(text[i - 1])) --i;
+    while (i > 0 && is_identifier_char(text[i - 1])) --i;
     std::string qualifier = text.substr(i, end - i);
     return !qualifier.empty() && qualifier != "std";
   }
@@ -113,7 +114,7 @@ bool arguments_name(const std::string& code, size_t open, std::string_view token
   std::string_view arguments(code.data() + open, std::min(close, code.size()) - open);
   for (size_t at = arguments.find(token); at != std::string_view::npos; at = arguments.find(token, at + 1)) {
     const size_t end = at + token.size();
-    if (!identifier_char(arguments[at - 1]) && (end == arguments.size() || !identifier_char(arguments[end]))) return true;
+    if (!is_identifier_char(arguments[at - 1]) && (end == arguments.size() || !is_identifier_char(arguments[end]))) return true;
   }
   return false;
 }
@@ -192,85 +193,14 @@ std::string line_text(std::string_view source, size_t at) {
   return line;
 }
 
-// Blanks comments, include directives and literal contents; `literals` receives the opposite:
-// only the contents of string literals, everything else blanked.
-void split_source(std::string_view source, std::string& code, std::string& literals) {
-  code.assign(source);
-  literals.assign(source.size(), ' ');
-  for (size_t i = 0; i < source.size(); ++i)
-    if (source[i] == '\n') literals[i] = '\n';
-  auto blank = [&](size_t from, size_t to) {
-    for (size_t k = from; k < to && k < code.size(); ++k)
-      if (code[k] != '\n') code[k] = ' ';
-  };
-  size_t i = 0;
-  bool line_start = true;
-  while (i < source.size()) {
-    char c = source[i];
-    if (line_start) {
-      size_t j = i;
-      while (j < source.size() && (source[j] == ' ' || source[j] == '\t')) ++j;
-      if (j < source.size() && source[j] == '#') {
-        size_t k = j + 1;
-        while (k < source.size() && (source[k] == ' ' || source[k] == '\t')) ++k;
-        if (source.substr(k, 7) == "include") {
-          size_t end = source.find('\n', k);
-          if (end == std::string_view::npos) end = source.size();
-          blank(j, end);
-          i = end;
-          continue;
-        }
-      }
-    }
-    line_start = c == '\n';
-    if (c == '/' && i + 1 < source.size() && source[i + 1] == '/') {
-      size_t end = source.find('\n', i);
-      if (end == std::string_view::npos) end = source.size();
-      blank(i, end);
-      i = end;
-    } else if (c == '/' && i + 1 < source.size() && source[i + 1] == '*') {
-      size_t end = source.find("*/", i + 2);
-      end = end == std::string_view::npos ? source.size() : end + 2;
-      blank(i, end);
-      i = end;
-    } else if (c == 'R' && i + 1 < source.size() && source[i + 1] == '"' && (i == 0 || !identifier_char(source[i - 1]) ||
-                                                                            source[i - 1] == 'u' || source[i - 1] == 'U' ||
-                                                                            source[i - 1] == 'L' || source[i - 1] == '8')) {
-      size_t open = source.find('(', i + 2);
-      if (open == std::string_view::npos) break;
-      std::string closing = ")" + std::string(source.substr(i + 2, open - i - 2)) + "\"";
-      size_t end = source.find(closing, open + 1);
-      end = end == std::string_view::npos ? source.size() : end;
-      for (size_t k = open + 1; k < end; ++k) literals[k] = source[k];
-      blank(open + 1, end);
-      i = std::min(source.size(), end + closing.size());
-    } else if (c == '"' || (c == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(source[i - 1])) &&
-                                           i + 1 < source.size() && std::isxdigit(static_cast<unsigned char>(source[i + 1]))))) {
-      // A quote after a hex digit and before one is a digit separator (1'000), not a literal.
-      size_t k = i + 1;
-      while (k < source.size() && source[k] != c && source[k] != '\n') k += source[k] == '\\' ? 2 : 1;
-      size_t end = std::min(k, source.size());
-      if (c == '"')
-        for (size_t m = i + 1; m < end; ++m) literals[m] = source[m];
-      blank(i + 1, end);
-      i = end + 1;
-    } else {
-      ++i;
-    }
-  }
-}
-
 }  // namespace
 
-std::string blank_comments_and_literals(std::string_view source) {
-  std::string code, literals;
-  split_source(source, code, literals);
-  return code;
-}
+std::string blank_comments_and_literals(std::string_view source) { return split_cxx_source(source).code; }
 
 std::vector<StaticFinding> scan_source(std::string_view source, Dialect dialect) {
-  std::string code, literals;
-  split_source(source, code, literals);
+  const CxxSourceViews views = split_cxx_source(source);
+  const std::string& code = views.code;
+  const std::string& literals = views.literals;
   struct Located {
     size_t offset;
     StaticFinding finding;

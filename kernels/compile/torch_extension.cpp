@@ -8,6 +8,7 @@
 #include "kernels/compile/compiler.h"
 #include "kernels/compile/compiler_log.h"
 #include "kernels/compile/content_hash.h"
+#include "kernels/compile/cuda_source_split.h"
 #include "kernels/compile/extension_flags.h"
 
 namespace drk::compile {
@@ -37,6 +38,13 @@ std::string lines(const std::vector<std::string>& parts) {
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i) text += (i ? "\n" : "") + parts[i];
   return text;
+}
+
+// A compiler's first error line (its first line when none says "error"), for a one-line reason.
+std::string first_error_line(const std::string& text) {
+  size_t at = text.find("error");
+  at = at == std::string::npos ? 0 : text.rfind('\n', at) + 1;
+  return text.substr(at, text.find('\n', at) - at);
 }
 
 double milliseconds_since(std::chrono::steady_clock::time_point start) {
@@ -153,27 +161,41 @@ std::vector<std::string> TorchExtensionBuilder::link_flags(const InlineExtension
 }
 
 Result<std::string> TorchExtensionBuilder::precompiled_header(const InlineExtension& extension) {
+  return precompiled("torch/extension.h", cpp_flags(extension));
+}
+
+std::vector<std::string> TorchExtensionBuilder::cuda_host_flags(const InlineExtension& extension) const {
+  std::vector<std::string> flags = common_flags(extension);
+  flags.push_back("-fPIC");
+  append(flags, host_compiler_flags(kCommonNvccFlags));
+  const std::vector<std::string> own = host_compiler_flags(extension.extra_cuda_cflags);
+  append(flags, own);
+  if (std::none_of(own.begin(), own.end(), [](const std::string& flag) { return flag.rfind("-std=", 0) == 0; }))
+    flags.push_back("-std=" + facts_.cxx_standard);
+  return flags;
+}
+
+Result<std::string> TorchExtensionBuilder::precompiled(const std::string& included, std::vector<std::string> flags) {
   // The extension's name is the one flag that differs between extensions; torch's headers do not
   // use it, so one header serves them all (-Winvalid-pch would say otherwise).
-  std::vector<std::string> flags = cpp_flags(extension);
   flags.erase(flags.begin());
-  const std::string key = content_hash(joined(flags) + identity_ + facts_.text);
+  const std::string key = content_hash(included + '\0' + joined(flags) + identity_ + facts_.text);
   FileSystem& files = *options_.file_system;
   const fs::path dir = fs::path(options_.cache_dir) / "pch" / key;
-  const std::string header = (dir / "torch_extension.h").string();
+  const std::string header = (dir / "torch_header.h").string();
   const std::string compiled = header + ".gch";
   if (files.exists(compiled)) return header;
 
   std::lock_guard lock(header_mutex_);
   if (failed_headers_.count(key))
-    return make_error(Errc::compile_error, "torch/extension.h did not compile with these flags before");
+    return make_error(Errc::compile_error, included + " did not compile with these flags before");
   if (files.exists(compiled)) return header;
   if (auto made = files.create_directories(dir.string()); !made) return made.error();
-  if (auto written = write_file_atomically(files, header, "#include <torch/extension.h>\n"); !written)
+  if (auto written = write_file_atomically(files, header, "#include <" + included + ">\n"); !written)
     return written.error();
   auto scratch = TemporaryDirectory::create("building", dir);
   if (!scratch) return scratch.error();
-  const std::string built = scratch->path() + "/torch_extension.h.gch";
+  const std::string built = scratch->path() + "/torch_header.h.gch";
   std::vector<std::string> argv = {options_.cxx};
   append(argv, flags);
   append(argv, {"-x", "c++-header", header, "-o", built});
@@ -182,11 +204,79 @@ Result<std::string> TorchExtensionBuilder::precompiled_header(const InlineExtens
   if (!run->succeeded()) {
     failed_headers_.insert(key);
     return make_error(Errc::compile_error,
-                      "torch/extension.h does not compile: " + compiler_log(failure_text(*run, options_.timeout), {},
-                                                                             options_.max_log_bytes));
+                      included + " does not compile: " + compiler_log(failure_text(*run, options_.timeout), {},
+                                                                      options_.max_log_bytes));
   }
   if (auto moved = files.rename(built, compiled); !moved) return moved.error();
   return header;
+}
+
+Status TorchExtensionBuilder::record(BuildOutput& into, const Result<CommandRun>& run) const {
+  if (!run) return run.error();
+  if (run->succeeded()) {
+    into.output += run->output;
+  } else {
+    into.failure += failure_text(*run, options_.timeout);
+    into.repeatable = into.repeatable && !run->timed_out && run->signal == 0;
+  }
+  return {};
+}
+
+Result<std::vector<std::string>> TorchExtensionBuilder::compile_cuda_whole(const InlineExtension& extension,
+                                                                           const std::string& work,
+                                                                           BuildOutput& into) {
+  const std::string object = work + "/cuda.cuda.o";
+  std::vector<std::string> argv = {nvcc()};
+  append(argv, cuda_flags(extension));
+  append(argv, {"-c", work + "/cuda.cu", "-o", object});
+  if (auto recorded = record(into, runner_->run(argv, options_.timeout)); !recorded) return recorded.error();
+  return std::vector<std::string>{object};
+}
+
+Result<std::vector<std::string>> TorchExtensionBuilder::compile_cuda(const InlineExtension& extension,
+                                                                     const std::string& cuda_cu,
+                                                                     const std::string& work, BuiltExtension& built,
+                                                                     BuildOutput& into) {
+  if (!options_.split_cuda) {
+    built.cuda_whole_reason = "the split is off";
+    return compile_cuda_whole(extension, work, into);
+  }
+  auto split = split_cuda_source(cuda_cu);
+  if (!split) {
+    built.cuda_whole_reason = split.error().message;
+    return compile_cuda_whole(extension, work, into);
+  }
+  FileSystem& files = *options_.file_system;
+  const std::string device_source = work + "/cuda_device.cu", host_source = work + "/cuda_host.cpp";
+  const std::string device_object = work + "/cuda_device.o", host_object = work + "/cuda_host.o";
+  if (auto written = write_file_atomically(files, device_source, split->device); !written) return written.error();
+  if (auto written = write_file_atomically(files, host_source, split->host); !written) return written.error();
+  std::vector<std::string> device_argv = {nvcc()};
+  append(device_argv, cuda_flags(extension));
+  append(device_argv, {"-c", device_source, "-o", device_object});
+  std::vector<std::string> host_argv = {options_.cxx};
+  const std::vector<std::string> host_flags = cuda_host_flags(extension);
+  append(host_argv, host_flags);
+  if (options_.precompiled_header) {
+    const bool whole_api = split->host.find("<torch/extension.h>") != std::string::npos;
+    if (auto header = precompiled(whole_api ? "torch/extension.h" : "torch/types.h", host_flags))
+      append(host_argv, {"-include", *header, "-Winvalid-pch"});
+  }
+  append(host_argv, {"-c", host_source, "-o", host_object});
+  auto device_run = std::async(std::launch::async, [this, device_argv] { return runner_->run(device_argv, options_.timeout); });
+  BuildOutput split_output;
+  const Status host_recorded = record(split_output, runner_->run(host_argv, options_.timeout));
+  const Status device_recorded = record(split_output, device_run.get());
+  if (!host_recorded) return host_recorded.error();
+  if (!device_recorded) return device_recorded.error();
+  if (split_output.failure.empty()) {
+    into.output += split_output.output;
+    built.cuda_split = true;
+    return std::vector<std::string>{host_object, device_object};
+  }
+  // torch's build decides whether a candidate compiles: the whole file, as torch compiles it.
+  built.cuda_whole_reason = "its split did not compile: " + first_error_line(split_output.failure);
+  return compile_cuda_whole(extension, work, into);
 }
 
 Result<BuiltExtension> TorchExtensionBuilder::build(const InlineExtension& extension) {
@@ -206,7 +296,7 @@ Result<BuiltExtension> TorchExtensionBuilder::build(const InlineExtension& exten
   const fs::path root = fs::path(options_.cache_dir) / "ext";
   const fs::path dir = root / key;
   const std::string module_file = extension.name + facts_.extension_suffix;
-  BuiltExtension built{extension.name, (dir / module_file).string(), key, true, false, 0.0, {}};
+  BuiltExtension built{extension.name, (dir / module_file).string(), key, true, false, false, {}, 0.0, {}};
   if (files.exists(built.module_path)) {
     built.build_ms = milliseconds_since(started);
     return built;
@@ -236,54 +326,54 @@ Result<BuiltExtension> TorchExtensionBuilder::build(const InlineExtension& exten
     }
   }
   const std::string main_object = (work / "main.o").string();
-  const std::string cuda_object = (work / "cuda.cuda.o").string();
   append(cpp_argv, {"-c", main_cpp, "-o", main_object});
-  std::vector<std::string> objects = {main_object};
-  std::future<Result<CommandRun>> cuda_run;
-  if (!sources.cuda_cu.empty()) {
-    std::vector<std::string> cuda_argv = {nvcc()};
-    append(cuda_argv, cuda_compile);
-    append(cuda_argv, {"-c", cuda_cu, "-o", cuda_object});
-    cuda_run = std::async(std::launch::async, [this, cuda_argv] { return runner_->run(cuda_argv, options_.timeout); });
-    objects.push_back(cuda_object);
-  }
-  std::vector<Result<CommandRun>> runs;
-  runs.push_back(runner_->run(cpp_argv, options_.timeout));
-  if (cuda_run.valid()) runs.push_back(cuda_run.get());
+  auto main_run = std::async(std::launch::async, [this, cpp_argv] { return runner_->run(cpp_argv, options_.timeout); });
+  BuildOutput cuda_output;
+  Result<std::vector<std::string>> cuda_objects = std::vector<std::string>{};
+  if (!sources.cuda_cu.empty()) cuda_objects = compile_cuda(extension, sources.cuda_cu, work.string(), built, cuda_output);
+  BuildOutput output;
+  const Status main_recorded = record(output, main_run.get());
+  if (!main_recorded) return main_recorded.error();
+  if (!cuda_objects) return cuda_objects.error();
+  output.output += cuda_output.output;
+  output.failure += cuda_output.failure;
+  output.repeatable = output.repeatable && cuda_output.repeatable;
 
   const std::string module_built = (work / module_file).string();
+  const auto link_module = [&](const std::vector<std::string>& objects, BuildOutput& into) -> Status {
+    std::vector<std::string> argv = {options_.cxx, main_object};
+    append(argv, objects);
+    append(argv, link);
+    append(argv, {"-o", module_built});
+    return record(into, runner_->run(argv, options_.timeout));
+  };
+  if (output.failure.empty()) {
+    BuildOutput linked;
+    if (auto ran = link_module(*cuda_objects, linked); !ran) return ran.error();
+    if (!linked.failure.empty() && built.cuda_split) {
+      built.cuda_split = false;
+      built.cuda_whole_reason = "its split did not link: " + first_error_line(linked.failure);
+      linked = BuildOutput{};
+      auto whole = compile_cuda_whole(extension, work.string(), linked);
+      if (!whole) return whole.error();
+      if (linked.failure.empty())
+        if (auto ran = link_module(*whole, linked); !ran) return ran.error();
+    }
+    output.output += linked.output;
+    output.failure += linked.failure;
+    output.repeatable = output.repeatable && linked.repeatable;
+  }
+
   const std::vector<std::pair<std::string, std::string>> renames = {
       {main_cpp, "main.cpp"}, {cuda_cu, "cuda.cu"}, {scratch->path() + "/", ""}};
-  std::string output;
-  std::string failure;
-  bool repeatable = true;  // a crash or a timeout may not happen again: not cached
-  auto take = [&](const Result<CommandRun>& run) -> Status {
-    if (!run) return run.error();
-    if (run->succeeded()) {
-      output += run->output;
-    } else {
-      failure += failure_text(*run, options_.timeout);
-      repeatable = repeatable && !run->timed_out && run->signal == 0;
-    }
-    return {};
-  };
-  for (const auto& run : runs)
-    if (auto taken = take(run); !taken) return taken.error();
-  if (failure.empty()) {
-    std::vector<std::string> link_argv = {options_.cxx};
-    append(link_argv, objects);
-    append(link_argv, link);
-    append(link_argv, {"-o", module_built});
-    if (auto taken = take(runner_->run(link_argv, options_.timeout)); !taken) return taken.error();
-  }
-  if (!failure.empty()) {
+  if (!output.failure.empty()) {
     const std::string message = "extension '" + extension.name + "' (line " + std::to_string(extension.line) +
-                                ") does not build:\n" + compiler_log(failure, renames, options_.max_log_bytes);
-    if (repeatable) (void)write_file_atomically(files, failure_log, message);
+                                ") does not build:\n" + compiler_log(output.failure, renames, options_.max_log_bytes);
+    if (output.repeatable) (void)write_file_atomically(files, failure_log, message);
     return make_error(Errc::compile_error, message);
   }
 
-  built.compiler_output = compiler_log(output, renames, options_.max_log_bytes);
+  built.compiler_output = compiler_log(output.output, renames, options_.max_log_bytes);
   if (auto made = files.create_directory(dir.string(), 0777); !made) return made.error();
   // The sources and the output first, for people; the module last: its name says the entry is whole.
   (void)files.rename(main_cpp, (dir / "main.cpp").string());

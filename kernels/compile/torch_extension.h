@@ -14,6 +14,12 @@
 // no_implicit_headers, whose main.cpp may not start with that include), main.cpp and cuda.cu
 // compile at the same time, and the module is cached.
 //
+// cuda.cu is split where it can be (cuda_source_split.h): its device unit compiled by nvcc with
+// the same flags, without torch; its host unit by the C++ compiler with nvcc's host flags and a
+// precompiled torch header (torch/extension.h when the unit includes it, else torch/types.h).
+// Where the split refuses, or its units do not compile or link, cuda.cu is compiled whole by
+// nvcc, as torch does, and BuiltExtension says why.
+//
 // Cache: <cache>/ext/<key>/<name><EXT_SUFFIX>, where the key is the SHA-256 of the sources, the
 // three flag lists (which name the extension), the compilers' identities and the facts; a hit is
 // one stat. A build that fails leaves <cache>/ext/<key>.log and is answered from it. The module
@@ -62,6 +68,7 @@ struct TorchExtensionOptions {
   std::string nvcc;               // empty: <cuda_home>/bin/nvcc of the facts, as torch
   std::string cuda_architecture = "sm_90";  // the device's: compiled for it and as PTX, as torch does
   bool precompiled_header = true;
+  bool split_cuda = true;  // false: cuda.cu always compiled whole by nvcc
   std::chrono::milliseconds timeout{300000};  // per compiler run
   size_t max_log_bytes = 16 * 1024;
   FileSystem* file_system = &real_file_system();
@@ -73,6 +80,8 @@ struct BuiltExtension {
   std::string key;
   bool cached = false;                 // answered from the cache
   bool used_precompiled_header = false;
+  bool cuda_split = false;             // cuda.cu built as a device and a host unit
+  std::string cuda_whole_reason;       // why cuda.cu was compiled whole, when it has CUDA sources
   double build_ms = 0.0;               // wall time of this build() call
   std::string compiler_output;         // warnings, as main.cpp and cuda.cu
 };
@@ -90,6 +99,9 @@ class TorchExtensionBuilder {
   std::vector<std::string> cpp_flags(const InlineExtension& extension) const;
   std::vector<std::string> cuda_flags(const InlineExtension& extension) const;
   std::vector<std::string> link_flags(const InlineExtension& extension) const;
+  // The C++ compiler's flags for the host unit of a split cuda.cu: those nvcc's host compiler
+  // receives.
+  std::vector<std::string> cuda_host_flags(const InlineExtension& extension) const;
 
   // The header to `-include` for compiling `extension`'s main.cpp, its .gch beside it, built
   // when missing; compile_error when torch/extension.h does not compile with its flags.
@@ -103,8 +115,24 @@ class TorchExtensionBuilder {
       : options_(std::move(options)), facts_(std::move(facts)), runner_(std::move(runner)),
         identity_(std::move(identity)) {}
 
+  // What the compilers of one build printed, and why it failed if it did.
+  struct BuildOutput {
+    std::string output;
+    std::string failure;
+    bool repeatable = true;  // a crash or a timeout may not happen again: not cached
+  };
+
   std::vector<std::string> common_flags(const InlineExtension& extension) const;
   std::string nvcc() const;
+  // `header` (<torch/extension.h>) precompiled with `flags`, its .gch beside it; built when missing.
+  Result<std::string> precompiled(const std::string& header, std::vector<std::string> flags);
+  // Adds a compiler run to `into`; an error when it did not run at all.
+  Status record(BuildOutput& into, const Result<CommandRun>& run) const;
+  // The objects of cuda.cu (written in `work`): the split's two where they compile, else nvcc's.
+  Result<std::vector<std::string>> compile_cuda(const InlineExtension& extension, const std::string& cuda_cu,
+                                                const std::string& work, BuiltExtension& built, BuildOutput& into);
+  Result<std::vector<std::string>> compile_cuda_whole(const InlineExtension& extension, const std::string& work,
+                                                      BuildOutput& into);
 
   TorchExtensionOptions options_;
   TorchFacts facts_;

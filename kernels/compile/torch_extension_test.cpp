@@ -151,3 +151,90 @@ DRK_TEST_CASE("main.cpp is compiled with the precompiled torch/extension.h, not 
   DRK_CHECK(run->output.starts_with("! " + *header + ".gch"));
   DRK_CHECK(run->output.find("invalid") == std::string::npos);
 }
+
+namespace {
+
+const char kNvcc[] = "/usr/local/cuda/bin/nvcc";
+
+// This torch with CUDA: the CUDA toolkit's headers, nvcc and runtime, and for torch's own CUDA
+// libraries (which a CPU torch lacks, and these modules do not call) empty ones in `stubs`.
+TorchFacts with_cuda(TorchFacts facts, const std::string& stubs) {
+  facts.cuda_version = "13.0";
+  facts.cuda_home = "/usr/local/cuda";
+  facts.cuda_include_paths = {"/usr/local/cuda/include"};
+  facts.cuda_library_paths = {"/usr/local/cuda/lib64", stubs};
+  facts.cxx_standard = "c++17";  // CUDA 13's headers need it
+  return facts;
+}
+
+InlineExtension cuda_extension(const std::string& name, const std::string& kernel, const std::string& launch) {
+  InlineExtension extension;
+  extension.name = name;
+  extension.line = 4;
+  extension.cpp_sources = {"torch::Tensor scaled(torch::Tensor x);"};
+  extension.cuda_sources = {"#include <torch/extension.h>\n" + kernel +
+                            "\ntorch::Tensor scaled(torch::Tensor x) {\n"
+                            "  auto y = torch::empty_like(x);\n"
+                            "  int n = x.numel();\n  " +
+                            launch + "\n  return y;\n}\n"};
+  extension.functions = {{"scaled", "scaled"}};
+  return extension;
+}
+
+// Whether the module at `built` imports (every symbol it needs resolved: CPython loads modules
+// with RTLD_NOW) and has `scaled`.
+bool imports_with_scaled(const BuiltExtension& built, const std::string& stubs) {
+  const std::string script = "import importlib.util, torch\n"
+                             "spec = importlib.util.spec_from_file_location('" + built.module_name + "', '" +
+                             built.module_path + "')\n"
+                             "module = importlib.util.module_from_spec(spec)\n"
+                             "spec.loader.exec_module(module)\n"
+                             "print(hasattr(module, 'scaled'))\n";
+  auto run = system_command_runner()->run(
+      {"/usr/bin/env", "LD_LIBRARY_PATH=" + stubs + ":/usr/local/cuda/lib64", python(), "-c", script},
+      std::chrono::seconds(60));
+  DRK_REQUIRE(run);
+  DRK_INFO(run->output);
+  return run->output == "True\n";
+}
+
+}  // namespace
+
+DRK_TEST_CASE("a CUDA extension's kernel is compiled by nvcc without torch, its host code by g++, and they link") {
+  const TorchFacts* torch = facts();
+  if (!torch) return;
+  if (!std::filesystem::exists(kNvcc)) {
+    std::printf("not run: the CUDA extension case needs %s (the CUDA toolkit)\n", kNvcc);
+    return;
+  }
+  auto stubs = drk::TemporaryDirectory::create("drk-torch-cuda-stubs");
+  DRK_REQUIRE(stubs);
+  for (const char* library : {"libc10_cuda.so", "libtorch_cuda.so"}) {
+    auto made = system_command_runner()->run(
+        {"c++", "-shared", "-x", "c++", "/dev/null", "-o", stubs->path() + "/" + library}, std::chrono::seconds(60));
+    DRK_REQUIRE((made && made->succeeded()));
+  }
+  auto builder = TorchExtensionBuilder::create({.cache_dir = shared_cache()}, with_cuda(*torch, stubs->path()));
+  DRK_REQUIRE(builder);
+
+  auto split = (*builder)->build(cuda_extension(
+      "scaled_split_ext", "__global__ void scale_kernel(const float* x, float* y, int n) {\n"
+                          "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = 2.f * x[i];\n}",
+      "scale_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);"));
+  DRK_REQUIRE_MESSAGE(split.ok(), (split ? std::string() : split.error().message));
+  DRK_CHECK_MESSAGE(split->cuda_split, split->cuda_whole_reason);
+  DRK_CHECK(split->cuda_whole_reason.empty());
+  // ptxas's report of the candidate's kernel, which the Evaluator reads, is in the output.
+  DRK_CHECK(split->compiler_output.find("_Z12scale_kernelPKfPfi") != std::string::npos);
+  DRK_CHECK(imports_with_scaled(*split, stubs->path()));
+
+  // A kernel template is compiled as torch compiles it: the whole cuda.cu by nvcc.
+  auto whole = (*builder)->build(cuda_extension(
+      "scaled_whole_ext", "template <typename T>\n__global__ void scale_kernel(const T* x, T* y, int n) {\n"
+                          "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = T(2) * x[i];\n}",
+      "scale_kernel<float><<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);"));
+  DRK_REQUIRE_MESSAGE(whole.ok(), (whole ? std::string() : whole.error().message));
+  DRK_CHECK_FALSE(whole->cuda_split);
+  DRK_CHECK(whole->cuda_whole_reason.find("kernel template 'scale_kernel'") != std::string::npos);
+  DRK_CHECK(imports_with_scaled(*whole, stubs->path()));
+}

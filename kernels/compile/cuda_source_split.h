@@ -1,0 +1,54 @@
+// The cuda.cu of a load_inline extension as two translation units, so that torch's headers are
+// parsed by g++ with a precompiled header and never by nvcc's front ends (cudafe++ and cicc parse
+// all of them, one after the other, for a minute a candidate on the H200 host; docs/kernelbench.md,
+// "Compiling load_inline candidates"):
+//
+//   device  for nvcc, without torch: the source's other #include lines, every other directive,
+//           the types and constants, the kernels, the __device__ functions and variables;
+//   host    for g++: the same directives with torch's #include lines, the types and constants, the
+//           host functions, each kernel declared as nvcc's host stub of it (a function of the
+//           kernel's name and parameters), and each launch `k<<<grid, block, shared, stream>>>(a)`
+//           written as cudafe++ writes it:
+//           `(__cudaPushCallConfiguration(grid, block, shared, stream) ? (void)0 : k(a))`.
+//
+// Linked together, the host unit's launch calls the stub in nvcc's object, which launches the
+// kernel registered with the fatbinary beside it: the kernel is the same code nvcc makes of the
+// whole file, the host code the same functions compiled by the same compiler.
+//
+// The split is a lexer's, not a compiler's (base/cxx_source.h). What it cannot keep whole it
+// refuses, with the reason, and the caller builds the file as torch does: a template kernel (its
+// instances are named only by host code), a kernel with internal linkage (static or in an unnamed
+// namespace: the host unit could not call its stub), a launch from device code, a __device__,
+// __constant__ or __managed__ variable named in host code (cudaMemcpyToSymbol needs nvcc's shadow
+// of it), a device lambda in host code, a launch whose callee or arguments it cannot read.
+// Whatever it does split that then does not compile is also built as torch does: torch's build
+// decides whether a candidate compiles, never the split.
+//
+// Every item keeps its line: `#line N "cuda.cu"` before each, so that a compiler's message names
+// the candidate's line.
+//
+// Thread-safety: pure function. Errors: unsupported, with the reason.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace drk::compile {
+
+struct CudaSourceSplit {
+  std::string device;                // for nvcc
+  std::string host;                  // for g++, after torch's precompiled header
+  std::vector<std::string> kernels;  // the kernels' names, in source order
+  int launches = 0;                  // launches rewritten in the host unit
+};
+
+Result<CudaSourceSplit> split_cuda_source(std::string_view source);
+
+// nvcc's flags of an extension (extra_cuda_cflags) that its host compiler receives: optimisation,
+// defines, include paths, the standard, -g, -w, and what -Xcompiler/--compiler-options pass on.
+std::vector<std::string> host_compiler_flags(const std::vector<std::string>& nvcc_flags);
+
+}  // namespace drk::compile
