@@ -87,6 +87,7 @@ double seconds_of(const std::function<bool()>& step) {
 
 struct Timings {
   double torch = -1, cold = -1, pch = -1, warm = -1;
+  double whole = -1;  // CUDA: pch present, cuda.cu compiled whole by nvcc (the split off)
 };
 
 // Writes `candidate` with `nonce` into `dir` and returns its path.
@@ -117,7 +118,8 @@ bool torch_build(const LoadInlineBenchOptions& options, const std::string& candi
   return true;
 }
 
-// Ours: extraction and build of every extension of the candidate.
+// Ours: extraction and build of every extension of the candidate. A CUDA extension built whole
+// says why in `out`.
 bool our_build(const LoadInlineBenchOptions& options, TorchExtensionBuilder& builder, const std::string& candidate,
                std::ostream& out) {
   auto extensions = compile::extract_load_inline(options.python, candidate);
@@ -131,6 +133,8 @@ bool our_build(const LoadInlineBenchOptions& options, TorchExtensionBuilder& bui
       out << built.error().describe() << "\n";
       return false;
     }
+    if (!built->cached && !built->cuda_whole_reason.empty() && !options.json)
+      out << "  (" << extension.name << ": cuda.cu compiled whole: " << built->cuda_whole_reason << ")\n";
   }
   return true;
 }
@@ -141,7 +145,7 @@ void note(const LoadInlineBenchOptions& options, const std::string& kind, const 
           std::ostream& out) {
   if (options.json) return;
   char line[120];
-  std::snprintf(line, sizeof line, "  %-5s %-28s %8.3f s\n", kind.c_str(), build.c_str(), seconds);
+  std::snprintf(line, sizeof line, "  %-5s %-34s %8.3f s\n", kind.c_str(), build.c_str(), seconds);
   out << line << std::flush;
 }
 
@@ -177,6 +181,22 @@ std::optional<Timings> measure(const LoadInlineBenchOptions& options, const comp
   }
   timings.pch = median(pch);
   timings.warm = median(warm);
+  if (kind == "cuda") {
+    build_options.split_cuda = false;
+    auto whole_builder = TorchExtensionBuilder::create(build_options, facts);
+    if (!whole_builder) {
+      out << whole_builder.error().describe() << "\n";
+      return std::nullopt;
+    }
+    std::vector<double> whole;
+    for (int sample = 0; sample < options.samples; ++sample) {
+      const std::string fresh = write_candidate(scratch.path(), candidate, "whole" + std::to_string(sample));
+      whole.push_back(seconds_of([&] { return our_build(options, **whole_builder, fresh, out); }));
+      if (whole.back() < 0) return std::nullopt;
+      note(options, kind, "drk, header present, whole", whole.back(), out);
+    }
+    timings.whole = median(whole);
+  }
   return timings;
 }
 
@@ -186,7 +206,13 @@ void print(const std::string& kind, const Timings& timings, std::ostream& out) {
                 "%-5s torch %7.2f s | drk cold %7.2f s | drk pch present %6.2f s | drk warm %6.3f s | "
                 "torch / drk pch present %5.1fx\n",
                 kind.c_str(), timings.torch, timings.cold, timings.pch, timings.warm, timings.torch / timings.pch);
-  out << line << std::flush;
+  out << line;
+  if (timings.whole >= 0) {
+    std::snprintf(line, sizeof line, "%-5s drk pch present, cuda.cu whole (nvcc) %6.2f s: the split is %.1fx faster\n",
+                  kind.c_str(), timings.whole, timings.whole / timings.pch);
+    out << line;
+  }
+  out << std::flush;
 }
 
 }  // namespace
@@ -218,6 +244,7 @@ int run_load_inline_bench(const LoadInlineBenchOptions& options, std::ostream& o
                     {"drk_cold_s", timings->cold},
                     {"drk_pch_present_s", timings->pch},
                     {"drk_warm_s", timings->warm}};
+    if (timings->whole >= 0) report[kind]["drk_pch_present_whole_cuda_s"] = timings->whole;
   }
   if (options.json) out << json_text(report) << "\n";
   return 0;
