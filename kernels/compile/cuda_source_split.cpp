@@ -272,12 +272,14 @@ class Splitter {
 
   enum class Container { named_namespace, unnamed_namespace, linkage };
 
-  std::optional<Container> container_kind(size_t start, size_t open) const {
+  std::optional<Container> container_kind(size_t start, size_t open, std::string* name = nullptr) const {
     const std::string head = trimmed(code_.substr(start, open - start));
-    static const std::regex namespace_head(R"(^(inline\s+)?namespace(\s+[A-Za-z_][\w:]*)?$)");
+    static const std::regex namespace_head(R"(^(inline\s+)?namespace(\s+([A-Za-z_][\w:]*))?$)");
     std::smatch match;
-    if (std::regex_match(head, match, namespace_head))
+    if (std::regex_match(head, match, namespace_head)) {
+      if (name) *name = match[3].str();
       return match[2].matched ? Container::named_namespace : Container::unnamed_namespace;
+    }
     static const std::regex linkage_head(R"re(^extern\s*"(C|C\+\+)"$)re");
     if (std::regex_match(trimmed(source_.substr(start, open - start)), linkage_head)) return Container::linkage;
     return std::nullopt;
@@ -285,8 +287,13 @@ class Splitter {
 
   Status parse_container(size_t start, size_t open, Container kind, bool unnamed_namespace, size_t& pos) {
     emit_both(start, std::string(source_.substr(start, open - start)) + "{");
+    std::string name;
+    (void)container_kind(start, open, &name);
+    if (kind == Container::named_namespace) scopes_.push_back(name + "::");
     pos = open + 1;
-    if (auto parsed = parse(pos, unnamed_namespace || kind == Container::unnamed_namespace); !parsed) return parsed;
+    auto parsed = parse(pos, unnamed_namespace || kind == Container::unnamed_namespace);
+    if (kind == Container::named_namespace) scopes_.pop_back();
+    if (!parsed) return parsed;
     if (pos >= code_.size()) return refuse(open, "a '{' that nothing closes");
     emit_both(pos, "}");
     ++pos;
@@ -304,14 +311,17 @@ class Splitter {
     if (in_head("__global__")) {
       const std::string name = kernel_name(head);
       if (name.empty()) return refuse(start, "a kernel whose name the split cannot read");
-      if (in_head("template"))
-        return refuse(start, "kernel template '" + name + "': its instances are named only by host code");
       if (in_head("static") || unnamed_namespace)
         return refuse(start, "kernel '" + name + "' has internal linkage: the host unit could not call its stub");
       if (launches) return refuse(start, "kernel '" + name + "' launches a kernel (dynamic parallelism)");
       emit(split_.device, start, text);
       emit(split_.host, start, stub_declaration(std::string(source_.substr(start, head_end - start))) + ";");
       split_.kernels.push_back(name);
+      if (in_head("template")) {
+        std::string qualified;
+        for (const std::string& scope : scopes_) qualified += scope;
+        split_.template_kernels.push_back(qualified + name);
+      }
       return {};
     }
     const bool device = in_head("__device__") || in_head("__constant__") || in_head("__shared__") || in_head("__managed__");
@@ -356,12 +366,20 @@ class Splitter {
     for (size_t at = code_.find("<<<", start); at != std::string::npos && at < end; at = code_.find("<<<", at + 3)) {
       size_t callee_end = at;
       while (callee_end > start && std::isspace(static_cast<unsigned char>(code_[callee_end - 1]))) --callee_end;
-      if (callee_end > start && code_[callee_end - 1] == '>')
-        return refuse(at, "a launch of a kernel template's instance");
-      size_t callee_begin = callee_end;
+      size_t name_end = callee_end;
+      if (name_end > start && code_[name_end - 1] == '>') {  // an instance: kernel<float>
+        int angle = 0;
+        do {
+          --name_end;
+          angle += code_[name_end] == '>' ? 1 : code_[name_end] == '<' ? -1 : 0;
+        } while (name_end > start && angle > 0);
+        if (angle != 0) return refuse(at, "a launch whose kernel's template arguments the split cannot read");
+        while (name_end > start && std::isspace(static_cast<unsigned char>(code_[name_end - 1]))) --name_end;
+      }
+      size_t callee_begin = name_end;
       while (callee_begin > start && (is_identifier_char(code_[callee_begin - 1]) || code_[callee_begin - 1] == ':'))
         --callee_begin;
-      if (callee_begin == callee_end) return refuse(at, "a launch whose kernel the split cannot read");
+      if (callee_begin == name_end) return refuse(at, "a launch whose kernel the split cannot read");
       int depth = 0;
       size_t close = std::string::npos;
       for (size_t i = at + 3; i + 2 < end; ++i) {
@@ -405,12 +423,37 @@ class Splitter {
   std::vector<size_t> line_starts_;
   std::map<size_t, size_t> directives_;  // where each directive starts, and where it ends
   std::set<std::string> device_variables_;
+  std::vector<std::string> scopes_;  // the enclosing named namespaces, each with its "::"
   CudaSourceSplit split_;
 };
 
 }  // namespace
 
 Result<CudaSourceSplit> split_cuda_source(std::string_view source) { return Splitter(source).run(); }
+
+Result<std::string> explicit_instantiations(std::string_view undefined_symbols,
+                                            const std::vector<std::string>& template_kernels) {
+  std::string instantiations;
+  size_t begin = 0;
+  while (begin < undefined_symbols.size()) {
+    size_t end = undefined_symbols.find('\n', begin);
+    if (end == std::string_view::npos) end = undefined_symbols.size();
+    std::string symbol = trimmed(undefined_symbols.substr(begin, end - begin));
+    begin = end + 1;
+    if (symbol.rfind("U ", 0) == 0) symbol = trimmed(symbol.substr(2));
+    if (symbol.rfind("void ", 0) != 0) continue;
+    const std::string function = symbol.substr(5);
+    const bool instance = std::any_of(template_kernels.begin(), template_kernels.end(), [&](const std::string& kernel) {
+      return function.rfind(kernel + "<", 0) == 0;
+    });
+    if (!instance) continue;
+    for (std::string_view foreign : {"c10::", "at::", "torch::", "caffe2::", "{lambda", "(anonymous namespace)"})
+      if (function.find(foreign) != std::string::npos)
+        return Error{Errc::unsupported, "the kernel instance '" + function + "' names a type of torch's or the host's"};
+    instantiations += "template __global__ void " + function + ";\n";
+  }
+  return instantiations;
+}
 
 std::vector<std::string> host_compiler_flags(const std::vector<std::string>& nvcc_flags) {
   std::vector<std::string> host;

@@ -16,11 +16,12 @@
 // whole file, the host code the same functions compiled by the same compiler.
 //
 // The split is a lexer's, not a compiler's (base/cxx_source.h). What it cannot keep whole it
-// refuses, with the reason, and the caller builds the file as torch does: a template kernel (its
-// instances are named only by host code), a kernel with internal linkage (static or in an unnamed
-// namespace: the host unit could not call its stub), a launch from device code, a __device__,
-// __constant__ or __managed__ variable named in host code (cudaMemcpyToSymbol needs nvcc's shadow
-// of it), a device lambda in host code, a launch whose callee or arguments it cannot read.
+// refuses, with the reason, and the caller builds the file as torch does: a kernel with internal
+// linkage (static or in an unnamed namespace: the host unit could not call its stub), a launch
+// from device code, a __device__, __constant__ or __managed__ variable named in host code
+// (cudaMemcpyToSymbol needs nvcc's shadow of it), a device lambda in host code, a launch whose
+// callee or arguments it cannot read. A kernel template is declared on the host side; its
+// instances are those the host unit's object asks for (explicit_instantiations()).
 // Whatever it does split that then does not compile is also built as torch does: torch's build
 // decides whether a candidate compiles, never the split.
 //
@@ -42,10 +43,24 @@ struct CudaSourceSplit {
   std::string device;                // for nvcc
   std::string host;                  // for g++, after torch's precompiled header
   std::vector<std::string> kernels;  // the kernels' names, in source order
-  int launches = 0;                  // launches rewritten in the host unit
+  // The kernel templates, qualified by their namespaces (ops::scale_kernel): the device unit
+  // holds an instance only when explicit_instantiations() adds it.
+  std::vector<std::string> template_kernels;
+  int launches = 0;  // launches rewritten in the host unit
 };
 
 Result<CudaSourceSplit> split_cuda_source(std::string_view source);
+
+// A kernel template's instances are named only by the host unit: its object's undefined
+// symbols, as `nm -u -C` lists them ("U void ops::scale_kernel<float>(float const*, float*, int)"),
+// are what the device unit must instantiate. The explicit instantiation of each instance of one of
+// `template_kernels` (`template __global__ void ops::scale_kernel<float>(float const*, float*,
+// int);`), one a line, for the end of the device unit; nvcc then compiles it with
+// `-static-global-template-stub=false`, so that the host unit's call finds the stub.
+// unsupported when an instance names a type the device unit cannot (torch's c10::Half, a lambda):
+// the extension is then compiled whole.
+Result<std::string> explicit_instantiations(std::string_view undefined_symbols,
+                                            const std::vector<std::string>& template_kernels);
 
 // nvcc's flags of an extension (extra_cuda_cflags) that its host compiler receives: optimisation,
 // defines, include paths, the standard, -g, -w, and what -Xcompiler/--compiler-options pass on.

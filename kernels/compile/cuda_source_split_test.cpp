@@ -113,7 +113,6 @@ torch::Tensor run(torch::Tensor y) { fill<<<1, 32>>>(y.data_ptr<float>(), 1.f); 
 }
 
 DRK_TEST_CASE("what cannot be split whole is refused with its reason") {
-  DRK_CHECK(has(refusal("template <typename T>\n__global__ void k(T* y) {}\n"), "kernel template 'k'"));
   DRK_CHECK(has(refusal("static __global__ void k(float* y) {}\n"), "kernel 'k' has internal linkage"));
   DRK_CHECK(has(refusal("namespace {\n__global__ void k(float* y) {}\n}\n"), "kernel 'k' has internal linkage"));
   DRK_CHECK(has(refusal("__constant__ float weights[16];\nvoid load(const float* w) {\n"
@@ -122,7 +121,7 @@ DRK_TEST_CASE("what cannot be split whole is refused with its reason") {
   DRK_CHECK(has(refusal("__global__ void child(float* y) {}\n"
                         "__global__ void parent(float* y) { child<<<1, 1>>>(y); }\n"),
                 "dynamic parallelism"));
-  DRK_CHECK(has(refusal("void run(float* y) {\n  launch<float><<<1, 1>>>(y);\n}\n"), "line 2: a launch of a kernel template"));
+  DRK_CHECK(has(refusal("void run(float* y) {\n  go><<<1, 1>>>(y);\n}\n"), "line 2: a launch whose kernel's template"));
   DRK_CHECK(has(refusal("void run(float* y) {\n  auto f = [] __device__ (float v) { return v; };\n}\n"), "device lambda"));
   DRK_CHECK(has(refusal("void run() {\n"), "a '{' that nothing closes"));
 }
@@ -140,4 +139,39 @@ DRK_TEST_CASE("the host compiler receives what nvcc passes its host compiler") {
   DRK_CHECK(host_compiler_flags({"-O3", "--use_fast_math", "-arch=sm_90", "-Xcompiler", "-fopenmp,-march=native",
                                  "-DTILE=32", "-Xptxas=-v", "--compiler-options=-O2", "-std=c++17", "-lineinfo", "-g"}) ==
             std::vector<std::string>{"-O3", "-fopenmp", "-march=native", "-DTILE=32", "-O2", "-std=c++17", "-g"});
+}
+
+DRK_TEST_CASE("a kernel template is declared for the host; its launches name the instance") {
+  auto split = split_cuda_source(R"(#include <torch/extension.h>
+namespace ops {
+template <typename scalar_t, int kBlock>
+__global__ void scale_kernel(const scalar_t* x, scalar_t* y, int n) { y[0] = x[0]; }
+}
+torch::Tensor scaled(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "scaled", ([&] {
+    ops::scale_kernel<scalar_t, 256><<<1, 256>>>(x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), 1);
+  }));
+  return y;
+}
+)");
+  DRK_REQUIRE_MESSAGE(split.ok(), (split ? std::string() : split.error().message));
+  DRK_CHECK(split->template_kernels == std::vector<std::string>{"ops::scale_kernel"});
+  DRK_CHECK(has(split->host, "template <typename scalar_t, int kBlock>\n void scale_kernel(const scalar_t* x, scalar_t* y, int n) ;"));
+  DRK_CHECK(has(split->host, "(__cudaPushCallConfiguration(1, 256) ? (void)0 : ops::scale_kernel<scalar_t, 256>("
+                             "x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), 1))"));
+}
+
+DRK_TEST_CASE("the host unit's undefined instances become the device unit's explicit instantiations") {
+  const std::string symbols = "                 U cudaGetLastError\n"
+                              "                 U void ops::scale_kernel<float, 256>(float const*, float*, int)\n"
+                              "                 U void ops::scale_kernel<double, 256>(double const*, double*, int)\n"
+                              "                 U void other<float>(float*)\n";
+  auto instances = explicit_instantiations(symbols, {"ops::scale_kernel"});
+  DRK_REQUIRE(instances);
+  DRK_CHECK(*instances == "template __global__ void ops::scale_kernel<float, 256>(float const*, float*, int);\n"
+                          "template __global__ void ops::scale_kernel<double, 256>(double const*, double*, int);\n");
+  auto torch_type = explicit_instantiations("U void k<c10::Half>(c10::Half const*)\n", {"k"});
+  DRK_REQUIRE_FALSE(torch_type);
+  DRK_CHECK(has(torch_type.error().message, "k<c10::Half>"));
 }

@@ -249,10 +249,10 @@ Result<std::vector<std::string>> TorchExtensionBuilder::compile_cuda(const Inlin
   FileSystem& files = *options_.file_system;
   const std::string device_source = work + "/cuda_device.cu", host_source = work + "/cuda_host.cpp";
   const std::string device_object = work + "/cuda_device.o", host_object = work + "/cuda_host.o";
-  if (auto written = write_file_atomically(files, device_source, split->device); !written) return written.error();
   if (auto written = write_file_atomically(files, host_source, split->host); !written) return written.error();
   std::vector<std::string> device_argv = {nvcc()};
   append(device_argv, cuda_flags(extension));
+  if (!split->template_kernels.empty()) append(device_argv, {"-static-global-template-stub=false"});
   append(device_argv, {"-c", device_source, "-o", device_object});
   std::vector<std::string> host_argv = {options_.cxx};
   const std::vector<std::string> host_flags = cuda_host_flags(extension);
@@ -263,12 +263,34 @@ Result<std::vector<std::string>> TorchExtensionBuilder::compile_cuda(const Inlin
       append(host_argv, {"-include", *header, "-Winvalid-pch"});
   }
   append(host_argv, {"-c", host_source, "-o", host_object});
-  auto device_run = std::async(std::launch::async, [this, device_argv] { return runner_->run(device_argv, options_.timeout); });
   BuildOutput split_output;
-  const Status host_recorded = record(split_output, runner_->run(host_argv, options_.timeout));
-  const Status device_recorded = record(split_output, device_run.get());
-  if (!host_recorded) return host_recorded.error();
-  if (!device_recorded) return device_recorded.error();
+  if (split->template_kernels.empty()) {
+    if (auto written = write_file_atomically(files, device_source, split->device); !written) return written.error();
+    auto device_run =
+        std::async(std::launch::async, [this, device_argv] { return runner_->run(device_argv, options_.timeout); });
+    const Status host_recorded = record(split_output, runner_->run(host_argv, options_.timeout));
+    const Status device_recorded = record(split_output, device_run.get());
+    if (!host_recorded) return host_recorded.error();
+    if (!device_recorded) return device_recorded.error();
+  } else {
+    // The host unit first: its object's undefined symbols name the kernel templates' instances.
+    if (auto recorded = record(split_output, runner_->run(host_argv, options_.timeout)); !recorded)
+      return recorded.error();
+    if (split_output.failure.empty()) {
+      auto symbols = runner_->run({"nm", "-u", "-C", host_object}, options_.timeout);
+      if (!symbols) return symbols.error();
+      auto instances = explicit_instantiations(symbols->output, split->template_kernels);
+      if (!symbols->succeeded() || !instances) {
+        built.cuda_whole_reason = !symbols->succeeded() ? "nm did not read the host unit: " + first_error_line(symbols->output)
+                                                        : instances.error().message;
+        return compile_cuda_whole(extension, work, into);
+      }
+      if (auto written = write_file_atomically(files, device_source, split->device + *instances); !written)
+        return written.error();
+      if (auto recorded = record(split_output, runner_->run(device_argv, options_.timeout)); !recorded)
+        return recorded.error();
+    }
+  }
   if (split_output.failure.empty()) {
     into.output += split_output.output;
     built.cuda_split = true;
