@@ -48,18 +48,25 @@ InlineExtension twice_extension() {
   return extension;
 }
 
-// What `python` prints calling twice() of the module at `path`, loaded as the evaluator's sandbox
-// would load it in place of load_inline's.
-std::string call_twice(const BuiltExtension& built) {
+// What `python` prints running `statement` on the module `built` (as `module`), loaded as the
+// evaluator's sandbox would load it in place of load_inline's; `library_path` is searched first
+// for the shared libraries the module needs.
+std::string run_on_module(const BuiltExtension& built, const std::string& statement,
+                          const std::string& library_path = "") {
   const std::string script = "import importlib.util, torch\n"
                              "spec = importlib.util.spec_from_file_location('" + built.module_name + "', '" +
                              built.module_path + "')\n"
                              "module = importlib.util.module_from_spec(spec)\n"
-                             "spec.loader.exec_module(module)\n"
-                             "print(module.twice(torch.ones(3)).tolist())\n";
-  auto run = system_command_runner()->run({python(), "-c", script}, std::chrono::seconds(60));
+                             "spec.loader.exec_module(module)\n" + statement + "\n";
+  auto run = system_command_runner()->run({"/usr/bin/env", "LD_LIBRARY_PATH=" + library_path, python(), "-c", script},
+                                          std::chrono::seconds(60));
   DRK_REQUIRE(run);
+  DRK_INFO(run->output);
   return run->output;
+}
+
+std::string call_twice(const BuiltExtension& built) {
+  return run_on_module(built, "print(module.twice(torch.ones(3)).tolist())");
 }
 
 }  // namespace
@@ -184,18 +191,7 @@ InlineExtension cuda_extension(const std::string& name, const std::string& kerne
 // Whether the module at `built` imports (every symbol it needs resolved: CPython loads modules
 // with RTLD_NOW) and has `scaled`.
 bool imports_with_scaled(const BuiltExtension& built, const std::string& stubs) {
-  const std::string script = "import importlib.util, torch\n"
-                             "spec = importlib.util.spec_from_file_location('" + built.module_name + "', '" +
-                             built.module_path + "')\n"
-                             "module = importlib.util.module_from_spec(spec)\n"
-                             "spec.loader.exec_module(module)\n"
-                             "print(hasattr(module, 'scaled'))\n";
-  auto run = system_command_runner()->run(
-      {"/usr/bin/env", "LD_LIBRARY_PATH=" + stubs + ":/usr/local/cuda/lib64", python(), "-c", script},
-      std::chrono::seconds(60));
-  DRK_REQUIRE(run);
-  DRK_INFO(run->output);
-  return run->output == "True\n";
+  return run_on_module(built, "print(hasattr(module, 'scaled'))", stubs + ":/usr/local/cuda/lib64") == "True\n";
 }
 
 }  // namespace
