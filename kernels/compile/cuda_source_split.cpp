@@ -431,9 +431,13 @@ class Splitter {
 
 Result<CudaSourceSplit> split_cuda_source(std::string_view source) { return Splitter(source).run(); }
 
-Result<std::string> explicit_instantiations(std::string_view undefined_symbols,
-                                            const std::vector<std::string>& template_kernels) {
-  std::string instantiations;
+Result<KernelInstances> explicit_instantiations(std::string_view undefined_symbols,
+                                                const std::vector<std::string>& template_kernels) {
+  // torch's 16-bit types, which AT_DISPATCH_..._AND_HALF and _AND_BFLOAT16 name: each from the
+  // light header torch's own CUDA sources compile it from.
+  static const std::vector<std::pair<std::string, std::string>> torch_types = {
+      {"c10::Half", "#include <c10/util/Half.h>\n"}, {"c10::BFloat16", "#include <c10/util/BFloat16.h>\n"}};
+  KernelInstances instances;
   size_t begin = 0;
   while (begin < undefined_symbols.size()) {
     size_t end = undefined_symbols.find('\n', begin);
@@ -447,12 +451,18 @@ Result<std::string> explicit_instantiations(std::string_view undefined_symbols,
       return function.rfind(kernel + "<", 0) == 0;
     });
     if (!instance) continue;
+    std::string rest = function;
+    for (const auto& [type, header] : torch_types) {
+      if (rest.find(type) == std::string::npos) continue;
+      if (instances.includes.find(header) == std::string::npos) instances.includes += header;
+      for (size_t at = rest.find(type); at != std::string::npos; at = rest.find(type)) rest.erase(at, type.size());
+    }
     for (std::string_view foreign : {"c10::", "at::", "torch::", "caffe2::", "{lambda", "(anonymous namespace)"})
-      if (function.find(foreign) != std::string::npos)
+      if (rest.find(foreign) != std::string::npos)
         return Error{Errc::unsupported, "the kernel instance '" + function + "' names a type of torch's or the host's"};
-    instantiations += "template __global__ void " + function + ";\n";
+    instances.instantiations += "template __global__ void " + function + ";\n";
   }
-  return instantiations;
+  return instances;
 }
 
 std::vector<std::string> host_compiler_flags(const std::vector<std::string>& nvcc_flags) {

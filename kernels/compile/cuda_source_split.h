@@ -53,14 +53,20 @@ Result<CudaSourceSplit> split_cuda_source(std::string_view source);
 
 // A kernel template's instances are named only by the host unit: its object's undefined
 // symbols, as `nm -u -C` lists them ("U void ops::scale_kernel<float>(float const*, float*, int)"),
-// are what the device unit must instantiate. The explicit instantiation of each instance of one of
+// are what the device unit must instantiate: the explicit instantiation of each instance of one of
 // `template_kernels` (`template __global__ void ops::scale_kernel<float>(float const*, float*,
-// int);`), one a line, for the end of the device unit; nvcc then compiles it with
-// `-static-global-template-stub=false`, so that the host unit's call finds the stub.
-// unsupported when an instance names a type the device unit cannot (torch's c10::Half, a lambda):
-// the extension is then compiled whole.
-Result<std::string> explicit_instantiations(std::string_view undefined_symbols,
-                                            const std::vector<std::string>& template_kernels);
+// int);`), one a line, for the end of the device unit, and the headers of torch's 16-bit types
+// that they name (c10::Half, c10::BFloat16: <c10/util/Half.h>, <c10/util/BFloat16.h>), for its
+// start. nvcc then compiles it with `-static-global-template-stub=false`, so that the host unit's
+// call finds the stub. unsupported when an instance names another type the device unit cannot
+// see (torch's others, a lambda, an unnamed namespace's): the extension is then compiled whole.
+struct KernelInstances {
+  std::string includes;
+  std::string instantiations;
+};
+
+Result<KernelInstances> explicit_instantiations(std::string_view undefined_symbols,
+                                                const std::vector<std::string>& template_kernels);
 
 // nvcc's flags of an extension (extra_cuda_cflags) that its host compiler receives: optimisation,
 // defines, include paths, the standard, -g, -w, and what -Xcompiler/--compiler-options pass on.

@@ -169,9 +169,17 @@ DRK_TEST_CASE("the host unit's undefined instances become the device unit's expl
                               "                 U void other<float>(float*)\n";
   auto instances = explicit_instantiations(symbols, {"ops::scale_kernel"});
   DRK_REQUIRE(instances);
-  DRK_CHECK(*instances == "template __global__ void ops::scale_kernel<float, 256>(float const*, float*, int);\n"
-                          "template __global__ void ops::scale_kernel<double, 256>(double const*, double*, int);\n");
-  auto torch_type = explicit_instantiations("U void k<c10::Half>(c10::Half const*)\n", {"k"});
+  DRK_CHECK(instances->includes.empty());
+  DRK_CHECK(instances->instantiations ==
+            "template __global__ void ops::scale_kernel<float, 256>(float const*, float*, int);\n"
+            "template __global__ void ops::scale_kernel<double, 256>(double const*, double*, int);\n");
+  auto half = explicit_instantiations("U void k<c10::Half>(c10::Half const*)\nU void k<c10::BFloat16>(c10::BFloat16 const*)\n"
+                                      "U void k<c10::Half>(c10::Half const*, c10::Half*)\n", {"k"});
+  DRK_REQUIRE(half);
+  DRK_CHECK(half->includes == "#include <c10/util/Half.h>\n#include <c10/util/BFloat16.h>\n");
+  auto torch_type = explicit_instantiations("U void k<c10::complex<float> >(c10::complex<float> const*)\n", {"k"});
   DRK_REQUIRE_FALSE(torch_type);
-  DRK_CHECK(has(torch_type.error().message, "k<c10::Half>"));
+  DRK_CHECK(has(torch_type.error().message, "k<c10::complex<float> >"));
+  auto lambda = explicit_instantiations("U void k<run()::{lambda()#1}>(int)\n", {"k"});
+  DRK_REQUIRE_FALSE(lambda);
 }

@@ -285,8 +285,8 @@ Result<std::vector<std::string>> TorchExtensionBuilder::compile_cuda(const Inlin
                                                         : instances.error().message;
         return compile_cuda_whole(extension, work, into);
       }
-      if (auto written = write_file_atomically(files, device_source, split->device + *instances); !written)
-        return written.error();
+      const std::string device = instances->includes + split->device + instances->instantiations;
+      if (auto written = write_file_atomically(files, device_source, device); !written) return written.error();
       if (auto recorded = record(split_output, runner_->run(device_argv, options_.timeout)); !recorded)
         return recorded.error();
     }

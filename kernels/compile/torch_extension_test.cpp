@@ -224,17 +224,18 @@ DRK_TEST_CASE("a CUDA extension's kernel is compiled by nvcc without torch, its 
   DRK_CHECK(split->compiler_output.find("_Z12scale_kernelPKfPfi") != std::string::npos);
   DRK_CHECK(imports_with_scaled(*split, stubs->path()));
 
-  // A kernel template's instances, named by AT_DISPATCH in the host unit, are instantiated in the
-  // device unit.
+  // A kernel template's instances, named by AT_DISPATCH in the host unit (float, double and
+  // torch's Half), are instantiated in the device unit.
   auto dispatched = (*builder)->build(cuda_extension(
       "scaled_dispatch_ext", "template <typename T>\n__global__ void scale_kernel(const T* x, T* y, int n) {\n"
                              "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = T(2) * x[i];\n}",
-      "AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), \"scaled\", ([&] {\n"
+      "AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), \"scaled\", ([&] {\n"
       "    scale_kernel<scalar_t><<<(n + 255) / 256, 256>>>(x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), n);\n"
       "  }));"));
   DRK_REQUIRE_MESSAGE(dispatched.ok(), (dispatched ? std::string() : dispatched.error().message));
   DRK_CHECK_MESSAGE(dispatched->cuda_split, dispatched->cuda_whole_reason);
   DRK_CHECK(dispatched->compiler_output.find("_Z12scale_kernelIdEvPKT_PS0_i") != std::string::npos);
+  DRK_CHECK(dispatched->compiler_output.find("_Z12scale_kernelIN3c104HalfEEvPKT_PS2_i") != std::string::npos);
   DRK_CHECK(imports_with_scaled(*dispatched, stubs->path()));
 
   // A kernel of internal linkage is compiled as torch compiles it: the whole cuda.cu by nvcc.
