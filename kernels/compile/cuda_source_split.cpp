@@ -26,6 +26,21 @@ bool torch_header(std::string_view path) {
   return false;
 }
 
+// Headers of device-only APIs (warp matrices, cooperative groups, pipelines, CUB): the device unit
+// alone includes them, as the host compiler cannot compile some of them.
+bool device_header(std::string_view path) {
+  for (std::string_view prefix : {"mma.h", "cooperative_groups", "cuda_pipeline", "cuda_awbarrier", "cuda/pipeline",
+                                  "cuda/barrier", "cuda/ptx", "cub/"})
+    if (path.substr(0, prefix.size()) == prefix) return true;
+  return false;
+}
+
+// A namespace of those APIs: a declaration that names one (`using namespace nvcuda;`,
+// `namespace cg = cooperative_groups;`) is for device code.
+bool device_namespace(const std::string& name) {
+  return name == "nvcuda" || name == "wmma" || name == "cooperative_groups" || name == "cub";
+}
+
 // A name that says the code uses torch: it stays on the host.
 bool torch_name(const std::string& name) {
   static const std::set<std::string> names = {"torch", "at", "c10", "caffe2", "pybind11", "py", "PYBIND11_MODULE"};
@@ -226,8 +241,11 @@ class Splitter {
     const std::string_view text = source_.substr(begin, end - begin);
     static const std::regex include_path(R"(^#\s*include\s*[<"]([^>"]+)[>"])");
     std::match_results<std::string_view::const_iterator> match;
-    if (std::regex_search(text.begin(), text.end(), match, include_path) && torch_header(match.str(1)))
+    const bool include = std::regex_search(text.begin(), text.end(), match, include_path);
+    if (include && torch_header(match.str(1)))
       emit(split_.host, begin, text);
+    else if (include && device_header(match.str(1)))
+      emit(split_.device, begin, text);
     else
       emit_both(begin, text);
   }
@@ -333,10 +351,15 @@ class Splitter {
     }
     const std::set<std::string> names = identifiers(code);
     const bool uses_torch = std::any_of(names.begin(), names.end(), torch_name);
+    const bool function_definition = has_body && function_head(head);
+    if (!function_definition && !uses_torch && std::any_of(names.begin(), names.end(), device_namespace)) {
+      emit(split_.device, start, text);
+      return {};
+    }
     bool shared = false;
     if (device) {
       shared = true;  // __host__ __device__
-    } else if (has_body && function_head(head)) {
+    } else if (function_definition) {
       shared = in_head("constexpr") && !uses_torch;
     } else if (type_declaration(head)) {
       shared = !uses_torch;

@@ -183,3 +183,26 @@ DRK_TEST_CASE("the host unit's undefined instances become the device unit's expl
   auto lambda = explicit_instantiations("U void k<run()::{lambda()#1}>(int)\n", {"k"});
   DRK_REQUIRE_FALSE(lambda);
 }
+
+DRK_TEST_CASE("device-only APIs stay on the device side: their headers and the names that use them") {
+  auto split = split_cuda_source(R"(#include <torch/extension.h>
+#include <mma.h>
+#include <cooperative_groups.h>
+#include <cuda_fp16.h>
+using namespace nvcuda;
+namespace cg = cooperative_groups;
+__global__ void k(const half* a, float* c) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+  cg::this_thread_block().sync();
+}
+void run(const half* a, float* c) { k<<<1, 32>>>(a, c); }
+)");
+  DRK_REQUIRE_MESSAGE(split.ok(), (split ? std::string() : split.error().message));
+  for (const char* part : {"#include <mma.h>", "#include <cooperative_groups.h>", "using namespace nvcuda;",
+                           "namespace cg = cooperative_groups;"}) {
+    DRK_CHECK_MESSAGE(has(split->device, part), part);
+    DRK_CHECK_MESSAGE(!has(split->host, part), part);
+  }
+  DRK_CHECK(has(split->host, "#include <cuda_fp16.h>"));
+  DRK_CHECK(has(split->host, "void k(const half* a, float* c) ;"));
+}

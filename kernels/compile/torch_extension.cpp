@@ -166,6 +166,9 @@ Result<std::string> TorchExtensionBuilder::precompiled_header(const InlineExtens
 
 std::vector<std::string> TorchExtensionBuilder::cuda_host_flags(const InlineExtension& extension) const {
   std::vector<std::string> flags = common_flags(extension);
+  // nvcc's host preprocessing searches its libcu++ (cuda/std/...) too.
+  const std::string libcuxx = facts_.cuda_home + "/include/cccl";
+  if (options_.file_system->exists(libcuxx)) append(flags, {"-isystem", libcuxx});
   flags.push_back("-fPIC");
   append(flags, host_compiler_flags(kCommonNvccFlags));
   const std::vector<std::string> own = host_compiler_flags(extension.extra_cuda_cflags);
