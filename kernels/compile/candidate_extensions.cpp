@@ -81,6 +81,10 @@ Result<CandidateExtensions::Built> CandidateExtensions::build(const std::string&
     built.modules.push_back({call.name, module->module_path});
     built.cached = built.cached && module->cached;
     built.compiler_output += module->compiler_output;
+    // Why a CUDA build took nvcc's whole-file minute, where people read the build's output.
+    if (!module->cached && !module->cuda_whole_reason.empty())
+      built.compiler_output += "drkernel: extension '" + call.name + "': cuda.cu compiled whole by nvcc, not split (" +
+                               module->cuda_whole_reason + ")\n";
   }
   return built;
 }

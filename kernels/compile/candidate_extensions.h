@@ -59,7 +59,7 @@ class CandidateExtensions {
   struct Built {
     std::vector<PrebuiltExtension> modules;  // in source order
     bool cached = true;                      // every module answered from the cache
-    std::string compiler_output;             // warnings
+    std::string compiler_output;             // warnings; why a CUDA extension was not split
   };
 
   // `python` runs the extractor and reports torch's facts; modules are cached under `cache_dir`.
