@@ -163,7 +163,7 @@ class Splitter {
   Result<CudaSourceSplit> run() {
     split_.host = kHostPreamble;
     size_t pos = 0;
-    if (auto parsed = parse(pos, false); !parsed) return parsed.error();
+    if (auto parsed = parse(pos); !parsed) return parsed.error();
     if (pos < code_.size()) return refuse(pos, "a '}' closes nothing");
     return split_;
   }
@@ -220,7 +220,7 @@ class Splitter {
   }
 
   // Items from `pos` to the '}' of the enclosing namespace or linkage block, or to the end.
-  Status parse(size_t& pos, bool unnamed_namespace) {
+  Status parse(size_t& pos) {
     while (true) {
       pos = skip_space(pos);
       if (pos >= code_.size() || code_[pos] == '}') return {};
@@ -233,7 +233,7 @@ class Splitter {
         ++pos;
         continue;
       }
-      if (auto item = parse_item(pos, unnamed_namespace); !item) return item;
+      if (auto item = parse_item(pos); !item) return item;
     }
   }
 
@@ -250,7 +250,7 @@ class Splitter {
       emit_both(begin, text);
   }
 
-  Status parse_item(size_t& pos, bool unnamed_namespace) {
+  Status parse_item(size_t& pos) {
     const size_t start = pos;
     int depth = 0;
     size_t head_end = std::string::npos;
@@ -270,17 +270,17 @@ class Splitter {
       } else if (c == ';' && depth == 0) {
         if (head_end == std::string::npos) head_end = i;
         pos = i + 1;
-        return item(start, head_end, pos, has_body, unnamed_namespace);
+        return item(start, head_end, pos, has_body);
       } else if (c == '{' && depth == 0) {
         const std::string_view head(code_.data() + start, i - start);
-        if (auto container = container_kind(start, i)) return parse_container(start, i, *container, unnamed_namespace, pos);
+        if (auto container = container_kind(start, i)) return parse_container(start, i, *container, pos);
         const size_t close = matching_brace(i);
         if (close == std::string::npos) return refuse(i, "a '{' that nothing closes");
         if (head_end == std::string::npos) head_end = i;
         has_body = true;
         if (function_head(head)) {
           pos = close + 1;
-          return item(start, head_end, pos, has_body, unnamed_namespace);
+          return item(start, head_end, pos, has_body);
         }
         i = close;  // a class body or a braced initialiser: the declaration ends at its ';'
       }
@@ -303,13 +303,16 @@ class Splitter {
     return std::nullopt;
   }
 
-  Status parse_container(size_t start, size_t open, Container kind, bool unnamed_namespace, size_t& pos) {
+  Status parse_container(size_t start, size_t open, Container kind, size_t& pos) {
     emit_both(start, std::string(source_.substr(start, open - start)) + "{");
     std::string name;
     (void)container_kind(start, open, &name);
     if (kind == Container::named_namespace) scopes_.push_back(name + "::");
     pos = open + 1;
-    auto parsed = parse(pos, unnamed_namespace || kind == Container::unnamed_namespace);
+    const bool was_unnamed = in_unnamed_namespace_;
+    in_unnamed_namespace_ = was_unnamed || kind == Container::unnamed_namespace;
+    auto parsed = parse(pos);
+    in_unnamed_namespace_ = was_unnamed;
     if (kind == Container::named_namespace) scopes_.pop_back();
     if (!parsed) return parsed;
     if (pos >= code_.size()) return refuse(open, "a '{' that nothing closes");
@@ -318,7 +321,7 @@ class Splitter {
     return {};
   }
 
-  Status item(size_t start, size_t head_end, size_t end, bool has_body, bool unnamed_namespace) {
+  Status item(size_t start, size_t head_end, size_t end, bool has_body) {
     const std::string_view head(code_.data() + start, head_end - start);
     const std::string_view code(code_.data() + start, end - start);
     const std::string_view text = source_.substr(start, end - start);
@@ -329,7 +332,7 @@ class Splitter {
     if (in_head("__global__")) {
       const std::string name = kernel_name(head);
       if (name.empty()) return refuse(start, "a kernel whose name the split cannot read");
-      if (in_head("static") || unnamed_namespace)
+      if (in_head("static") || in_unnamed_namespace_)
         return refuse(start, "kernel '" + name + "' has internal linkage: the host unit could not call its stub");
       if (launches) return refuse(start, "kernel '" + name + "' launches a kernel (dynamic parallelism)");
       emit(split_.device, start, text);
@@ -345,8 +348,8 @@ class Splitter {
     const bool device = in_head("__device__") || in_head("__constant__") || in_head("__shared__") || in_head("__managed__");
     if (device && !in_head("__host__")) {
       if (launches) return refuse(start, "device code launches a kernel (dynamic parallelism)");
-      if (!has_body && !function_head(head)) device_variables_.insert(declared_name(head));
       emit(split_.device, start, text);
+      if (!function_head(head)) return device_variable(start, head_end, end);
       return {};
     }
     const std::set<std::string> names = identifiers(code);
@@ -367,9 +370,8 @@ class Splitter {
       shared = (in_head("const") || in_head("constexpr")) && !in_head("extern") && !uses_torch;
     }
     for (const std::string& name : names)
-      if (device_variables_.count(name))
-        return refuse(start, "host code names the device variable '" + name +
-                                 "' (cudaMemcpyToSymbol and the like need nvcc's shadow of it)");
+      if (unshared_device_variables_.count(name))
+        return refuse(start, "host code names the device variable '" + name + "', which the split cannot share");
     if (!device && names.count("__device__")) return refuse(start, "a device lambda in host code");
     auto host_text = with_launches_rewritten(start, end);
     if (!host_text) return host_text.error();
@@ -378,6 +380,51 @@ class Splitter {
       emit(split_.device, start, text);
     }
     emit(split_.host, start, *host_text);
+    return {};
+  }
+
+  // A __device__ or __constant__ variable, already in the device unit. Host code names it only
+  // for the runtime (cudaMemcpyToSymbol(weights, ...), cudaGetSymbolAddress), which wants the
+  // address of nvcc's host-side shadow of it, a variable of internal linkage in nvcc's object. So
+  // the device unit exports that address (`extern "C" void* __drk_shadow_N()`), and the host unit
+  // declares the name as a reference to it, of the declared type:
+  //   struct __drk_shadow_type_N { static float weights[16]; };
+  //   static auto& weights = *reinterpret_cast<decltype(__drk_shadow_type_N::weights)*>(__drk_shadow_N());
+  // One the split cannot declare so (__managed__, several declarators, constexpr, an unnamed
+  // namespace's) is kept from host code: naming it there is refused.
+  Status device_variable(size_t start, size_t head_end, size_t end) {
+    const std::string_view head(code_.data() + start, head_end - start);
+    const std::string name = declared_name(head);
+    const std::set<std::string> head_names = identifiers(head);
+    const std::string_view declarator = head.substr(0, head.find('='));
+    const HeadShape shape = head_shape(declarator);
+    bool several = false;
+    for (int depth = 0; const char c : declarator) {
+      depth += (c == '(' || c == '[' || c == '<') ? 1 : (c == ')' || c == ']' || c == '>') ? -1 : 0;
+      several = several || (c == ',' && depth == 0);
+    }
+    if (name.empty() || head_names.count("__managed__") || head_names.count("constexpr") || head_names.count("__shared__") ||
+        several || shape.first_paren != std::string::npos || in_unnamed_namespace_) {
+      unshared_device_variables_.insert(name);
+      return {};
+    }
+    // The declaration without its storage, its initialiser or its attributes of device memory.
+    size_t declaration_end = end - 1;  // the ';'
+    for (size_t i = start; i < end; ++i)
+      if (code_[i] == '{' || (code_[i] == '=' && code_[i + 1] != '=')) {
+        declaration_end = i;
+        break;
+      }
+    static const std::regex storage(R"(\b(__constant__|__device__|static|extern|inline)\b)");
+    const std::string declaration =
+        std::regex_replace(std::string(source_.substr(start, declaration_end - start)), storage, "");
+    const std::string number = std::to_string(shadows_++);
+    const std::string accessor = "__drk_shadow_" + number, type = "__drk_shadow_type_" + number;
+    emit(split_.device, start, "extern \"C\" void* " + accessor + "() { return (void*)&" + name + "; }");
+    emit(split_.host, start,
+         "struct " + type + " { static " + trimmed(declaration) + "; };\n" + "extern \"C\" void* " + accessor +
+             "();\nstatic auto& " + name + " = *reinterpret_cast<decltype(" + type + "::" + name + ")*>(" + accessor +
+             "());");
     return {};
   }
 
@@ -445,7 +492,9 @@ class Splitter {
   const std::string& code_;
   std::vector<size_t> line_starts_;
   std::map<size_t, size_t> directives_;  // where each directive starts, and where it ends
-  std::set<std::string> device_variables_;
+  std::set<std::string> unshared_device_variables_;
+  int shadows_ = 0;
+  bool in_unnamed_namespace_ = false;  // inside `namespace { ... }`
   std::vector<std::string> scopes_;  // the enclosing named namespaces, each with its "::"
   CudaSourceSplit split_;
 };

@@ -18,10 +18,13 @@
 // The split is a lexer's, not a compiler's (base/cxx_source.h). What it cannot keep whole it
 // refuses, with the reason, and the caller builds the file as torch does: a kernel with internal
 // linkage (static or in an unnamed namespace: the host unit could not call its stub), a launch
-// from device code, a __device__, __constant__ or __managed__ variable named in host code
-// (cudaMemcpyToSymbol needs nvcc's shadow of it), a device lambda in host code, a launch whose
-// callee or arguments it cannot read. A kernel template is declared on the host side; its
-// instances are those the host unit's object asks for (explicit_instantiations()).
+// from device code, a __managed__ variable (or one declared with others, or constexpr) named in
+// host code, a device lambda in host code, a launch whose callee or arguments it cannot read. A
+// kernel template is declared on the host side; its instances are those the host unit's object
+// asks for (explicit_instantiations()). A __device__ or __constant__ variable is reached from host
+// code (cudaMemcpyToSymbol) through nvcc's host-side shadow of it, whose address the device unit
+// exports (`extern "C" void* __drk_shadow_N()`) and the host unit binds a reference of the
+// declared type to.
 // Whatever it does split that then does not compile is also built as torch does: torch's build
 // decides whether a candidate compiles, never the split.
 //

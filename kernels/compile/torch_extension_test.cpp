@@ -197,6 +197,7 @@ bool imports_with_scaled(const BuiltExtension& built, const std::string& stubs) 
 }  // namespace
 
 DRK_TEST_CASE("a CUDA extension's kernel is compiled by nvcc without torch, its host code by g++, and they link") {
+  // (Linked and imported here; launched on the H200 by the GPU script's load_inline cases.)
   const TorchFacts* torch = facts();
   if (!torch) return;
   if (!std::filesystem::exists(kNvcc)) {
@@ -214,9 +215,11 @@ DRK_TEST_CASE("a CUDA extension's kernel is compiled by nvcc without torch, its 
   DRK_REQUIRE(builder);
 
   auto split = (*builder)->build(cuda_extension(
-      "scaled_split_ext", "__global__ void scale_kernel(const float* x, float* y, int n) {\n"
-                          "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = 2.f * x[i];\n}",
-      "scale_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);"));
+      "scaled_split_ext", "__constant__ float factor[1];\n"
+                          "__global__ void scale_kernel(const float* x, float* y, int n) {\n"
+                          "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = factor[0] * x[i];\n}",
+      "const float two = 2.f;\n  cudaMemcpyToSymbol(factor, &two, sizeof two);\n"
+      "  scale_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);"));
   DRK_REQUIRE_MESSAGE(split.ok(), (split ? std::string() : split.error().message));
   DRK_CHECK_MESSAGE(split->cuda_split, split->cuda_whole_reason);
   DRK_CHECK(split->cuda_whole_reason.empty());
