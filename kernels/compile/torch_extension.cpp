@@ -260,10 +260,21 @@ Result<std::vector<std::string>> TorchExtensionBuilder::compile_cuda(const Inlin
   std::vector<std::string> host_argv = {options_.cxx};
   const std::vector<std::string> host_flags = cuda_host_flags(extension);
   append(host_argv, host_flags);
+  // main.cpp's precompiled torch/extension.h serves the host unit where GCC takes it with the
+  // host's flags (nvcc's __CUDA_NO_HALF* defines are not read by torch's headers under g++): one
+  // header built per machine, not two. Flags GCC refuses it for (-O3 defines __OPTIMIZE__) get
+  // a header of their own from the next build on.
+  const std::string host_flags_key = content_hash(joined(host_flags));
+  bool shares_main_header = false;
   if (options_.precompiled_header) {
     const bool whole_api = split->host.find("<torch/extension.h>") != std::string::npos;
-    if (auto header = precompiled(whole_api ? "torch/extension.h" : "torch/types.h", host_flags))
-      append(host_argv, {"-include", *header, "-Winvalid-pch"});
+    {
+      std::lock_guard lock(refused_mutex_);
+      shares_main_header = whole_api && !extension.no_implicit_headers && !refused_main_header_.count(host_flags_key);
+    }
+    auto header = shares_main_header ? precompiled_header(extension)
+                                     : precompiled(whole_api ? "torch/extension.h" : "torch/types.h", host_flags);
+    if (header) append(host_argv, {"-include", *header, "-Winvalid-pch"});
   }
   append(host_argv, {"-c", host_source, "-o", host_object});
   BuildOutput split_output;
@@ -281,11 +292,14 @@ Result<std::vector<std::string>> TorchExtensionBuilder::compile_cuda(const Inlin
       return recorded.error();
     if (split_output.failure.empty()) {
       auto symbols = runner_->run({"nm", "-u", "-C", host_object}, options_.timeout);
-      if (!symbols) return symbols.error();
+      if (!symbols || !symbols->succeeded()) {
+        built.cuda_whole_reason = "nm did not list the host unit's symbols: " +
+                                  (symbols ? first_error_line(symbols->output) : symbols.error().message);
+        return compile_cuda_whole(extension, work, into);
+      }
       auto instances = explicit_instantiations(symbols->output, split->template_kernels);
-      if (!symbols->succeeded() || !instances) {
-        built.cuda_whole_reason = !symbols->succeeded() ? "nm did not read the host unit: " + first_error_line(symbols->output)
-                                                        : instances.error().message;
+      if (!instances) {
+        built.cuda_whole_reason = instances.error().message;
         return compile_cuda_whole(extension, work, into);
       }
       const std::string device = instances->includes + split->device + instances->instantiations;
@@ -293,6 +307,10 @@ Result<std::vector<std::string>> TorchExtensionBuilder::compile_cuda(const Inlin
       if (auto recorded = record(split_output, runner_->run(device_argv, options_.timeout)); !recorded)
         return recorded.error();
     }
+  }
+  if (shares_main_header && (split_output.output + split_output.failure).find(".gch: not used because") != std::string::npos) {
+    std::lock_guard lock(refused_mutex_);
+    refused_main_header_.insert(host_flags_key);
   }
   if (split_output.failure.empty()) {
     into.output += split_output.output;

@@ -16,7 +16,8 @@
 //
 // cuda.cu is split where it can be (cuda_source_split.h): its device unit compiled by nvcc with
 // the same flags, without torch; its host unit by the C++ compiler with nvcc's host flags and a
-// precompiled torch header (torch/extension.h when the unit includes it, else torch/types.h).
+// precompiled torch header (torch/extension.h when the unit includes it, main.cpp's own where GCC
+// takes it with the host's flags; else torch/types.h).
 // Where the split refuses, or its units do not compile or link, cuda.cu is compiled whole by
 // nvcc, as torch does, and BuiltExtension says why.
 //
@@ -140,6 +141,8 @@ class TorchExtensionBuilder {
   std::string identity_;  // the compilers' --version texts
   std::mutex header_mutex_;
   std::set<std::string> failed_headers_;  // precompiled headers that did not build, by key
+  std::mutex refused_mutex_;
+  std::set<std::string> refused_main_header_;  // host unit flag sets GCC refused main.cpp's header for
 };
 
 }  // namespace drk::compile

@@ -214,6 +214,13 @@ DRK_TEST_CASE("a CUDA extension's kernel is compiled by nvcc without torch, its 
   auto builder = TorchExtensionBuilder::create({.cache_dir = shared_cache()}, with_cuda(*torch, stubs->path()));
   DRK_REQUIRE(builder);
 
+  const auto headers = [] {
+    size_t count = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(shared_cache() + "/pch"))
+      count += entry.path().extension() == ".gch";
+    return count;
+  };
+  const size_t headers_before = headers();
   auto split = (*builder)->build(cuda_extension(
       "scaled_split_ext", "__constant__ float factor[1];\n"
                           "__global__ void scale_kernel(const float* x, float* y, int n) {\n"
@@ -226,6 +233,8 @@ DRK_TEST_CASE("a CUDA extension's kernel is compiled by nvcc without torch, its 
   // ptxas's report of the candidate's kernel, which the Evaluator reads, is in the output.
   DRK_CHECK(split->compiler_output.find("_Z12scale_kernelPKfPfi") != std::string::npos);
   DRK_CHECK(imports_with_scaled(*split, stubs->path()));
+  // main.cpp's precompiled torch/extension.h served the host unit too: one header built, not two.
+  DRK_CHECK(headers() == headers_before + 1);
 
   // A kernel template's instances, named by AT_DISPATCH in the host unit (float, double and
   // torch's Half), are instantiated in the device unit.
