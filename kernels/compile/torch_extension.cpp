@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <future>
+#include <set>
 
 #include "base/temporary_directory.h"
 #include "kernels/compile/compiler.h"
@@ -38,6 +39,16 @@ std::string lines(const std::vector<std::string>& parts) {
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i) text += (i ? "\n" : "") + parts[i];
   return text;
+}
+
+// The flags that change GCC's predefined macros (optimisation, standard, -f and -m options), as a
+// set: a precompiled header built with other ones is refused.
+std::set<std::string> predefining_flags(const std::vector<std::string>& flags) {
+  std::set<std::string> found;
+  for (const std::string& flag : flags)
+    for (const char* prefix : {"-O", "-std=", "-f", "-m"})
+      if (flag.rfind(prefix, 0) == 0) found.insert(flag);
+  return found;
 }
 
 // A compiler's first error line (its first line when none says "error"), for a one-line reason.
@@ -268,9 +279,10 @@ Result<std::vector<std::string>> TorchExtensionBuilder::compile_cuda(const Inlin
   bool shares_main_header = false;
   if (options_.precompiled_header) {
     const bool whole_api = split->host.find("<torch/extension.h>") != std::string::npos;
-    {
+    if (whole_api && !extension.no_implicit_headers &&
+        predefining_flags(cpp_flags(extension)) == predefining_flags(host_flags)) {
       std::lock_guard lock(refused_mutex_);
-      shares_main_header = whole_api && !extension.no_implicit_headers && !refused_main_header_.count(host_flags_key);
+      shares_main_header = !refused_main_header_.count(host_flags_key);
     }
     auto header = shares_main_header ? precompiled_header(extension)
                                      : precompiled(whole_api ? "torch/extension.h" : "torch/types.h", host_flags);
