@@ -14,10 +14,17 @@ namespace {
 
 // What the host unit declares before the candidate's first line: nvcc's launch configuration call
 // (declared by the CUDA headers for nvcc only), with the defaults nvcc's headers give it.
+// Then the annotations that no item of the host unit carries, made errors: device code a macro hid
+// from the split (`#define KERNEL(name) __global__ void name(...)`) then fails to compile, and the
+// file is compiled whole, instead of becoming a host function or a plain host variable.
 const char kHostPreamble[] =
     "#include <cuda_runtime.h>\n"
     "extern \"C\" unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim = 1, size_t sharedMem = 0,\n"
-    "                                                  struct CUstream_st* stream = 0);\n";
+    "                                                  struct CUstream_st* stream = 0);\n"
+    "#undef __global__\n#define __global__ __global___outside_the_device_unit__\n"
+    "#undef __constant__\n#define __constant__ __constant___outside_the_device_unit__\n"
+    "#undef __shared__\n#define __shared__ __shared___outside_the_device_unit__\n"
+    "#undef __managed__\n#define __managed__ __managed___outside_the_device_unit__\n";
 
 // Headers that only the host unit includes: torch's, pybind11's and Python's.
 bool torch_header(std::string_view path) {
