@@ -84,7 +84,6 @@ const std::vector<std::regex>& compiled_rules() {
   return compiled;
 }
 
-
 // True when the call at `at` is a member call (x.open(, p->open() or qualified by a namespace or
 // class other than std (mine::open(): the rule is about the C library and std.
 bool foreign_call(const std::string& text, size_t at) {

@@ -280,7 +280,7 @@ class Splitter {
         return item(start, head_end, pos, has_body);
       } else if (c == '{' && depth == 0) {
         const std::string_view head(code_.data() + start, i - start);
-        if (auto container = container_kind(start, i)) return parse_container(start, i, *container, pos);
+        if (auto container = container_at(start, i)) return parse_container(start, i, *container, pos);
         const size_t close = matching_brace(i);
         if (close == std::string::npos) return refuse(i, "a '{' that nothing closes");
         if (head_end == std::string::npos) head_end = i;
@@ -295,32 +295,36 @@ class Splitter {
     return refuse(start, "a declaration without its end");
   }
 
-  enum class Container { named_namespace, unnamed_namespace, linkage };
+  // A block whose items are parsed as the file's: a namespace (with its name, empty when unnamed)
+  // or a linkage block (extern "C" { ... }).
+  struct Container {
+    enum class Kind { named_namespace, unnamed_namespace, linkage } kind;
+    std::string name;
+  };
 
-  std::optional<Container> container_kind(size_t start, size_t open, std::string* name = nullptr) const {
+  std::optional<Container> container_at(size_t start, size_t open) const {
     const std::string head = trimmed(code_.substr(start, open - start));
     static const std::regex namespace_head(R"(^(inline\s+)?namespace(\s+([A-Za-z_][\w:]*))?$)");
     std::smatch match;
-    if (std::regex_match(head, match, namespace_head)) {
-      if (name) *name = match[3].str();
-      return match[2].matched ? Container::named_namespace : Container::unnamed_namespace;
-    }
+    if (std::regex_match(head, match, namespace_head))
+      return Container{match[2].matched ? Container::Kind::named_namespace : Container::Kind::unnamed_namespace,
+                       match[3].str()};
     static const std::regex linkage_head(R"re(^extern\s*"(C|C\+\+)"$)re");
-    if (std::regex_match(trimmed(source_.substr(start, open - start)), linkage_head)) return Container::linkage;
+    if (std::regex_match(trimmed(source_.substr(start, open - start)), linkage_head))
+      return Container{Container::Kind::linkage, {}};
     return std::nullopt;
   }
 
-  Status parse_container(size_t start, size_t open, Container kind, size_t& pos) {
+  Status parse_container(size_t start, size_t open, const Container& container, size_t& pos) {
     emit_both(start, std::string(source_.substr(start, open - start)) + "{");
-    std::string name;
-    (void)container_kind(start, open, &name);
-    if (kind == Container::named_namespace) scopes_.push_back(name + "::");
+    const bool named = container.kind == Container::Kind::named_namespace;
+    if (named) scopes_.push_back(container.name + "::");
     pos = open + 1;
     const bool was_unnamed = in_unnamed_namespace_;
-    in_unnamed_namespace_ = was_unnamed || kind == Container::unnamed_namespace;
+    in_unnamed_namespace_ = was_unnamed || container.kind == Container::Kind::unnamed_namespace;
     auto parsed = parse(pos);
     in_unnamed_namespace_ = was_unnamed;
-    if (kind == Container::named_namespace) scopes_.pop_back();
+    if (named) scopes_.pop_back();
     if (!parsed) return parsed;
     if (pos >= code_.size()) return refuse(open, "a '{' that nothing closes");
     emit_both(pos, "}");

@@ -58,6 +58,13 @@ std::string first_error_line(const std::string& text) {
   return text.substr(at, text.find('\n', at) - at);
 }
 
+// `flags` with torch's standard added unless they name one (nvcc, and its host compiler after it,
+// take the candidate's own).
+void add_standard_unless_named(std::vector<std::string>& flags, const std::string& standard) {
+  if (std::none_of(flags.begin(), flags.end(), [](const std::string& flag) { return flag.rfind("-std=", 0) == 0; }))
+    flags.push_back("-std=" + standard);
+}
+
 double milliseconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
@@ -149,8 +156,7 @@ std::vector<std::string> TorchExtensionBuilder::cuda_flags(const InlineExtension
                  "-gencode=arch=compute_" + number + ",code=sm_" + number});
   append(flags, {"--compiler-options", "-fPIC"});
   append(flags, extension.extra_cuda_cflags);
-  if (std::none_of(flags.begin(), flags.end(), [](const std::string& flag) { return flag.rfind("-std=", 0) == 0; }))
-    flags.push_back("-std=" + facts_.cxx_standard);
+  add_standard_unless_named(flags, facts_.cxx_standard);
   return flags;
 }
 
@@ -182,10 +188,8 @@ std::vector<std::string> TorchExtensionBuilder::cuda_host_flags(const InlineExte
   if (options_.file_system->exists(libcuxx)) append(flags, {"-isystem", libcuxx});
   flags.push_back("-fPIC");
   append(flags, host_compiler_flags(kCommonNvccFlags));
-  const std::vector<std::string> own = host_compiler_flags(extension.extra_cuda_cflags);
-  append(flags, own);
-  if (std::none_of(own.begin(), own.end(), [](const std::string& flag) { return flag.rfind("-std=", 0) == 0; }))
-    flags.push_back("-std=" + facts_.cxx_standard);
+  append(flags, host_compiler_flags(extension.extra_cuda_cflags));
+  add_standard_unless_named(flags, facts_.cxx_standard);
   return flags;
 }
 
@@ -325,7 +329,7 @@ Result<std::vector<std::string>> TorchExtensionBuilder::compile_cuda(const Inlin
     refused_main_header_.insert(host_flags_key);
   }
   if (split_output.failure.empty()) {
-    into.output += split_output.output;
+    into.absorb(split_output);
     built.cuda_split = true;
     return std::vector<std::string>{host_object, device_object};
   }
@@ -390,9 +394,7 @@ Result<BuiltExtension> TorchExtensionBuilder::build(const InlineExtension& exten
   const Status main_recorded = record(output, main_run.get());
   if (!main_recorded) return main_recorded.error();
   if (!cuda_objects) return cuda_objects.error();
-  output.output += cuda_output.output;
-  output.failure += cuda_output.failure;
-  output.repeatable = output.repeatable && cuda_output.repeatable;
+  output.absorb(cuda_output);
 
   const std::string module_built = (work / module_file).string();
   const auto link_module = [&](const std::vector<std::string>& objects, BuildOutput& into) -> Status {
@@ -414,9 +416,7 @@ Result<BuiltExtension> TorchExtensionBuilder::build(const InlineExtension& exten
       if (linked.failure.empty())
         if (auto ran = link_module(*whole, linked); !ran) return ran.error();
     }
-    output.output += linked.output;
-    output.failure += linked.failure;
-    output.repeatable = output.repeatable && linked.repeatable;
+    output.absorb(linked);
   }
 
   const std::vector<std::pair<std::string, std::string>> renames = {

@@ -121,6 +121,12 @@ class TorchExtensionBuilder {
     std::string output;
     std::string failure;
     bool repeatable = true;  // a crash or a timeout may not happen again: not cached
+
+    void absorb(const BuildOutput& other) {
+      output += other.output;
+      failure += other.failure;
+      repeatable = repeatable && other.repeatable;
+    }
   };
 
   std::vector<std::string> common_flags(const InlineExtension& extension) const;
