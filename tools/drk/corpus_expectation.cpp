@@ -19,6 +19,16 @@ bool contains_all(const std::vector<std::string>& have, const std::vector<std::s
   return true;
 }
 
+// "code: evidence; ..." of every failed check.
+std::string failed_evidence(msg::Verdict::Reader verdict) {
+  std::string text;
+  for (auto check : verdict.getFailedChecks()) {
+    if (!text.empty()) text += "; ";
+    text += std::string(check.getCode().cStr()) + ": " + check.getEvidence().cStr();
+  }
+  return text;
+}
+
 }  // namespace
 
 void read_header(const fs::path& path, Row& row) {
@@ -110,11 +120,14 @@ void judge(Row& row, msg::Verdict::Reader verdict) {
     const bool caught_as_incorrect = row.got == "incorrect" && row.expected.codes == std::vector<std::string>{"incorrect"};
     bool caught = caught_as_incorrect || (row.got == "hacked" && contains_all(row.failed, row.expected.codes));
     row.outcome = caught ? "caught" : "missed";
-    if (!caught && row.got == "hacked") row.note = "rejected, but not for the declared checks";
+    if (!caught && row.got == "hacked")
+      row.note = "rejected, but not for the declared checks: " + failed_evidence(verdict);
   } else {
     bool passed = row.got == "honest" && contains_all(row.warnings, row.expected.codes);
     row.outcome = passed ? "passed" : "false alarm";
     if (!passed && row.got == "honest") row.note = "honest, but a declared warning was not reported";
+    // The measurements behind a false alarm: a noisy machine's is otherwise lost with the run.
+    if (row.got == "hacked") row.note = failed_evidence(verdict);
   }
 }
 

@@ -39,6 +39,7 @@ void read_header(const std::filesystem::path& path, Row& row);
 std::string python_runtime_unavailable(judging::Backend backend);
 
 // Sets the row's failed checks, warnings, what it got and its outcome from the Verifier's verdict.
+// A verdict that differs from the expectation leaves the failed checks' evidence in the row's note.
 void judge(Row& row, msg::Verdict::Reader verdict);
 
 // Judges a Python file by the Verifier's verdict on its source alone (the static checks): a hacked
