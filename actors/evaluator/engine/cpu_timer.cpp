@@ -14,8 +14,19 @@ namespace {
 // carries more buffer sets, whose set-up took 3.4 ms of sandbox CPU time on a loaded 2-core
 // machine, so that an honest 3 ms matmul read 2-3.3x on one-call batches (0.9 on 30 ms ones).
 constexpr double kAnswerReuseBatchMs = 30.0;
-// A first pair's ratio under this is an honest candidate's: no second pair.
+// A first pair's ratio under this is an honest candidate's: no second pair. Over it, pairs up to
+// kAnswerReusePairs of batches kAnswerReuseConfirmLonger times as long, the smallest ratio kept:
+// on a machine with fewer free cores than a threaded candidate's threads, a call waits for a core
+// now and then (0.04 ms or 10 ms, as it happens), and a 30 ms batch of a few such calls reads
+// anywhere from 0.2x to 5x its twin. Skipped work is as fast in long batches as in short ones.
 constexpr double kAnswerReuseConfirmAbove = 2.0;
+constexpr int kAnswerReusePairs = 3;
+constexpr uint32_t kAnswerReuseConfirmLonger = 8;
+// How long each of its batches waits for the sandbox's threads to sleep, so that its CPU time is
+// read exactly: OpenMP's threads spin a while after each parallel region, longer than the usual
+// wait (every batch of an honest 2-thread library GEMM read inexact on the idle 2-core machine),
+// and the wall times the ratio then fell back on vary most on a loaded machine.
+constexpr auto kAnswerReuseCpuReadWait = std::chrono::milliseconds(100);
 // A wall-check ratio over this is confirmed on batches this long: a loaded machine's wake-up
 // latency (tens of milliseconds on a busy 2-core machine) can triple even 5 ms batches, while a
 // sandbox whose clock lies reads the same ratio on batches of any length.
@@ -30,22 +41,26 @@ CpuTimer::CpuTimer(SandboxSession& session, const EngineOptions& options, uint64
 
 // `calls` calls in the rotating order (EvaluationRun::rotation_calls). The layout has K + 1
 // sets: inputs of sets 0..K-1, outputs of all K + 1.
-Result<SandboxAnswer> CpuTimer::run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed, bool reference) {
+Result<SandboxAnswer> CpuTimer::run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed, bool reference,
+                                                   std::chrono::microseconds cpu_read_wait) {
   const uint32_t inputs = run.set_count() - 1;
   const uint32_t period = inputs * (inputs + 1);
   const uint64_t first = run.rotation_calls;
   run.rotation_calls += calls;
-  return session_.call(run, options_.call_timeout, [&](msg::SandboxRequest::Builder request) {
-    auto run_request = request.initRun();
-    run_request.setCalls(calls);
-    run_request.setSwapSeed(run.next_swap_seed());
-    run_request.setTimed(timed);
-    run_request.setReference(reference);
-    auto list = run_request.initSets(period);
-    for (uint32_t j = 0; j < period; ++j)
-      fill_buffer_set(list[j], run.layout.sets[(first + j) % inputs].inputs,
-                      run.layout.sets[(first + j) % (inputs + 1)].outputs);
-  });
+  return session_.call(
+      run, options_.call_timeout,
+      [&](msg::SandboxRequest::Builder request) {
+        auto run_request = request.initRun();
+        run_request.setCalls(calls);
+        run_request.setSwapSeed(run.next_swap_seed());
+        run_request.setTimed(timed);
+        run_request.setReference(reference);
+        auto list = run_request.initSets(period);
+        for (uint32_t j = 0; j < period; ++j)
+          fill_buffer_set(list[j], run.layout.sets[(first + j) % inputs].inputs,
+                          run.layout.sets[(first + j) % (inputs + 1)].outputs);
+      },
+      cpu_read_wait);
 }
 
 // CPU: this process's clock around "run M calls" round trips, minus an empty round trip; the
@@ -193,7 +208,7 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
     out.getEvidence().setWallCheckRatio(ratio);
   }
   if (!run.batch_cpu_per_wall.empty()) out.getEvidence().setCpuPerWall(summarize(run.batch_cpu_per_wall, 1).median);
-  if (auto f = measure_answer_reuse(run, summarize(candidate_us, 1).median)) return *f;
+  if (auto f = measure_answer_reuse(run, summarize(candidate_us, 1).p10)) return *f;
   return {};
 }
 
@@ -205,18 +220,28 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
 // either way.
 std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, double call_us) {
   // Batches of about kAnswerReuseBatchMs, so that a skipped call's round trip is not what is
-  // measured.
-  const uint32_t calls =
-      static_cast<uint32_t>(std::clamp(std::ceil(kAnswerReuseBatchMs * 1000.0 / std::max(call_us, 0.01)), 1.0, 100000.0));
+  // measured: first from the timing's fast batches (its median, on a loaded machine, can be 100x
+  // a threaded call that waits for a core now and then), then from the first batch itself.
+  const auto calls_for = [](double estimate_us) {
+    return static_cast<uint32_t>(
+        std::clamp(std::ceil(kAnswerReuseBatchMs * 1000.0 / std::max(estimate_us, 0.01)), 1.0, 100000.0));
+  };
+  uint32_t calls = calls_for(call_us);
   double smallest = std::numeric_limits<double>::infinity();
-  for (int pair = 0; pair < 2; ++pair) {
+  for (int pair = 0; pair < kAnswerReusePairs; ++pair) {
+    if (pair == 1) calls = std::min<uint32_t>(calls * kAnswerReuseConfirmLonger, 100000);
     // The first plain batch leaves every output holding its own inputs' answer.
     for (int round = 0; round < 2; ++round) {
-      auto own = session_.run_batch(run, calls);
+      auto own = session_.run_batch(run, calls, kAnswerReuseCpuReadWait);
       if (auto f = batch_failed(run, own, "timing")) return f;
-      if (round == 0) continue;
+      if (round == 0) {
+        const double batch_ms = own->wall_ns / 1e6;
+        if (pair == 0 && (batch_ms < kAnswerReuseBatchMs / 4 || batch_ms > kAnswerReuseBatchMs * 4))
+          calls = calls_for(batch_ms * 1000.0 / calls);
+        continue;
+      }
       for (uint32_t s = 0; s < run.set_count(); ++s) run.poison_outputs(s);
-      auto other = run_rotating_batch(run, calls, false);
+      auto other = run_rotating_batch(run, calls, false, false, kAnswerReuseCpuReadWait);
       if (auto f = batch_failed(run, other, "timing")) return f;
       // The sandbox's CPU time (all its threads), not the wall time: work skipped is CPU time not
       // spent, while a loaded machine stretches a batch's wall time (a threaded candidate's
@@ -227,7 +252,7 @@ std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, double 
       smallest = std::min(smallest, by_cpu ? other->cpu_ns / own->cpu_ns
                                            : other->wall_ns / std::max(own->wall_ns, 1.0));
     }
-    // A second pair only to confirm a suspicion: it must hold in both.
+    // Further pairs only to confirm a suspicion: it must hold in each.
     if (smallest < kAnswerReuseConfirmAbove) break;
   }
   run.out.getEvidence().setAnswerReuseRatio(smallest);

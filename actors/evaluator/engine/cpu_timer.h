@@ -37,7 +37,9 @@ class CpuTimer final : public Timer {
   // `timed`: RunRequest.timed (the timing's batches; not the answer-reuse measure, whose two
   // kinds of batch must do the same work).
   // `reference`: the calls are the timing reference beside the candidate (RunRequest.reference).
-  Result<SandboxAnswer> run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed, bool reference = false);
+  // `cpu_read_wait`: SandboxSession::call's.
+  Result<SandboxAnswer> run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed, bool reference = false,
+                                           std::chrono::microseconds cpu_read_wait = kCpuReadWait);
   std::optional<Status> measure_answer_reuse(EvaluationRun& run, double call_us);
 
   SandboxSession& session_;
