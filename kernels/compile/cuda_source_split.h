@@ -42,6 +42,11 @@
 
 namespace drk::compile {
 
+// What the host unit's compiler errors name when device code that a macro hid from the split
+// reached it (its preamble makes __global__, __constant__, __shared__ and __managed__ such names):
+// no header makes that unit compile.
+inline constexpr std::string_view kHiddenDeviceCode = "_outside_the_device_unit__";
+
 struct CudaSourceSplit {
   std::string device;                // for nvcc
   std::string host;                  // for g++, after torch's precompiled header

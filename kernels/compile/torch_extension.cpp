@@ -11,6 +11,7 @@
 #include "kernels/compile/content_hash.h"
 #include "kernels/compile/cuda_source_split.h"
 #include "kernels/compile/extension_flags.h"
+#include "kernels/compile/narrow_torch_headers.h"
 
 namespace drk::compile {
 namespace {
@@ -178,7 +179,7 @@ std::vector<std::string> TorchExtensionBuilder::link_flags(const InlineExtension
 }
 
 Result<std::string> TorchExtensionBuilder::precompiled_header(const InlineExtension& extension) {
-  return precompiled("torch/extension.h", cpp_flags(extension));
+  return precompiled({"torch/extension.h"}, cpp_flags(extension));
 }
 
 std::vector<std::string> TorchExtensionBuilder::cuda_host_flags(const InlineExtension& extension) const {
@@ -193,11 +194,17 @@ std::vector<std::string> TorchExtensionBuilder::cuda_host_flags(const InlineExte
   return flags;
 }
 
-Result<std::string> TorchExtensionBuilder::precompiled(const std::string& included, std::vector<std::string> flags) {
+Result<std::string> TorchExtensionBuilder::precompiled(const std::vector<std::string>& headers,
+                                                       std::vector<std::string> flags) {
+  std::string included, lines;
+  for (const auto& header : headers) {
+    included += (included.empty() ? "" : ", ") + header;
+    lines += "#include <" + header + ">\n";
+  }
   // The extension's name is the one flag that differs between extensions; torch's headers do not
   // use it, so one header serves them all (-Winvalid-pch would say otherwise).
   flags.erase(flags.begin());
-  const std::string key = content_hash(included + '\0' + joined(flags) + identity_ + facts_.text);
+  const std::string key = content_hash(lines + '\0' + joined(flags) + identity_ + facts_.text);
   FileSystem& files = *options_.file_system;
   const fs::path dir = fs::path(options_.cache_dir) / "pch" / key;
   const std::string header = (dir / "torch_header.h").string();
@@ -209,7 +216,7 @@ Result<std::string> TorchExtensionBuilder::precompiled(const std::string& includ
     return make_error(Errc::compile_error, included + " did not compile with these flags before");
   if (files.exists(compiled)) return header;
   if (auto made = files.create_directories(dir.string()); !made) return made.error();
-  if (auto written = write_file_atomically(files, header, "#include <" + included + ">\n"); !written)
+  if (auto written = write_file_atomically(files, header, lines); !written)
     return written.error();
   auto scratch = TemporaryDirectory::create("building", dir);
   if (!scratch) return scratch.error();
@@ -227,6 +234,115 @@ Result<std::string> TorchExtensionBuilder::precompiled(const std::string& includ
   }
   if (auto moved = files.rename(built, compiled); !moved) return moved.error();
   return header;
+}
+
+std::optional<std::vector<std::string>> TorchExtensionBuilder::narrow_include(const std::vector<std::string>& headers,
+                                                                              const std::vector<std::string>& flags) {
+  if (!options_.narrow_headers) return std::nullopt;
+  if (!options_.precompiled_header) {
+    std::vector<std::string> include;
+    for (const auto& header : headers) append(include, {"-include", header});
+    return include;
+  }
+  auto header = precompiled(headers, flags);
+  if (!header) return std::nullopt;
+  return std::vector<std::string>{"-include", *header, "-Winvalid-pch"};
+}
+
+Result<bool> TorchExtensionBuilder::compile_narrow_first(
+    const std::vector<std::string>& compile, const std::string& text, const std::string& source,
+    const std::string& narrow_source, const std::string& object,
+    const std::optional<std::vector<std::string>>& narrow, const std::function<std::vector<std::string>()>& whole,
+    std::string_view hopeless, BuildOutput& into) {
+  const auto run = [&](const std::string& file, const std::vector<std::string>& include, BuildOutput& output) {
+    std::vector<std::string> argv = compile;
+    append(argv, include);
+    append(argv, {"-c", file, "-o", object});
+    return record(output, runner_->run(argv, options_.timeout));
+  };
+  if (narrow) {
+    const std::string narrowed = without_whole_api_includes(text);
+    // Nothing to leave out: the narrow attempt is the build.
+    if (narrowed == text) {
+      if (auto ran = run(source, *narrow, into); !ran) return ran.error();
+      return true;
+    }
+    if (auto written = write_file_atomically(*options_.file_system, narrow_source, narrowed); !written)
+      return written.error();
+    BuildOutput attempt;
+    if (auto ran = run(narrow_source, *narrow, attempt); !ran) return ran.error();
+    if (attempt.failure.empty() || (!hopeless.empty() && attempt.failure.find(hopeless) != std::string::npos)) {
+      into.absorb(attempt);
+      return attempt.failure.empty();
+    }
+  }
+  if (auto ran = run(source, whole(), into); !ran) return ran.error();
+  return false;
+}
+
+Status TorchExtensionBuilder::compile_host_unit(const InlineExtension& extension, const std::string& text,
+                                                const std::string& source, const std::string& object,
+                                                BuiltExtension& built, BuildOutput& into) {
+  if (auto written = write_file_atomically(*options_.file_system, source, text); !written) return written.error();
+  const std::vector<std::string> host_flags = cuda_host_flags(extension);
+  std::vector<std::string> compile = {options_.cxx};
+  append(compile, host_flags);
+  // As written: main.cpp's precompiled torch/extension.h serves the host unit where GCC takes it
+  // with the host's flags (nvcc's __CUDA_NO_HALF* defines are not read by torch's headers under
+  // g++): one header built per machine, not two. Flags GCC refuses it for (-O3 defines
+  // __OPTIMIZE__) get a header of their own from the next build on.
+  const std::string host_flags_key = content_hash(joined(host_flags));
+  bool shares_main_header = false;
+  const auto whole = [&]() -> std::vector<std::string> {
+    if (!options_.precompiled_header) return {};
+    const bool whole_api = text.find("<torch/extension.h>") != std::string::npos;
+    if (whole_api && !extension.no_implicit_headers &&
+        predefining_flags(cpp_flags(extension)) == predefining_flags(host_flags)) {
+      std::lock_guard lock(refused_mutex_);
+      shares_main_header = !refused_main_header_.count(host_flags_key);
+    }
+    auto header = shares_main_header ? precompiled_header(extension)
+                                     : precompiled({whole_api ? "torch/extension.h" : "torch/types.h"}, host_flags);
+    if (!header) return {};
+    return {"-include", *header, "-Winvalid-pch"};
+  };
+  BuildOutput output;
+  auto narrow = compile_narrow_first(compile, text, source, source + ".narrow.cpp", object,
+                                     narrow_include(narrow_host_headers(), host_flags), whole, kHiddenDeviceCode,
+                                     output);
+  if (!narrow) return narrow.error();
+  built.narrow_host = *narrow;
+  if (shares_main_header && (output.output + output.failure).find(".gch: not used because") != std::string::npos) {
+    std::lock_guard lock(refused_mutex_);
+    refused_main_header_.insert(host_flags_key);
+  }
+  into.absorb(output);
+  return {};
+}
+
+Status TorchExtensionBuilder::compile_main(const InlineExtension& extension, const std::string& text,
+                                           const std::string& source, const std::string& object,
+                                           BuiltExtension& built, BuildOutput& into) {
+  const std::vector<std::string> flags = cpp_flags(extension);
+  std::vector<std::string> compile = {options_.cxx};
+  append(compile, flags);
+  // no_implicit_headers: main.cpp may not start with torch's include, so nothing goes ahead of it.
+  const bool header_ahead = options_.precompiled_header && !extension.no_implicit_headers;
+  const auto whole = [&]() -> std::vector<std::string> {
+    // A header that does not build leaves main.cpp to include torch/extension.h itself, as torch does.
+    if (!header_ahead) return {};
+    auto header = precompiled_header(extension);
+    if (!header) return {};
+    built.used_precompiled_header = true;
+    return {"-include", *header, "-Winvalid-pch"};
+  };
+  auto narrow = compile_narrow_first(
+      compile, text, source, source + ".narrow.cpp", object,
+      extension.no_implicit_headers ? std::nullopt : narrow_include(narrow_module_headers(), flags), whole, {}, into);
+  if (!narrow) return narrow.error();
+  built.narrow_main = *narrow;
+  if (*narrow && options_.precompiled_header) built.used_precompiled_header = true;
+  return {};
 }
 
 Status TorchExtensionBuilder::record(BuildOutput& into, const Result<CommandRun>& run) const {
@@ -267,45 +383,25 @@ Result<std::vector<std::string>> TorchExtensionBuilder::compile_cuda(const Inlin
   FileSystem& files = *options_.file_system;
   const std::string device_source = work + "/cuda_device.cu", host_source = work + "/cuda_host.cpp";
   const std::string device_object = work + "/cuda_device.o", host_object = work + "/cuda_host.o";
-  if (auto written = write_file_atomically(files, host_source, split->host); !written) return written.error();
   std::vector<std::string> device_argv = {nvcc()};
   append(device_argv, cuda_flags(extension));
   if (!split->template_kernels.empty()) append(device_argv, {"-static-global-template-stub=false"});
   append(device_argv, {"-c", device_source, "-o", device_object});
-  std::vector<std::string> host_argv = {options_.cxx};
-  const std::vector<std::string> host_flags = cuda_host_flags(extension);
-  append(host_argv, host_flags);
-  // main.cpp's precompiled torch/extension.h serves the host unit where GCC takes it with the
-  // host's flags (nvcc's __CUDA_NO_HALF* defines are not read by torch's headers under g++): one
-  // header built per machine, not two. Flags GCC refuses it for (-O3 defines __OPTIMIZE__) get
-  // a header of their own from the next build on.
-  const std::string host_flags_key = content_hash(joined(host_flags));
-  bool shares_main_header = false;
-  if (options_.precompiled_header) {
-    const bool whole_api = split->host.find("<torch/extension.h>") != std::string::npos;
-    if (whole_api && !extension.no_implicit_headers &&
-        predefining_flags(cpp_flags(extension)) == predefining_flags(host_flags)) {
-      std::lock_guard lock(refused_mutex_);
-      shares_main_header = !refused_main_header_.count(host_flags_key);
-    }
-    auto header = shares_main_header ? precompiled_header(extension)
-                                     : precompiled(whole_api ? "torch/extension.h" : "torch/types.h", host_flags);
-    if (header) append(host_argv, {"-include", *header, "-Winvalid-pch"});
-  }
-  append(host_argv, {"-c", host_source, "-o", host_object});
+  const auto compile_host = [&](BuildOutput& into) {
+    return compile_host_unit(extension, split->host, host_source, host_object, built, into);
+  };
   BuildOutput split_output;
   if (split->template_kernels.empty()) {
     if (auto written = write_file_atomically(files, device_source, split->device); !written) return written.error();
     auto device_run =
         std::async(std::launch::async, [this, device_argv] { return runner_->run(device_argv, options_.timeout); });
-    const Status host_recorded = record(split_output, runner_->run(host_argv, options_.timeout));
+    const Status host_recorded = compile_host(split_output);
     const Status device_recorded = record(split_output, device_run.get());
     if (!host_recorded) return host_recorded.error();
     if (!device_recorded) return device_recorded.error();
   } else {
     // The host unit first: its object's undefined symbols name the kernel templates' instances.
-    if (auto recorded = record(split_output, runner_->run(host_argv, options_.timeout)); !recorded)
-      return recorded.error();
+    if (auto compiled = compile_host(split_output); !compiled) return compiled.error();
     if (split_output.failure.empty()) {
       auto symbols = runner_->run({"nm", "-u", "-C", host_object}, options_.timeout);
       if (!symbols || !symbols->succeeded()) {
@@ -323,10 +419,6 @@ Result<std::vector<std::string>> TorchExtensionBuilder::compile_cuda(const Inlin
       if (auto recorded = record(split_output, runner_->run(device_argv, options_.timeout)); !recorded)
         return recorded.error();
     }
-  }
-  if (shares_main_header && (split_output.output + split_output.failure).find(".gch: not used because") != std::string::npos) {
-    std::lock_guard lock(refused_mutex_);
-    refused_main_header_.insert(host_flags_key);
   }
   if (split_output.failure.empty()) {
     into.absorb(split_output);
@@ -355,7 +447,11 @@ Result<BuiltExtension> TorchExtensionBuilder::build(const InlineExtension& exten
   const fs::path root = fs::path(options_.cache_dir) / "ext";
   const fs::path dir = root / key;
   const std::string module_file = extension.name + facts_.extension_suffix;
-  BuiltExtension built{extension.name, (dir / module_file).string(), key, true, false, false, {}, 0.0, {}};
+  BuiltExtension built;
+  built.module_name = extension.name;
+  built.module_path = (dir / module_file).string();
+  built.key = key;
+  built.cached = true;
   if (files.exists(built.module_path)) {
     built.build_ms = milliseconds_since(started);
     return built;
@@ -375,24 +471,16 @@ Result<BuiltExtension> TorchExtensionBuilder::build(const InlineExtension& exten
   if (cuda)
     if (auto written = write_file_atomically(files, cuda_cu, sources.cuda_cu); !written) return written.error();
 
-  std::vector<std::string> cpp_argv = {options_.cxx};
-  append(cpp_argv, cpp);
-  if (options_.precompiled_header && !extension.no_implicit_headers) {
-    // A header that does not build leaves main.cpp to include torch/extension.h itself, as torch does.
-    if (auto header = precompiled_header(extension)) {
-      append(cpp_argv, {"-include", *header, "-Winvalid-pch"});
-      built.used_precompiled_header = true;
-    }
-  }
   const std::string main_object = (work / "main.o").string();
-  append(cpp_argv, {"-c", main_cpp, "-o", main_object});
-  auto main_run = std::async(std::launch::async, [this, cpp_argv] { return runner_->run(cpp_argv, options_.timeout); });
+  BuildOutput output;
+  // Each side writes its own fields of `built`.
+  auto main_compiled = std::async(std::launch::async, [&] {
+    return compile_main(extension, sources.main_cpp, main_cpp, main_object, built, output);
+  });
   BuildOutput cuda_output;
   Result<std::vector<std::string>> cuda_objects = std::vector<std::string>{};
   if (!sources.cuda_cu.empty()) cuda_objects = compile_cuda(extension, sources.cuda_cu, work.string(), built, cuda_output);
-  BuildOutput output;
-  const Status main_recorded = record(output, main_run.get());
-  if (!main_recorded) return main_recorded.error();
+  if (const Status compiled = main_compiled.get(); !compiled) return compiled.error();
   if (!cuda_objects) return cuda_objects.error();
   output.absorb(cuda_output);
 
@@ -420,7 +508,7 @@ Result<BuiltExtension> TorchExtensionBuilder::build(const InlineExtension& exten
   }
 
   const std::vector<std::pair<std::string, std::string>> renames = {
-      {main_cpp, "main.cpp"}, {cuda_cu, "cuda.cu"}, {scratch->path() + "/", ""}};
+      {main_cpp + ".narrow.cpp", "main.cpp"}, {main_cpp, "main.cpp"}, {cuda_cu, "cuda.cu"}, {scratch->path() + "/", ""}};
   if (!output.failure.empty()) {
     const std::string message = "extension '" + extension.name + "' (line " + std::to_string(extension.line) +
                                 ") does not build:\n" + compiler_log(output.failure, renames, options_.max_log_bytes);

@@ -9,15 +9,17 @@
 // cuda.cu is `#include <torch/types.h>`, <cuda.h>, <cuda_runtime.h> and the cuda_sources (no
 // includes with no_implicit_headers=True). The flags are those of torch's ninja file for the
 // torch of the facts (cpp_flags(), cuda_flags(), link_flags()): no optimisation torch does not
-// ask for. What differs is how: main.cpp is compiled with `-include` of a GCC precompiled
-// torch/extension.h (built once per compiler, flags and torch under <cache>/pch/; not with
-// no_implicit_headers, whose main.cpp may not start with that include), main.cpp and cuda.cu
-// compile at the same time, and the module is cached.
+// ask for. What differs is how: main.cpp is compiled first with only the torch headers a module
+// needs (narrow_torch_headers.h), then, if that does not compile, with torch/extension.h; each
+// with `-include` of a GCC precompiled header (built once per compiler, flags and torch under
+// <cache>/pch/; not with no_implicit_headers, whose main.cpp may not start with torch's include);
+// main.cpp and cuda.cu compile at the same time, and the module is cached.
 //
 // cuda.cu is split where it can be (cuda_source_split.h): its device unit compiled by nvcc with
-// the same flags, without torch; its host unit by the C++ compiler with nvcc's host flags and a
-// precompiled torch header (torch/extension.h when the unit includes it, main.cpp's own where GCC
-// takes it with the host's flags; else torch/types.h).
+// the same flags, without torch; its host unit by the C++ compiler with nvcc's host flags, first
+// with torch/types.h alone, then as written with a precompiled torch header (torch/extension.h
+// when the unit includes it, main.cpp's own where GCC takes it with the host's flags; else
+// torch/types.h).
 // Where the split refuses, or its units do not compile or link, cuda.cu is compiled whole by
 // nvcc, as torch does, and BuiltExtension says why.
 //
@@ -42,10 +44,13 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/file_system.h"
@@ -70,6 +75,7 @@ struct TorchExtensionOptions {
   std::string cuda_architecture = "sm_90";  // the device's: compiled for it and as PTX, as torch does
   bool precompiled_header = true;
   bool split_cuda = true;  // false: cuda.cu always compiled whole by nvcc
+  bool narrow_headers = true;  // false: main.cpp and the host unit compiled only as written
   std::chrono::milliseconds timeout{300000};  // per compiler run
   size_t max_log_bytes = 16 * 1024;
   FileSystem* file_system = &real_file_system();
@@ -82,6 +88,8 @@ struct BuiltExtension {
   bool cached = false;                 // answered from the cache
   bool used_precompiled_header = false;
   bool cuda_split = false;             // cuda.cu built as a device and a host unit
+  bool narrow_main = false;            // main.cpp compiled with narrow_module_headers()
+  bool narrow_host = false;            // the host unit compiled with narrow_host_headers()
   std::string cuda_whole_reason;       // why cuda.cu was compiled whole, when it has CUDA sources
   double build_ms = 0.0;               // wall time of this build() call
   std::string compiler_output;         // warnings, as main.cpp and cuda.cu
@@ -131,8 +139,30 @@ class TorchExtensionBuilder {
 
   std::vector<std::string> common_flags(const InlineExtension& extension) const;
   std::string nvcc() const;
-  // `header` (<torch/extension.h>) precompiled with `flags`, its .gch beside it; built when missing.
-  Result<std::string> precompiled(const std::string& header, std::vector<std::string> flags);
+  // A header including `headers` precompiled with `flags`, its .gch beside it; built when missing.
+  Result<std::string> precompiled(const std::vector<std::string>& headers, std::vector<std::string> flags);
+  // The flags that put `headers` ahead of a unit compiled with `flags` (precompiled where the
+  // options say so); nullopt when the narrow attempt is off or its header does not build.
+  std::optional<std::vector<std::string>> narrow_include(const std::vector<std::string>& headers,
+                                                         const std::vector<std::string>& flags);
+  // Compiles `source` (holding `text`) into `object` with `compile` (the compiler and its flags):
+  // narrowed first (without_whole_api_includes(), written to `narrow_source`, `narrow` ahead of
+  // it) unless `narrow` is nullopt, then, if that did not compile, as written with whole() ahead.
+  // A narrow failure whose output holds `hopeless` (when not empty) is the unit's: no header makes
+  // it compile. Only the attempt that compiled, or the last one, adds its output to `into`. True
+  // when the narrow attempt compiled.
+  Result<bool> compile_narrow_first(const std::vector<std::string>& compile, const std::string& text,
+                                    const std::string& source, const std::string& narrow_source,
+                                    const std::string& object, const std::optional<std::vector<std::string>>& narrow,
+                                    const std::function<std::vector<std::string>()>& whole, std::string_view hopeless,
+                                    BuildOutput& into);
+  // main.cpp (`text`, written at `source`) into `object`; sets built.narrow_main and
+  // built.used_precompiled_header.
+  Status compile_main(const InlineExtension& extension, const std::string& text, const std::string& source,
+                      const std::string& object, BuiltExtension& built, BuildOutput& into);
+  // The split's host unit (`text`, written here at `source`) into `object`; sets built.narrow_host.
+  Status compile_host_unit(const InlineExtension& extension, const std::string& text, const std::string& source,
+                           const std::string& object, BuiltExtension& built, BuildOutput& into);
   // Adds a compiler run to `into`; an error when it did not run at all.
   Status record(BuildOutput& into, const Result<CommandRun>& run) const;
   // The objects of cuda.cu (written in `work`): the split's two where they compile, else nvcc's.

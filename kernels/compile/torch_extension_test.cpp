@@ -1,6 +1,7 @@
 // A load_inline extension built as torch would build it, with Debian's python3-torch: the module
 // imports and runs, the second build is a cache hit, a compile error is a value with the
-// compiler's message, and main.cpp really uses the precompiled torch/extension.h.
+// compiler's message, main.cpp is compiled with the narrow headers where it can be and with
+// torch/extension.h where it needs more, and main.cpp really uses the precompiled torch/extension.h.
 // Skipped (exit 77, CTest's SKIP_RETURN_CODE) where that Python has no torch.
 #include <cstdio>
 #include <cstdlib>
@@ -101,6 +102,7 @@ DRK_TEST_CASE("a CPU extension builds, imports and runs; the second build is a c
   DRK_REQUIRE_MESSAGE(built.ok(), (built ? std::string() : built.error().message));
   DRK_CHECK_FALSE(built->cached);
   DRK_CHECK(built->used_precompiled_header);
+  DRK_CHECK(built->narrow_main);
   DRK_CHECK(built->module_path.ends_with("/twice_ext" + torch->extension_suffix));
   DRK_CHECK(call_twice(*built) == "[2.0, 2.0, 2.0]\n");
 
@@ -109,6 +111,25 @@ DRK_TEST_CASE("a CPU extension builds, imports and runs; the second build is a c
   DRK_CHECK(again->cached);
   DRK_CHECK(again->module_path == built->module_path);
   DRK_CHECK(again->build_ms < 50.0);
+}
+
+DRK_TEST_CASE("main.cpp that needs more of torch than the narrow headers is compiled with torch/extension.h") {
+  const TorchFacts* torch = facts();
+  if (!torch) return;
+  auto builder = TorchExtensionBuilder::create({.cache_dir = shared_cache()}, *torch);
+  DRK_REQUIRE(builder);
+  InlineExtension extension = twice_extension();
+  extension.name = "twice_nn_ext";
+  // torch::nn is torch/all.h's, not torch/types.h's.
+  extension.cpp_sources = {"#include <torch/extension.h>\n"
+                           "torch::Tensor twice(torch::Tensor x) { return torch::nn::functional::relu(x) * 2; }"};
+  auto built = (*builder)->build(extension);
+  DRK_REQUIRE_MESSAGE(built.ok(), (built ? std::string() : built.error().message));
+  DRK_CHECK_FALSE(built->narrow_main);
+  DRK_CHECK(built->used_precompiled_header);
+  // Only the build that compiled speaks: the narrow attempt's errors are not the candidate's.
+  DRK_CHECK(built->compiler_output.find("error") == std::string::npos);
+  DRK_CHECK(call_twice(*built) == "[2.0, 2.0, 2.0]\n");
 }
 
 DRK_TEST_CASE("an extension that does not compile is a compile_error with the compiler's message, cached") {
@@ -233,8 +254,11 @@ DRK_TEST_CASE("a CUDA extension's kernel is compiled by nvcc without torch, its 
   // ptxas's report of the candidate's kernel, which the Evaluator reads, is in the output.
   DRK_CHECK(split->compiler_output.find("_Z12scale_kernelPKfPfi") != std::string::npos);
   DRK_CHECK(imports_with_scaled(*split, stubs->path()));
-  // main.cpp's precompiled torch/extension.h served the host unit too: one header built, not two.
-  DRK_CHECK(headers() == headers_before + 1);
+  // Both units compiled with their narrow headers: main.cpp's and the host unit's, precompiled,
+  // and no torch/extension.h.
+  DRK_CHECK(split->narrow_main);
+  DRK_CHECK(split->narrow_host);
+  DRK_CHECK(headers() == headers_before + 2);
 
   // A kernel template's instances, named by AT_DISPATCH in the host unit (float, double and
   // torch's Half), are instantiated in the device unit.
@@ -246,6 +270,7 @@ DRK_TEST_CASE("a CUDA extension's kernel is compiled by nvcc without torch, its 
       "  }));"));
   DRK_REQUIRE_MESSAGE(dispatched.ok(), (dispatched ? std::string() : dispatched.error().message));
   DRK_CHECK_MESSAGE(dispatched->cuda_split, dispatched->cuda_whole_reason);
+  DRK_CHECK(dispatched->narrow_host);
   DRK_CHECK(dispatched->compiler_output.find("_Z12scale_kernelIdEvPKT_PS0_i") != std::string::npos);
   DRK_CHECK(dispatched->compiler_output.find("_Z12scale_kernelIN3c104HalfEEvPKT_PS2_i") != std::string::npos);
   DRK_CHECK(imports_with_scaled(*dispatched, stubs->path()));

@@ -7,6 +7,8 @@
 //              the first time on a machine that built the header once: the common case); the
 //              median over `samples` candidates new to the cache
 //   warm       ours on a cache hit, the median over `samples`
+//   wide       as pch, with every unit compiled with torch/extension.h, the narrow headers off
+//              (narrow_torch_headers.h): the median over `samples`
 //   whole      (CUDA) as pch, with cuda.cu compiled whole by nvcc as torch does, not split
 //              (cuda_source_split.h): the median over `samples`
 // The torch facts are read once before (one torch import per machine) and not counted. Each
