@@ -208,7 +208,7 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
     out.getEvidence().setWallCheckRatio(ratio);
   }
   if (!run.batch_cpu_per_wall.empty()) out.getEvidence().setCpuPerWall(summarize(run.batch_cpu_per_wall, 1).median);
-  if (auto f = measure_answer_reuse(run, summarize(candidate_us, 1).p10)) return *f;
+  if (auto f = measure_answer_reuse(run, summarize(candidate_us, 1))) return *f;
   return {};
 }
 
@@ -218,15 +218,17 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
 // second only when the first suspects it). The
 // smallest ratio is the evidence (answerReuseRatio): an honest candidate takes about as long
 // either way.
-std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, double call_us) {
+std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, const TimingSummary& call_us) {
   // Batches of about kAnswerReuseBatchMs, so that a skipped call's round trip is not what is
-  // measured: first from the timing's fast batches (its median, on a loaded machine, can be 100x
-  // a threaded call that waits for a core now and then), then from the first batch itself.
+  // measured: from the timing's fast batches (its median, on a loaded machine, can be 100x a
+  // threaded call that waits for a core now and then), though never more than a confirmation's
+  // calls by the median (a call handing its work to a thread is fast alone, slow in a crowd);
+  // then fewer if the first batch took far longer.
   const auto calls_for = [](double estimate_us) {
     return static_cast<uint32_t>(
         std::clamp(std::ceil(kAnswerReuseBatchMs * 1000.0 / std::max(estimate_us, 0.01)), 1.0, 100000.0));
   };
-  uint32_t calls = calls_for(call_us);
+  uint32_t calls = std::min(calls_for(call_us.p10), kAnswerReuseConfirmLonger * calls_for(call_us.median));
   double smallest = std::numeric_limits<double>::infinity();
   for (int pair = 0; pair < kAnswerReusePairs; ++pair) {
     if (pair == 1) calls = std::min<uint32_t>(calls * kAnswerReuseConfirmLonger, 100000);
@@ -236,8 +238,7 @@ std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, double 
       if (auto f = batch_failed(run, own, "timing")) return f;
       if (round == 0) {
         const double batch_ms = own->wall_ns / 1e6;
-        if (pair == 0 && (batch_ms < kAnswerReuseBatchMs / 4 || batch_ms > kAnswerReuseBatchMs * 4))
-          calls = calls_for(batch_ms * 1000.0 / calls);
+        if (pair == 0 && batch_ms > kAnswerReuseBatchMs * 4) calls = std::min(calls, calls_for(batch_ms * 1000.0 / calls));
         continue;
       }
       for (uint32_t s = 0; s < run.set_count(); ++s) run.poison_outputs(s);

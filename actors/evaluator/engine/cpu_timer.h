@@ -21,6 +21,7 @@
 
 #include "actors/evaluator/engine/sandbox_session.h"
 #include "actors/evaluator/engine/timer.h"
+#include "actors/evaluator/engine/timing_summary.h"
 
 namespace drk::evaluator {
 
@@ -40,7 +41,8 @@ class CpuTimer final : public Timer {
   // `cpu_read_wait`: SandboxSession::call's.
   Result<SandboxAnswer> run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed, bool reference = false,
                                            std::chrono::microseconds cpu_read_wait = kCpuReadWait);
-  std::optional<Status> measure_answer_reuse(EvaluationRun& run, double call_us);
+  // `call_us`: the timing's candidate batches, per call.
+  std::optional<Status> measure_answer_reuse(EvaluationRun& run, const TimingSummary& call_us);
 
   SandboxSession& session_;
   const EngineOptions& options_;
