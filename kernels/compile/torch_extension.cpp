@@ -211,9 +211,20 @@ Result<std::string> TorchExtensionBuilder::precompiled(const std::vector<std::st
   const std::string compiled = header + ".gch";
   if (files.exists(compiled)) return header;
 
-  std::lock_guard lock(header_mutex_);
-  if (failed_headers_.count(key))
-    return make_error(Errc::compile_error, included + " did not compile with these flags before");
+  // One build of each header at a time; other headers build beside it.
+  const auto failed_before = [&]() -> Status {
+    std::lock_guard lock(header_mutex_);
+    if (failed_headers_.count(key))
+      return make_error(Errc::compile_error, included + " did not compile with these flags before");
+    return {};
+  };
+  std::mutex* building = nullptr;
+  {
+    std::lock_guard lock(header_mutex_);
+    building = &building_headers_[key];
+  }
+  std::lock_guard build_lock(*building);
+  if (auto status = failed_before(); !status) return status.error();
   if (files.exists(compiled)) return header;
   if (auto made = files.create_directories(dir.string()); !made) return made.error();
   if (auto written = write_file_atomically(files, header, lines); !written)
@@ -227,6 +238,7 @@ Result<std::string> TorchExtensionBuilder::precompiled(const std::vector<std::st
   auto run = runner_->run(argv, options_.timeout);
   if (!run) return run.error();
   if (!run->succeeded()) {
+    std::lock_guard lock(header_mutex_);
     failed_headers_.insert(key);
     return make_error(Errc::compile_error,
                       included + " does not compile: " + compiler_log(failure_text(*run, options_.timeout), {},

@@ -36,15 +36,17 @@
 // The candidate's own flags are checked first (extension_flags.h): the build runs outside the
 // sandbox.
 //
-// Thread-safety: build() may run on several threads (a mutex orders the precompiled headers'
-// builds). Errors: invalid_argument for a flag refused by check_extension_flags(); compile_error
-// with the compiler's or the linker's message (paths shown as main.cpp, cuda.cu), "timed out"
-// past the deadline; unsupported for CUDA sources when the torch has no CUDA; io_error when a
-// compiler does not run or the cache cannot be written.
+// Thread-safety: build() may run on several threads (each precompiled header is built once, by
+// one of them; different headers build at the same time). Errors: invalid_argument for a flag
+// refused by check_extension_flags(); compile_error with the compiler's or the linker's message
+// (paths shown as main.cpp, cuda.cu), "timed out" past the deadline; unsupported for CUDA
+// sources when the torch has no CUDA; io_error when a compiler does not run or the cache cannot
+// be written.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -175,8 +177,9 @@ class TorchExtensionBuilder {
   TorchFacts facts_;
   std::shared_ptr<CommandRunner> runner_;
   std::string identity_;  // the compilers' --version texts
-  std::mutex header_mutex_;
+  std::mutex header_mutex_;  // guards the two below
   std::set<std::string> failed_headers_;  // precompiled headers that did not build, by key
+  std::map<std::string, std::mutex> building_headers_;  // held while a header builds, by key
   std::mutex refused_mutex_;
   std::set<std::string> refused_main_header_;  // host unit flag sets GCC refused main.cpp's header for
 };
