@@ -22,11 +22,6 @@ constexpr double kAnswerReuseBatchMs = 30.0;
 constexpr double kAnswerReuseConfirmAbove = 2.0;
 constexpr int kAnswerReusePairs = 3;
 constexpr uint32_t kAnswerReuseConfirmLonger = 8;
-// How long each of its batches waits for the sandbox's threads to sleep, so that its CPU time is
-// read exactly: OpenMP's threads spin a while after each parallel region, longer than the usual
-// wait (every batch of an honest 2-thread library GEMM read inexact on the idle 2-core machine),
-// and the wall times the ratio then fell back on vary most on a loaded machine.
-constexpr auto kAnswerReuseCpuReadWait = std::chrono::milliseconds(100);
 // A wall-check ratio over this is confirmed on batches this long: a loaded machine's wake-up
 // latency (tens of milliseconds on a busy 2-core machine) can triple even 5 ms batches, while a
 // sandbox whose clock lies reads the same ratio on batches of any length.
@@ -41,26 +36,22 @@ CpuTimer::CpuTimer(SandboxSession& session, const EngineOptions& options, uint64
 
 // `calls` calls in the rotating order (EvaluationRun::rotation_calls). The layout has K + 1
 // sets: inputs of sets 0..K-1, outputs of all K + 1.
-Result<SandboxAnswer> CpuTimer::run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed, bool reference,
-                                                   std::chrono::microseconds cpu_read_wait) {
+Result<SandboxAnswer> CpuTimer::run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed, bool reference) {
   const uint32_t inputs = run.set_count() - 1;
   const uint32_t period = inputs * (inputs + 1);
   const uint64_t first = run.rotation_calls;
   run.rotation_calls += calls;
-  return session_.call(
-      run, options_.call_timeout,
-      [&](msg::SandboxRequest::Builder request) {
-        auto run_request = request.initRun();
-        run_request.setCalls(calls);
-        run_request.setSwapSeed(run.next_swap_seed());
-        run_request.setTimed(timed);
-        run_request.setReference(reference);
-        auto list = run_request.initSets(period);
-        for (uint32_t j = 0; j < period; ++j)
-          fill_buffer_set(list[j], run.layout.sets[(first + j) % inputs].inputs,
-                          run.layout.sets[(first + j) % (inputs + 1)].outputs);
-      },
-      cpu_read_wait);
+  return session_.call(run, options_.call_timeout, [&](msg::SandboxRequest::Builder request) {
+    auto run_request = request.initRun();
+    run_request.setCalls(calls);
+    run_request.setSwapSeed(run.next_swap_seed());
+    run_request.setTimed(timed);
+    run_request.setReference(reference);
+    auto list = run_request.initSets(period);
+    for (uint32_t j = 0; j < period; ++j)
+      fill_buffer_set(list[j], run.layout.sets[(first + j) % inputs].inputs,
+                      run.layout.sets[(first + j) % (inputs + 1)].outputs);
+  });
 }
 
 // CPU: this process's clock around "run M calls" round trips, minus an empty round trip; the
@@ -234,7 +225,7 @@ std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, const T
     if (pair == 1) calls = std::min<uint32_t>(calls * kAnswerReuseConfirmLonger, 100000);
     // The first plain batch leaves every output holding its own inputs' answer.
     for (int round = 0; round < 2; ++round) {
-      auto own = session_.run_batch(run, calls, kAnswerReuseCpuReadWait);
+      auto own = session_.run_batch(run, calls);
       if (auto f = batch_failed(run, own, "timing")) return f;
       if (round == 0) {
         const double batch_ms = own->wall_ns / 1e6;
@@ -242,7 +233,7 @@ std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, const T
         continue;
       }
       for (uint32_t s = 0; s < run.set_count(); ++s) run.poison_outputs(s);
-      auto other = run_rotating_batch(run, calls, false, false, kAnswerReuseCpuReadWait);
+      auto other = run_rotating_batch(run, calls, false);
       if (auto f = batch_failed(run, other, "timing")) return f;
       // The sandbox's CPU time (all its threads), not the wall time: work skipped is CPU time not
       // spent, while a loaded machine stretches a batch's wall time (a threaded candidate's

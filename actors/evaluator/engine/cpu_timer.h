@@ -38,9 +38,7 @@ class CpuTimer final : public Timer {
   // `timed`: RunRequest.timed (the timing's batches; not the answer-reuse measure, whose two
   // kinds of batch must do the same work).
   // `reference`: the calls are the timing reference beside the candidate (RunRequest.reference).
-  // `cpu_read_wait`: SandboxSession::call's.
-  Result<SandboxAnswer> run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed, bool reference = false,
-                                           std::chrono::microseconds cpu_read_wait = kCpuReadWait);
+  Result<SandboxAnswer> run_rotating_batch(EvaluationRun& run, uint32_t calls, bool timed, bool reference = false);
   // `call_us`: the timing's candidate batches, per call.
   std::optional<Status> measure_answer_reuse(EvaluationRun& run, const TimingSummary& call_us);
 

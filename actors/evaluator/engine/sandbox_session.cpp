@@ -14,6 +14,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long the Evaluator waits, after a reply, for the sandbox's threads to sleep before it reads
+// their CPU time (exact only then).
+constexpr auto kCpuReadWait = std::chrono::microseconds(1000);
+
 // What a request is, as set_request_observer() names it.
 const char* request_name(msg::SandboxRequest::Reader request) {
   switch (request.which()) {
@@ -124,7 +128,7 @@ uint64_t SandboxSession::build_request(capnp::MallocMessageBuilder& message, con
 }
 
 Result<SandboxAnswer> SandboxSession::call(EvaluationRun& run, std::chrono::milliseconds timeout,
-                                           const RequestFill& fill, std::chrono::microseconds cpu_read_wait) {
+                                           const RequestFill& fill) {
   if (auto s = ensure_sandbox(); !s) return s.error();
   if (auto s = run.store->synchronize(); !s) return s.error();
   capnp::MallocMessageBuilder message;
@@ -146,7 +150,7 @@ Result<SandboxAnswer> SandboxSession::call(EvaluationRun& run, std::chrono::mill
   std::optional<uint64_t> cpu_after;
   bool asleep_after = false;
   if (sandbox_ && sandbox_->alive()) {
-    asleep_after = sandbox_->wait_until_asleep(cpu_read_wait);
+    asleep_after = sandbox_->wait_until_asleep(kCpuReadWait);
     cpu_after = sandbox_->cpu_time_ns();
   }
   reply_time_ = Clock::now();
@@ -227,17 +231,13 @@ Result<SandboxAnswer> SandboxSession::call_once(EvaluationRun& run, bool checksu
   });
 }
 
-Result<SandboxAnswer> SandboxSession::run_batch(EvaluationRun& run, uint32_t calls,
-                                                std::chrono::microseconds cpu_read_wait) {
-  return call(
-      run, options_.call_timeout,
-      [&](msg::SandboxRequest::Builder request) {
-        auto run_request = request.initRun();
-        run_request.setCalls(calls);
-        run_request.setSwapSeed(run.next_swap_seed());
-        fill_buffer_sets(run_request.initSets(run.set_count()), run.layout, all_sets(run.set_count()));
-      },
-      cpu_read_wait);
+Result<SandboxAnswer> SandboxSession::run_batch(EvaluationRun& run, uint32_t calls) {
+  return call(run, options_.call_timeout, [&](msg::SandboxRequest::Builder request) {
+    auto run_request = request.initRun();
+    run_request.setCalls(calls);
+    run_request.setSwapSeed(run.next_swap_seed());
+    fill_buffer_sets(run_request.initSets(run.set_count()), run.layout, all_sets(run.set_count()));
+  });
 }
 
 void SandboxSession::record_idle_cpu(EvaluationRun& run) {

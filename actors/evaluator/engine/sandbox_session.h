@@ -42,10 +42,6 @@ class EvaluationDevice;
 
 using RequestFill = std::function<void(msg::SandboxRequest::Builder)>;
 
-// How long a request waits, after its reply, for the sandbox's threads to sleep before it reads
-// their CPU time (SandboxAnswer::cpu_exact only then).
-inline constexpr std::chrono::microseconds kCpuReadWait{1000};
-
 class SandboxSession {
  public:
   SandboxSession(const EngineOptions& options, const SharedRegion& region, EvaluationDevice& device);
@@ -69,15 +65,13 @@ class SandboxSession {
   // A request with a fresh id, the region's size and the run's store lent, as `fill` completes it;
   // returns the id.
   uint64_t build_request(capnp::MallocMessageBuilder& message, const EvaluationRun& run, const RequestFill& fill);
-  // Sends a request filled by `fill` to the candidate's sandbox; after the reply, waits up to
-  // `cpu_read_wait` for its threads to sleep (a thread runnable on a loaded machine takes longer).
-  Result<SandboxAnswer> call(EvaluationRun& run, std::chrono::milliseconds timeout, const RequestFill& fill,
-                             std::chrono::microseconds cpu_read_wait = kCpuReadWait);
+  // Sends a request filled by `fill` to the candidate's sandbox.
+  Result<SandboxAnswer> call(EvaluationRun& run, std::chrono::milliseconds timeout, const RequestFill& fill);
   // One checked call of the candidate on buffer set 0; with `checksum`, the sandbox takes its
   // outputs' checksum as the call returns (SandboxAnswer::output_checksum).
   Result<SandboxAnswer> call_once(EvaluationRun& run, bool checksum = false);
   // `calls` calls over every buffer set, with the run's input swaps if any.
-  Result<SandboxAnswer> run_batch(EvaluationRun& run, uint32_t calls, std::chrono::microseconds cpu_read_wait = kCpuReadWait);
+  Result<SandboxAnswer> run_batch(EvaluationRun& run, uint32_t calls);
   // The sandbox's CPU time since its last reply, counted as idle, and the evidence of the idle
   // intervals: called when the evaluation's last request has been answered.
   void record_idle_cpu(EvaluationRun& run);
