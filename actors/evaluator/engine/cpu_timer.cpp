@@ -220,16 +220,23 @@ std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, const T
         std::clamp(std::ceil(kAnswerReuseBatchMs * 1000.0 / std::max(estimate_us, 0.01)), 1.0, 100000.0));
   };
   uint32_t calls = std::min(calls_for(call_us.p10), kAnswerReuseConfirmLonger * calls_for(call_us.median));
+  // No batch expected past a quarter of the call timeout, by the first batch's pace.
+  uint32_t most_calls = 100000;
   double smallest = std::numeric_limits<double>::infinity();
   for (int pair = 0; pair < kAnswerReusePairs; ++pair) {
-    if (pair == 1) calls = std::min<uint32_t>(calls * kAnswerReuseConfirmLonger, 100000);
+    if (pair == 1) calls = std::min(calls * kAnswerReuseConfirmLonger, most_calls);
     // The first plain batch leaves every output holding its own inputs' answer.
     for (int round = 0; round < 2; ++round) {
       auto own = session_.run_batch(run, calls);
       if (auto f = batch_failed(run, own, "timing")) return f;
       if (round == 0) {
         const double batch_ms = own->wall_ns / 1e6;
-        if (pair == 0 && batch_ms > kAnswerReuseBatchMs * 4) calls = std::min(calls, calls_for(batch_ms * 1000.0 / calls));
+        if (pair == 0) {
+          const double call_ms = std::max(batch_ms / calls, 1e-6);
+          most_calls = static_cast<uint32_t>(
+              std::clamp(0.25 * static_cast<double>(options_.call_timeout.count()) / call_ms, 1.0, 100000.0));
+          if (batch_ms > kAnswerReuseBatchMs * 4) calls = std::min(calls, calls_for(call_ms * 1000.0));
+        }
         continue;
       }
       for (uint32_t s = 0; s < run.set_count(); ++s) run.poison_outputs(s);
