@@ -70,6 +70,11 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The flags that put the precompiled `header` ahead of a unit.
+std::vector<std::string> include_precompiled(const std::string& header) {
+  return {"-include", header, "-Winvalid-pch"};
+}
+
 // A compiler run that failed: why, with what it printed.
 std::string failure_text(const CommandRun& run, std::chrono::milliseconds timeout) {
   if (run.timed_out) return "the build timed out after " + std::to_string(timeout.count()) + " ms\n" + run.output;
@@ -212,19 +217,17 @@ Result<std::string> TorchExtensionBuilder::precompiled(const std::vector<std::st
   if (files.exists(compiled)) return header;
 
   // One build of each header at a time; other headers build beside it.
-  const auto failed_before = [&]() -> Status {
-    std::lock_guard lock(header_mutex_);
-    if (failed_headers_.count(key))
-      return make_error(Errc::compile_error, included + " did not compile with these flags before");
-    return {};
-  };
   std::mutex* building = nullptr;
   {
     std::lock_guard lock(header_mutex_);
     building = &building_headers_[key];
   }
   std::lock_guard build_lock(*building);
-  if (auto status = failed_before(); !status) return status.error();
+  {
+    std::lock_guard lock(header_mutex_);
+    if (failed_headers_.count(key))
+      return make_error(Errc::compile_error, included + " did not compile with these flags before");
+  }
   if (files.exists(compiled)) return header;
   if (auto made = files.create_directories(dir.string()); !made) return made.error();
   if (auto written = write_file_atomically(files, header, lines); !written)
@@ -258,7 +261,7 @@ std::optional<std::vector<std::string>> TorchExtensionBuilder::narrow_include(co
   }
   auto header = precompiled(headers, flags);
   if (!header) return std::nullopt;
-  return std::vector<std::string>{"-include", *header, "-Winvalid-pch"};
+  return include_precompiled(*header);
 }
 
 Result<bool> TorchExtensionBuilder::compile_narrow_first(
@@ -316,7 +319,7 @@ Status TorchExtensionBuilder::compile_host_unit(const InlineExtension& extension
     auto header = shares_main_header ? precompiled_header(extension)
                                      : precompiled({whole_api ? "torch/extension.h" : "torch/types.h"}, host_flags);
     if (!header) return {};
-    return {"-include", *header, "-Winvalid-pch"};
+    return include_precompiled(*header);
   };
   BuildOutput output;
   auto narrow = compile_narrow_first(compile, text, source, source + ".narrow.cpp", object,
@@ -346,7 +349,7 @@ Status TorchExtensionBuilder::compile_main(const InlineExtension& extension, con
     auto header = precompiled_header(extension);
     if (!header) return {};
     built.used_precompiled_header = true;
-    return {"-include", *header, "-Winvalid-pch"};
+    return include_precompiled(*header);
   };
   auto narrow = compile_narrow_first(
       compile, text, source, source + ".narrow.cpp", object,
