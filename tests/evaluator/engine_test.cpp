@@ -11,6 +11,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <capnp/message.h>
@@ -472,4 +474,42 @@ DRK_TEST_CASE("a result far beyond the task's best known speedup is timed again,
   DRK_CHECK(evidence.getFirstSpeedup() > 0.03);
   DRK_CHECK_FALSE(evidence.getRooflineRemeasured());
   DRK_CHECK(out.getSpeedup() > 0);
+}
+
+DRK_TEST_CASE("empty round trips that a loaded moment slowed before the timing do not zero its samples") {
+  // The sandbox stopped for 300 ms from the end of the correctness trials and after each of the
+  // first four timed batches: the empty round trips measured before the timing (the first five
+  // timed batches) each last up to 300 ms, hundreds of timed batches, as a loaded machine's
+  // wake-ups once made them.
+  constexpr int kStalledTrips = 5;
+  int timed_batches = 0;
+  bool trials_ended = false;
+  std::vector<std::thread> resumers;
+  engine().set_step_observer([&](const char* step, auto, auto) {
+    const std::string name = step;
+    if (name == "correctness") trials_ended = true;
+    if (name == "timed batch") ++timed_batches;
+    const pid_t sandbox = engine().sandbox_pid();
+    if (!trials_ended || timed_batches >= kStalledTrips || sandbox <= 0 || kill(sandbox, SIGSTOP) != 0) return;
+    resumers.emplace_back([sandbox] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      kill(sandbox, SIGCONT);
+    });
+  });
+  auto stalled = evaluate("relu", "relu.cpp");
+  engine().set_step_observer(nullptr);
+  for (auto& resumer : resumers) resumer.join();
+  DRK_CHECK(timed_batches > kStalledTrips);
+  auto plain = evaluate("relu", "relu.cpp");
+  const auto stalled_result = stalled->result;
+  const std::string stalled_error = stalled_result.getErrorText().cStr();
+  DRK_INFO("with the first trips stalled: " << stalled_error);
+  DRK_REQUIRE(stalled_result.getCorrect());
+  DRK_REQUIRE(plain->result.getCorrect());
+  DRK_CHECK(stalled_result.getCandidateTiming().getMedianUs() > 0);
+  const double stalled_speedup = stalled_result.getSpeedup();
+  const double plain_speedup = plain->result.getSpeedup();
+  DRK_INFO("speedup with the first trips stalled " << stalled_speedup << ", without " << plain_speedup);
+  DRK_CHECK(stalled_speedup > plain_speedup / 4);
+  DRK_CHECK(stalled_speedup < plain_speedup * 4);
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "actors/evaluator/engine/engine_clock.h"
 
@@ -67,18 +69,24 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
   auto candidate_batch = [&](uint32_t calls) { return run_rotating_batch(run, calls, true); };
   auto failed = [&](const Result<SandboxAnswer>& answer, const char* phase) { return batch_failed(run, answer, phase); };
 
-  // The cost of a round trip that runs nothing, subtracted from every candidate batch: the
-  // fastest of a few, because a loaded machine delays some trips by more than a whole 1 ms batch
-  // (a median of them once zeroed every sample of a fast candidate).
+  // The cost of a round trip that runs nothing, subtracted from every sandbox batch: the fastest
+  // of a few, because a loaded machine delays some trips by more than a whole 1 ms batch (a median
+  // of them once zeroed every sample of a fast candidate), and then of one more each timed round:
+  // trips that a loaded moment slowed before the timing would otherwise, once the load passed,
+  // exceed whole batches (seen: a reference's 146 samples all 0).
   double round_trip_ns = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < 5; ++i) {
+  auto time_empty_trip = [&]() -> std::optional<Status> {
     auto answer = candidate_batch(0);
-    if (auto f = failed(answer, "timing")) return *f;
+    if (auto f = failed(answer, "timing")) return f;
     round_trip_ns = std::min(round_trip_ns, answer->wall_ns);
-  }
+    return std::nullopt;
+  };
+  for (int i = 0; i < 5; ++i)
+    if (auto f = time_empty_trip()) return *f;
 
-  // A batch's time in this process net of the empty round trip.
-  auto net_ns = [&](const SandboxAnswer& answer) { return std::max(answer.wall_ns - round_trip_ns, 0.0); };
+  // A sandbox batch's wall time in this process net of the empty round trip.
+  auto net_of_trip = [&](double wall_ns) { return std::max(wall_ns - round_trip_ns, 0.0); };
+  auto net_ns = [&](const SandboxAnswer& answer) { return net_of_trip(answer.wall_ns); };
 
   // Calibration: double the batch until it lasts half the target (the first batches also warm
   // caches up), then scale it to the target. Each size is the fastest of three batches: one batch
@@ -119,13 +127,15 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
   if (!candidate_calls_or) return *calibration_failure;
   candidate_calls = *candidate_calls_or;
 
-  auto time_reference = [&](uint32_t calls) -> Result<double> {
+  // The reference's batch as read: a round trip's wall time in the sandbox beside the candidate,
+  // or this process's clock around the calls; reference_ns makes it net.
+  auto reference_batch = [&](uint32_t calls) -> Result<double> {
     if (reference_in_sandbox_) {
       auto answer = run_rotating_batch(run, calls, true, true);
       if (!answer) return answer.error();
       if (answer->status != msg::SandboxStatus::OK)
         return make_error(Errc::invalid_argument, "the reference failed beside the candidate: " + answer->message);
-      return net_ns(*answer);
+      return answer->wall_ns;
     }
     auto begin = Clock::now();
     for (uint32_t i = 0; i < calls; ++i) {
@@ -133,6 +143,12 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
       if (!value) return value.error();
     }
     return std::chrono::duration<double, std::nano>(Clock::now() - begin).count();
+  };
+  auto reference_ns = [&](double read_ns) { return reference_in_sandbox_ ? net_of_trip(read_ns) : read_ns; };
+  auto time_reference = [&](uint32_t calls) -> Result<double> {
+    auto read = reference_batch(calls);
+    if (!read) return read;
+    return reference_ns(*read);
   };
   auto reference_calls_or = calibrate(time_reference);
   if (!reference_calls_or) return reference_calls_or.error();
@@ -154,30 +170,41 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
     left -= calls;
   }
 
-  std::vector<double> clock_ratios;  // per batch: this process's time net of the empty trip / the sandbox's
+  // The batches as read; the samples are made net of the fastest trip so far after each round.
+  std::vector<double> candidate_walls_ns, reference_reads_ns;
+  std::vector<std::pair<double, double>> candidate_clocks_ns;  // (wall, the sandbox's own) per batch
+  const auto make_samples_net = [&] {
+    candidate_us.clear();
+    reference_us.clear();
+    for (double wall : candidate_walls_ns) candidate_us.push_back(net_of_trip(wall) / 1000.0 / candidate_calls);
+    for (double read : reference_reads_ns) reference_us.push_back(reference_ns(read) / 1000.0 / reference_calls);
+  };
   auto timing_started = Clock::now();
   for (;;) {
+    if (auto f = time_empty_trip()) return *f;
     bool reference_first_this_round = (order_rng_() & 1) != 0;
     for (int side = 0; side < 2; ++side) {
       if ((side == 0) == reference_first_this_round) {
-        auto ns = time_reference(reference_calls);
-        if (!ns) return ns.error();
-        reference_us.push_back(*ns / 1000.0 / reference_calls);
+        auto read = reference_batch(reference_calls);
+        if (!read) return read.error();
+        reference_reads_ns.push_back(*read);
       } else {
         auto answer = candidate_batch(candidate_calls);
         if (auto f = failed(answer, "timing")) return *f;
-        candidate_us.push_back(net_ns(*answer) / 1000.0 / candidate_calls);
+        candidate_walls_ns.push_back(answer->wall_ns);
         // Over the whole round trip: one thread's CPU time cannot exceed it, whatever the
         // sandbox does around the calls (the timing's net wall time, or the calls' own span, is
         // short of that work: short batches of one call then read as 1.3-1.5 threads). Inexact
         // readings are left out: a tick's error is several batches long.
         if (answer->wall_ns > 0 && answer->cpu_exact) run.batch_cpu_per_wall.push_back(answer->cpu_ns / answer->wall_ns);
-        if (answer->sandbox_ns > 0)
-          clock_ratios.push_back(net_ns(*answer) / static_cast<double>(answer->sandbox_ns));
+        if (answer->sandbox_ns > 0) candidate_clocks_ns.emplace_back(answer->wall_ns, double(answer->sandbox_ns));
       }
     }
+    make_samples_net();
     if (settle_rule(options_).settled(candidate_us, reference_us, ms_since(timing_started))) break;
   }
+  std::vector<double> clock_ratios;  // per batch: this process's time net of the empty trip / the sandbox's
+  for (const auto& [wall, sandbox] : candidate_clocks_ns) clock_ratios.push_back(net_of_trip(wall) / sandbox);
   // A low percentile of the batches: a loaded machine delays many round trips (its wake-up
   // latency alone can triple a 1 ms batch), while a sandbox that lies about its clock, or works
   // after it answered, inflates every batch. A high one is confirmed on long batches, where the

@@ -1,6 +1,7 @@
 // CpuTimer: the CPU sandbox's timing. The clock is this process's, outside the candidate's reach:
-// the wall time of a "run M calls" round trip to the sandbox minus the fastest of a few empty round
-// trips, M chosen so that a batch lasts EngineOptions::target_batch_ms; the reference is timed
+// the wall time of a "run M calls" round trip to the sandbox minus the fastest empty round trip (a
+// few before the timing, one each timed round), M chosen so that a batch lasts
+// EngineOptions::target_batch_ms; the reference is timed
 // here with LibTorch. Batches of both sides interleave in random order until they settle. Before
 // them, untimed: a batch of each side, then EngineOptions::warmup_calls calls a side.
 //
