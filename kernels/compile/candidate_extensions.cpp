@@ -7,6 +7,7 @@
 
 #include "kernels/compile/compiler_log.h"
 #include "kernels/compile/inline_extension.h"
+#include "kernels/compile/torch_facts_cache.h"
 
 namespace drk::compile {
 namespace {
@@ -45,7 +46,7 @@ CandidateExtensions::CandidateExtensions(std::string python, std::string cache_d
 Result<TorchExtensionBuilder*> CandidateExtensions::builder() {
   std::lock_guard lock(builder_mutex_);
   if (builder_) return builder_.get();
-  auto facts = torch_facts(python_, runner_);
+  auto facts = cached_torch_facts(python_, cache_dir_, file_system_, runner_);
   if (!facts) return facts.error();
   TorchExtensionOptions options;
   options.cache_dir = cache_dir_;

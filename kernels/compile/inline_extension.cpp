@@ -89,22 +89,41 @@ Result<TorchFacts> torch_facts(const std::string& python, std::shared_ptr<Comman
                                std::chrono::milliseconds timeout) {
   auto json = run_extractor(python, "--torch-facts", *runner, timeout);
   if (!json) return json.error();
-  TorchFacts facts;
-  facts.version = json->at("version").get<std::string>();
-  facts.cuda_version = json->at("cuda_version").get<std::string>();
-  facts.cuda_home = json->at("cuda_home").get<std::string>();
-  facts.include_paths = strings(*json, "include_paths");
-  facts.cuda_include_paths = strings(*json, "cuda_include_paths");
-  facts.library_paths = strings(*json, "library_paths");
-  facts.cuda_library_paths = strings(*json, "cuda_library_paths");
-  facts.python_include = json->at("python_include").get<std::string>();
-  facts.extension_suffix = json->at("extension_suffix").get<std::string>();
-  facts.cxx_standard = json->at("cxx_standard").get<std::string>();
-  facts.cxx11_abi = json->at("cxx11_abi").get<int>();
-  facts.passes_cxx11_abi = json->at("passes_cxx11_abi").get<bool>();
-  facts.pybind11_defines = json->at("pybind11_defines").get<std::map<std::string, std::string>>();
-  facts.text = json->dump();
-  return facts;
+  return torch_facts_from_json(json->dump());
+}
+
+Result<TorchFacts> torch_facts_from_json(const std::string& text) {
+  const Json json = Json::parse(text, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) return make_error(Errc::io_error, "torch's facts are not JSON: " + text);
+  try {
+    TorchFacts facts;
+    facts.version = json.at("version").get<std::string>();
+    facts.cuda_version = json.at("cuda_version").get<std::string>();
+    facts.cuda_home = json.at("cuda_home").get<std::string>();
+    facts.include_paths = strings(json, "include_paths");
+    facts.cuda_include_paths = strings(json, "cuda_include_paths");
+    facts.library_paths = strings(json, "library_paths");
+    facts.cuda_library_paths = strings(json, "cuda_library_paths");
+    facts.python_include = json.at("python_include").get<std::string>();
+    facts.extension_suffix = json.at("extension_suffix").get<std::string>();
+    facts.cxx_standard = json.at("cxx_standard").get<std::string>();
+    facts.cxx11_abi = json.at("cxx11_abi").get<int>();
+    facts.passes_cxx11_abi = json.at("passes_cxx11_abi").get<bool>();
+    facts.pybind11_defines = json.at("pybind11_defines").get<std::map<std::string, std::string>>();
+    facts.text = json.dump();
+    return facts;
+  } catch (const Json::exception& missing) {
+    return make_error(Errc::io_error, std::string("torch's facts lack a field (") + missing.what() + "): " + text);
+  }
+}
+
+Result<std::string> torch_fingerprint(const std::string& python, std::shared_ptr<CommandRunner> runner,
+                                      std::chrono::milliseconds timeout) {
+  auto json = run_extractor(python, "--torch-fingerprint", *runner, timeout);
+  if (!json) return json.error();
+  if (!json->contains("fingerprint") || !json->at("fingerprint").is_string())
+    return make_error(Errc::io_error, "the load_inline extractor wrote no fingerprint: " + json->dump());
+  return json->at("fingerprint").get<std::string>();
 }
 
 }  // namespace drk::compile

@@ -7,7 +7,8 @@
 // load_inline call's arguments to constants: literals, module-level names bound once, `+`,
 // implicit concatenation, lists and tuples, `"".join([...])`, f-strings without expressions.
 // torch_facts() imports torch in that Python and reads what torch's load_inline compiles and links
-// with. Both run the Python through a CommandRunner (command_runner.h), one process each.
+// with; torch_fingerprint() says, without importing it, when those facts could have changed. Each
+// runs the Python through a CommandRunner (command_runner.h), one process each.
 //
 // Thread-safety: free functions without shared state. Errors: invalid_argument naming the
 // candidate, the line and the argument when a call cannot be resolved statically (or the file is
@@ -84,5 +85,15 @@ Result<std::vector<InlineExtension>> extract_load_inline(
 Result<TorchFacts> torch_facts(const std::string& python,
                                std::shared_ptr<CommandRunner> runner = system_command_runner(),
                                std::chrono::milliseconds timeout = std::chrono::seconds(120));
+// The facts from the JSON text torch_facts() reads (TorchFacts::text); io_error when it is not
+// that JSON.
+Result<TorchFacts> torch_facts_from_json(const std::string& text);
+
+// What torch_facts() depends on, read without importing torch (tens of milliseconds against
+// seconds): the interpreter, torch's package files (sizes and times), the CUDA a build would find.
+// "" when the Python has no torch.
+Result<std::string> torch_fingerprint(const std::string& python,
+                                      std::shared_ptr<CommandRunner> runner = system_command_runner(),
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 }  // namespace drk::compile

@@ -2,6 +2,9 @@
 
     python3 load_inline_extract.py CANDIDATE.py OUT.json    {"extensions": [...]}: one entry per call
     python3 load_inline_extract.py --torch-facts OUT.json   what this torch's load_inline builds with
+    python3 load_inline_extract.py --torch-fingerprint OUT.json
+        {"fingerprint": "..."}: what the facts depend on, read without importing torch (its package
+        files' sizes and times, the interpreter, the CUDA a build would find); "" without a torch
 
 The JSON goes to OUT.json: importing torch may print warnings.
 
@@ -285,11 +288,45 @@ def torch_facts():
     }
 
 
+def torch_fingerprint():
+    import importlib.util
+    import os
+    import shutil
+    import sysconfig
+
+    # find_spec locates a top-level package without running it: tens of milliseconds, not seconds.
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.origin:
+        return {"fingerprint": ""}
+    package = os.path.dirname(spec.origin)
+    files = ["__init__.py", "version.py", os.path.join("utils", "cpp_extension.py")]
+    files += sorted(name for name in os.listdir(package) if name.startswith("_C") and name.endswith(".so"))
+    parts = [os.path.realpath(sys.executable), sys.version, sysconfig.get_config_var("EXT_SUFFIX") or "",
+             sysconfig.get_path("include", scheme="posix_prefix")]
+    for name in files:
+        path = os.path.join(package, name)
+        try:
+            status = os.stat(path)
+            parts.append(f"{path} {status.st_size} {status.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{path} absent")
+    # Where torch's CUDA_HOME comes from: these variables, else the nvcc on PATH.
+    for variable in ["CUDA_HOME", "CUDA_PATH"]:
+        parts.append(f"{variable}={os.environ.get(variable, '')}")
+    parts.append(f"nvcc={shutil.which('nvcc') or ''}")
+    return {"fingerprint": "\n".join(parts)}
+
+
 def main(argv):
     if len(argv) != 3:
-        print("usage: load_inline_extract.py CANDIDATE.py|--torch-facts OUT.json", file=sys.stderr)
+        print("usage: load_inline_extract.py CANDIDATE.py|--torch-facts|--torch-fingerprint OUT.json", file=sys.stderr)
         return 2
-    result = torch_facts() if argv[1] == "--torch-facts" else extract(argv[1])
+    if argv[1] == "--torch-facts":
+        result = torch_facts()
+    elif argv[1] == "--torch-fingerprint":
+        result = torch_fingerprint()
+    else:
+        result = extract(argv[1])
     with open(argv[2], "w") as out:
         json.dump(result, out)
     return 0
