@@ -5,6 +5,7 @@
 #include <future>
 #include <set>
 
+#include "base/json_text.h"
 #include "base/temporary_directory.h"
 #include "kernels/compile/compiler.h"
 #include "kernels/compile/compiler_log.h"
@@ -114,7 +115,7 @@ Result<std::unique_ptr<TorchExtensionBuilder>> TorchExtensionBuilder::create(Tor
                                                                              TorchFacts facts,
                                                                              std::shared_ptr<CommandRunner> runner) {
   if (options.cache_dir.empty()) return make_error(Errc::invalid_argument, "the extension cache directory is not set");
-  for (const char* part : {"ext", "pch"})
+  for (const char* part : {"ext", "pch", "units"})
     if (auto made = options.file_system->create_directories(options.cache_dir + "/" + part); !made) return made.error();
   options.cache_dir = fs::absolute(options.cache_dir).string();
   auto identity = compiler_identity(*runner, options.cxx);
@@ -351,13 +352,57 @@ Status TorchExtensionBuilder::compile_main(const InlineExtension& extension, con
     built.used_precompiled_header = true;
     return include_precompiled(*header);
   };
+  // The object is what the text, the command and the headers make it, whichever extension asks:
+  // a new kernel in cuda.cu behind the same bindings under the same name reuses main.cpp's.
+  const std::string unit_key =
+      content_hash(std::string("main.cpp") + '\0' + text + '\0' + joined(compile) + '\0' + identity_ + facts_.text +
+                   (options_.narrow_headers ? "+narrow" : "") + (options_.precompiled_header ? "+pch" : ""));
+  if (reuse_main_object(unit_key, object, built, into)) return {};
+  BuildOutput unit;
   auto narrow = compile_narrow_first(
       compile, text, source, source + ".narrow.cpp", object,
-      extension.no_implicit_headers ? std::nullopt : narrow_include(narrow_module_headers(), flags), whole, {}, into);
+      extension.no_implicit_headers ? std::nullopt : narrow_include(narrow_module_headers(), flags), whole, {}, unit);
   if (!narrow) return narrow.error();
   built.narrow_main = *narrow;
   if (*narrow && options_.precompiled_header) built.used_precompiled_header = true;
+  // Filed as shown: the paths of this build's scratch directory are not the next one's.
+  if (unit.failure.empty())
+    file_main_object(unit_key, object, built,
+                     compiler_log(unit.output, {{source + ".narrow.cpp", "main.cpp"}, {source, "main.cpp"}},
+                                  options_.max_log_bytes));
+  into.absorb(unit);
   return {};
+}
+
+bool TorchExtensionBuilder::reuse_main_object(const std::string& key, const std::string& object, BuiltExtension& built,
+                                              BuildOutput& into) {
+  FileSystem& files = *options_.file_system;
+  const std::string filed = options_.cache_dir + "/units/" + key;
+  if (!files.exists(filed + ".o")) return false;
+  auto facts = files.read_file(filed + ".json");
+  if (!facts) return false;
+  const Json json = Json::parse(*facts, nullptr, false);
+  if (json.is_discarded() || !json.is_object() || !json.value("output", Json()).is_string()) return false;
+  if (!files.link(filed + ".o", object)) return false;
+  const auto said = [&](const char* name) { return json.contains(name) && json.at(name) == true; };
+  built.main_reused = true;
+  built.narrow_main = said("narrow");
+  built.used_precompiled_header = said("precompiled_header");
+  into.output += json.at("output").get<std::string>();
+  return true;
+}
+
+void TorchExtensionBuilder::file_main_object(const std::string& key, const std::string& object,
+                                             const BuiltExtension& built, const std::string& output) {
+  FileSystem& files = *options_.file_system;
+  const std::string filed = options_.cache_dir + "/units/" + key;
+  const Json facts = {{"narrow", built.narrow_main},
+                      {"precompiled_header", built.used_precompiled_header},
+                      {"output", output}};
+  // The description first, the object's name last: a filed object is whole and described. Another
+  // build filing the same object first is no error (link refuses a name that exists).
+  if (!write_file_atomically(files, filed + ".json", facts.dump())) return;
+  (void)files.link(object, filed + ".o");
 }
 
 Status TorchExtensionBuilder::record(BuildOutput& into, const Result<CommandRun>& run) const {

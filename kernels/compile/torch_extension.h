@@ -27,7 +27,12 @@
 // three flag lists (which name the extension), the compilers' identities and the facts; a hit is
 // one stat. A build that fails leaves <cache>/ext/<key>.log and is answered from it. The module
 // is renamed into place last (the sources and the compiler's output beside it, for people), so
-// several builders may share a cache directory.
+// several builders may share a cache directory. main.cpp's object is also filed on its own,
+// <cache>/units/<key>.o (the key: main.cpp's text, its compile command, the compilers and the
+// facts), with a .json of what its compile printed and which headers it took: an extension whose
+// main.cpp is another's (the same declarations, functions and name; a new kernel in cuda.cu)
+// links that object instead of compiling it (BuiltExtension::main_reused). As with the module's
+// key, the files of the candidate's own include paths are not part of it.
 //
 // Loading the module in place of load_inline's: `importlib.util.spec_from_file_location(name,
 // module_path)` after `import torch`, then `module_from_spec` and `exec_module` (what
@@ -92,6 +97,7 @@ struct BuiltExtension {
   bool cuda_split = false;             // cuda.cu built as a device and a host unit
   bool narrow_main = false;            // main.cpp compiled with narrow_module_headers()
   bool narrow_host = false;            // the host unit compiled with narrow_host_headers()
+  bool main_reused = false;            // main.cpp's object from the unit cache, not compiled
   std::string cuda_whole_reason;       // why cuda.cu was compiled whole, when it has CUDA sources
   double build_ms = 0.0;               // wall time of this build() call
   std::string compiler_output;         // warnings, as main.cpp and cuda.cu
@@ -162,6 +168,13 @@ class TorchExtensionBuilder {
   // built.used_precompiled_header.
   Status compile_main(const InlineExtension& extension, const std::string& text, const std::string& source,
                       const std::string& object, BuiltExtension& built, BuildOutput& into);
+  // main.cpp's object filed under `key` in <cache>/units/, linked as `object` with what its compile
+  // set and printed; false when none is filed (or it cannot be read or linked): compile it.
+  bool reuse_main_object(const std::string& key, const std::string& object, BuiltExtension& built, BuildOutput& into);
+  // Files `object` under `key` with what its compile set and printed. A failure to file is no
+  // error: the next build compiles it again.
+  void file_main_object(const std::string& key, const std::string& object, const BuiltExtension& built,
+                        const std::string& output);
   // The split's host unit (`text`, written here at `source`) into `object`; sets built.narrow_host.
   Status compile_host_unit(const InlineExtension& extension, const std::string& text, const std::string& source,
                            const std::string& object, BuiltExtension& built, BuildOutput& into);

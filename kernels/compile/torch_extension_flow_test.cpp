@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -216,4 +217,64 @@ DRK_TEST_CASE("with the narrow headers off, every unit is compiled as written") 
   DRK_CHECK(setup.compilers->compiles_of(".narrow.cpp").empty());
   DRK_CHECK(setup.compilers->compiles_of("/main.cpp").size() == 1);
   DRK_CHECK(setup.compilers->compiles_of("/cuda_host.cpp").size() == 1);
+}
+
+DRK_TEST_CASE("a new kernel behind the same bindings links main.cpp's object filed by the first build") {
+  Setup setup;
+  auto builder = setup.builder();
+  auto first = builder->build(relu_extension());
+  DRK_REQUIRE_MESSAGE(first.ok(), (first ? std::string() : first.error().message));
+  DRK_CHECK_FALSE(first->main_reused);
+  DRK_CHECK(setup.compilers->compiles_of("/main.cpp.narrow.cpp").size() == 1);
+
+  InlineExtension new_kernel = relu_extension();
+  new_kernel.cuda_sources[0] += "// a faster kernel\n";
+  auto second = builder->build(new_kernel);
+  DRK_REQUIRE_MESSAGE(second.ok(), (second ? std::string() : second.error().message));
+  DRK_CHECK_FALSE(second->cached);
+  DRK_CHECK(second->main_reused);
+  DRK_CHECK(second->narrow_main);
+  DRK_CHECK(second->key != first->key);
+  DRK_CHECK(setup.compilers->compiles_of("/main.cpp.narrow.cpp").size() == 1);
+  DRK_CHECK(setup.compilers->compiles_of("/cuda_host.cpp.narrow.cpp").size() == 2);
+  // What main.cpp's compile printed is in the second build's output too, as main.cpp.
+  DRK_CHECK_MESSAGE(second->compiler_output.find("ok: main.cpp\n") != std::string::npos, second->compiler_output);
+
+  // Another name is another main.cpp (TORCH_EXTENSION_NAME); so are other declarations.
+  InlineExtension renamed = new_kernel;
+  renamed.name = "relu_ext_2";
+  auto third = builder->build(renamed);
+  DRK_REQUIRE(third.ok());
+  DRK_CHECK_FALSE(third->main_reused);
+  InlineExtension declared = new_kernel;
+  declared.cpp_sources[0] += "\n// another declaration";
+  auto fourth = builder->build(declared);
+  DRK_REQUIRE(fourth.ok());
+  DRK_CHECK_FALSE(fourth->main_reused);
+  DRK_CHECK(setup.compilers->compiles_of("/main.cpp.narrow.cpp").size() == 3);
+}
+
+DRK_TEST_CASE("a main.cpp that did not compile is not filed, and a damaged description is compiled again") {
+  Setup setup;
+  auto builder = setup.builder();
+  setup.compilers->fails = [](const std::string& unit) {
+    return unit.ends_with("main.cpp") || unit.ends_with("main.cpp.narrow.cpp") ? std::string("main.cpp:1: error: no")
+                                                                                : std::string();
+  };
+  auto failed = builder->build(relu_extension());
+  DRK_REQUIRE_FALSE(failed.ok());
+  setup.compilers->fails = [](const std::string&) { return std::string(); };
+  InlineExtension new_kernel = relu_extension();
+  new_kernel.cuda_sources[0] += "// fixed\n";
+  auto compiled = builder->build(new_kernel);
+  DRK_REQUIRE_MESSAGE(compiled.ok(), (compiled ? std::string() : compiled.error().message));
+  DRK_CHECK_FALSE(compiled->main_reused);
+
+  for (const auto& entry : std::filesystem::directory_iterator(setup.cache.path() + "/units"))
+    if (entry.path().extension() == ".json") DRK_REQUIRE(drk::write_file_atomically(drk::real_file_system(), entry.path().string(), "{\"narrow\": tr"));
+  InlineExtension another_kernel = relu_extension();
+  another_kernel.cuda_sources[0] += "// another\n";
+  auto again = builder->build(another_kernel);
+  DRK_REQUIRE(again.ok());
+  DRK_CHECK_FALSE(again->main_reused);
 }

@@ -260,6 +260,29 @@ DRK_TEST_CASE("a CUDA extension's kernel is compiled by nvcc without torch, its 
   DRK_CHECK(split->narrow_host);
   DRK_CHECK(headers() == headers_before + 2);
 
+  // Another kernel behind the same declaration and name: main.cpp's object is linked, not
+  // compiled, and the module imports. (The same kernel under a new name first, for the time of a
+  // build that compiles main.cpp with its headers present.)
+  const auto grid_stride = [&](const std::string& name) {
+    return (*builder)->build(cuda_extension(
+        name, "__global__ void scale_kernel(const float* x, float* y, int n) {\n"
+              "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)\n"
+              "    y[i] = 2.f * x[i];\n}",
+        "scale_kernel<<<132, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);"));
+  };
+  auto renamed = grid_stride("scaled_renamed_ext");
+  DRK_REQUIRE_MESSAGE(renamed.ok(), (renamed ? std::string() : renamed.error().message));
+  DRK_CHECK_FALSE(renamed->main_reused);
+  auto faster = grid_stride("scaled_split_ext");
+  DRK_REQUIRE_MESSAGE(faster.ok(), (faster ? std::string() : faster.error().message));
+  DRK_CHECK_FALSE(faster->cached);
+  DRK_CHECK(faster->main_reused);
+  DRK_CHECK(faster->narrow_main);
+  DRK_CHECK(imports_with_scaled(*faster, stubs->path()));
+  std::printf("split CUDA extension: %.0f ms with its headers built, %.0f ms with them present, %.0f ms for a new "
+              "kernel behind bindings built before\n",
+              split->build_ms, renamed->build_ms, faster->build_ms);
+
   // A kernel template's instances, named by AT_DISPATCH in the host unit (float, double and
   // torch's Half), are instantiated in the device unit.
   auto dispatched = (*builder)->build(cuda_extension(
