@@ -9,25 +9,35 @@
 # splits two of its level-3 models on the GPU (drk model split --device cuda), and measures one
 # whole model's speedup with Triton kernels in place of its hottest subgraph (whole-model.sh).
 # --gpu-only builds only drk, the sandboxes and the GPU test programs and leaves the CPU tests to
-# CI. Its two halves each fit one 10-minute device call (the whole no longer does): --only tests
-# (the GPU test programs) and --only checks (the corpora, the gateway client, the load_inline
-# builds, energy, the probes and the benchmarks); on a machine still warm the second builds nothing.
+# CI. Neither it nor the whole fits one 10-minute device call any more; --only PARTS (implies
+# --gpu-only; comma-separated) runs some of its parts, each of which fits one: tests (the GPU test
+# programs), corpora (the CUDA and Python hack corpora, KernelGYM's client against drk serve),
+# builds (the load_inline builds), benches (energy, the probes, tools/bench/*.sh, and the
+# KernelBench sweep with $KERNELBENCH_DIR). On a machine still warm a later part builds nothing.
 set -uo pipefail
 gpu_only=false
-only=all
-usage="usage: gpu-check.sh [--gpu-only] [--only tests|checks]"
+parts="tests corpora builds benches"
+usage="usage: gpu-check.sh [--gpu-only] [--only tests,corpora,builds,benches]"
 while [ $# -gt 0 ]; do
   case "$1" in
     --gpu-only) gpu_only=true ;;
     --only)
-      case "${2:-}" in
-        tests|checks) only=$2; gpu_only=true; shift ;;
-        *) echo "gpu-check.sh: --only takes 'tests' or 'checks', not '${2:-}'; $usage" >&2; exit 2 ;;
-      esac ;;
+      parts=$(echo "${2:-}" | tr ',' ' ')
+      for part in $parts; do
+        case "$part" in
+          tests|corpora|builds|benches) ;;
+          *) echo "gpu-check.sh: --only takes parts among tests, corpora, builds, benches, not '$part'; $usage" >&2
+             exit 2 ;;
+        esac
+      done
+      [ -n "$parts" ] || { echo "gpu-check.sh: --only needs a part; $usage" >&2; exit 2; }
+      gpu_only=true
+      shift ;;
     *) echo "gpu-check.sh: unknown option '$1'; $usage" >&2; exit 2 ;;
   esac
   shift
 done
+want() { [[ " $parts " == *" $1 "* ]]; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 export BUILD_DIR=${BUILD_DIR:-build-gpu}
@@ -67,7 +77,7 @@ else
   ctest_status=$?
   row "tests (not gpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1)"
 fi
-[ "$only" = checks ] && gpu_tests=""
+want tests || gpu_tests=""
 for test in $gpu_tests; do
   binary=$(find "$BUILD_DIR" -type f -name "$test" -perm -u+x | head -n 1)
   [ -n "$binary" ] || continue
@@ -80,8 +90,9 @@ for test in $gpu_tests; do
   row "gpu test $test" "$status"
 done
 
-if [ -x "$BUILD_DIR/tools/drk" ] && [ "$only" != tests ]; then
-  drk="$BUILD_DIR/tools/drk"
+drk="$BUILD_DIR/tools/drk"
+[ -x "$drk" ] || parts="tests"
+if want corpora; then
   # The CUDA hack corpus on its own, for its totals (ctest's verify_corpus runs it too).
   timeout 240 "$drk" verify-corpus tests/hacks/cuda --threads 8 --deadline-s 60 > "$out/corpus-cuda.log" 2>&1 \
     && status=ok || status=FAILED
@@ -108,12 +119,17 @@ if [ -x "$BUILD_DIR/tools/drk" ] && [ "$only" != tests ]; then
     && status=ok || status=FAILED
   kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null
   row "kernelgym client (drk serve)" "$status: $(grep -oE '^[a-z]+ .*speedup=[0-9.]+' "$out/kernelgym-client.log" | awk '{print $1, $NF}' | tr '\n' ' ')"
-  # load_inline CUDA builds (docs/kernelbench.md, "Splitting cuda.cu", "Narrow torch headers"):
-  # torch's own, drkernel's, with torch/extension.h and with cuda.cu compiled whole, cold; the goal
-  # is 5 s at the median with the headers present.
-  timeout 540 "$drk" bench load-inline --python python3 --kind cuda --samples 1 > "$out/load-inline.log" 2>&1 \
+fi
+if want builds; then
+  # load_inline builds (docs/kernelbench.md, "Compiling load_inline candidates"): torch's own,
+  # drkernel's, a new kernel behind bindings built before, with torch/extension.h and (CUDA) with
+  # cuda.cu compiled whole, cold; the goal is 5 s at the median with the headers present.
+  timeout 480 "$drk" bench load-inline --python python3 --kind cuda --kind cpp --samples 1 > "$out/load-inline.log" 2>&1 \
     && status=ok || status=FAILED
   row "load_inline cuda build" "$status: $(grep -E '^cuda ' "$out/load-inline.log" | tr -s ' ' | tr '\n' ' ' | cut -c1-400)"
+  row "load_inline c++ build" "$(grep -E '^cpp ' "$out/load-inline.log" | tr -s ' ' | tr '\n' ' ' | cut -c1-300)"
+fi
+if want benches; then
   # Energy per call from NVML on a kernel long enough to read (cross_entropy at its published shape).
   "$drk" eval --task cross_entropy --candidate tests/candidates/cuda/cross_entropy.cu --device cuda --threads 8 \
     --energy-ms 500 > "$out/eval-energy.log" 2>&1 && status=ok || status=FAILED
