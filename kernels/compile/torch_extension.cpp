@@ -378,7 +378,6 @@ bool TorchExtensionBuilder::reuse_main_object(const std::string& key, const std:
                                               BuildOutput& into) {
   FileSystem& files = *options_.file_system;
   const std::string filed = options_.cache_dir + "/units/" + key;
-  if (!files.exists(filed + ".o")) return false;
   auto facts = files.read_file(filed + ".json");
   if (!facts) return false;
   const Json json = Json::parse(*facts, nullptr, false);
@@ -399,7 +398,8 @@ void TorchExtensionBuilder::file_main_object(const std::string& key, const std::
   const Json facts = {{"narrow", built.narrow_main},
                       {"precompiled_header", built.used_precompiled_header},
                       {"output", output}};
-  // The description first, the object's name last: a filed object is whole and described. Another
+  // The description first, the object's name last (a description without its object is a miss:
+  // the link fails): a filed object is whole and described. Another
   // build filing the same object first is no error (link refuses a name that exists).
   if (!write_file_atomically(files, filed + ".json", facts.dump())) return;
   (void)files.link(object, filed + ".o");

@@ -11,10 +11,8 @@ Result<TorchFacts> cached_torch_facts(const std::string& python, const std::stri
   if (fingerprint->empty()) return torch_facts(python, runner);
   const std::string directory = cache_dir + "/torch-facts";
   const std::string path = directory + "/" + content_hash(*fingerprint) + ".json";
-  if (files.exists(path)) {
-    if (auto text = files.read_file(path); text)
-      if (auto filed = torch_facts_from_json(*text); filed) return filed;
-  }
+  if (auto text = files.read_file(path); text)
+    if (auto filed = torch_facts_from_json(*text); filed) return filed;
   auto facts = torch_facts(python, runner);
   if (!facts) return facts;
   if (files.create_directories(directory)) (void)write_file_atomically(files, path, facts->text);

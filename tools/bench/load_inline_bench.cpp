@@ -94,6 +94,9 @@ struct Timings {
   double same_bindings = -1;  // CUDA: pch present, a new kernel behind bindings built before
 };
 
+// The nonce of the header-present row's sample `sample`: the candidate's main.cpp included.
+std::string fresh_nonce(int sample) { return "fresh" + std::to_string(sample); }
+
 // Writes `candidate` with `nonce` (and `bindings`, or `nonce` again) into `dir` and returns its path.
 std::string write_candidate(const std::string& dir, const char* candidate, const std::string& nonce,
                             const std::string& bindings = "") {
@@ -178,7 +181,7 @@ std::optional<Timings> measure(const LoadInlineBenchOptions& options, const comp
   note(options, kind, "drk, empty cache", timings.cold, out);
   std::vector<double> pch, warm;
   for (int sample = 0; sample < options.samples; ++sample) {
-    const std::string fresh = write_candidate(scratch.path(), candidate, "fresh" + std::to_string(sample));
+    const std::string fresh = write_candidate(scratch.path(), candidate, fresh_nonce(sample));
     pch.push_back(seconds_of([&] { return our_build(options, **builder, fresh, out); }));
     if (pch.back() < 0) return std::nullopt;
     note(options, kind, "drk, header present", pch.back(), out);
@@ -193,7 +196,8 @@ std::optional<Timings> measure(const LoadInlineBenchOptions& options, const comp
   if (kind == "cuda") {
     std::vector<double> same;
     for (int sample = 0; sample < options.samples; ++sample) {
-      const std::string fresh = write_candidate(scratch.path(), candidate, "kernel" + std::to_string(sample), "fresh0");
+      const std::string fresh =
+          write_candidate(scratch.path(), candidate, "kernel" + std::to_string(sample), fresh_nonce(0));
       same.push_back(seconds_of([&] { return our_build(options, **builder, fresh, out); }));
       if (same.back() < 0) return std::nullopt;
       note(options, kind, "drk, header present, same bindings", same.back(), out);
