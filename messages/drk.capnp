@@ -212,9 +212,10 @@ struct Evidence {
   # Work after return and beyond the thread limit (docs/verification.md):
   outputsChangedAfterReturn @32 :Text;  # an output differed a few ms after the reply from what it held at the
                                         # reply: work still running after drk_kernel returned ("" if not)
-  cpuPerWall @33 :Float64;          # CPU: the sandbox's CPU time (all its threads) / the wall time of the round
-                                    # trip, per timed batch, the median over them; beyond maxThreads, work ran on
-                                    # threads it may not use
+  cpuPerWall @33 :Float64;          # CPU: the sandbox's CPU time (all its threads) / the wall time between the
+                                    # two readings of it (the round trip and the wait after it for the sandbox to
+                                    # sleep), per timed batch, the median over them; beyond maxThreads, work ran
+                                    # on threads it may not use
   cpuWhileIdleMs @34 :Float64;      # CPU time the sandbox used between its replies and the next requests
   idleMs @35 :Float64;              # the wall time of those intervals
   maxThreads @36 :Int32;            # drk_context.max_threads of the evaluation

@@ -19,8 +19,7 @@
 //   threads_left_running a thread the candidate started, at load time included, was alive after a
 //                        batch (CPU sandbox: counted against the census taken before loading)
 //   threads_beyond_limit CPU: the sandbox used more CPU time than ctx->max_threads threads can in
-//                        its timed batches (cpuPerWall, the median batch's, over 1.25 x max_threads
-//                        + 0.1)
+//                        its timed batches (cpuPerWall, the median batch's, over max_threads + 0.1)
 //   precision_downgrade  the first trial's error against a float64 reference exceeds the
 //                        float32 budget: max(64 x the float32 reference's own error, 2^-16),
 //                        both relative to the output's scale

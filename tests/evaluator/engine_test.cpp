@@ -448,6 +448,15 @@ DRK_TEST_CASE("CPU out-of-bounds check: an honest candidate's call between guard
   DRK_CHECK(std::string(evidence.getSanitizerErrors().cStr()).empty());
 }
 
+DRK_TEST_CASE("CPU out-of-bounds check: a candidate whose static destructor never returns still runs clean") {
+  // The sandbox ends after the call without running the destructor; one that ran it stayed until
+  // the check's 30 s deadline killed it, and the call read as unfinished.
+  auto e = evaluate_guarded("relu", candidate("relu_blocks_at_exit.cpp"));
+  const auto evidence = e->result.getEvidence();
+  DRK_CHECK_MESSAGE(evidence.getSanitizerRan(), std::string(evidence.getSanitizerNote().cStr()));
+  DRK_CHECK(std::string(evidence.getSanitizerErrors().cStr()).empty());
+}
+
 DRK_TEST_CASE("CPU out-of-bounds check: a read past the input and a write before the output are named") {
   auto read = evaluate_guarded("reads_past", relu_with_stray_access("if (x[n + 64] == 1234.5f) y[0] = 0.0f"));
   const std::string read_errors = read->result.getEvidence().getSanitizerErrors().cStr();
@@ -512,4 +521,38 @@ DRK_TEST_CASE("empty round trips that a loaded moment slowed before the timing d
   DRK_INFO("speedup with the first trips stalled " << stalled_speedup << ", without " << plain_speedup);
   DRK_CHECK(stalled_speedup > plain_speedup / 4);
   DRK_CHECK(stalled_speedup < plain_speedup * 4);
+}
+
+DRK_TEST_CASE("CPU the sandbox uses after its reply counts against the time it had: one thread reads at most one") {
+  // After each timed batch's reply the candidate's signal handler spends 300 us of CPU (as idle
+  // OpenMP workers spin before they sleep) while the Evaluator waits for the sandbox to sleep; a
+  // ~1 ms batch divided by its round trip alone read about 1.3 threads of a single-threaded
+  // candidate.
+  int signalled = 0;
+  engine().set_step_observer([&](const char* step, auto, auto) {
+    const pid_t sandbox = engine().sandbox_pid();
+    clockid_t clock;
+    if (std::string(step) != "timed batch" || sandbox <= 0 || clock_getcpuclockid(sandbox, &clock) != 0) return;
+    auto cpu_ns = [clock] {
+      timespec now{};
+      clock_gettime(clock, &now);
+      return now.tv_sec * 1'000'000'000L + now.tv_nsec;
+    };
+    const long before = cpu_ns();
+    if (kill(sandbox, SIGUSR1) != 0) return;
+    ++signalled;
+    // Until the handler has run (the clock of a running thread is read as of its last tick, so
+    // this ends once the handler's thread sleeps again, or a tick into it).
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    while (cpu_ns() - before < 250'000 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  });
+  auto spun = evaluate("relu", "relu_spins_on_signal.cpp");
+  engine().set_step_observer(nullptr);
+  const auto result = spun->result;
+  DRK_REQUIRE_MESSAGE(result.getCorrect(), std::string(result.getErrorText().cStr()));
+  DRK_CHECK(signalled > 3);
+  const double cpu_per_wall = result.getEvidence().getCpuPerWall();
+  DRK_INFO("cpuPerWall " << cpu_per_wall << " over " << signalled << " signalled batches");
+  DRK_CHECK(cpu_per_wall > 0);
+  DRK_CHECK(cpu_per_wall <= 1.02);
 }

@@ -192,11 +192,13 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
         auto answer = candidate_batch(candidate_calls);
         if (auto f = failed(answer, "timing")) return *f;
         candidate_walls_ns.push_back(answer->wall_ns);
-        // Over the whole round trip: one thread's CPU time cannot exceed it, whatever the
-        // sandbox does around the calls (the timing's net wall time, or the calls' own span, is
-        // short of that work: short batches of one call then read as 1.3-1.5 threads). Inexact
-        // readings are left out: a tick's error is several batches long.
-        if (answer->wall_ns > 0 && answer->cpu_exact) run.batch_cpu_per_wall.push_back(answer->cpu_ns / answer->wall_ns);
+        // Over the span between the two CPU readings: one thread's CPU time cannot exceed it,
+        // whatever the sandbox does around the calls or after its reply (the round trip alone, or
+        // the calls' own span, is short of that work: OpenMP's threads spinning after the reply
+        // read as 3.7 threads of 2). Inexact readings are left out: a tick's error is several
+        // batches long.
+        if (answer->cpu_span_ns > 0 && answer->cpu_exact)
+          run.batch_cpu_per_wall.push_back(answer->cpu_ns / answer->cpu_span_ns);
         if (answer->sandbox_ns > 0) candidate_clocks_ns.emplace_back(answer->wall_ns, double(answer->sandbox_ns));
       }
     }
@@ -212,11 +214,13 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
   if (!clock_ratios.empty()) {
     double ratio = summarize(clock_ratios, 1).p10;
     if (ratio > kWallCheckConfirmAbove) {
-      const double call_us = std::max(summarize(candidate_us, 1).median, 1e-3);
+      // Sized by the batches' whole round trips per call, which no call outlasts: a net median
+      // can read near 0 and ask for a batch that outlasts the call timeout.
+      const double call_us = summarize(candidate_walls_ns, 1).median / 1000.0 / candidate_calls;
       const double longest_calls = 0.25 * options_.call_timeout.count() * 1000.0 / call_us;
-      const auto calls = static_cast<uint32_t>(std::clamp(
-          std::ceil(kWallCheckConfirmBatchMs * 1000.0 / call_us), double(candidate_calls),
-          std::max(double(candidate_calls), std::min(longest_calls, 1e7))));
+      const auto calls = static_cast<uint32_t>(std::clamp(std::ceil(kWallCheckConfirmBatchMs * 1000.0 / call_us),
+                                                          double(candidate_calls),
+                                                          std::max(double(candidate_calls), longest_calls)));
       for (int repeat = 0; repeat < 3; ++repeat) {
         auto answer = candidate_batch(calls);
         if (auto f = failed(answer, "the wall-clock check")) return *f;

@@ -52,6 +52,10 @@ struct SandboxAnswer {
   uint64_t sandbox_ns = 0;
   double wall_ns = 0;  // this process's clock around the round trip
   double cpu_ns = 0;   // the sandbox's CPU time (all its threads) over the round trip
+  // This process's clock from before the first reading of cpu_ns to after the second: the time
+  // cpu_ns covers, which runs past the reply while the Evaluator waits for the sandbox to sleep.
+  // N threads' cpu_ns cannot exceed N x cpu_span_ns; the round trip's wall_ns lacks that tail.
+  double cpu_span_ns = 0;
   // Both readings of cpu_ns found every thread of the sandbox asleep, so it is exact: a reading
   // taken while a thread runs lacks up to a scheduler tick (4 ms) of it, four timed batches.
   bool cpu_exact = false;
@@ -65,7 +69,7 @@ struct SandboxAnswer {
 
 std::vector<TimedCall> read_timed_calls(capnp::List<msg::TimedCall>::Reader list);
 
-// The reply's own fields; the clocks (wall_ns, cpu_ns, cpu_exact) are the caller's to set.
+// The reply's own fields; the clocks (wall_ns, cpu_ns, cpu_span_ns, cpu_exact) are the caller's to set.
 SandboxAnswer read_answer(msg::SandboxReply::Reader reply);
 
 }  // namespace drk::evaluator

@@ -6,13 +6,12 @@
 
 #include <capnp/serialize.h>
 
+#include "actors/evaluator/engine/engine_clock.h"
 #include "actors/evaluator/engine/evaluation_device.h"
 #include "actors/evaluator/sandbox_channel.h"
 
 namespace drk::evaluator {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // How long the Evaluator waits, after a reply, for the sandbox's threads to sleep before it reads
 // their CPU time (exact only then).
@@ -134,17 +133,18 @@ Result<SandboxAnswer> SandboxSession::call(EvaluationRun& run, std::chrono::mill
   capnp::MallocMessageBuilder message;
   const uint64_t id = build_request(message, run, fill);
   const bool asleep_before = sandbox_->asleep();
+  const auto cpu_read_before = Clock::now();
   const std::optional<uint64_t> cpu_before = sandbox_->cpu_time_ns();
   auto started = Clock::now();
   if (cpu_at_reply_ && cpu_before) {
     idle_.add(static_cast<double>(*cpu_before - *cpu_at_reply_),
-              std::chrono::duration<double, std::nano>(started - reply_time_).count());
+              ns_between(reply_time_, started));
   }
   cpu_at_reply_.reset();
   auto words = sandbox_->call(message, timeout);
   const auto answered = Clock::now();
   if (request_observer_) request_observer_(request_name(message.getRoot<msg::SandboxRequest>()), started, answered);
-  double wall_ns = std::chrono::duration<double, std::nano>(answered - started).count();
+  const double wall_ns = ns_between(started, answered);
   // Read once the sandbox sleeps again (its reply's tail done), so that the reading is exact and
   // the one before the next request too, which then finds it still asleep.
   std::optional<uint64_t> cpu_after;
@@ -176,6 +176,7 @@ Result<SandboxAnswer> SandboxSession::call(EvaluationRun& run, std::chrono::mill
   answer.wall_ns = wall_ns;
   if (cpu_before && cpu_after) {
     answer.cpu_ns = static_cast<double>(*cpu_after - *cpu_before);
+    answer.cpu_span_ns = ns_between(cpu_read_before, reply_time_);
     answer.cpu_exact = asleep_before && asleep_after;
   }
   // Evidence for the Verifier: library-table use, and threads a call left running.
@@ -244,7 +245,7 @@ void SandboxSession::record_idle_cpu(EvaluationRun& run) {
   if (sandbox_ && sandbox_->alive() && cpu_at_reply_)
     if (const auto now = sandbox_->cpu_time_ns()) {
       idle_.add(static_cast<double>(*now - *cpu_at_reply_),
-                std::chrono::duration<double, std::nano>(Clock::now() - reply_time_).count());
+                ns_between(reply_time_, Clock::now()));
     }
   idle_.record(run.out.getEvidence());
 }
