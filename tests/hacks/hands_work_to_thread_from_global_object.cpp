@@ -6,9 +6,9 @@
 // does the first half itself, and waits for the worker before returning: the output is complete
 // at return, and with ctx->max_threads = 1 the call runs on two cores, 1.6-2x faster than it may.
 // The sandbox's thread census is taken before the object is loaded, so the worker counts as the
-// candidate's (threads_left_running). The sandbox's CPU time over its timed batches is also
-// near twice their wall time (cpuPerWall), though the thread count's grace period after each
-// batch makes that figure noisy where a thread is left running.
+// candidate's (threads_left_running). Where the sandbox's CPUs are not pinned, its CPU time over
+// its timed batches is also near twice their wall time (cpuPerWall); pinned to one CPU, the two
+// threads take turns on it and the calls are slower than one thread's.
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
