@@ -541,10 +541,11 @@ DRK_TEST_CASE("CPU the sandbox uses after its reply counts against the time it h
     const long before = cpu_ns();
     if (kill(sandbox, SIGUSR1) != 0) return;
     ++signalled;
-    // Until the handler has run (the clock of a running thread is read as of its last tick, so
-    // this ends once the handler's thread sleeps again, or a tick into it).
+    // Until the whole spin has run (the clock of a running thread is read as of its last tick, so
+    // this ends once the handler's thread sleeps again, or a tick after its end), so that the
+    // Evaluator finds the sandbox asleep soon and its reading exact, on a loaded machine too.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-    while (cpu_ns() - before < 250'000 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    while (cpu_ns() - before < 300'000 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
   });
   auto spun = evaluate("relu", "relu_spins_on_signal.cpp");
   engine().set_step_observer(nullptr);
