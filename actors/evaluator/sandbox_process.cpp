@@ -262,12 +262,14 @@ std::string SandboxProcess::finish(std::chrono::milliseconds timeout) {
   return output;
 }
 
-std::optional<uint64_t> SandboxProcess::cpu_time_ns() const {
+std::optional<uint64_t> process_cpu_time_ns(pid_t pid) {
   clockid_t clock;
   timespec now{};
-  if (pid_ <= 0 || clock_getcpuclockid(pid_, &clock) != 0 || clock_gettime(clock, &now) != 0) return std::nullopt;
+  if (pid <= 0 || clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &now) != 0) return std::nullopt;
   return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
 }
+
+std::optional<uint64_t> SandboxProcess::cpu_time_ns() const { return process_cpu_time_ns(pid_); }
 
 bool SandboxProcess::asleep() const {
   if (pid_ <= 0) return true;

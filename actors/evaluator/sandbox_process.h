@@ -63,6 +63,11 @@ std::string default_cuda_sandbox_executable();
 // Whether the NVIDIA driver is here (/dev/nvidiactl): without it no CUDA sandbox can run.
 bool nvidia_driver_present();
 
+// The CPU time of all of process `pid`'s threads so far, from its process clock; nullopt when it
+// cannot be read (gone, or not this user's). Exact only while every thread of it sleeps (see
+// SandboxProcess::cpu_time_ns()).
+std::optional<uint64_t> process_cpu_time_ns(pid_t pid);
+
 struct SandboxOptions {
   std::string executable = default_sandbox_executable();
   int max_threads = 1;

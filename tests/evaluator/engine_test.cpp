@@ -18,6 +18,7 @@
 #include <capnp/message.h>
 
 #include "actors/evaluator/evaluation.h"
+#include "actors/evaluator/sandbox_process.h"
 #include "tests/doctest_drk.h"
 #include "tests/support/test_engine.h"
 
@@ -530,16 +531,11 @@ DRK_TEST_CASE("CPU the sandbox uses after its reply counts against the time it h
   // candidate.
   int signalled = 0;
   engine().set_step_observer([&](const char* step, auto, auto) {
+    if (std::string(step) != "timed batch") return;
     const pid_t sandbox = engine().sandbox_pid();
-    clockid_t clock;
-    if (std::string(step) != "timed batch" || sandbox <= 0 || clock_getcpuclockid(sandbox, &clock) != 0) return;
-    auto cpu_ns = [clock] {
-      timespec now{};
-      clock_gettime(clock, &now);
-      return now.tv_sec * 1'000'000'000L + now.tv_nsec;
-    };
-    const long before = cpu_ns();
-    if (kill(sandbox, SIGUSR1) != 0) return;
+    const auto cpu_ns = [sandbox] { return process_cpu_time_ns(sandbox).value_or(0); };
+    const uint64_t before = cpu_ns();
+    if (before == 0 || kill(sandbox, SIGUSR1) != 0) return;
     ++signalled;
     // Until the whole spin has run (the clock of a running thread is read as of its last tick, so
     // this ends once the handler's thread sleeps again, or a tick after its end), so that the
