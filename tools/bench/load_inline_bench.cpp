@@ -74,6 +74,13 @@ class ModelNew(nn.Module):
         return relu.relu_cuda(x)
 )";
 
+// No code and no bindings: main.cpp is torch's headers alone, what every C++ candidate's unit pays
+// before its own code.
+const char kHeadersOnlyCandidate[] = R"(from torch.utils.cpp_extension import load_inline
+
+headers_only = load_inline(name="headers_only_ext", cpp_sources="// {nonce}", verbose=False)
+)";
+
 std::string with_nonces(std::string candidate, const std::string& nonce, const std::string& bindings) {
   for (const auto& [marker, value] : {std::pair<std::string, std::string>{"{nonce}", nonce}, {"{bindings}", bindings}})
     for (size_t at = candidate.find(marker); at != std::string::npos; at = candidate.find(marker, at + value.size()))
@@ -92,6 +99,7 @@ struct Timings {
   double wide = -1;   // pch present, every unit with torch/extension.h (the narrow headers off)
   double whole = -1;  // CUDA: pch present, cuda.cu compiled whole by nvcc (the split off)
   double same_bindings = -1;  // CUDA: pch present, a new kernel behind bindings built before
+  double headers_only = -1;   // C++: pch present, a main.cpp of torch's headers and nothing else
 };
 
 // The nonce of the header-present row's sample `sample`: the candidate's main.cpp included.
@@ -204,6 +212,19 @@ std::optional<Timings> measure(const LoadInlineBenchOptions& options, const comp
     }
     timings.same_bindings = median(same);
   }
+  // GCC's work at the end of a unit that includes torch's headers (the templates their inline
+  // functions use, the header functions emitted at -O0), which no precompiled header holds.
+  if (kind == "cpp") {
+    std::vector<double> headers_only;
+    for (int sample = 0; sample < options.samples; ++sample) {
+      const std::string fresh =
+          write_candidate(scratch.path(), kHeadersOnlyCandidate, "headers-only" + std::to_string(sample));
+      headers_only.push_back(seconds_of([&] { return our_build(options, **builder, fresh, out); }));
+      if (headers_only.back() < 0) return std::nullopt;
+      note(options, kind, "drk, header present, headers only", headers_only.back(), out);
+    }
+    timings.headers_only = median(headers_only);
+  }
   // The median build with one speed-up off, its headers built by an untimed build first: what the
   // speed-up is worth, side by side.
   const auto without = [&](const std::string& label, const std::function<void(compile::TorchExtensionOptions&)>& off) {
@@ -254,6 +275,12 @@ void print(const std::string& kind, const Timings& timings, std::ostream& out) {
                   kind.c_str(), timings.same_bindings, timings.pch / timings.same_bindings);
     out << line;
   }
+  if (timings.headers_only >= 0) {
+    std::snprintf(line, sizeof line,
+                  "%-5s drk pch present, torch's headers and no code %6.2f s: %.0f %% of a candidate's build\n",
+                  kind.c_str(), timings.headers_only, 100.0 * timings.headers_only / timings.pch);
+    out << line;
+  }
   out << std::flush;
 }
 
@@ -289,6 +316,7 @@ int run_load_inline_bench(const LoadInlineBenchOptions& options, std::ostream& o
     report[kind]["drk_pch_present_extension_h_s"] = timings->wide;
     if (timings->whole >= 0) report[kind]["drk_pch_present_whole_cuda_s"] = timings->whole;
     if (timings->same_bindings >= 0) report[kind]["drk_pch_present_same_bindings_s"] = timings->same_bindings;
+    if (timings->headers_only >= 0) report[kind]["drk_pch_present_headers_only_s"] = timings->headers_only;
   }
   if (options.json) out << json_text(report) << "\n";
   return 0;

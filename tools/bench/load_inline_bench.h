@@ -11,6 +11,9 @@
 //              (narrow_torch_headers.h): the median over `samples`
 //   whole      (CUDA) as pch, with cuda.cu compiled whole by nvcc as torch does, not split
 //              (cuda_source_split.h): the median over `samples`
+//   same bindings  (CUDA) as pch, a new kernel behind main.cpp's bindings built before
+//   headers only   (C++) as pch, a main.cpp of torch's headers and no code: what GCC spends at the
+//              end of every unit that includes them, which no precompiled header holds
 // The torch facts are read once before (one torch import per machine) and not counted. Each
 // build's time is printed (and flushed) as it ends, then each kind's line of medians.
 //
