@@ -199,31 +199,34 @@ std::optional<Timings> measure(const LoadInlineBenchOptions& options, const comp
   }
   timings.pch = median(pch);
   timings.warm = median(warm);
+  // The median of `samples` builds by `with`, of candidates `path_of(sample)` each new to its
+  // cache, each noted as "drk, header present, LABEL" as it ends; -1 when one fails.
+  const auto median_build = [&](TorchExtensionBuilder& with, const std::string& label,
+                                const std::function<std::string(int)>& path_of) {
+    std::vector<double> seconds;
+    for (int sample = 0; sample < options.samples; ++sample) {
+      const std::string fresh = path_of(sample);
+      seconds.push_back(seconds_of([&] { return our_build(options, with, fresh, out); }));
+      if (seconds.back() < 0) return -1.0;
+      note(options, kind, "drk, header present, " + label, seconds.back(), out);
+    }
+    return median(seconds);
+  };
   // A new kernel behind bindings built before (main.cpp's object reused): what most of a run's
   // later samples of one problem are, when the policy keeps its declarations and the name.
   if (kind == "cuda") {
-    std::vector<double> same;
-    for (int sample = 0; sample < options.samples; ++sample) {
-      const std::string fresh =
-          write_candidate(scratch.path(), candidate, "kernel" + std::to_string(sample), fresh_nonce(0));
-      same.push_back(seconds_of([&] { return our_build(options, **builder, fresh, out); }));
-      if (same.back() < 0) return std::nullopt;
-      note(options, kind, "drk, header present, same bindings", same.back(), out);
-    }
-    timings.same_bindings = median(same);
+    timings.same_bindings = median_build(**builder, "same bindings", [&](int sample) {
+      return write_candidate(scratch.path(), candidate, "kernel" + std::to_string(sample), fresh_nonce(0));
+    });
+    if (timings.same_bindings < 0) return std::nullopt;
   }
   // GCC's work at the end of a unit that includes torch's headers (the templates their inline
   // functions use, the header functions emitted at -O0), which no precompiled header holds.
   if (kind == "cpp") {
-    std::vector<double> headers_only;
-    for (int sample = 0; sample < options.samples; ++sample) {
-      const std::string fresh =
-          write_candidate(scratch.path(), kHeadersOnlyCandidate, "headers-only" + std::to_string(sample));
-      headers_only.push_back(seconds_of([&] { return our_build(options, **builder, fresh, out); }));
-      if (headers_only.back() < 0) return std::nullopt;
-      note(options, kind, "drk, header present, headers only", headers_only.back(), out);
-    }
-    timings.headers_only = median(headers_only);
+    timings.headers_only = median_build(**builder, "headers only", [&](int sample) {
+      return write_candidate(scratch.path(), kHeadersOnlyCandidate, "headers-only" + std::to_string(sample));
+    });
+    if (timings.headers_only < 0) return std::nullopt;
   }
   // The median build with one speed-up off, its headers built by an untimed build first: what the
   // speed-up is worth, side by side.
@@ -236,14 +239,9 @@ std::optional<Timings> measure(const LoadInlineBenchOptions& options, const comp
       return -1.0;
     }
     if (!our_build(options, **variant, write_candidate(scratch.path(), candidate, label + "-headers"), out)) return -1.0;
-    std::vector<double> seconds;
-    for (int sample = 0; sample < options.samples; ++sample) {
-      const std::string fresh = write_candidate(scratch.path(), candidate, label + std::to_string(sample));
-      seconds.push_back(seconds_of([&] { return our_build(options, **variant, fresh, out); }));
-      if (seconds.back() < 0) return -1.0;
-      note(options, kind, "drk, header present, " + label, seconds.back(), out);
-    }
-    return median(seconds);
+    return median_build(**variant, label, [&](int sample) {
+      return write_candidate(scratch.path(), candidate, label + std::to_string(sample));
+    });
   };
   timings.wide = without("extension.h", [](auto& changed) { changed.narrow_headers = false; });
   if (timings.wide < 0) return std::nullopt;
