@@ -113,6 +113,10 @@ class SandboxDevice {
                               msg::SandboxReply::Builder reply) = 0;
   virtual void measure_metrics(CandidateCalls& calls, msg::SandboxReply::Builder reply) = 0;
   virtual bool broken() const = 0;
+  // The last request was answered and the process leaves without its exit code (the candidate's
+  // static destructors and exit handlers): waits for the device's work and destroys the context,
+  // which completes compute-sanitizer's report of this process. Nothing may use the device after.
+  virtual void end() = 0;
   // The most device memory the loaded candidate held after a call; whether it passed the limit,
   // and the reply's message when it did.
   virtual uint64_t candidate_memory_bytes() const = 0;

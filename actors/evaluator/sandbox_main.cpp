@@ -561,8 +561,8 @@ bool start_sandbox_python(const SandboxStart& start) {
 }
 
 // Starts the runtimes a candidate uses (LibTorch's threads, the device), then forbids what a
-// candidate must not do, then serves.
-int serve_candidates(const SandboxStart& start) {
+// candidate must not do, then serves; leaves the process when the request pipe closes.
+[[noreturn]] void serve_candidates(const SandboxStart& start) {
   harness.python = start.python;
   harness.allow_compilers = start.allow_compilers;
   start_sandbox_python(start);
@@ -586,12 +586,10 @@ int serve_candidates(const SandboxStart& start) {
   // The candidate's static destructors and exit handlers (Python's included) are its code, which
   // has no business after the last request: one that blocks (a condition variable a detached
   // worker waits on) held the sandbox of the out-of-bounds check to its 30 s deadline. A device
-  // sandbox exits normally: compute-sanitizer completes its report as the process exits.
-  if (!harness.device) {
-    std::fflush(nullptr);
-    _exit(code);
-  }
-  return code;
+  // sandbox ends its context first: compute-sanitizer's report is complete when it is gone.
+  std::fflush(nullptr);
+  if (harness.device) harness.device->end();
+  _exit(code);
 }
 
 }  // namespace
@@ -616,7 +614,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--gpu-memory-limit-bytes") == 0)
       start.device.memory_limit_bytes = std::strtoull(argv[i + 1], nullptr, 10);
   }
-  if (!zygote) return drk::evaluator::serve_candidates(start);
+  if (!zygote) drk::evaluator::serve_candidates(start);
   // The zygote starts nothing (no thread, no CUDA context survives a fork): each child does. An
   // interpreter starts no thread: the zygote imports torch once for all its children.
   drk::evaluator::ForkHooks hooks;
@@ -627,11 +625,11 @@ int main(int argc, char** argv) {
   }
   return drk::evaluator::run_zygote(
       3,
-      [&start](const drk::evaluator::ZygoteChild& child) {
+      [&start](const drk::evaluator::ZygoteChild& child) -> int {
         drk::evaluator::SandboxStart forked = start;
         forked.max_threads = child.max_threads;
         forked.device.memory_limit_bytes = child.gpu_memory_limit_bytes;
-        return drk::evaluator::serve_candidates(forked);
+        drk::evaluator::serve_candidates(forked);
       },
       hooks);
 }

@@ -5,8 +5,9 @@
 // inputs (cross_entropy's targets) reach the device reference as int64; a candidate that keeps
 // more device memory than its limit fails with gpuMemoryLimitExceeded; energy per call comes
 // from NVML; checks on the device (the default) and through host copies judge alike, and
-// KernelBench's published ReLU (1.6 G elements, 6.4 GB per tensor) is evaluated on the device.
-// Skips, saying why, without a usable GPU.
+// KernelBench's published ReLU (1.6 G elements, 6.4 GB per tensor) is evaluated on the device;
+// the out-of-bounds check under compute-sanitizer finishes clean for a candidate whose static
+// destructor never returns. Skips, saying why, without a usable GPU.
 #include <capnp/message.h>
 #include <unistd.h>
 
@@ -225,6 +226,21 @@ DRK_TEST_CASE("a kernel that never ends is killed at the deadline; the engine ke
   DRK_CHECK(hung->result.getSandbox() == SandboxOutcome::TIMED_OUT);
   auto next = evaluate("relu", "relu.cu");
   check_honest(next->result);
+}
+
+DRK_TEST_CASE("the out-of-bounds check: a candidate whose static destructor never returns still runs clean [gpu]") {
+  if (gpu_missing()) return;
+  // Its sandbox under compute-sanitizer ends after the call without running the destructor; one
+  // that ran it stayed until the check's 30 s deadline killed it, and the report read as unfinished.
+  auto sanitized = engine_with("cuda-engine-sanitize-test", [](EngineOptions& options) { options.sanitize = true; });
+  for (const char* file : {"relu.cu", "relu_blocks_at_exit.cu"}) {
+    std::printf("candidate %s\n", file);
+    auto evaluated = evaluate("relu", file, &**sanitized);
+    DRK_CHECK(evaluated->result.getCorrect());
+    const auto evidence = evaluated->result.getEvidence();
+    DRK_CHECK_MESSAGE(evidence.getSanitizerRan(), std::string(evidence.getSanitizerNote().cStr()));
+    DRK_CHECK(std::string(evidence.getSanitizerErrors().cStr()).empty());
+  }
 }
 
 DRK_TEST_CASE("int64 inputs reach the device reference as int64: cross_entropy is correct and timed [gpu]") {

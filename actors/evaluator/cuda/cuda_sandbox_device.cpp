@@ -275,6 +275,12 @@ Status CudaSandboxDevice::synchronize() {
   return {};
 }
 
+void CudaSandboxDevice::end() {
+  // Errors here change nothing: every answer was given, and the process exits next.
+  (void)cudaDeviceSynchronize();
+  (void)cudaDeviceReset();
+}
+
 Error CudaSandboxDevice::latch(const std::string& when, cudaError_t status) {
   broken_ = true;
   return make_error(Errc::sandbox_crashed, "CUDA error " + when + ": " + cuda_error_text(status));

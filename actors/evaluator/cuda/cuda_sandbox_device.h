@@ -86,6 +86,7 @@ class CudaSandboxDevice final : public SandboxDevice {
   Status copy_to_host(const std::vector<RegionRange>& ranges) override;
   Status synchronize() override;
   bool broken() const override { return broken_; }
+  void end() override;
 
   void time(msg::TimeRequest::Reader request, CandidateCalls& calls, msg::SandboxReply::Builder reply) override;
   void measure_peaks(msg::SandboxReply::Builder reply) override;
