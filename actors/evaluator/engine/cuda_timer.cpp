@@ -10,6 +10,13 @@ namespace {
 
 // Candidate calls timed with their outputs left holding their answers, for answerReuseRatio.
 constexpr uint32_t kCudaAnswerReuseCalls = 5;
+// A first reading (the timed calls' median against the kept calls') under this is an honest
+// candidate's. Over it, up to kAnswerReuseConfirmPairs pairs of adjacent rounds, from poison then
+// kept, the smallest ratio kept: evaluations beside this one share the GPU outside its timing
+// (their trials, their bounds checks), and an honest cuBLAS GEMM read 3.0x once on an H100 with
+// eight evaluations at a time, while skipped work is as fast in every pair.
+constexpr double kAnswerReuseConfirmAbove = 2.0;
+constexpr int kAnswerReuseConfirmPairs = 3;
 
 }  // namespace
 
@@ -126,18 +133,33 @@ Status CudaTimer::time(EvaluationRun& run, TimingSamples& samples) {
   fill_gpu_profile(run.out.initGpu(), calls, ProfiledTiming{summarize(floors_us, 1).median, hold, launch_note}, run,
                    peaks_, options_.cupti_disagreement_threshold);
   // Work skipped when the output already holds the answer: a few candidate calls whose outputs
-  // keep what the same set's last call wrote, against the timed ones, which started from poison.
-  auto kept = session_.call(run, options_.call_timeout, [&](msg::SandboxRequest::Builder request) {
-    auto time = request.initTime();
-    fill_time_request(time, std::vector<bool>(kCudaAnswerReuseCalls, true), {}, hold);
-    time.setKeepOutputs(true);
-  });
-  if (auto f = batch_failed(run, kept, "timing")) return *f;
-  std::vector<double> kept_us;
-  for (const TimedCall& timed : kept->timed_calls) kept_us.push_back(timed.event_us);
-  if (!kept_us.empty() && !candidate_us.empty())
-    run.out.getEvidence().setAnswerReuseRatio(summarize(candidate_us, 1).median /
-                                              std::max(summarize(kept_us, 1).median, 1e-3));
+  // keep what the same set's last call wrote, against calls that started from poison.
+  auto candidate_round = [&](bool keep_outputs, std::vector<double>& us) -> std::optional<Status> {
+    auto answer = session_.call(run, options_.call_timeout, [&](msg::SandboxRequest::Builder request) {
+      auto time = request.initTime();
+      fill_time_request(time, std::vector<bool>(kCudaAnswerReuseCalls, true), {}, hold);
+      time.setKeepOutputs(keep_outputs);
+    });
+    if (auto f = batch_failed(run, answer, "timing")) return f;
+    us.clear();
+    for (const TimedCall& timed : answer->timed_calls) us.push_back(timed.event_us);
+    return std::nullopt;
+  };
+  auto ratio_of = [](const std::vector<double>& from_poison_us, const std::vector<double>& kept_us) {
+    return summarize(from_poison_us, 1).median / std::max(summarize(kept_us, 1).median, 1e-3);
+  };
+  std::vector<double> kept_us, from_poison_us;
+  if (auto f = candidate_round(true, kept_us)) return *f;
+  if (!kept_us.empty() && !candidate_us.empty()) {
+    double smallest = ratio_of(candidate_us, kept_us);
+    for (int pair = 0; pair < kAnswerReuseConfirmPairs && smallest >= kAnswerReuseConfirmAbove; ++pair) {
+      if (auto f = candidate_round(false, from_poison_us)) return *f;
+      if (auto f = candidate_round(true, kept_us)) return *f;
+      if (from_poison_us.empty() || kept_us.empty()) break;
+      smallest = std::min(smallest, ratio_of(from_poison_us, kept_us));
+    }
+    run.out.getEvidence().setAnswerReuseRatio(smallest);
+  }
   // Energy per call (NVML) and hardware metrics (CUPTI), after the timing.
   if (auto f = measure_energy_and_metrics(session_, options_, run)) return *f;
   return {};

@@ -6,7 +6,8 @@
 // (cuda/launch_hold.h) until one cannot be: then the timing starts again with launch latency
 // included, so that no median mixes the two. Once the timing settles, cuda_profiled_calls a side are traced by CUPTI for the GPU
 // profile (gpu_profile.h); then a few candidate calls whose outputs keep their answers
-// (answerReuseRatio against the timed calls, which start from poison), energy and hardware
+// (answerReuseRatio against the timed calls, which start from poison; a suspicious ratio measured
+// again in adjacent rounds, the smallest kept), energy and hardware
 // metrics. docs/gpu.md.
 //
 // Nothing here uses CUDA in this process: the sandbox does the device's work. Contract, ownership
