@@ -73,6 +73,11 @@ endif()
 add_library(drk_torch INTERFACE)
 target_link_libraries(drk_torch INTERFACE ${TORCH_LIBRARIES})
 target_compile_options(drk_torch INTERFACE ${TORCH_CXX_FLAGS})
+# A CUDA LibTorch (the GPU machine's): the Evaluator gives its cached device blocks back after
+# each evaluation (actors/evaluator/cuda/cuda_evaluation_device.cpp); Debian's is CPU-only.
+if(TARGET c10_cuda)
+  target_compile_definitions(drk_torch INTERFACE DRK_TORCH_CUDA=1)
+endif()
 # PyTorch's pip LibTorch (the GPU machine's) exports its own, older copies of std::filesystem
 # (linked in from its toolchain). A program that lists libtorch before libstdc++ binds its
 # std::filesystem calls to those copies and crashes in them (seen: remove_all). Naming

@@ -275,19 +275,20 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
   EvaluationRun run = make_run(**task, out);
   run.own_kernels = own_kernels;
   const size_t layout_bytes = largest_timed_layout_bytes(run);
-  // Engines sharing the GPU: this evaluation's memory is claimed before it is allocated and given
-  // back once its sandbox has gone (the members below end in the reverse order: sandbox, memory,
-  // claim).
-  struct SharedDeviceMemory {
+  // The device memory this evaluation cached goes back once its sandbox has gone; engines sharing
+  // the GPU claim its memory before it is allocated and give its tensors back too (the members
+  // below end in the reverse order: sandbox, memory, claim).
+  struct DeviceMemoryGivenBack {
     EvaluationDevice* device = nullptr;
+    bool shared = false;
     DeviceMemoryShare::Claim claim;
-    ~SharedDeviceMemory() {
-      if (device) device->give_back_device_memory();
+    ~DeviceMemoryGivenBack() {
+      if (device) device->give_back_device_memory(shared);
     }
-  } shared_memory;
+  } device_memory{device.get()};
   if (options.device_memory_share) {
-    shared_memory.claim = options.device_memory_share->claim(device_memory_footprint(layout_bytes, run.set_count()));
-    shared_memory.device = device.get();
+    device_memory.shared = true;
+    device_memory.claim = options.device_memory_share->claim(device_memory_footprint(layout_bytes, run.set_count()));
   }
   if (auto s = run.reserve(layout_bytes); !s) return s;
   kernels::set_reference_threads(options.max_threads);

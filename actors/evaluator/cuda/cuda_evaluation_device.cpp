@@ -4,6 +4,9 @@
 
 #include <capnp/message.h>
 #include <cuda_runtime_api.h>
+#ifdef DRK_TORCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 
 #include "actors/evaluator/engine/bounds_check.h"
 #include "actors/evaluator/engine/cuda_timer.h"
@@ -22,6 +25,16 @@ CudaEvaluationDevice::CudaEvaluationDevice(const EngineOptions& options)
     : resident_(options.device_resident),
       spares_beside_candidate_(options.sandbox.gpu_memory_limit_bytes == 0),
       load_timeout_(options.load_timeout) {}
+
+// LibTorch's cache in this process holds the checks' copies (and a Python reference's tensors),
+// a few of the problem's tensors at their largest: kept, they would starve the next sandbox. The
+// tensor store itself stays unless shared: the next evaluation reuses it.
+void CudaEvaluationDevice::give_back_device_memory(bool tensors_too) {
+  if (tensors_too) store_.release();
+#ifdef DRK_TORCH_CUDA
+  c10::cuda::CUDACachingAllocator::emptyCache();
+#endif
+}
 
 void CudaEvaluationDevice::configure_sandbox(EngineOptions& options) const {
   if (options.sandbox.executable == default_sandbox_executable())

@@ -28,7 +28,7 @@ class CudaEvaluationDevice : public EvaluationDevice {
   bool spares_beside_candidate() const override { return spares_beside_candidate_; }
   TensorStore* device_store() override { return resident_ ? &store_ : nullptr; }
   void after_reply() override { store_.replied(); }
-  void give_back_device_memory() override { store_.release(); }
+  void give_back_device_memory(bool tensors_too) override;
   void start_warm_up() override;
   void finish_warm_up() override;
   std::set<std::string> record_resources(const std::string& compiler_output,

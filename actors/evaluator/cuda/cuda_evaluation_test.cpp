@@ -173,6 +173,7 @@ DRK_TEST_CASE("timed calls start from poison: a candidate that skips work when i
   DRK_CHECK(honest->result.getEvidence().getAnswerReuseRatio() < 1.5);
   auto skipping = evaluate_source("relu", "skips_work_when_output_holds_answer.cu",
                                   cuda_hack("skips_work_when_output_holds_answer.cu"), &**published);
+  DRK_INFO(std::string(skipping->result.getErrorText().cStr()));
   DRK_CHECK(skipping->result.getEvidence().getAnswerReuseRatio() > 3.0);
   // Timed from poison, it does the work in every timed call: its time is the honest one's.
   DRK_CHECK(skipping->result.getCandidateTiming().getMedianUs() >

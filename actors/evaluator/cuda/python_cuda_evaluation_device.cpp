@@ -4,7 +4,6 @@
 #include "actors/evaluator/engine/evaluation_run.h"
 #include "actors/evaluator/engine/python_evaluation.h"
 #include "actors/evaluator/python/python_runtime.h"
-#include "runtime/log.h"
 
 namespace drk::evaluator::cuda {
 
@@ -26,15 +25,6 @@ void PythonCudaEvaluationDevice::describe_reference(kernels::ReferenceBuild& bui
 
 void PythonCudaEvaluationDevice::fill_load(const EvaluationRun& run, msg::LoadRequest::Builder load) const {
   fill_python_load(run, load);
-}
-
-// The reference's cached blocks too: the next evaluation's tensors are allocated by cudaMalloc,
-// outside torch's cache.
-void PythonCudaEvaluationDevice::give_back_device_memory() {
-  CudaEvaluationDevice::give_back_device_memory();
-  PythonLock lock;
-  if (auto emptied = empty_torch_device_cache(); !emptied)
-    log::warn() << "the reference's cached device memory stays cached: " << emptied.error().message;
 }
 
 // memcheck only: a Python candidate's answer is a tensor it allocates, so no output is left

@@ -28,7 +28,6 @@ class PythonCudaEvaluationDevice final : public CudaEvaluationDevice {
   void configure_sandbox(EngineOptions& options) const override;
   void describe_reference(kernels::ReferenceBuild& build) const override;
   void fill_load(const EvaluationRun& run, msg::LoadRequest::Builder load) const override;
-  void give_back_device_memory() override;
   // Not under compute-sanitizer yet (its separate sandbox loads no Python problem): the evidence's
   // sanitizerNote says so, rather than a sanitizer run that cannot load the file.
   void check_bounds(BoundsCheck& check, EvaluationRun& run, const compile::CompiledCandidate& compiled) const override;

@@ -57,10 +57,12 @@ class EvaluationDevice {
   virtual TensorStore* device_store() = 0;
   // After every reply of a sandbox: memory it no longer maps may go.
   virtual void after_reply() = 0;
-  // After an evaluation whose sandbox has gone, under a DeviceMemoryShare: gives back the device
-  // memory the evaluation used (its tensors, the reference's cached blocks), which the share
-  // counted as the evaluation's only while it ran.
-  virtual void give_back_device_memory() {}
+  // After every evaluation, once its sandbox has gone: the device memory this process cached for
+  // it (LibTorch's cached blocks: the checks' copies, the reference's) goes back to the device,
+  // where the next candidate's sandbox allocates (its reference, in its own process, found 3 GiB
+  // left of an 80 GiB H100 beside a cache that had grown to 74 GiB). With `tensors_too` (under a
+  // DeviceMemoryShare, which counted them as the evaluation's only while it ran) its tensors too.
+  virtual void give_back_device_memory(bool /*tensors_too*/) {}
   // Starts, at create(), what the first evaluation would otherwise wait for; finish_warm_up()
   // waits for it (before the first candidate loads).
   virtual void start_warm_up() = 0;

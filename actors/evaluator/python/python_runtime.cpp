@@ -186,14 +186,6 @@ Status seed_torch(uint64_t seed) {
   return {};
 }
 
-Status empty_torch_device_cache() {
-  PyRef cuda(PyImport_ImportModule("torch.cuda"));
-  if (!cuda) return make_error(Errc::unsupported, "cannot import torch.cuda: " + python_error_text());
-  PyRef result(PyObject_CallMethod(cuda.get(), "empty_cache", nullptr));
-  if (!result) return make_error(Errc::internal, "torch.cuda.empty_cache failed: " + python_error_text());
-  return {};
-}
-
 Result<std::string> parameter_summary(PyObject* model) {
   static PyObject* summarise = [] {
     PyRef globals(PyDict_New());

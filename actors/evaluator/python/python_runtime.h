@@ -89,10 +89,6 @@ Result<PyRef> run_module(const std::string& source, const std::string& module_na
 // torch.manual_seed(seed) (CPU and every CUDA device), as KernelBench seeds before each model.
 Status seed_torch(uint64_t seed);
 
-// torch.cuda.empty_cache(): the blocks torch's caching allocator keeps for reuse go back to the
-// device (memory that tensors still hold stays), where other processes and cudaMalloc can use them.
-Status empty_torch_device_cache();
-
 // Torch keeps one generator per device for the whole process, and its operators let go of the GIL
 // while they run: a seed and the draws that depend on it (threads of one process evaluating at
 // once) hold this lock from the seed to the last draw, taken before the PythonLock.
