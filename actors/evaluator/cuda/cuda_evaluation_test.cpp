@@ -5,7 +5,8 @@
 // inputs (cross_entropy's targets) reach the device reference as int64; a candidate that keeps
 // more device memory than its limit fails with gpuMemoryLimitExceeded; energy per call comes
 // from NVML; checks on the device (the default) and through host copies judge alike, and
-// KernelBench's published ReLU (1.6 G elements, 6.4 GB per tensor) is evaluated on the device;
+// KernelBench's published ReLU (1.6 G elements, 6.4 GB per tensor) is evaluated on the device,
+// what LibTorch cached for it given back at the end;
 // the out-of-bounds check under compute-sanitizer finishes clean for a candidate whose static
 // destructor never returns. Skips, saying why, without a usable GPU.
 #include <capnp/message.h>
@@ -20,6 +21,10 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+
+#ifdef DRK_TORCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 
 #include "actors/evaluator/cuda/cuda_device.h"
 #include "actors/evaluator/evaluation.h"
@@ -371,6 +376,12 @@ DRK_TEST_CASE("KernelBench's published ReLU (4096 x 393216) is drawn, checked an
   DRK_CHECK(r.getEvidence().getSecondShapeChecked());
   DRK_CHECK(r.getGpu().getShapes() == drk::msg::Device::CUDA);
   DRK_CHECK(r.getCandidateTiming().getMedianUs() > 100.0);  // 12.8 GB moved per call
+#ifdef DRK_TORCH_CUDA
+  // What LibTorch cached in this (the Evaluator's) process for the evaluation, the checks' copies
+  // of 6.4 GB outputs among it, went back to the device: kept, it left the next candidate's
+  // sandbox 3.35 GiB of an 80 GB H100 and its reference out of memory.
+  DRK_CHECK(c10::cuda::CUDACachingAllocator::getDeviceStats(0).reserved_bytes[0].current < (int64_t{1} << 30));
+#endif
   auto unwritten = evaluate("relu", "../../hacks/cuda/outputs_unwritten.cu", &**published);
   DRK_CHECK_FALSE(unwritten->result.getCorrect());
   DRK_CHECK(unwritten->result.getEvidence().getOutputsLeftPoisoned());
