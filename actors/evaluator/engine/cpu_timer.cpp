@@ -77,7 +77,7 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
   double round_trip_ns = std::numeric_limits<double>::infinity();
   auto time_empty_trip = [&]() -> std::optional<Status> {
     auto answer = candidate_batch(0);
-    if (auto f = failed(answer, "timing")) return f;
+    if (auto f = failed(answer, "timing (an empty round trip)")) return f;
     round_trip_ns = std::min(round_trip_ns, answer->wall_ns);
     return std::nullopt;
   };
@@ -120,7 +120,7 @@ Status CpuTimer::time(EvaluationRun& run, TimingSamples& samples) {
   std::optional<Status> calibration_failure;
   auto candidate_calls_or = calibrate([&](uint32_t calls) -> Result<double> {
     auto answer = candidate_batch(calls);
-    calibration_failure = failed(answer, "timing");
+    calibration_failure = failed(answer, "timing (calibrating the batch)");
     if (calibration_failure) return make_error(Errc::sandbox_crashed, "the candidate failed during calibration");
     return net_ns(*answer);
   });
@@ -259,7 +259,7 @@ std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, const T
     // The first plain batch leaves every output holding its own inputs' answer.
     for (int round = 0; round < 2; ++round) {
       auto own = session_.run_batch(run, calls);
-      if (auto f = batch_failed(run, own, "timing")) return f;
+      if (auto f = batch_failed(run, own, "timing (the answer-reuse check)")) return f;
       if (round == 0) {
         const double batch_ms = own->wall_ns / 1e6;
         if (pair == 0) {
@@ -272,7 +272,7 @@ std::optional<Status> CpuTimer::measure_answer_reuse(EvaluationRun& run, const T
       }
       for (uint32_t s = 0; s < run.set_count(); ++s) run.poison_outputs(s);
       auto other = run_rotating_batch(run, calls, false);
-      if (auto f = batch_failed(run, other, "timing")) return f;
+      if (auto f = batch_failed(run, other, "timing (the answer-reuse check)")) return f;
       // The sandbox's CPU time (all its threads), not the wall time: work skipped is CPU time not
       // spent, while a loaded machine stretches a batch's wall time (a threaded candidate's
       // second thread waiting for a core) without its CPU time: wall times read honest threaded

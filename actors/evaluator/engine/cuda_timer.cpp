@@ -140,7 +140,7 @@ Status CudaTimer::time(EvaluationRun& run, TimingSamples& samples) {
       fill_time_request(time, std::vector<bool>(kCudaAnswerReuseCalls, true), {}, hold);
       time.setKeepOutputs(keep_outputs);
     });
-    if (auto f = batch_failed(run, answer, "timing")) return f;
+    if (auto f = batch_failed(run, answer, "timing (the answer-reuse check)")) return f;
     us.clear();
     for (const TimedCall& timed : answer->timed_calls) us.push_back(timed.event_us);
     return std::nullopt;
