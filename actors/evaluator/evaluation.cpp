@@ -285,11 +285,9 @@ Status EvaluationEngine::Impl::evaluate(msg::Candidate::Reader candidate, msg::E
     ~DeviceMemoryGivenBack() {
       if (device) device->give_back_device_memory(shared);
     }
-  } device_memory{device.get()};
-  if (options.device_memory_share) {
-    device_memory.shared = true;
+  } device_memory{device.get(), options.device_memory_share != nullptr};
+  if (device_memory.shared)
     device_memory.claim = options.device_memory_share->claim(device_memory_footprint(layout_bytes, run.set_count()));
-  }
   if (auto s = run.reserve(layout_bytes); !s) return s;
   kernels::set_reference_threads(options.max_threads);
   const std::string baseline = reference_build.describe();

@@ -5,10 +5,10 @@
 // inputs (cross_entropy's targets) reach the device reference as int64; a candidate that keeps
 // more device memory than its limit fails with gpuMemoryLimitExceeded; energy per call comes
 // from NVML; checks on the device (the default) and through host copies judge alike, and
-// KernelBench's published ReLU (1.6 G elements, 6.4 GB per tensor) is evaluated on the device,
-// what LibTorch cached for it given back at the end;
-// the out-of-bounds check under compute-sanitizer finishes clean for a candidate whose static
-// destructor never returns. Skips, saying why, without a usable GPU.
+// KernelBench's published ReLU (1.6 G elements, 6.4 GB per tensor) is evaluated on the device
+// and what LibTorch cached for it is given back at the end; the out-of-bounds check under
+// compute-sanitizer finishes clean for a candidate whose static destructor never returns. Skips,
+// saying why, without a usable GPU.
 #include <capnp/message.h>
 #include <unistd.h>
 
